@@ -1,0 +1,183 @@
+/* iotuner core: the logic shared by the runtime library (libiotuner.so) and
+ * the Python tools (through libiotuner_core.so and ctypes). Pure C11, no MPI,
+ * no HDF5. */
+#ifndef IOTUNER_CORE_H
+#define IOTUNER_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "iotuner/json.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IOT_SETTINGS_VERSION 1
+#define IOT_REPORT_VERSION 1
+#define IOT_MAX_DIMS 32
+
+/* ---- units ---- */
+
+/* Parses a byte size: a non-negative integer, or a string "<integer>[unit]"
+ * with unit K, M, G, T (binary, as lfs reads them) or KiB, MiB, GiB, TiB.
+ * Decimal-looking units (KB, MB, GB) are refused as ambiguous: the SmartIO
+ * prototype's "16 MB" alignment was 1,600,000 bytes. */
+int iot_parse_size(const char *text, int64_t *out, char *err, size_t errlen);
+/* Writes a size as the shortest exact binary form ("4M", "1536K", "1000"). */
+void iot_format_size(int64_t bytes, char *out, size_t outlen);
+
+/* ---- knob catalogue ---- */
+
+typedef enum { IOT_LAYER_HDF5, IOT_LAYER_MPIIO, IOT_LAYER_LUSTRE, IOT_LAYER_COUNT } iot_layer;
+
+typedef enum {
+    IOT_TYPE_SIZE,      /* bytes */
+    IOT_TYPE_INT,
+    IOT_TYPE_BOOL,
+    IOT_TYPE_ENUM,      /* one of choices, "a|b|c" */
+    IOT_TYPE_STRING,
+    IOT_TYPE_FLOAT,
+    IOT_TYPE_SIZE_PAIR, /* [size, size] */
+    IOT_TYPE_DIMS,      /* [n1, n2, ...] positive */
+    IOT_TYPE_LAYOUT     /* Lustre (PFL) layout, lfs setstripe syntax */
+} iot_type;
+
+/* Where the runtime applies a knob. */
+typedef enum {
+    IOT_APPLY_FILE_ACCESS,    /* HDF5 file-access property list, at H5Fcreate / H5Fopen */
+    IOT_APPLY_DATASET_CREATE, /* HDF5 dataset-creation property list, at H5Dcreate */
+    IOT_APPLY_TRANSFER,       /* HDF5 transfer property list, at H5Dwrite / H5Dread */
+    IOT_APPLY_MPI_HINT,       /* MPI_Info hint, at MPI_File_open */
+    IOT_APPLY_FILE_LAYOUT     /* file-system layout, before the file is created */
+} iot_apply_point;
+
+typedef struct {
+    const char *name;
+    iot_layer layer;
+    iot_type type;
+    iot_apply_point apply;
+    const char *choices;       /* ENUM: "a|b|c" */
+    double min, max;           /* INT, SIZE, FLOAT bounds; max 0 means no upper bound */
+    int64_t multiple_of;       /* SIZE: value must be a multiple (0: any) */
+    const char *default_value; /* library default as canonical text, NULL if none */
+    int parallel_only;         /* only meaningful with MPI-IO / parallel HDF5 */
+    const char *requires;      /* constraint on another knob, see docs/catalogue.md */
+    const char *honoured_by;
+    const char *description;
+} iot_knob;
+
+extern const iot_knob iot_catalogue[];
+extern const size_t iot_catalogue_size;
+
+const char *iot_layer_name(iot_layer layer);
+int iot_layer_from_name(const char *name); /* -1 if unknown */
+const char *iot_type_name(iot_type type);
+const char *iot_apply_point_name(iot_apply_point p);
+/* Index of a knob in the catalogue, or -1. */
+int iot_knob_find(iot_layer layer, const char *name);
+/* Nearest catalogued name in any layer within a small edit distance
+ * ("layer.name" into out), for "did you mean" messages; 0 if none. */
+int iot_knob_suggest(const char *name, char *out, size_t outlen);
+/* The catalogue as a JSON document (caller frees). */
+char *iot_catalogue_json(void);
+
+/* ---- Lustre layouts ---- */
+
+typedef struct {
+    int64_t end;          /* component end in bytes, -1 = end of file */
+    int64_t stripe_count; /* -1 = all OSTs, 0 = file-system default */
+    int64_t stripe_size;  /* 0 = file-system default */
+} iot_layout_component;
+
+typedef struct {
+    int ncomponents;
+    int composite; /* written with -E: a progressive (PFL) layout */
+    iot_layout_component c[16];
+} iot_layout;
+
+/* Parses "-E 256M -c 1 -E 4G -c 4 -E -1 -c -1" or "-c 4 -S 1M". */
+int iot_layout_parse(const char *text, iot_layout *out, char *err, size_t errlen);
+/* Canonical text, in lfs setstripe syntax. */
+void iot_layout_format(const iot_layout *l, char *out, size_t outlen);
+
+/* ---- settings documents ---- */
+
+typedef struct {
+    int knob;           /* catalogue index; -1 for an MPI-IO hint not in the catalogue */
+    iot_layer layer;
+    char *name;
+    char *text;         /* canonical value text (also the MPI_Info value for hints) */
+    int64_t ints[IOT_MAX_DIMS];
+    int nints;          /* SIZE/INT/BOOL: 1; SIZE_PAIR: 2; DIMS: rank */
+    double real;        /* FLOAT */
+    int line;           /* where it was written, for messages */
+} iot_setting;
+
+typedef struct {
+    char *file_glob;    /* NULL: every file */
+    char *dataset_glob; /* NULL: every dataset; only dataset-level knobs allowed otherwise */
+    iot_setting *items;
+    size_t count;
+} iot_group;
+
+typedef struct {
+    int version;
+    char *description; /* free text, may be NULL */
+    char *meta;        /* "meta" object as JSON text (who made it: a study, a trial), may be NULL */
+    iot_group *groups;
+    size_t ngroups;
+} iot_settings;
+
+/* Parses and validates a settings document. On any problem returns NULL
+ * and writes one message naming it (where, what, a suggestion). */
+iot_settings *iot_settings_parse(const char *text, size_t len, char *err, size_t errlen);
+void iot_settings_free(iot_settings *s);
+/* Settings that apply to file `path` (and, when dataset is not NULL, to that
+ * dataset), later groups overriding earlier ones. Fills out[] (pointers into
+ * s) and returns how many; layer < 0 means every layer. */
+size_t iot_settings_resolve(const iot_settings *s, const char *path, const char *dataset, int layer,
+                            const iot_setting **out, size_t max);
+/* Does a file-name glob match this path? (basename unless the glob has a '/') */
+int iot_glob_match_file(const char *glob, const char *path);
+/* Normalized document as JSON (caller frees). */
+char *iot_settings_to_json(const iot_settings *s);
+
+/* ---- verification ---- */
+
+typedef enum {
+    IOT_STATUS_APPLIED,        /* effective equals requested */
+    IOT_STATUS_CHANGED,        /* taken, but the library reports another value */
+    IOT_STATUS_DROPPED,        /* not in effect */
+    IOT_STATUS_NOT_APPLICABLE, /* cannot apply to this file (driver, file system) */
+    IOT_STATUS_FAILED          /* the library refused it */
+} iot_status;
+
+const char *iot_status_name(iot_status s);
+
+/* What ROMIO (or another MPI-IO) made of a requested hint. effective is
+ * NULL when MPI_File_get_info does not return the key. fs_driver is the
+ * MPI-IO driver or file-system name ("ufs", "lustre", ...); nnodes the node
+ * count of the communicator; cb_config_list the effective list (or NULL).
+ * Writes a plain-language reason (empty when applied). */
+iot_status iot_explain_hint(const char *name, const char *requested, const char *effective,
+                            const char *fs_driver, int nnodes, int nprocs, const char *cb_config_list,
+                            char *reason, size_t reasonlen);
+
+/* File-system name for a statfs f_type magic ("ext4", "lustre", ...). */
+const char *iot_fs_name(int64_t magic);
+/* Is this a parallel file system whose striping iotuner can set? */
+int iot_fs_is_lustre(const char *fs_name);
+
+/* ---- for ctypes callers ---- */
+
+const char *iot_version(void);
+/* Validates a settings document; returns the normalized JSON, or NULL with
+ * the message in err. Caller frees with iot_free. */
+char *iot_settings_check(const char *text, char *err, size_t errlen);
+void iot_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,614 @@
+/* Settings documents: parse, validate against the catalogue, resolve per file. */
+#include "iotuner/core.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define ERRLEN 512
+
+typedef struct {
+    char *err;
+    size_t errlen;
+} ctx;
+
+static int fail(ctx *c, const iot_json *at, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(ctx *c, const iot_json *at, const char *where, const char *fmt, ...)
+{
+    char what[ERRLEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (at)
+        snprintf(c->err, c->errlen, "line %d: %s: %s", at->line, where, what);
+    else
+        snprintf(c->err, c->errlen, "%s: %s", where, what);
+    return -1;
+}
+
+static char *dupstr(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+/* Integer from a JSON number or a string holding one. */
+static int get_integer(const iot_json *v, int64_t *out)
+{
+    if (v->type == IOT_JSON_NUMBER && v->is_integer) {
+        *out = v->integer;
+        return 0;
+    }
+    if (v->type == IOT_JSON_STRING) {
+        char *end;
+        long long ll = strtoll(v->string, &end, 10);
+        if (end != v->string && *end == 0) {
+            *out = ll;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int get_size(ctx *c, const iot_json *v, const char *where, int64_t *out)
+{
+    char err[256];
+    if (v->type == IOT_JSON_NUMBER) {
+        if (!v->is_integer || v->integer < 0)
+            return fail(c, v, where, "a size must be a whole, non-negative number of bytes");
+        *out = v->integer;
+        return 0;
+    }
+    if (v->type == IOT_JSON_STRING) {
+        if (iot_parse_size(v->string, out, err, sizeof err) < 0)
+            return fail(c, v, where, "%s", err);
+        return 0;
+    }
+    return fail(c, v, where, "expected a size (bytes, or a string like \"4M\"), got %s", iot_json_type_name(v->type));
+}
+
+static int check_bounds(ctx *c, const iot_json *v, const char *where, const iot_knob *k, double x)
+{
+    if (x < k->min)
+        return fail(c, v, where, "%.15g is below the minimum %.15g", x, k->min);
+    if (k->max > 0 && x > k->max)
+        return fail(c, v, where, "%.15g is above the maximum %.15g", x, k->max);
+    return 0;
+}
+
+static int valid_cb_config_list(const char *s)
+{
+    /* ROMIO syntax: entries "host[:count]" separated by ','; host may be '*', count may be '*' */
+    if (!*s)
+        return 0;
+    const char *p = s;
+    while (*p) {
+        const char *start = p;
+        while (*p && *p != ',' && *p != ':') {
+            if (isspace((unsigned char)*p))
+                return 0;
+            p++;
+        }
+        if (p == start)
+            return 0;
+        if (*p == ':') {
+            p++;
+            if (*p == '*')
+                p++;
+            else {
+                if (!isdigit((unsigned char)*p))
+                    return 0;
+                while (isdigit((unsigned char)*p))
+                    p++;
+            }
+        }
+        if (*p == ',') {
+            p++;
+            if (!*p)
+                return 0;
+        } else if (*p) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int choice_match(const char *choices, const char *value, char *canon, size_t canonlen)
+{
+    const char *p = choices;
+    while (*p) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (strlen(value) == n && !strncasecmp(p, value, n)) {
+            snprintf(canon, canonlen, "%.*s", (int)n, p);
+            return 1;
+        }
+        p += n + (bar ? 1 : 0);
+    }
+    return 0;
+}
+
+static int convert_value(ctx *c, const iot_knob *k, const iot_json *v, const char *where, iot_setting *out)
+{
+    char text[512];
+    text[0] = 0;
+    switch (k->type) {
+    case IOT_TYPE_SIZE: {
+        int64_t x;
+        if (get_size(c, v, where, &x) < 0 || check_bounds(c, v, where, k, (double)x) < 0)
+            return -1;
+        if (k->multiple_of && x % k->multiple_of)
+            return fail(c, v, where, "%lld is not a multiple of %lld", (long long)x, (long long)k->multiple_of);
+        out->ints[0] = x;
+        out->nints = 1;
+        snprintf(text, sizeof text, "%lld", (long long)x);
+        break;
+    }
+    case IOT_TYPE_INT: {
+        int64_t x;
+        if (get_integer(v, &x) < 0)
+            return fail(c, v, where, "expected a whole number, got %s", iot_json_type_name(v->type));
+        if (check_bounds(c, v, where, k, (double)x) < 0)
+            return -1;
+        out->ints[0] = x;
+        out->nints = 1;
+        snprintf(text, sizeof text, "%lld", (long long)x);
+        break;
+    }
+    case IOT_TYPE_BOOL: {
+        int b;
+        if (v->type == IOT_JSON_BOOL)
+            b = v->boolean;
+        else if (v->type == IOT_JSON_STRING && (!strcasecmp(v->string, "true") || !strcasecmp(v->string, "false")))
+            b = !strcasecmp(v->string, "true");
+        else
+            return fail(c, v, where, "expected true or false, got %s", iot_json_type_name(v->type));
+        out->ints[0] = b;
+        out->nints = 1;
+        snprintf(text, sizeof text, "%s", b ? "true" : "false");
+        break;
+    }
+    case IOT_TYPE_ENUM: {
+        const char *s;
+        if (v->type == IOT_JSON_STRING)
+            s = v->string;
+        else if (v->type == IOT_JSON_BOOL)
+            s = v->boolean ? "true" : "false";
+        else
+            return fail(c, v, where, "expected one of %s, got %s", k->choices, iot_json_type_name(v->type));
+        if (!choice_match(k->choices, s, text, sizeof text))
+            return fail(c, v, where, "'%s' is not one of %s", s, k->choices);
+        break;
+    }
+    case IOT_TYPE_STRING:
+        if (v->type != IOT_JSON_STRING)
+            return fail(c, v, where, "expected a string, got %s", iot_json_type_name(v->type));
+        if (!strcmp(k->name, "cb_config_list") && !valid_cb_config_list(v->string))
+            return fail(c, v, where, "'%s' is not a ROMIO cb_config_list (e.g. \"*:2\" or \"node1:1,node2:1\")",
+                        v->string);
+        snprintf(text, sizeof text, "%s", v->string);
+        break;
+    case IOT_TYPE_FLOAT: {
+        double x;
+        if (v->type == IOT_JSON_NUMBER)
+            x = v->number;
+        else
+            return fail(c, v, where, "expected a number, got %s", iot_json_type_name(v->type));
+        if (!isfinite(x) || check_bounds(c, v, where, k, x) < 0)
+            return -1;
+        out->real = x;
+        snprintf(text, sizeof text, "%.9g", x);
+        break;
+    }
+    case IOT_TYPE_SIZE_PAIR: {
+        if (v->type != IOT_JSON_ARRAY || v->count != 2)
+            return fail(c, v, where, "expected [threshold, alignment]");
+        for (int i = 0; i < 2; i++)
+            if (get_size(c, v->items[i], where, &out->ints[i]) < 0)
+                return -1;
+        if (out->ints[1] < 1)
+            return fail(c, v, where, "alignment must be at least 1");
+        out->nints = 2;
+        snprintf(text, sizeof text, "%lld,%lld", (long long)out->ints[0], (long long)out->ints[1]);
+        break;
+    }
+    case IOT_TYPE_DIMS: {
+        if (v->type != IOT_JSON_ARRAY || v->count == 0 || v->count > IOT_MAX_DIMS)
+            return fail(c, v, where, "expected a list of 1 to %d dimensions", IOT_MAX_DIMS);
+        size_t pos = 0;
+        for (size_t i = 0; i < v->count; i++) {
+            int64_t x;
+            if (get_integer(v->items[i], &x) < 0 || x < 1)
+                return fail(c, v, where, "dimension %zu must be a positive whole number", i + 1);
+            out->ints[i] = x;
+            pos += (size_t)snprintf(text + pos, sizeof text - pos, "%s%lld", i ? "," : "", (long long)x);
+            if (pos >= sizeof text)
+                return fail(c, v, where, "too long");
+        }
+        out->nints = (int)v->count;
+        break;
+    }
+    case IOT_TYPE_LAYOUT: {
+        iot_layout l;
+        char err[256];
+        if (v->type != IOT_JSON_STRING)
+            return fail(c, v, where, "expected a layout string like \"-E 256M -c 1 -E -1 -c -1\"");
+        if (iot_layout_parse(v->string, &l, err, sizeof err) < 0)
+            return fail(c, v, where, "%s", err);
+        iot_layout_format(&l, text, sizeof text);
+        break;
+    }
+    }
+    out->text = strdup(text);
+    return out->text ? 0 : fail(c, v, where, "out of memory");
+}
+
+static int convert_hint(ctx *c, const char *name, const iot_json *v, const char *where, iot_setting *out)
+{
+    char text[512];
+    if (strlen(name) > 255 || !*name)
+        return fail(c, v, where, "an MPI-IO hint name must be 1 to 255 characters");
+    for (const char *p = name; *p; p++)
+        if (isspace((unsigned char)*p))
+            return fail(c, v, where, "an MPI-IO hint name cannot contain spaces");
+    if (v->type == IOT_JSON_STRING)
+        snprintf(text, sizeof text, "%s", v->string);
+    else if (v->type == IOT_JSON_NUMBER && v->is_integer)
+        snprintf(text, sizeof text, "%lld", (long long)v->integer);
+    else if (v->type == IOT_JSON_BOOL)
+        snprintf(text, sizeof text, "%s", v->boolean ? "true" : "false");
+    else
+        return fail(c, v, where, "an MPI-IO hint value must be a string, a whole number or true/false");
+    out->text = strdup(text);
+    return out->text ? 0 : fail(c, v, where, "out of memory");
+}
+
+static int dataset_level(const iot_knob *k)
+{
+    return k->apply == IOT_APPLY_DATASET_CREATE || k->apply == IOT_APPLY_TRANSFER;
+}
+
+static int parse_layer(ctx *c, iot_group *g, int layer, const iot_json *obj, const char *gwhere)
+{
+    char where[300];
+    if (obj->type != IOT_JSON_OBJECT) {
+        snprintf(where, sizeof where, "%s.%s", gwhere, iot_layer_name((iot_layer)layer));
+        return fail(c, obj, where, "expected an object of knobs, got %s", iot_json_type_name(obj->type));
+    }
+    for (size_t i = 0; i < obj->count; i++) {
+        const char *name = obj->keys[i];
+        const iot_json *v = obj->items[i];
+        snprintf(where, sizeof where, "%s.%s.%s", gwhere, iot_layer_name((iot_layer)layer), name);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(obj->keys[j], name))
+                return fail(c, v, where, "written twice");
+        iot_setting *s = &g->items[g->count];
+        memset(s, 0, sizeof *s);
+        s->layer = (iot_layer)layer;
+        s->line = v->line;
+        s->knob = iot_knob_find((iot_layer)layer, name);
+        if (s->knob < 0 && layer != IOT_LAYER_MPIIO) {
+            char hint[128];
+            if (iot_knob_suggest(name, hint, sizeof hint))
+                return fail(c, v, where, "unknown %s knob (did you mean %s?)", iot_layer_name((iot_layer)layer), hint);
+            return fail(c, v, where, "unknown %s knob; 'iotuner knobs' lists them", iot_layer_name((iot_layer)layer));
+        }
+        if (s->knob >= 0) {
+            const iot_knob *k = &iot_catalogue[s->knob];
+            if (g->dataset_glob && !dataset_level(k))
+                return fail(c, v, where, "applies to a whole file, so it cannot be in a group with a 'dataset' pattern");
+            if (convert_value(c, k, v, where, s) < 0)
+                return -1;
+        } else if (convert_hint(c, name, v, where, s) < 0) {
+            return -1;
+        }
+        s->name = strdup(name);
+        if (!s->name) {
+            free(s->text);
+            return fail(c, v, where, "out of memory");
+        }
+        g->count++;
+    }
+    return 0;
+}
+
+static int has(const iot_group *g, iot_layer layer, const char *name)
+{
+    for (size_t i = 0; i < g->count; i++)
+        if (g->items[i].layer == layer && !strcmp(g->items[i].name, name))
+            return 1;
+    return 0;
+}
+
+static int parse_group(ctx *c, iot_group *g, const iot_json *obj, const char *where, int implicit)
+{
+    if (obj->type != IOT_JSON_OBJECT)
+        return fail(c, obj, where, "expected an object, got %s", iot_json_type_name(obj->type));
+    size_t total = 0;
+    for (size_t i = 0; i < obj->count; i++) {
+        const char *key = obj->keys[i];
+        const iot_json *v = obj->items[i];
+        if (iot_layer_from_name(key) >= 0) {
+            if (v->type == IOT_JSON_OBJECT)
+                total += v->count;
+            continue;
+        }
+        if (implicit)
+            continue; /* top-level keys are checked by the caller */
+        if (!strcmp(key, "file") || !strcmp(key, "dataset") || !strcmp(key, "description")) {
+            if (v->type != IOT_JSON_STRING || !*v->string)
+                return fail(c, v, where, "'%s' must be a non-empty string", key);
+            continue;
+        }
+        return fail(c, v, where, "unknown key '%s' (a group has file, dataset, description, hdf5, mpiio, lustre)",
+                    key);
+    }
+    if (!implicit) {
+        const iot_json *f = iot_json_get(obj, "file"), *d = iot_json_get(obj, "dataset");
+        g->file_glob = f ? dupstr(f->string) : NULL;
+        g->dataset_glob = d ? dupstr(d->string) : NULL;
+    }
+    g->items = calloc(total ? total : 1, sizeof *g->items);
+    if (!g->items)
+        return fail(c, obj, where, "out of memory");
+    for (int layer = 0; layer < IOT_LAYER_COUNT; layer++) {
+        const iot_json *l = iot_json_get(obj, iot_layer_name((iot_layer)layer));
+        if (l && parse_layer(c, g, layer, l, where) < 0)
+            return -1;
+    }
+    if (has(g, IOT_LAYER_LUSTRE, "layout") &&
+        (has(g, IOT_LAYER_LUSTRE, "stripe_count") || has(g, IOT_LAYER_LUSTRE, "stripe_size")))
+        return fail(c, obj, where, "lustre.layout replaces stripe_count and stripe_size: give one or the other");
+    return 0;
+}
+
+static void free_group(iot_group *g)
+{
+    for (size_t i = 0; i < g->count; i++) {
+        free(g->items[i].name);
+        free(g->items[i].text);
+    }
+    free(g->items);
+    free(g->file_glob);
+    free(g->dataset_glob);
+}
+
+void iot_settings_free(iot_settings *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->ngroups; i++)
+        free_group(&s->groups[i]);
+    free(s->groups);
+    free(s->description);
+    free(s->meta);
+    free(s);
+}
+
+iot_settings *iot_settings_parse(const char *text, size_t len, char *err, size_t errlen)
+{
+    ctx c = {err, errlen};
+    char jerr[256];
+    iot_json *doc = iot_json_parse(text, len, jerr, sizeof jerr);
+    if (!doc) {
+        snprintf(err, errlen, "not valid JSON: %s", jerr);
+        return NULL;
+    }
+    iot_settings *s = calloc(1, sizeof *s);
+    if (!s) {
+        iot_json_free(doc);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    int rc = 0;
+    const iot_json *ver = iot_json_get(doc, "version");
+    const iot_json *groups = iot_json_get(doc, "groups");
+    int implicit = 0;
+    if (doc->type != IOT_JSON_OBJECT) {
+        rc = fail(&c, doc, "document", "expected an object with \"version\" and \"groups\"");
+        goto done;
+    }
+    if (!ver) {
+        rc = fail(&c, doc, "version", "missing: write \"version\": %d", IOT_SETTINGS_VERSION);
+        goto done;
+    }
+    if (ver->type != IOT_JSON_NUMBER || !ver->is_integer || ver->integer < 1) {
+        rc = fail(&c, ver, "version", "must be a positive whole number");
+        goto done;
+    }
+    if (ver->integer > IOT_SETTINGS_VERSION) {
+        rc = fail(&c, ver, "version", "%lld is newer than this iotuner reads (%d)", (long long)ver->integer,
+                  IOT_SETTINGS_VERSION);
+        goto done;
+    }
+    s->version = (int)ver->integer;
+    for (size_t i = 0; i < doc->count; i++) {
+        const char *key = doc->keys[i];
+        const iot_json *v = doc->items[i];
+        if (!strcmp(key, "version") || !strcmp(key, "groups"))
+            continue;
+        if (iot_layer_from_name(key) >= 0) {
+            implicit = 1;
+        } else if (!strcmp(key, "description")) {
+            if (v->type != IOT_JSON_STRING) {
+                rc = fail(&c, v, "description", "must be a string");
+                goto done;
+            }
+            s->description = dupstr(v->string);
+        } else if (!strcmp(key, "meta")) {
+            if (v->type != IOT_JSON_OBJECT) {
+                rc = fail(&c, v, "meta", "must be an object");
+                goto done;
+            }
+            iot_buf b;
+            iot_buf_init(&b);
+            iot_jw_value(&b, NULL, v);
+            s->meta = iot_buf_take(&b);
+        } else {
+            rc = fail(&c, v, "document",
+                      "unknown key '%s' (the document has version, description, meta, groups, hdf5, mpiio, lustre)",
+                      key);
+            goto done;
+        }
+    }
+    if (groups && groups->type != IOT_JSON_ARRAY) {
+        rc = fail(&c, groups, "groups", "expected an array of groups");
+        goto done;
+    }
+    size_t n = (size_t)implicit + (groups ? groups->count : 0);
+    s->groups = calloc(n ? n : 1, sizeof *s->groups);
+    if (!s->groups) {
+        rc = fail(&c, doc, "document", "out of memory");
+        goto done;
+    }
+    if (implicit) {
+        rc = parse_group(&c, &s->groups[0], doc, "document", 1);
+        s->ngroups = 1;
+        if (rc < 0)
+            goto done;
+    }
+    for (size_t i = 0; groups && i < groups->count; i++) {
+        char where[32];
+        snprintf(where, sizeof where, "groups[%zu]", i);
+        rc = parse_group(&c, &s->groups[s->ngroups], groups->items[i], where, 0);
+        s->ngroups++;
+        if (rc < 0)
+            goto done;
+    }
+done:
+    iot_json_free(doc);
+    if (rc < 0) {
+        iot_settings_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int iot_glob_match_file(const char *glob, const char *path)
+{
+    if (!glob)
+        return 1;
+    if (strchr(glob, '/'))
+        return fnmatch(glob, path, 0) == 0;
+    const char *base = strrchr(path, '/');
+    return fnmatch(glob, base ? base + 1 : path, 0) == 0;
+}
+
+static int same_knob(const iot_setting *a, const iot_setting *b)
+{
+    return a->layer == b->layer && !strcmp(a->name, b->name);
+}
+
+/* A Lustre layout and plain striping exclude each other: the later wins. */
+static int lustre_conflict(const iot_setting *a, const iot_setting *b)
+{
+    if (a->layer != IOT_LAYER_LUSTRE || b->layer != IOT_LAYER_LUSTRE)
+        return 0;
+    int al = !strcmp(a->name, "layout"), bl = !strcmp(b->name, "layout");
+    return al != bl;
+}
+
+size_t iot_settings_resolve(const iot_settings *s, const char *path, const char *dataset, int layer,
+                            const iot_setting **out, size_t max)
+{
+    size_t n = 0;
+    if (!s)
+        return 0;
+    for (size_t gi = 0; gi < s->ngroups; gi++) {
+        const iot_group *g = &s->groups[gi];
+        if (g->file_glob && (!path || !iot_glob_match_file(g->file_glob, path)))
+            continue;
+        if (g->dataset_glob) {
+            if (!dataset)
+                continue;
+            const char *base = strrchr(dataset, '/');
+            if (fnmatch(g->dataset_glob, dataset, 0) != 0 && fnmatch(g->dataset_glob, base ? base + 1 : dataset, 0))
+                continue;
+        }
+        for (size_t i = 0; i < g->count; i++) {
+            const iot_setting *it = &g->items[i];
+            if (layer >= 0 && (int)it->layer != layer)
+                continue;
+            size_t k = 0;
+            for (size_t j = 0; j < n; j++) /* drop what this item overrides */
+                if (!same_knob(out[j], it) && !lustre_conflict(out[j], it))
+                    out[k++] = out[j];
+            n = k;
+            if (n < max)
+                out[n++] = it;
+        }
+    }
+    return n;
+}
+
+static void write_setting(iot_buf *b, const iot_setting *it)
+{
+    if (it->knob < 0) {
+        iot_jw_string(b, it->name, it->text);
+        return;
+    }
+    const iot_knob *k = &iot_catalogue[it->knob];
+    switch (k->type) {
+    case IOT_TYPE_SIZE:
+    case IOT_TYPE_INT: iot_jw_int(b, it->name, it->ints[0]); break;
+    case IOT_TYPE_BOOL: iot_jw_bool(b, it->name, (int)it->ints[0]); break;
+    case IOT_TYPE_FLOAT: iot_jw_double(b, it->name, it->real); break;
+    case IOT_TYPE_SIZE_PAIR:
+    case IOT_TYPE_DIMS:
+        iot_jw_begin_array(b, it->name);
+        for (int i = 0; i < it->nints; i++)
+            iot_jw_int(b, NULL, it->ints[i]);
+        iot_jw_end_array(b);
+        break;
+    default: iot_jw_string(b, it->name, it->text);
+    }
+}
+
+char *iot_settings_to_json(const iot_settings *s)
+{
+    iot_buf b;
+    iot_buf_init(&b);
+    iot_jw_begin_object(&b, NULL);
+    iot_jw_int(&b, "version", s->version);
+    if (s->description)
+        iot_jw_string(&b, "description", s->description);
+    if (s->meta) {
+        iot_json *m = iot_json_parse(s->meta, strlen(s->meta), NULL, 0);
+        iot_jw_value(&b, "meta", m);
+        iot_json_free(m);
+    }
+    iot_jw_begin_array(&b, "groups");
+    for (size_t gi = 0; gi < s->ngroups; gi++) {
+        const iot_group *g = &s->groups[gi];
+        iot_jw_begin_object(&b, NULL);
+        if (g->file_glob)
+            iot_jw_string(&b, "file", g->file_glob);
+        if (g->dataset_glob)
+            iot_jw_string(&b, "dataset", g->dataset_glob);
+        for (int layer = 0; layer < IOT_LAYER_COUNT; layer++) {
+            int opened = 0;
+            for (size_t i = 0; i < g->count; i++) {
+                if ((int)g->items[i].layer != layer)
+                    continue;
+                if (!opened) {
+                    iot_jw_begin_object(&b, iot_layer_name((iot_layer)layer));
+                    opened = 1;
+                }
+                write_setting(&b, &g->items[i]);
+            }
+            if (opened)
+                iot_jw_end_object(&b);
+        }
+        iot_jw_end_object(&b);
+    }
+    iot_jw_end_array(&b);
+    iot_jw_end_object(&b);
+    return iot_buf_take(&b);
+}

@@ -1,0 +1,140 @@
+/* Why a requested setting is not what the library reports: the reasons
+ * behind "requested vs effective" in every run report. */
+#include "iotuner/core.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *iot_status_name(iot_status s)
+{
+    static const char *names[] = {"applied", "changed", "dropped", "not_applicable", "failed"};
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+static int values_equal(const char *a, const char *b)
+{
+    if (!strcasecmp(a, b))
+        return 1;
+    char *ea, *eb;
+    long long x = strtoll(a, &ea, 10), y = strtoll(b, &eb, 10);
+    return *a && *b && !*ea && !*eb && x == y;
+}
+
+/* Aggregators per node allowed by a cb_config_list of the form "*:N";
+ * -1 when unlimited ("*:*") or when the list names hosts. */
+static long per_node_limit(const char *list)
+{
+    if (!list || strncmp(list, "*:", 2) != 0)
+        return list ? -1 : 1; /* ROMIO's default list is "*:1" */
+    if (!strcmp(list + 2, "*"))
+        return -1;
+    char *end;
+    long n = strtol(list + 2, &end, 10);
+    return *end ? -1 : n;
+}
+
+static int is_striping_hint(const char *name)
+{
+    return !strcmp(name, "striping_factor") || !strcmp(name, "striping_unit") || !strcmp(name, "start_iodevice");
+}
+
+iot_status iot_explain_hint(const char *name, const char *requested, const char *effective,
+                            const char *fs_driver, int nnodes, int nprocs, const char *cb_config_list,
+                            char *reason, size_t reasonlen)
+{
+    const char *fs = fs_driver && *fs_driver ? fs_driver : "unknown";
+    reason[0] = 0;
+    if (!effective) {
+        if (is_striping_hint(name) && !iot_fs_is_lustre(fs) && strcasecmp(fs, "gpfs") != 0) {
+            snprintf(reason, reasonlen,
+                     "ROMIO's %s driver ignores striping hints (only its Lustre and GPFS drivers set striping); "
+                     "use lustre.stripe_count / lustre.stripe_size on Lustre",
+                     fs);
+            return IOT_STATUS_DROPPED;
+        }
+        if (iot_knob_find(IOT_LAYER_MPIIO, name) >= 0) {
+            snprintf(reason, reasonlen, "this MPI-IO library does not support it (MPI_File_get_info does not return it)");
+            return IOT_STATUS_DROPPED;
+        }
+        char hint[128];
+        if (iot_knob_suggest(name, hint, sizeof hint))
+            snprintf(reason, reasonlen, "not recognized by this MPI-IO library (did you mean %s?)", hint);
+        else
+            snprintf(reason, reasonlen, "not recognized by this MPI-IO library (MPI_File_get_info does not return it)");
+        return IOT_STATUS_DROPPED;
+    }
+    if (values_equal(requested, effective))
+        return IOT_STATUS_APPLIED;
+    if (!strcmp(name, "cb_nodes")) {
+        long req = strtol(requested, NULL, 10), eff = strtol(effective, NULL, 10);
+        long per_node = per_node_limit(cb_config_list);
+        long cap = per_node > 0 && nnodes > 0 ? per_node * nnodes : -1;
+        if (eff < req && cap > 0 && eff == cap && (nprocs <= 0 || cap < nprocs)) {
+            long need = nnodes > 0 ? (req + nnodes - 1) / nnodes : req;
+            snprintf(reason, reasonlen,
+                     "capped at %ld: cb_config_list '%s' allows %ld aggregator(s) per node on %d node(s); "
+                     "set cb_config_list to \"*:%ld\" as well",
+                     eff, cb_config_list ? cb_config_list : "*:1", per_node, nnodes, need);
+            return IOT_STATUS_CHANGED;
+        }
+        if (eff < req && nprocs > 0 && eff == nprocs) {
+            snprintf(reason, reasonlen, "capped at the number of processes (%d)", nprocs);
+            return IOT_STATUS_CHANGED;
+        }
+    }
+    if ((!strcmp(name, "romio_cb_read") || !strcmp(name, "romio_cb_write")) && !strcasecmp(effective, "enable")) {
+        snprintf(reason, reasonlen,
+                 "the MPI-IO library reports '%s' (romio_no_indep_rw=true forces collective buffering on)",
+                 effective);
+        return IOT_STATUS_CHANGED;
+    }
+    snprintf(reason, reasonlen, "the MPI-IO library reports '%s'", effective);
+    return IOT_STATUS_CHANGED;
+}
+
+const char *iot_fs_name(int64_t magic)
+{
+    static const struct {
+        int64_t magic;
+        const char *name;
+    } known[] = {
+        {0xEF53, "ext4"},        {0x58465342, "xfs"},     {0x9123683E, "btrfs"},   {0x01021994, "tmpfs"},
+        {0x6969, "nfs"},         {0x0BD00BD0, "lustre"},  {0x47504653, "gpfs"},    {0x19830326, "beegfs"},
+        {0x65735546, "fuse"},    {0x794C7630, "overlay"}, {0x2FC12FC1, "zfs"},     {0x73717368, "squashfs"},
+        {0x9fa0, "proc"},        {0x62656572, "sysfs"},   {0x00C36400, "cephfs"},  {0xAAD7AAEA, "panfs"},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (known[i].magic == magic)
+            return known[i].name;
+    return "unknown";
+}
+
+int iot_fs_is_lustre(const char *fs_name)
+{
+    return fs_name && !strcasecmp(fs_name, "lustre");
+}
+
+const char *iot_version(void)
+{
+    return "0.1.0";
+}
+
+char *iot_settings_check(const char *text, char *err, size_t errlen)
+{
+    iot_settings *s = iot_settings_parse(text, strlen(text), err, errlen);
+    if (!s)
+        return NULL;
+    char *out = iot_settings_to_json(s);
+    iot_settings_free(s);
+    if (!out)
+        snprintf(err, errlen, "out of memory");
+    return out;
+}
+
+void iot_free(void *p)
+{
+    free(p);
+}
