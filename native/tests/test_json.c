@@ -1,0 +1,69 @@
+#include "check.h"
+#include "iotuner/json.h"
+#include <stdlib.h>
+
+static iot_json *parse(const char *s, char *err)
+{
+    return iot_json_parse(s, strlen(s), err, 256);
+}
+
+int main(void)
+{
+    char err[256];
+    iot_json *v = parse("{\"a\": [1, -2.5, true, null, \"x\\n\\u00e9\\ud83d\\ude00\"], \"b\": {\"c\": 9007199254740993}}", err);
+    CHECK(v && v->type == IOT_JSON_OBJECT && v->count == 2);
+    const iot_json *a = iot_json_get(v, "a");
+    CHECK(a && a->type == IOT_JSON_ARRAY && a->count == 5);
+    CHECK(a->items[0]->is_integer && a->items[0]->integer == 1);
+    CHECK(!a->items[1]->is_integer && a->items[1]->number == -2.5);
+    CHECK(a->items[2]->type == IOT_JSON_BOOL && a->items[2]->boolean);
+    CHECK(a->items[3]->type == IOT_JSON_NULL);
+    CHECK_STR(a->items[4]->string, "x\n\xc3\xa9\xf0\x9f\x98\x80");
+    /* integers beyond 2^53 stay exact */
+    CHECK(iot_json_get(iot_json_get(v, "b"), "c")->integer == 9007199254740993LL);
+    CHECK(iot_json_get(v, "missing") == NULL);
+
+    /* round trip through the writer */
+    iot_buf b;
+    iot_buf_init(&b);
+    iot_jw_value(&b, NULL, v);
+    char *text = iot_buf_take(&b);
+    iot_json *w = parse(text, err);
+    CHECK(w && iot_json_get(iot_json_get(w, "b"), "c")->integer == 9007199254740993LL);
+    CHECK_STR(iot_json_get(w, "a")->items[4]->string, a->items[4]->string);
+    free(text);
+    iot_json_free(w);
+    iot_json_free(v);
+
+    /* errors name the line and column */
+    CHECK(parse("{\n  \"a\": 1,\n  \"b\" 2\n}", err) == NULL);
+    CHECK_CONTAINS(err, "line 3");
+    CHECK_CONTAINS(err, "expected ':'");
+    CHECK(parse("[1, 2", err) == NULL);
+    CHECK(parse("{\"a\": 01}", err) == NULL);
+    CHECK(parse("{} x", err) == NULL);
+    CHECK_CONTAINS(err, "after the end");
+    CHECK(parse("\"\\u0000\"", err) == NULL);
+    CHECK(parse("", err) == NULL);
+    /* deep nesting is refused, not a stack overflow */
+    char deep[400];
+    memset(deep, '[', 200);
+    memset(deep + 200, ']', 200);
+    CHECK(iot_json_parse(deep, 400, err, sizeof err) == NULL);
+    CHECK_CONTAINS(err, "too deep");
+
+    /* writer escapes and commas */
+    iot_buf_init(&b);
+    iot_jw_begin_object(&b, NULL);
+    iot_jw_string(&b, "s", "q\"\\\t\x01");
+    iot_jw_begin_array(&b, "l");
+    iot_jw_int(&b, NULL, 1);
+    iot_jw_double(&b, NULL, 0.5);
+    iot_jw_double(&b, NULL, 1.0 / 0.0);
+    iot_jw_end_array(&b);
+    iot_jw_end_object(&b);
+    text = iot_buf_take(&b);
+    CHECK_STR(text, "{\"s\":\"q\\\"\\\\\\t\\u0001\",\"l\":[1,0.5,null]}");
+    free(text);
+    CHECK_DONE();
+}
