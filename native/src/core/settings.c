@@ -153,8 +153,11 @@ static int convert_value(ctx *c, const iot_knob *k, const iot_json *v, const cha
     }
     case IOT_TYPE_INT: {
         int64_t x;
-        if (get_integer(v, &x) < 0)
+        if (get_integer(v, &x) < 0) {
+            if (v->type == IOT_JSON_STRING)
+                return fail(c, v, where, "expected a whole number, got \"%s\"", v->string);
             return fail(c, v, where, "expected a whole number, got %s", iot_json_type_name(v->type));
+        }
         if (check_bounds(c, v, where, k, (double)x) < 0)
             return -1;
         out->ints[0] = x;

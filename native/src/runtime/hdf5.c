@@ -1,0 +1,932 @@
+/* HDF5 interposition: file-access knobs at H5Fcreate/H5Fopen, chunking at
+ * H5Dcreate, transfer mode at H5Dwrite/H5Dread; each read back after use. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "pmpi.h"
+#include "rt.h"
+
+/* H5F_ACC_* macros call into HDF5 (H5check); these are their values. */
+#define ACC_TRUNC 0x0002u
+
+/* ---- HDF5 entry points we call (not interpose), resolved at first use ---- */
+
+static struct {
+    herr_t (*open)(void);
+    herr_t (*get_libversion)(unsigned *, unsigned *, unsigned *);
+    hid_t (*Pcreate)(hid_t);
+    hid_t (*Pcopy)(hid_t);
+    herr_t (*Pclose)(hid_t);
+    hid_t (*Pget_driver)(hid_t);
+    herr_t (*Pset_alignment)(hid_t, hsize_t, hsize_t);
+    herr_t (*Pget_alignment)(hid_t, hsize_t *, hsize_t *);
+    herr_t (*Pset_meta_block_size)(hid_t, hsize_t);
+    herr_t (*Pget_meta_block_size)(hid_t, hsize_t *);
+    herr_t (*Pset_sieve_buf_size)(hid_t, size_t);
+    herr_t (*Pget_sieve_buf_size)(hid_t, size_t *);
+    herr_t (*Pset_small_data_block_size)(hid_t, hsize_t);
+    herr_t (*Pget_small_data_block_size)(hid_t, hsize_t *);
+    herr_t (*Pset_mdc_config)(hid_t, H5AC_cache_config_t *);
+    herr_t (*Pget_mdc_config)(hid_t, H5AC_cache_config_t *);
+    herr_t (*Pset_cache)(hid_t, int, size_t, size_t, double);
+    herr_t (*Pget_cache)(hid_t, int *, size_t *, size_t *, double *);
+    herr_t (*Pset_all_coll_metadata_ops)(hid_t, hbool_t);
+    herr_t (*Pget_all_coll_metadata_ops)(hid_t, hbool_t *);
+    herr_t (*Pset_coll_metadata_write)(hid_t, hbool_t);
+    herr_t (*Pget_coll_metadata_write)(hid_t, hbool_t *);
+    herr_t (*Pset_dxpl_mpio)(hid_t, H5FD_mpio_xfer_t);
+    herr_t (*Pget_dxpl_mpio)(hid_t, H5FD_mpio_xfer_t *);
+    herr_t (*Pget_mpio_actual_io_mode)(hid_t, H5D_mpio_actual_io_mode_t *);
+    herr_t (*Pget_mpio_no_collective_cause)(hid_t, uint32_t *, uint32_t *);
+    herr_t (*Pget_fapl_mpio)(hid_t, MPI_Comm *, MPI_Info *);
+    herr_t (*Pset_chunk)(hid_t, int, const hsize_t *);
+    int (*Pget_chunk)(hid_t, int, hsize_t *);
+    H5D_layout_t (*Pget_layout)(hid_t);
+    hid_t (*Fget_access_plist)(hid_t);
+    hid_t (*Dget_create_plist)(hid_t);
+    int (*Sget_simple_extent_dims)(hid_t, hsize_t *, hsize_t *);
+    herr_t (*Eget_auto2)(hid_t, H5E_auto2_t *, void **);
+    herr_t (*Eset_auto2)(hid_t, H5E_auto2_t, void *);
+    hid_t (*Iget_file_id)(hid_t);
+    ssize_t (*Iget_name)(hid_t, char *, size_t);
+    int (*Idec_ref)(hid_t);
+    hid_t (*FD_mpio_init)(void);
+    hid_t (*FD_sec2_init)(void);
+    hid_t *cls_file_access, *cls_dataset_create, *cls_dataset_xfer;
+} H;
+
+static pthread_once_t h5_once = PTHREAD_ONCE_INIT;
+static int h5_ok;
+
+#define H5SYM(field, name) H.field = (__typeof__(H.field))dlsym(RTLD_DEFAULT, name)
+
+static void h5_resolve_once(void)
+{
+    H5SYM(open, "H5open");
+    H5SYM(get_libversion, "H5get_libversion");
+    H5SYM(Pcreate, "H5Pcreate");
+    H5SYM(Pcopy, "H5Pcopy");
+    H5SYM(Pclose, "H5Pclose");
+    H5SYM(Pget_driver, "H5Pget_driver");
+    H5SYM(Pset_alignment, "H5Pset_alignment");
+    H5SYM(Pget_alignment, "H5Pget_alignment");
+    H5SYM(Pset_meta_block_size, "H5Pset_meta_block_size");
+    H5SYM(Pget_meta_block_size, "H5Pget_meta_block_size");
+    H5SYM(Pset_sieve_buf_size, "H5Pset_sieve_buf_size");
+    H5SYM(Pget_sieve_buf_size, "H5Pget_sieve_buf_size");
+    H5SYM(Pset_small_data_block_size, "H5Pset_small_data_block_size");
+    H5SYM(Pget_small_data_block_size, "H5Pget_small_data_block_size");
+    H5SYM(Pset_mdc_config, "H5Pset_mdc_config");
+    H5SYM(Pget_mdc_config, "H5Pget_mdc_config");
+    H5SYM(Pset_cache, "H5Pset_cache");
+    H5SYM(Pget_cache, "H5Pget_cache");
+    H5SYM(Pset_all_coll_metadata_ops, "H5Pset_all_coll_metadata_ops");
+    H5SYM(Pget_all_coll_metadata_ops, "H5Pget_all_coll_metadata_ops");
+    H5SYM(Pset_coll_metadata_write, "H5Pset_coll_metadata_write");
+    H5SYM(Pget_coll_metadata_write, "H5Pget_coll_metadata_write");
+    H5SYM(Pset_dxpl_mpio, "H5Pset_dxpl_mpio");
+    H5SYM(Pget_dxpl_mpio, "H5Pget_dxpl_mpio");
+    H5SYM(Pget_mpio_actual_io_mode, "H5Pget_mpio_actual_io_mode");
+    H5SYM(Pget_mpio_no_collective_cause, "H5Pget_mpio_no_collective_cause");
+    H5SYM(Pget_fapl_mpio, "H5Pget_fapl_mpio");
+    H5SYM(Pset_chunk, "H5Pset_chunk");
+    H5SYM(Pget_chunk, "H5Pget_chunk");
+    H5SYM(Pget_layout, "H5Pget_layout");
+    H5SYM(Fget_access_plist, "H5Fget_access_plist");
+    H5SYM(Dget_create_plist, "H5Dget_create_plist");
+    H5SYM(Sget_simple_extent_dims, "H5Sget_simple_extent_dims");
+    H5SYM(Eget_auto2, "H5Eget_auto2");
+    H5SYM(Eset_auto2, "H5Eset_auto2");
+    H5SYM(Iget_file_id, "H5Iget_file_id");
+    H5SYM(Iget_name, "H5Iget_name");
+    H5SYM(Idec_ref, "H5Idec_ref");
+    H5SYM(FD_mpio_init, "H5FD_mpio_init");
+    H5SYM(FD_sec2_init, "H5FD_sec2_init");
+    H5SYM(cls_file_access, "H5P_CLS_FILE_ACCESS_ID_g");
+    H5SYM(cls_dataset_create, "H5P_CLS_DATASET_CREATE_ID_g");
+    H5SYM(cls_dataset_xfer, "H5P_CLS_DATASET_XFER_ID_g");
+    /* the serial-only and parallel-only entries may be missing; the core set may not */
+    h5_ok = H.open && H.Pcreate && H.Pcopy && H.Pclose && H.Pget_driver && H.Fget_access_plist && H.Eget_auto2 &&
+            H.Eset_auto2 && H.Iget_file_id && H.Idec_ref && H.Iget_name && H.cls_file_access &&
+            H.cls_dataset_create && H.cls_dataset_xfer && H.Pset_chunk && H.Pget_chunk && H.Pget_layout &&
+            H.Dget_create_plist && H.Sget_simple_extent_dims;
+    if (h5_ok) {
+        H.open();
+        unsigned maj = 0, min = 0, rel = 0;
+        if (H.get_libversion && H.get_libversion(&maj, &min, &rel) >= 0)
+            snprintf(iot_g.hdf5_library, sizeof iot_g.hdf5_library, "%u.%u.%u%s", maj, min, rel,
+                     H.FD_mpio_init ? " (parallel)" : "");
+    }
+}
+
+static int h5_resolve(void)
+{
+    pthread_once(&h5_once, h5_resolve_once);
+    return h5_ok;
+}
+
+const char *iot_hdf5_version(void)
+{
+    return iot_g.hdf5_library;
+}
+
+/* HDF5 prints its error stack by default; our own property calls stay quiet. */
+typedef struct {
+    H5E_auto2_t func;
+    void *data;
+} quiet_t;
+
+static quiet_t quiet_begin(void)
+{
+    quiet_t q = {NULL, NULL};
+    H.Eget_auto2(H5E_DEFAULT, &q.func, &q.data);
+    H.Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    return q;
+}
+
+static void quiet_end(quiet_t q)
+{
+    H.Eset_auto2(H5E_DEFAULT, q.func, q.data);
+}
+
+/* ---- file-access appliers: one per knob ---- */
+
+typedef struct {
+    const char *name;
+    int (*apply)(hid_t fapl, const iot_setting *s);
+    int (*readback)(hid_t fapl, char *out, size_t outlen);
+} fapl_applier;
+
+static int set_alignment(hid_t p, const iot_setting *s)
+{
+    return H.Pset_alignment ? H.Pset_alignment(p, (hsize_t)s->ints[0], (hsize_t)s->ints[1]) : -1;
+}
+static int get_alignment(hid_t p, char *o, size_t n)
+{
+    hsize_t t, a;
+    if (!H.Pget_alignment || H.Pget_alignment(p, &t, &a) < 0)
+        return -1;
+    snprintf(o, n, "%llu,%llu", (unsigned long long)t, (unsigned long long)a);
+    return 0;
+}
+static int set_meta_block(hid_t p, const iot_setting *s)
+{
+    return H.Pset_meta_block_size ? H.Pset_meta_block_size(p, (hsize_t)s->ints[0]) : -1;
+}
+static int get_meta_block(hid_t p, char *o, size_t n)
+{
+    hsize_t v;
+    if (!H.Pget_meta_block_size || H.Pget_meta_block_size(p, &v) < 0)
+        return -1;
+    snprintf(o, n, "%llu", (unsigned long long)v);
+    return 0;
+}
+static int set_sieve(hid_t p, const iot_setting *s)
+{
+    return H.Pset_sieve_buf_size ? H.Pset_sieve_buf_size(p, (size_t)s->ints[0]) : -1;
+}
+static int get_sieve(hid_t p, char *o, size_t n)
+{
+    size_t v;
+    if (!H.Pget_sieve_buf_size || H.Pget_sieve_buf_size(p, &v) < 0)
+        return -1;
+    snprintf(o, n, "%zu", v);
+    return 0;
+}
+static int set_small_data(hid_t p, const iot_setting *s)
+{
+    return H.Pset_small_data_block_size ? H.Pset_small_data_block_size(p, (hsize_t)s->ints[0]) : -1;
+}
+static int get_small_data(hid_t p, char *o, size_t n)
+{
+    hsize_t v;
+    if (!H.Pget_small_data_block_size || H.Pget_small_data_block_size(p, &v) < 0)
+        return -1;
+    snprintf(o, n, "%llu", (unsigned long long)v);
+    return 0;
+}
+static int set_mdc_initial(hid_t p, const iot_setting *s)
+{
+    H5AC_cache_config_t c;
+    memset(&c, 0, sizeof c);
+    c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+    if (!H.Pget_mdc_config || !H.Pset_mdc_config || H.Pget_mdc_config(p, &c) < 0)
+        return -1;
+    size_t v = (size_t)s->ints[0];
+    c.set_initial_size = 1;
+    c.initial_size = v;
+    if (c.max_size < v) /* keep min <= initial <= max, as HDF5 demands */
+        c.max_size = v;
+    if (c.min_size > v)
+        c.min_size = v;
+    return H.Pset_mdc_config(p, &c);
+}
+static int get_mdc_initial(hid_t p, char *o, size_t n)
+{
+    H5AC_cache_config_t c;
+    memset(&c, 0, sizeof c);
+    c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+    if (!H.Pget_mdc_config || H.Pget_mdc_config(p, &c) < 0)
+        return -1;
+    snprintf(o, n, "%zu", c.initial_size);
+    return 0;
+}
+
+/* the chunk cache is one call with three values: change one, keep the others */
+enum { CC_NSLOTS, CC_NBYTES, CC_W0 };
+static int set_chunk_cache(hid_t p, const iot_setting *s, int which)
+{
+    int mdc;
+    size_t slots, bytes;
+    double w0;
+    if (!H.Pget_cache || !H.Pset_cache || H.Pget_cache(p, &mdc, &slots, &bytes, &w0) < 0)
+        return -1;
+    if (which == CC_NSLOTS)
+        slots = (size_t)s->ints[0];
+    else if (which == CC_NBYTES)
+        bytes = (size_t)s->ints[0];
+    else
+        w0 = s->real;
+    return H.Pset_cache(p, mdc, slots, bytes, w0);
+}
+static int get_chunk_cache(hid_t p, char *o, size_t n, int which)
+{
+    int mdc;
+    size_t slots, bytes;
+    double w0;
+    if (!H.Pget_cache || H.Pget_cache(p, &mdc, &slots, &bytes, &w0) < 0)
+        return -1;
+    if (which == CC_NSLOTS)
+        snprintf(o, n, "%zu", slots);
+    else if (which == CC_NBYTES)
+        snprintf(o, n, "%zu", bytes);
+    else
+        snprintf(o, n, "%.9g", w0);
+    return 0;
+}
+static int set_cc_nslots(hid_t p, const iot_setting *s) { return set_chunk_cache(p, s, CC_NSLOTS); }
+static int set_cc_nbytes(hid_t p, const iot_setting *s) { return set_chunk_cache(p, s, CC_NBYTES); }
+static int set_cc_w0(hid_t p, const iot_setting *s) { return set_chunk_cache(p, s, CC_W0); }
+static int get_cc_nslots(hid_t p, char *o, size_t n) { return get_chunk_cache(p, o, n, CC_NSLOTS); }
+static int get_cc_nbytes(hid_t p, char *o, size_t n) { return get_chunk_cache(p, o, n, CC_NBYTES); }
+static int get_cc_w0(hid_t p, char *o, size_t n) { return get_chunk_cache(p, o, n, CC_W0); }
+
+static int set_coll_reads(hid_t p, const iot_setting *s)
+{
+    return H.Pset_all_coll_metadata_ops ? H.Pset_all_coll_metadata_ops(p, (hbool_t)s->ints[0]) : -1;
+}
+static int get_coll_reads(hid_t p, char *o, size_t n)
+{
+    hbool_t v;
+    if (!H.Pget_all_coll_metadata_ops || H.Pget_all_coll_metadata_ops(p, &v) < 0)
+        return -1;
+    snprintf(o, n, "%s", v ? "true" : "false");
+    return 0;
+}
+static int set_coll_writes(hid_t p, const iot_setting *s)
+{
+    return H.Pset_coll_metadata_write ? H.Pset_coll_metadata_write(p, (hbool_t)s->ints[0]) : -1;
+}
+static int get_coll_writes(hid_t p, char *o, size_t n)
+{
+    hbool_t v;
+    if (!H.Pget_coll_metadata_write || H.Pget_coll_metadata_write(p, &v) < 0)
+        return -1;
+    snprintf(o, n, "%s", v ? "true" : "false");
+    return 0;
+}
+
+static const fapl_applier fapl_appliers[] = {
+    {"alignment", set_alignment, get_alignment},
+    {"meta_block_size", set_meta_block, get_meta_block},
+    {"sieve_buf_size", set_sieve, get_sieve},
+    {"small_data_block_size", set_small_data, get_small_data},
+    {"mdc_initial_size", set_mdc_initial, get_mdc_initial},
+    {"chunk_cache_nslots", set_cc_nslots, get_cc_nslots},
+    {"chunk_cache_nbytes", set_cc_nbytes, get_cc_nbytes},
+    {"chunk_cache_w0", set_cc_w0, get_cc_w0},
+    {"coll_metadata_reads", set_coll_reads, get_coll_reads},
+    {"coll_metadata_writes", set_coll_writes, get_coll_writes},
+};
+#define N_FAPL (sizeof fapl_appliers / sizeof fapl_appliers[0])
+
+static const fapl_applier *find_fapl_applier(const char *name)
+{
+    for (size_t i = 0; i < N_FAPL; i++)
+        if (!strcmp(fapl_appliers[i].name, name))
+            return &fapl_appliers[i];
+    return NULL;
+}
+
+/* Knobs this runtime can apply, as "layer.name" (compared with the catalogue by a test). */
+IOT_EXPORT const char *iotuner_runtime_knobs(void)
+{
+    static char list[2048];
+    if (!list[0]) {
+        size_t pos = 0;
+        for (size_t i = 0; i < N_FAPL; i++)
+            pos += (size_t)snprintf(list + pos, sizeof list - pos, "hdf5.%s,", fapl_appliers[i].name);
+        pos += (size_t)snprintf(list + pos, sizeof list - pos,
+                                "hdf5.transfer_mode,hdf5.chunk_dims,mpiio.*,lustre.stripe_count,lustre.stripe_size,"
+                                "lustre.layout");
+    }
+    return list;
+}
+
+/* ---- datasets: id -> phase and transfer mode ---- */
+
+typedef struct dset_rec {
+    hid_t id;
+    iot_phase *ph;
+    int xfer; /* requested H5FD_mpio_xfer_t + 1, 0 = leave alone */
+    struct dset_rec *next;
+} dset_rec;
+
+#define DSET_BUCKETS 1024
+static dset_rec *dset_table[DSET_BUCKETS];
+static pthread_mutex_t dset_lock = PTHREAD_MUTEX_INITIALIZER;
+static hid_t xfer_plists[2] = {-1, -1}; /* ours, replacing H5P_DEFAULT: independent, collective */
+
+static unsigned dset_bucket(hid_t id)
+{
+    return (unsigned)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 54) % DSET_BUCKETS;
+}
+
+static void dset_put(hid_t id, iot_phase *ph, int xfer)
+{
+    dset_rec *r = malloc(sizeof *r);
+    if (!r)
+        return;
+    r->id = id;
+    r->ph = ph;
+    r->xfer = xfer;
+    unsigned b = dset_bucket(id);
+    pthread_mutex_lock(&dset_lock);
+    r->next = dset_table[b];
+    dset_table[b] = r;
+    pthread_mutex_unlock(&dset_lock);
+}
+
+static int dset_get(hid_t id, iot_phase **ph, int *xfer)
+{
+    unsigned b = dset_bucket(id);
+    int found = 0;
+    pthread_mutex_lock(&dset_lock);
+    for (dset_rec *r = dset_table[b]; r; r = r->next)
+        if (r->id == id) {
+            *ph = r->ph;
+            *xfer = r->xfer;
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&dset_lock);
+    return found;
+}
+
+static void dset_drop(hid_t id)
+{
+    unsigned b = dset_bucket(id);
+    pthread_mutex_lock(&dset_lock);
+    for (dset_rec **p = &dset_table[b]; *p; p = &(*p)->next)
+        if ((*p)->id == id) {
+            dset_rec *r = *p;
+            *p = r->next;
+            free(r);
+            break;
+        }
+    pthread_mutex_unlock(&dset_lock);
+}
+
+/* The file phase an object belongs to. */
+static iot_phase *phase_of_object(hid_t obj)
+{
+    hid_t fid = H.Iget_file_id(obj);
+    if (fid < 0)
+        return NULL;
+    iot_phase *ph = iot_phase_find_handle(IOT_KIND_HDF5, fid);
+    H.Idec_ref(fid);
+    return ph;
+}
+
+static const iot_setting *find_setting(const iot_setting **list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(list[i]->name, name))
+            return list[i];
+    return NULL;
+}
+
+static int is_mpio(iot_phase *ph)
+{
+    return ph && !strcmp(ph->driver, "mpio");
+}
+
+static int requested_xfer(iot_phase *ph, const char *dataset)
+{
+    if (!ph || !iot_g.settings)
+        return 0;
+    const iot_setting *s[64];
+    size_t n = iot_resolve(ph->path, dataset, IOT_LAYER_HDF5, s, 64);
+    const iot_setting *t = find_setting(s, n, "transfer_mode");
+    if (!t)
+        return 0;
+    if (!is_mpio(ph)) {
+        char why[160];
+        snprintf(why, sizeof why, "the file uses HDF5's %s driver: there is no collective transfer", ph->driver);
+        iot_phase_check(ph, "hdf5", "transfer_mode", NULL, t->text, NULL, IOT_STATUS_NOT_APPLICABLE, why);
+        return 0;
+    }
+    return (!strcmp(t->text, "collective") ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT) + 1;
+}
+
+/* ---- files ---- */
+
+static const char *driver_name(hid_t fapl)
+{
+    hid_t probe = fapl == H5P_DEFAULT ? H.Pcreate(*H.cls_file_access) : fapl;
+    hid_t drv = probe >= 0 ? H.Pget_driver(probe) : -1;
+    if (fapl == H5P_DEFAULT && probe >= 0)
+        H.Pclose(probe);
+    if (drv < 0)
+        return "unknown";
+    if (H.FD_mpio_init && drv == H.FD_mpio_init())
+        return "mpio";
+    if (H.FD_sec2_init && drv == H.FD_sec2_init())
+        return "sec2";
+    return "other";
+}
+
+static void not_applicable_layer(iot_phase *ph, iot_layer layer, const char *why)
+{
+    const iot_setting *s[128];
+    size_t n = iot_resolve(ph->path, NULL, layer, s, 128);
+    for (size_t i = 0; i < n; i++)
+        iot_phase_check(ph, iot_layer_name(layer), s[i]->name, NULL, s[i]->text, NULL, IOT_STATUS_NOT_APPLICABLE,
+                        why);
+}
+
+static void lustre_for_file(iot_phase *ph, hid_t fapl, unsigned flags, int create)
+{
+    if (!iot_lustre_wanted(ph->path))
+        return;
+    if (!create) {
+        not_applicable_layer(ph, IOT_LAYER_LUSTRE, "a Lustre layout is set only when a file is created");
+        return;
+    }
+    int truncating = (flags & ACC_TRUNC) != 0;
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Info info = MPI_INFO_NULL;
+    if (is_mpio(ph) && H.Pget_fapl_mpio && iot_pmpi_resolve() && H.Pget_fapl_mpio(fapl, &comm, &info) >= 0) {
+        int r = 0;
+        iot_pmpi.Comm_rank(comm, &r);
+        iot_lustre_prepare(ph, ph->path, truncating, r == 0);
+        iot_pmpi.Barrier(comm); /* nobody opens before the layout exists */
+        iot_pmpi.Comm_free(&comm);
+        if (info != MPI_INFO_NULL)
+            iot_pmpi.Info_free(&info);
+    } else {
+        iot_lustre_prepare(ph, ph->path, truncating, 1);
+    }
+}
+
+typedef hid_t (*fcreate_fn)(const char *, unsigned, hid_t, hid_t);
+typedef hid_t (*fopen_fn)(const char *, unsigned, hid_t);
+
+static hid_t file_phase(const char *name, unsigned flags, hid_t fcpl, hid_t fapl, fcreate_fn create_fn,
+                        fopen_fn open_fn)
+{
+    int create = create_fn != NULL;
+#define CALL_REAL(plist) (create ? create_fn(name, flags, fcpl, (plist)) : open_fn(name, flags, (plist)))
+    if (!h5_resolve() || !name)
+        return CALL_REAL(fapl);
+    iot_g.used_hdf5 = 1;
+    if (!iot_g.mpi_initialized && !iot_g.warned)
+        iot_g.rank = iot_mpi_world_rank();
+    iot_warn_settings_once();
+    iot_phase *ph = iot_phase_begin(IOT_KIND_HDF5, name, create);
+    if (!ph)
+        return CALL_REAL(fapl);
+
+    iot_internal++;
+    quiet_t q = quiet_begin();
+    snprintf(ph->driver, sizeof ph->driver, "%s", driver_name(fapl));
+    char why_not_mpio[160];
+    snprintf(why_not_mpio, sizeof why_not_mpio, "the file uses HDF5's %s driver, not MPI-IO", ph->driver);
+    const iot_setting *s[64];
+    size_t n = iot_resolve(ph->path, NULL, IOT_LAYER_HDF5, s, 64);
+    hid_t mine = -1;
+    const iot_setting *applied[64];
+    size_t napplied = 0;
+    for (size_t i = 0; i < n; i++) {
+        const iot_knob *k = &iot_catalogue[s[i]->knob];
+        if (k->apply != IOT_APPLY_FILE_ACCESS)
+            continue; /* dataset-level: at H5Dcreate / H5Dwrite */
+        if (k->parallel_only && !is_mpio(ph)) {
+            iot_phase_check(ph, "hdf5", s[i]->name, NULL, s[i]->text, NULL, IOT_STATUS_NOT_APPLICABLE, why_not_mpio);
+            continue;
+        }
+        const fapl_applier *a = find_fapl_applier(s[i]->name);
+        if (mine < 0)
+            mine = fapl == H5P_DEFAULT ? H.Pcreate(*H.cls_file_access) : H.Pcopy(fapl);
+        if (!a || mine < 0 || a->apply(mine, s[i]) < 0) {
+            iot_phase_check(ph, "hdf5", s[i]->name, NULL, s[i]->text, NULL, IOT_STATUS_FAILED,
+                            a ? "HDF5 refused the value" : "this HDF5 lacks the call to set it");
+            continue;
+        }
+        applied[napplied++] = s[i];
+    }
+    if (!is_mpio(ph))
+        not_applicable_layer(ph, IOT_LAYER_MPIIO, why_not_mpio);
+    lustre_for_file(ph, mine >= 0 ? mine : fapl, flags, create);
+    quiet_end(q);
+    iot_internal--;
+
+    iot_h5_opening = ph;
+    hid_t fid = CALL_REAL(mine >= 0 ? mine : fapl);
+    iot_h5_opening = NULL;
+
+    iot_internal++;
+    q = quiet_begin();
+    if (fid < 0 && mine >= 0) {
+        /* our properties must never cost the application its file */
+        iot_h5_opening = ph;
+        fid = CALL_REAL(fapl);
+        iot_h5_opening = NULL;
+        for (size_t i = 0; i < napplied; i++)
+            iot_phase_check(ph, "hdf5", applied[i]->name, NULL, applied[i]->text, NULL, IOT_STATUS_FAILED,
+                            "the file could not be opened with these settings; opened with the application's own");
+        if (fid >= 0)
+            iot_warn("%s failed with the requested HDF5 settings on %s; reopened without them",
+                     create ? "H5Fcreate" : "H5Fopen", ph->path);
+    } else if (fid >= 0 && napplied) {
+        hid_t acc = H.Fget_access_plist(fid);
+        for (size_t i = 0; i < napplied; i++) {
+            char eff[160] = "";
+            const fapl_applier *a = find_fapl_applier(applied[i]->name);
+            int got = acc >= 0 && a->readback(acc, eff, sizeof eff) == 0;
+            int same = got && !strcmp(eff, applied[i]->text);
+            char why[200] = "";
+            if (!got)
+                snprintf(why, sizeof why, "could not be read back from the open file");
+            else if (!same)
+                snprintf(why, sizeof why, "HDF5 reports %s on the open file", eff);
+            iot_phase_check(ph, "hdf5", applied[i]->name, NULL, applied[i]->text, got ? eff : NULL,
+                            same ? IOT_STATUS_APPLIED : IOT_STATUS_CHANGED, why);
+        }
+        if (acc >= 0)
+            H.Pclose(acc);
+    }
+    if (mine >= 0)
+        H.Pclose(mine);
+    quiet_end(q);
+    iot_internal--;
+
+    if (fid < 0)
+        iot_phase_abort(ph);
+    else
+        ph->handle = fid;
+    return fid;
+#undef CALL_REAL
+}
+
+IOT_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
+{
+    static fcreate_fn real;
+    IOT_REAL(real, "H5Fcreate");
+    if (!iot_active())
+        return real(name, flags, fcpl, fapl);
+    return file_phase(name, flags, fcpl, fapl, real, NULL);
+}
+
+IOT_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
+{
+    static fopen_fn real;
+    IOT_REAL(real, "H5Fopen");
+    if (!iot_active())
+        return real(name, flags, fapl);
+    return file_phase(name, flags, H5P_DEFAULT, fapl, NULL, real);
+}
+
+IOT_EXPORT herr_t H5Fclose(hid_t fid)
+{
+    static herr_t (*real)(hid_t);
+    IOT_REAL(real, "H5Fclose");
+    iot_phase *ph = iot_active() ? iot_phase_find_handle(IOT_KIND_HDF5, fid) : NULL;
+    herr_t rc = real(fid);
+    if (ph)
+        iot_phase_end(ph);
+    return rc;
+}
+
+/* ---- datasets ---- */
+
+static void object_name(hid_t loc, const char *name, char *out, size_t outlen)
+{
+    if (name[0] == '/') {
+        snprintf(out, outlen, "%s", name);
+        return;
+    }
+    char base[512] = "";
+    if (H.Iget_name(loc, base, sizeof base) < 0)
+        base[0] = 0;
+    size_t n = strlen(base);
+    snprintf(out, outlen, "%s%s%s", base, n && base[n - 1] == '/' ? "" : "/", name);
+}
+
+static void dims_text(const hsize_t *d, int rank, char *out, size_t outlen)
+{
+    size_t pos = 0;
+    out[0] = 0;
+    for (int i = 0; i < rank && pos < outlen; i++)
+        pos += (size_t)snprintf(out + pos, outlen - pos, "%s%llu", i ? "," : "", (unsigned long long)d[i]);
+}
+
+/* A dataset-creation list with the requested chunking, or -1 (and why). */
+static hid_t chunked_dcpl(hid_t dcpl, hid_t space, const iot_setting *chunk, hsize_t *dims_out, int *rank_out,
+                          char *why, size_t whylen)
+{
+    hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK];
+    int rank = H.Sget_simple_extent_dims(space, dims, maxdims);
+    if (rank <= 0) {
+        snprintf(why, whylen, "the dataset is scalar or null: nothing to chunk");
+        return -1;
+    }
+    if (rank != chunk->nints) {
+        snprintf(why, whylen, "the dataset has rank %d, the chunk dimensions rank %d", rank, chunk->nints);
+        return -1;
+    }
+    for (int i = 0; i < rank; i++) {
+        hsize_t c = (hsize_t)chunk->ints[i];
+        if (maxdims[i] != H5S_UNLIMITED && c > dims[i]) /* fixed extents bound the chunk */
+            c = dims[i] ? dims[i] : 1;
+        dims_out[i] = c;
+    }
+    *rank_out = rank;
+    hid_t mine = dcpl == H5P_DEFAULT ? H.Pcreate(*H.cls_dataset_create) : H.Pcopy(dcpl);
+    if (mine >= 0 && H.Pset_chunk(mine, rank, dims_out) < 0) {
+        H.Pclose(mine);
+        mine = -1;
+    }
+    if (mine < 0)
+        snprintf(why, whylen, "HDF5 refused the chunk dimensions");
+    return mine;
+}
+
+static void verify_chunking(iot_phase *ph, hid_t did, const char *dname, const iot_setting *chunk,
+                            const hsize_t *want, int rank)
+{
+    char eff[160] = "", asked[160], why[200] = "";
+    hid_t cp = H.Dget_create_plist(did);
+    hsize_t got[H5S_MAX_RANK];
+    int ok = cp >= 0 && H.Pget_layout(cp) == H5D_CHUNKED && H.Pget_chunk(cp, rank, got) == rank;
+    if (cp >= 0)
+        H.Pclose(cp);
+    if (ok)
+        dims_text(got, rank, eff, sizeof eff);
+    dims_text(want, rank, asked, sizeof asked);
+    iot_status st = IOT_STATUS_APPLIED;
+    if (!ok) {
+        st = IOT_STATUS_DROPPED;
+        snprintf(why, sizeof why, "the dataset is not chunked after creation");
+    } else if (strcmp(eff, chunk->text) != 0) {
+        st = IOT_STATUS_CHANGED;
+        snprintf(why, sizeof why, "clamped to the dataset's fixed extent (%s)", asked);
+    }
+    iot_phase_check(ph, "hdf5", "chunk_dims", dname, chunk->text, ok ? eff : NULL, st, why);
+}
+
+typedef hid_t (*dcreate2_fn)(hid_t, const char *, hid_t, hid_t, hid_t, hid_t, hid_t);
+typedef hid_t (*dcreate1_fn)(hid_t, const char *, hid_t, hid_t, hid_t);
+
+static hid_t dataset_create(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl,
+                            hid_t dapl, dcreate2_fn c2, dcreate1_fn c1)
+{
+#define CREATE(plist) (c2 ? c2(loc, name, type, space, lcpl, (plist), dapl) : c1(loc, name, type, space, (plist)))
+    if (!h5_resolve() || !name)
+        return CREATE(dcpl);
+    iot_internal++;
+    quiet_t q = quiet_begin();
+    iot_phase *ph = phase_of_object(loc);
+    char dname[1024];
+    object_name(loc, name, dname, sizeof dname);
+    const iot_setting *chunk = NULL;
+    hid_t mine = -1;
+    hsize_t want[H5S_MAX_RANK];
+    int rank = 0;
+    if (ph && iot_g.settings) {
+        const iot_setting *s[64];
+        size_t n = iot_resolve(ph->path, dname, IOT_LAYER_HDF5, s, 64);
+        chunk = find_setting(s, n, "chunk_dims");
+        if (chunk) {
+            char why[200];
+            mine = chunked_dcpl(dcpl, space, chunk, want, &rank, why, sizeof why);
+            if (mine < 0)
+                iot_phase_check(ph, "hdf5", "chunk_dims", dname, chunk->text, NULL, IOT_STATUS_NOT_APPLICABLE, why);
+        }
+    }
+    quiet_end(q);
+    iot_internal--;
+
+    hid_t did = CREATE(mine >= 0 ? mine : dcpl);
+
+    iot_internal++;
+    q = quiet_begin();
+    if (did < 0 && mine >= 0) {
+        did = CREATE(dcpl); /* never lose the dataset over our chunking */
+        iot_phase_check(ph, "hdf5", "chunk_dims", dname, chunk->text, NULL, IOT_STATUS_FAILED,
+                        "dataset creation failed with this chunking; created with the application's own layout");
+    } else if (did >= 0 && mine >= 0) {
+        verify_chunking(ph, did, dname, chunk, want, rank);
+    }
+    if (mine >= 0)
+        H.Pclose(mine);
+    if (did >= 0 && ph)
+        dset_put(did, ph, requested_xfer(ph, dname));
+    quiet_end(q);
+    iot_internal--;
+    return did;
+#undef CREATE
+}
+
+IOT_EXPORT hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl, hid_t dapl)
+{
+    static dcreate2_fn real;
+    IOT_REAL(real, "H5Dcreate2");
+    if (!iot_active())
+        return real(loc, name, type, space, lcpl, dcpl, dapl);
+    return dataset_create(loc, name, type, space, lcpl, dcpl, dapl, real, NULL);
+}
+
+IOT_EXPORT hid_t H5Dcreate1(hid_t loc, const char *name, hid_t type, hid_t space, hid_t dcpl)
+{
+    static dcreate1_fn real;
+    IOT_REAL(real, "H5Dcreate1");
+    if (!iot_active())
+        return real(loc, name, type, space, dcpl);
+    return dataset_create(loc, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT, NULL, real);
+}
+
+IOT_EXPORT hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl)
+{
+    static hid_t (*real)(hid_t, const char *, hid_t);
+    IOT_REAL(real, "H5Dopen2");
+    hid_t did = real(loc, name, dapl);
+    if (did < 0 || !iot_active() || !h5_resolve() || !name)
+        return did;
+    iot_internal++;
+    iot_phase *ph = phase_of_object(did);
+    if (ph) {
+        char dname[1024];
+        object_name(loc, name, dname, sizeof dname);
+        dset_put(did, ph, requested_xfer(ph, dname));
+    }
+    iot_internal--;
+    return did;
+}
+
+IOT_EXPORT herr_t H5Dclose(hid_t did)
+{
+    static herr_t (*real)(hid_t);
+    IOT_REAL(real, "H5Dclose");
+    dset_drop(did);
+    return real(did);
+}
+
+static void cause_text(uint32_t cause, char *out, size_t outlen)
+{
+    static const struct {
+        uint32_t bit;
+        const char *text;
+    } causes[] = {
+        {H5D_MPIO_SET_INDEPENDENT, "independent I/O was requested"},
+        {H5D_MPIO_DATATYPE_CONVERSION, "a datatype conversion is needed"},
+        {H5D_MPIO_DATA_TRANSFORMS, "a data transform is set"},
+        {H5D_MPIO_MPI_OPT_TYPES_ENV_VAR_DISABLED, "HDF5_MPI_OPT_TYPES is off"},
+        {H5D_MPIO_NOT_SIMPLE_OR_SCALAR_DATASPACES, "a dataspace is neither simple nor scalar"},
+        {H5D_MPIO_NOT_CONTIGUOUS_OR_CHUNKED_DATASET, "the dataset is neither contiguous nor chunked"},
+        {H5D_MPIO_PARALLEL_FILTERED_WRITES_DISABLED, "parallel writes to filtered datasets are disabled"},
+    };
+    size_t pos = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < sizeof causes / sizeof causes[0]; i++)
+        if ((cause & causes[i].bit) && pos < outlen)
+            pos += (size_t)snprintf(out + pos, outlen - pos, "%s%s", pos ? "; " : "", causes[i].text);
+    if (!out[0])
+        snprintf(out, outlen, "HDF5 gave no cause");
+}
+
+/* Transfer list carrying the requested mode, or the application's own. */
+static hid_t transfer_plist(hid_t dxpl, int xfer, int *temporary)
+{
+    H5FD_mpio_xfer_t mode = (H5FD_mpio_xfer_t)(xfer - 1);
+    *temporary = 0;
+    if (!H.Pset_dxpl_mpio)
+        return dxpl;
+    if (dxpl == H5P_DEFAULT) {
+        int slot = mode == H5FD_MPIO_COLLECTIVE;
+        if (xfer_plists[slot] < 0) {
+            hid_t p = H.Pcreate(*H.cls_dataset_xfer);
+            if (p >= 0 && H.Pset_dxpl_mpio(p, mode) < 0) {
+                H.Pclose(p);
+                p = -1;
+            }
+            xfer_plists[slot] = p;
+        }
+        return xfer_plists[slot] >= 0 ? xfer_plists[slot] : dxpl;
+    }
+    H5FD_mpio_xfer_t cur;
+    if (H.Pget_dxpl_mpio && H.Pget_dxpl_mpio(dxpl, &cur) >= 0 && cur == mode)
+        return dxpl;
+    hid_t p = H.Pcopy(dxpl); /* the application's list may carry other properties */
+    if (p >= 0 && H.Pset_dxpl_mpio(p, mode) >= 0) {
+        *temporary = 1;
+        return p;
+    }
+    if (p >= 0)
+        H.Pclose(p);
+    return dxpl;
+}
+
+static void verify_transfer(iot_phase *ph, hid_t used, int xfer)
+{
+    ph->xfer_checked = 1;
+    const char *want = xfer - 1 == H5FD_MPIO_COLLECTIVE ? "collective" : "independent";
+    H5D_mpio_actual_io_mode_t m;
+    if (!H.Pget_mpio_actual_io_mode || H.Pget_mpio_actual_io_mode(used, &m) < 0)
+        return;
+    const char *eff = m == H5D_MPIO_NO_COLLECTIVE ? "independent" : "collective";
+    char why[300] = "";
+    iot_status st = IOT_STATUS_APPLIED;
+    if (strcmp(want, eff) != 0) {
+        uint32_t local = 0, global = 0;
+        st = IOT_STATUS_CHANGED;
+        if (H.Pget_mpio_no_collective_cause && H.Pget_mpio_no_collective_cause(used, &local, &global) >= 0) {
+            char c[200];
+            cause_text(global | local, c, sizeof c);
+            snprintf(why, sizeof why, "HDF5 broke collective I/O: %s", c);
+        } else {
+            snprintf(why, sizeof why, "HDF5 performed %s I/O", eff);
+        }
+    }
+    iot_phase_check(ph, "hdf5", "transfer_mode", NULL, want, eff, st, why);
+}
+
+typedef herr_t (*dwrite_fn)(hid_t, hid_t, hid_t, hid_t, hid_t, const void *);
+typedef herr_t (*dread_fn)(hid_t, hid_t, hid_t, hid_t, hid_t, void *);
+
+static herr_t dataset_io(int is_write, hid_t did, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf, dwrite_fn w,
+                         dread_fn r)
+{
+    iot_phase *ph = NULL;
+    int xfer = 0, temporary = 0;
+    hid_t use = dxpl;
+    if (!dset_get(did, &ph, &xfer))
+        return is_write ? w(did, mt, ms, fs, dxpl, buf) : r(did, mt, ms, fs, dxpl, buf);
+    if (xfer) {
+        iot_internal++;
+        use = transfer_plist(dxpl, xfer, &temporary);
+        iot_internal--;
+    }
+    uint64_t t0 = iot_ticks();
+    herr_t rc = is_write ? w(did, mt, ms, fs, use, buf) : r(did, mt, ms, fs, use, buf);
+    uint64_t dt = iot_ticks() - t0;
+    if (is_write) {
+        atomic_fetch_add_explicit(&ph->h5_writes, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&ph->h5_write_ticks, dt, memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&ph->h5_reads, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&ph->h5_read_ticks, dt, memory_order_relaxed);
+    }
+    if (xfer && rc >= 0 && !ph->xfer_checked) {
+        iot_internal++;
+        verify_transfer(ph, use, xfer);
+        iot_internal--;
+    }
+    if (temporary)
+        H.Pclose(use);
+    return rc;
+}
+
+IOT_EXPORT herr_t H5Dwrite(hid_t did, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf)
+{
+    static dwrite_fn real;
+    IOT_REAL(real, "H5Dwrite");
+    if (!iot_active())
+        return real(did, mt, ms, fs, dxpl, buf);
+    return dataset_io(1, did, mt, ms, fs, dxpl, (void *)buf, real, NULL);
+}
+
+IOT_EXPORT herr_t H5Dread(hid_t did, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf)
+{
+    static dread_fn real;
+    IOT_REAL(real, "H5Dread");
+    if (!iot_active())
+        return real(did, mt, ms, fs, dxpl, buf);
+    return dataset_io(0, did, mt, ms, fs, dxpl, buf, NULL, real);
+}
