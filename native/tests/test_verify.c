@@ -10,6 +10,11 @@ int main(void)
     CHECK_CONTAINS(why, "ufs driver ignores striping hints");
     CHECK(iot_explain_hint("striping_factor", "4", NULL, "lustre", 1, 2, "*:1", why, sizeof why) == IOT_STATUS_DROPPED);
     CHECK_CONTAINS(why, "does not support");
+    /* ROMIO's ufs driver keeps striping_unit, for file-domain alignment only */
+    CHECK(iot_explain_hint("striping_unit", "1048576", "1048576", "ufs", 1, 2, "*:1", why, sizeof why) == IOT_STATUS_APPLIED);
+    CHECK_CONTAINS(why, "nothing is striped");
+    CHECK(iot_explain_hint("striping_unit", "1048576", "1048576", "lustre", 1, 2, "*:1", why, sizeof why) == IOT_STATUS_APPLIED);
+    CHECK(why[0] == 0);
     /* cb_nodes capped by cb_config_list on one node */
     CHECK(iot_explain_hint("cb_nodes", "2", "1", "ufs", 1, 2, "*:1", why, sizeof why) == IOT_STATUS_CHANGED);
     CHECK_CONTAINS(why, "capped at 1");

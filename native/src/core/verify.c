@@ -66,8 +66,14 @@ iot_status iot_explain_hint(const char *name, const char *requested, const char 
             snprintf(reason, reasonlen, "not recognized by this MPI-IO library (MPI_File_get_info does not return it)");
         return IOT_STATUS_DROPPED;
     }
-    if (values_equal(requested, effective))
+    if (values_equal(requested, effective)) {
+        if (!strcmp(name, "striping_unit") && !iot_fs_is_lustre(fs) && strcasecmp(fs, "gpfs") != 0)
+            snprintf(reason, reasonlen,
+                     "kept by ROMIO's %s driver, which uses it only to align collective-buffering file domains; "
+                     "nothing is striped",
+                     fs);
         return IOT_STATUS_APPLIED;
+    }
     if (!strcmp(name, "cb_nodes")) {
         long req = strtol(requested, NULL, 10), eff = strtol(effective, NULL, 10);
         long per_node = per_node_limit(cb_config_list);
