@@ -373,8 +373,19 @@ static void dset_put(hid_t id, iot_phase *ph, int xfer)
     pthread_mutex_unlock(&dset_lock);
 }
 
+/* The last dataset this thread used: repeated small writes skip the lock.
+ * HDF5 never reuses an id, so a closed dataset's entry cannot match again. */
+static __thread hid_t cached_id __attribute__((tls_model("initial-exec"))) = -1;
+static __thread iot_phase *cached_ph __attribute__((tls_model("initial-exec")));
+static __thread int cached_xfer __attribute__((tls_model("initial-exec")));
+
 static int dset_get(hid_t id, iot_phase **ph, int *xfer)
 {
+    if (id == cached_id) {
+        *ph = cached_ph;
+        *xfer = cached_xfer;
+        return 1;
+    }
     unsigned b = dset_bucket(id);
     int found = 0;
     pthread_mutex_lock(&dset_lock);
@@ -386,11 +397,18 @@ static int dset_get(hid_t id, iot_phase **ph, int *xfer)
             break;
         }
     pthread_mutex_unlock(&dset_lock);
+    if (found) {
+        cached_id = id;
+        cached_ph = *ph;
+        cached_xfer = *xfer;
+    }
     return found;
 }
 
 static void dset_drop(hid_t id)
 {
+    if (id == cached_id)
+        cached_id = -1;
     unsigned b = dset_bucket(id);
     pthread_mutex_lock(&dset_lock);
     for (dset_rec **p = &dset_table[b]; *p; p = &(*p)->next)
@@ -547,17 +565,27 @@ static hid_t file_phase(const char *name, unsigned flags, hid_t fcpl, hid_t fapl
     quiet_end(q);
     iot_internal--;
 
+    /* an attempt with our properties stays silent: only the application's own call may print errors */
+    quiet_t attempt = {NULL, NULL};
+    if (mine >= 0)
+        attempt = quiet_begin();
     iot_h5_opening = ph;
     hid_t fid = CALL_REAL(mine >= 0 ? mine : fapl);
     iot_h5_opening = NULL;
+    if (mine >= 0)
+        quiet_end(attempt);
 
     iot_internal++;
     q = quiet_begin();
     if (fid < 0 && mine >= 0) {
         /* our properties must never cost the application its file */
+        quiet_end(q);
+        iot_internal--; /* the retry's I/O is the application's: track it */
         iot_h5_opening = ph;
         fid = CALL_REAL(fapl);
         iot_h5_opening = NULL;
+        iot_internal++;
+        q = quiet_begin();
         for (size_t i = 0; i < napplied; i++)
             iot_phase_check(ph, "hdf5", applied[i]->name, NULL, applied[i]->text, NULL, IOT_STATUS_FAILED,
                             "the file could not be opened with these settings; opened with the application's own");
@@ -733,12 +761,21 @@ static hid_t dataset_create(hid_t loc, const char *name, hid_t type, hid_t space
     quiet_end(q);
     iot_internal--;
 
+    quiet_t attempt = {NULL, NULL};
+    if (mine >= 0)
+        attempt = quiet_begin();
     hid_t did = CREATE(mine >= 0 ? mine : dcpl);
+    if (mine >= 0)
+        quiet_end(attempt);
 
     iot_internal++;
     q = quiet_begin();
     if (did < 0 && mine >= 0) {
+        quiet_end(q); /* the application's own call keeps its error reporting */
+        iot_internal--;
         did = CREATE(dcpl); /* never lose the dataset over our chunking */
+        iot_internal++;
+        q = quiet_begin();
         iot_phase_check(ph, "hdf5", "chunk_dims", dname, chunk->text, NULL, IOT_STATUS_FAILED,
                         "dataset creation failed with this chunking; created with the application's own layout");
     } else if (did >= 0 && mine >= 0) {
@@ -893,16 +930,15 @@ static herr_t dataset_io(int is_write, hid_t did, hid_t mt, hid_t ms, hid_t fs, 
         use = transfer_plist(dxpl, xfer, &temporary);
         iot_internal--;
     }
-    uint64_t t0 = iot_ticks();
+    uint64_t index = atomic_fetch_add_explicit(is_write ? &ph->h5_writes : &ph->h5_reads, 1, memory_order_relaxed);
+    unsigned weight = iot_time_weight(index, 0);
+    if (weight > 1)
+        atomic_store_explicit(&ph->time_sampled, 1, memory_order_relaxed);
+    uint64_t t0 = weight ? iot_ticks() : 0;
     herr_t rc = is_write ? w(did, mt, ms, fs, use, buf) : r(did, mt, ms, fs, use, buf);
-    uint64_t dt = iot_ticks() - t0;
-    if (is_write) {
-        atomic_fetch_add_explicit(&ph->h5_writes, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ph->h5_write_ticks, dt, memory_order_relaxed);
-    } else {
-        atomic_fetch_add_explicit(&ph->h5_reads, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ph->h5_read_ticks, dt, memory_order_relaxed);
-    }
+    if (weight)
+        atomic_fetch_add_explicit(is_write ? &ph->h5_write_ticks : &ph->h5_read_ticks, (iot_ticks() - t0) * weight,
+                                  memory_order_relaxed);
     if (xfer && rc >= 0 && !ph->xfer_checked) {
         iot_internal++;
         verify_transfer(ph, use, xfer);

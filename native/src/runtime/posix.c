@@ -42,19 +42,23 @@ static void track_open(int fd, const char *path, int flags, uint64_t t0)
     errno = saved;
 }
 
-static inline void account(iot_phase *ph, ssize_t r, uint64_t dt, int is_write)
+/* Counts one call and decides whether to time it (see iot_time_weight). */
+static inline unsigned begin_call(iot_phase *ph, size_t bytes, int is_write)
 {
-    if (is_write) {
-        if (r > 0)
-            atomic_fetch_add_explicit(&ph->bytes_written, (uint64_t)r, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ph->writes, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ph->write_ticks, dt, memory_order_relaxed);
-    } else {
-        if (r > 0)
-            atomic_fetch_add_explicit(&ph->bytes_read, (uint64_t)r, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ph->reads, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ph->read_ticks, dt, memory_order_relaxed);
-    }
+    uint64_t index = atomic_fetch_add_explicit(is_write ? &ph->writes : &ph->reads, 1, memory_order_relaxed);
+    unsigned w = iot_time_weight(index, bytes);
+    if (w > 1)
+        atomic_store_explicit(&ph->time_sampled, 1, memory_order_relaxed);
+    return w;
+}
+
+static inline void end_call(iot_phase *ph, ssize_t r, uint64_t dt, unsigned weight, int is_write)
+{
+    if (r > 0)
+        atomic_fetch_add_explicit(is_write ? &ph->bytes_written : &ph->bytes_read, (uint64_t)r,
+                                  memory_order_relaxed);
+    if (weight)
+        atomic_fetch_add_explicit(is_write ? &ph->write_ticks : &ph->read_ticks, dt * weight, memory_order_relaxed);
 }
 
 /* ---- open ---- */
@@ -185,69 +189,70 @@ IOT_EXPORT int close(int fd)
 
 /* ---- data ---- */
 
-#define TIMED(is_write, call)                                                                                \
+#define TIMED(is_write, bytes, call)                                                                         \
     iot_phase *ph = iot_phase_of_fd(fd);                                                                     \
     if (!ph)                                                                                                 \
         return call;                                                                                         \
-    uint64_t t0 = iot_ticks();                                                                               \
+    unsigned weight = begin_call(ph, (bytes), is_write);                                                     \
+    uint64_t t0 = weight ? iot_ticks() : 0;                                                                  \
     ssize_t r = call;                                                                                        \
-    account(ph, r, iot_ticks() - t0, is_write);                                                              \
+    end_call(ph, r, weight ? iot_ticks() - t0 : 0, weight, is_write);                                        \
     return r
 
 IOT_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     static ssize_t (*real)(int, const void *, size_t);
     IOT_REAL(real, "write");
-    TIMED(1, real(fd, buf, n));
+    TIMED(1, n, real(fd, buf, n));
 }
 
 IOT_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
     static ssize_t (*real)(int, void *, size_t);
     IOT_REAL(real, "read");
-    TIMED(0, real(fd, buf, n));
+    TIMED(0, n, real(fd, buf, n));
 }
 
 IOT_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     static ssize_t (*real)(int, const void *, size_t, off_t);
     IOT_REAL(real, "pwrite");
-    TIMED(1, real(fd, buf, n, off));
+    TIMED(1, n, real(fd, buf, n, off));
 }
 
 IOT_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
     static ssize_t (*real)(int, void *, size_t, off_t);
     IOT_REAL(real, "pread");
-    TIMED(0, real(fd, buf, n, off));
+    TIMED(0, n, real(fd, buf, n, off));
 }
 
 IOT_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
     static ssize_t (*real)(int, const void *, size_t, off64_t);
     IOT_REAL(real, "pwrite64");
-    TIMED(1, real(fd, buf, n, off));
+    TIMED(1, n, real(fd, buf, n, off));
 }
 
 IOT_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
     static ssize_t (*real)(int, void *, size_t, off64_t);
     IOT_REAL(real, "pread64");
-    TIMED(0, real(fd, buf, n, off));
+    TIMED(0, n, real(fd, buf, n, off));
 }
 
 IOT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
     static ssize_t (*real)(int, const struct iovec *, int);
     IOT_REAL(real, "writev");
-    TIMED(1, real(fd, iov, cnt));
+    TIMED(1, IOT_SMALL_CALL, real(fd, iov, cnt));
 }
 
 IOT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
     static ssize_t (*real)(int, const struct iovec *, int);
     IOT_REAL(real, "readv");
-    TIMED(0, real(fd, iov, cnt));
+    TIMED(0, IOT_SMALL_CALL, real(fd, iov, cnt));
 }
 
 static int timed_sync(int fd, int (*real)(int))

@@ -41,6 +41,7 @@ char *iot_phase_to_json(const iot_phase *ph)
     iot_jw_int(&b, "h5_reads", (int64_t)atomic_load(&ph->h5_reads));
     iot_jw_double(&b, "h5_write_time_s", iot_ticks_to_seconds(atomic_load(&ph->h5_write_ticks)));
     iot_jw_double(&b, "h5_read_time_s", iot_ticks_to_seconds(atomic_load(&ph->h5_read_ticks)));
+    iot_jw_bool(&b, "time_sampled", atomic_load(&ph->time_sampled));
     iot_jw_begin_array(&b, "settings");
     for (size_t i = 0; i < ph->nchecks; i++) {
         const iot_check *c = &ph->checks[i];
@@ -98,6 +99,7 @@ typedef struct {
     double wall, write_time, read_time, sync_time, meta_time, io_max, io_sum, h5w_time, h5r_time;
     int64_t bw, br, wc, rc, h5w, h5r;
     int open_at_exit;
+    int time_sampled;
 } merged;
 
 static double num(const iot_json *o, const char *k)
@@ -143,6 +145,8 @@ static void accumulate(merged *m, const iot_json *p)
     m->h5r += inum(p, "h5_reads");
     const iot_json *o = iot_json_get(p, "open_at_exit");
     m->open_at_exit |= o && o->type == IOT_JSON_BOOL && o->boolean;
+    const iot_json *ts = iot_json_get(p, "time_sampled");
+    m->time_sampled |= ts && ts->type == IOT_JSON_BOOL && ts->boolean;
 }
 
 static double mib_s(int64_t bytes, double seconds)
@@ -180,6 +184,7 @@ static void write_phase(iot_buf *b, int id, const merged *m, double *wtime, doub
     iot_jw_double(b, "read_time_s", m->read_time);
     iot_jw_double(b, "sync_time_s", m->sync_time);
     iot_jw_double(b, "meta_time_s", m->meta_time);
+    iot_jw_bool(b, "time_sampled", m->time_sampled);
     iot_jw_double(b, "bandwidth_mib_s", mib_s(m->bw + m->br, m->wall));
     iot_jw_double(b, "write_bandwidth_mib_s", mib_s(m->bw, wt));
     iot_jw_double(b, "read_bandwidth_mib_s", mib_s(m->br, rt));

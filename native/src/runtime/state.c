@@ -13,6 +13,7 @@
 iot_state iot_g;
 int iot_use_tsc;
 __thread int iot_internal;
+__thread uint32_t iot_rng __attribute__((tls_model("initial-exec")));
 __thread iot_phase *iot_h5_opening;
 iot_phase *_Atomic iot_fd_phase[IOT_FD_TABLE];
 
