@@ -1,0 +1,112 @@
+"""Where the compiled parts live, and the C core loaded through ctypes.
+
+The settings parser, the knob catalogue and the explanations of dropped
+settings exist once, in C (native/src/core); Python calls them here instead of
+keeping a second copy.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import json
+import os
+from pathlib import Path
+
+import iotuner
+
+
+class NativeMissing(RuntimeError):
+    """The compiled part of iotuner (libiotuner.so, the kernels) is not installed."""
+
+
+def native_dir() -> Path:
+    """Directory holding lib/ (libiotuner*.so) and bin/ (kernels, benchmarks)."""
+    env = os.environ.get("IOTUNER_NATIVE_DIR")
+    candidates = [Path(env)] if env else [Path(p) / "_native" for p in iotuner.__path__]
+    for d in candidates:
+        if (d / "lib" / "libiotuner.so").exists():
+            return d
+    raise NativeMissing(
+        "the compiled part of iotuner is missing (looked in "
+        + ", ".join(str(c) for c in candidates)
+        + "); install with 'pip install .' or 'make build'"
+    )
+
+
+def runtime_library() -> Path:
+    """The LD_PRELOAD library."""
+    return native_dir() / "lib" / "libiotuner.so"
+
+
+def executable(name: str) -> Path:
+    """A bundled kernel or benchmark program."""
+    path = native_dir() / "bin" / name
+    if not path.exists():
+        raise NativeMissing(f"bundled program '{name}' not found in {path.parent}")
+    return path
+
+
+def bundled_programs() -> list[str]:
+    d = native_dir() / "bin"
+    return sorted(p.name for p in d.iterdir() if os.access(p, os.X_OK)) if d.exists() else []
+
+
+class Core:
+    """The C core (libiotuner_core.so)."""
+
+    def __init__(self, path: Path):
+        lib = ctypes.CDLL(str(path))
+        lib.iot_version.restype = ctypes.c_char_p
+        lib.iot_catalogue_json.restype = ctypes.c_void_p
+        lib.iot_settings_check.restype = ctypes.c_void_p
+        lib.iot_settings_check.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.iot_free.argtypes = [ctypes.c_void_p]
+        lib.iot_parse_size.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p, ctypes.c_size_t]
+        lib.iot_explain_hint.restype = ctypes.c_int
+        lib.iot_explain_hint.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                         ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.iot_status_name.restype = ctypes.c_char_p
+        lib.iot_status_name.argtypes = [ctypes.c_int]
+        self._lib = lib
+
+    def _take(self, ptr: int | None) -> str:
+        try:
+            return ctypes.string_at(ptr).decode()
+        finally:
+            self._lib.iot_free(ptr)
+
+    def version(self) -> str:
+        return self._lib.iot_version().decode()
+
+    def catalogue(self) -> dict:
+        return json.loads(self._take(self._lib.iot_catalogue_json()))
+
+    def check_settings(self, text: str) -> dict:
+        """Normalized settings document; raises ValueError with the core's message."""
+        err = ctypes.create_string_buffer(1024)
+        ptr = self._lib.iot_settings_check(text.encode(), err, len(err))
+        if not ptr:
+            raise ValueError(err.value.decode())
+        return json.loads(self._take(ptr))
+
+    def parse_size(self, text: str) -> int:
+        out = ctypes.c_int64()
+        err = ctypes.create_string_buffer(256)
+        if self._lib.iot_parse_size(text.encode(), ctypes.byref(out), err, len(err)) != 0:
+            raise ValueError(err.value.decode())
+        return out.value
+
+    def explain_hint(self, name: str, requested: str, effective: str | None, fs_driver: str,
+                     nnodes: int = 1, nprocs: int = 1, cb_config_list: str | None = None) -> tuple[str, str]:
+        """(status, reason) for a requested MPI-IO hint, as the runtime reports it."""
+        why = ctypes.create_string_buffer(512)
+        enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+        st = self._lib.iot_explain_hint(enc(name), enc(requested), enc(effective), enc(fs_driver), nnodes, nprocs,
+                                        enc(cb_config_list), why, len(why))
+        return self._lib.iot_status_name(st).decode(), why.value.decode()
+
+
+@functools.lru_cache(maxsize=1)
+def core() -> Core:
+    return Core(native_dir() / "lib" / "libiotuner_core.so")

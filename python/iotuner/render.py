@@ -1,0 +1,135 @@
+"""Terminal tables for run reports."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .report import Report
+
+STATUS_STYLE = {"applied": "green", "changed": "yellow", "dropped": "red", "not_applicable": "dim",
+                "failed": "bold red"}
+
+
+def fmt_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def fmt_seconds(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} µs"
+    if s < 1:
+        return f"{s * 1e3:.1f} ms"
+    if s < 120:
+        return f"{s:.2f} s"
+    return f"{s / 60:.1f} min"
+
+
+def fmt_bw(mib_s: float) -> str:
+    return f"{mib_s / 1024:.2f} GiB/s" if mib_s >= 1024 else f"{mib_s:.1f} MiB/s"
+
+
+def _short(path: str, cwd: str | None) -> str:
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1:]
+    return path
+
+
+def _cells(*values: object) -> list[Text]:
+    """Plain text cells: file and dataset names may contain [brackets]."""
+    return [v if isinstance(v, Text) else Text(str(v)) for v in values]
+
+
+def console_for_output() -> Console:
+    """A console that does not wrap tables at 80 columns when piped to a file."""
+    import os
+    import sys
+    width = None if sys.stdout.isatty() else max(int(os.environ.get("COLUMNS") or 160), 120)
+    return Console(highlight=False, width=width)
+
+
+def phase_table(report: Report) -> Table:
+    cwd = report.run.get("cwd")
+    t = Table(title="I/O phases (file open to close; time is the slowest rank)", box=box.SIMPLE_HEAD,
+              title_justify="left")
+    for col, just in (("#", "right"), ("file", "left"), ("via", "left"), ("ranks", "right"), ("written", "right"),
+                      ("read", "right"), ("time", "right"), ("in I/O calls", "right"), ("bandwidth", "right")):
+        if col == "file":
+            t.add_column(col, justify=just, min_width=16, overflow="fold")
+        else:
+            t.add_column(col, justify=just, no_wrap=True)
+    for p in report.data_phases():
+        via = p["kind"] + (f"/{p['driver']}" if p.get("driver") else "")
+        t.add_row(*_cells(p["id"], _short(p["file"], cwd), via, p["ranks"], fmt_bytes(p["bytes_written"]),
+                          fmt_bytes(p["bytes_read"]), fmt_seconds(p["wall_time_s"]), fmt_seconds(p["io_time_s"]),
+                          fmt_bw(p["bandwidth_mib_s"])))
+    tot = report.totals
+    t.add_section()
+    bw = [f"{d} {fmt_bw(tot[f'{key}_bandwidth_mib_s'])}" for d, key in (("W", "write"), ("R", "read"))
+          if tot[f"bytes_{'written' if key == 'write' else 'read'}"]]
+    t.add_row(*_cells("", "total", "", "", fmt_bytes(tot["bytes_written"]), fmt_bytes(tot["bytes_read"]),
+                      fmt_seconds(tot["write_time_s"] + tot["read_time_s"]), fmt_seconds(tot["io_time_s"]),
+                      "  ".join(bw)))
+    return t
+
+
+def _phase_ranges(ids: list[int]) -> str:
+    ids = sorted(set(ids))
+    parts, start = [], None
+    for i, v in enumerate(ids):
+        if start is None:
+            start = v
+        if i + 1 == len(ids) or ids[i + 1] != v + 1:
+            parts.append(str(start) if start == v else f"{start}-{v}")
+            start = None
+    return ",".join(parts)
+
+
+def settings_table(report: Report) -> Table | None:
+    """One row per distinct outcome of a knob, with the phases it happened in."""
+    rows: dict[tuple, list[int]] = {}
+    for c in report.checks():
+        key = (c["layer"], c["knob"], c.get("dataset", ""), c["requested"], c["effective"], c["status"],
+               c["reason"] or "")
+        rows.setdefault(key, []).append(c["phase"])
+    if not rows:
+        return None
+    t = Table(title="Settings: requested vs effective (read back after applying)", box=box.SIMPLE_HEAD,
+              title_justify="left")
+    for col in ("phases", "knob", "requested", "effective", "status", "why"):
+        t.add_column(col, overflow="fold")
+    for (layer, knob, dataset, req, eff, status, reason), phases in rows.items():
+        name = f"{layer}.{knob}" + (f" [{dataset}]" if dataset else "")
+        t.add_row(*_cells(_phase_ranges(phases), name, req, eff if eff is not None else "-",
+                          Text(status.replace("_", " "), style=STATUS_STYLE.get(status, "")), reason))
+    return t
+
+
+def print_report(report: Report, console: Console | None = None) -> None:
+    console = console or Console()
+    run = report.run
+    s = report.settings
+    settings_line = {"none": Text("no settings file (measured only)"),
+                     "loaded": Text(str(s.get("path"))),
+                     "rejected": Text.assemble(("rejected", "red"), f": {s.get('message')}")}.get(
+                         s["status"], Text(s["status"]))
+    mpi = " ".join((run.get("mpi_library") or "none").split())
+    console.print(Text.assemble(("iotuner run", "bold"), f": {run['ranks']} rank(s) on {run['nodes']} node(s); "
+                                f"MPI: {mpi}; HDF5: {run.get('hdf5_library') or 'not used'}"))
+    console.print(Text("settings: ") + settings_line)
+    if report.data_phases():
+        console.print(phase_table(report))
+    else:
+        console.print("no file I/O was seen")
+    table = settings_table(report)
+    if table is not None:
+        console.print(table)
+    for w in report.warnings:
+        if w != s.get("message"):
+            console.print(Text.assemble(("warning: ", "yellow"), w))

@@ -1,0 +1,90 @@
+"""Run reports (the output contract of the runtime; schema in docs/report.md)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+VERSION = 1
+KIND = "iotuner-run-report"
+
+
+class ReportError(ValueError):
+    pass
+
+
+@dataclass
+class Report:
+    data: dict
+
+    @property
+    def phases(self) -> list[dict]:
+        return self.data["phases"]
+
+    @property
+    def totals(self) -> dict:
+        return self.data["totals"]
+
+    @property
+    def run(self) -> dict:
+        return self.data["run"]
+
+    @property
+    def settings(self) -> dict:
+        return self.data["settings"]
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.data.get("warnings", [])
+
+    def data_phases(self) -> list[dict]:
+        """Phases that moved bytes."""
+        return [p for p in self.phases if p["bytes_written"] or p["bytes_read"]]
+
+    def checks(self, layer: str | None = None, knob: str | None = None) -> list[dict]:
+        """Every verification entry, each with the phase's file added."""
+        out = []
+        for p in self.phases:
+            for s in p.get("settings", []):
+                if (layer is None or s["layer"] == layer) and (knob is None or s["knob"] == knob):
+                    out.append({**s, "file": p["file"], "phase": p["id"]})
+        return out
+
+    def effective_hints(self, phase: int | None = None) -> dict[str, str]:
+        """MPI-IO hints as read back from the first (or given) phase that opened a file with MPI-IO."""
+        for p in self.phases:
+            if (phase is None or p["id"] == phase) and "mpi_hints" in p:
+                return p["mpi_hints"]
+        return {}
+
+
+_REQUIRED = {"run": dict, "settings": dict, "phases": list, "totals": dict}
+
+
+def parse(data: Any, source: str = "report") -> Report:
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise ReportError(f"{source} is not an iotuner run report")
+    version = data.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise ReportError(f"{source} has no valid version field")
+    if version > VERSION:
+        raise ReportError(f"{source} is report version {version}; this iotuner reads up to {VERSION}")
+    for key, typ in _REQUIRED.items():
+        if not isinstance(data.get(key), typ):
+            raise ReportError(f"{source} lacks '{key}'")
+    return Report(data)
+
+
+def load(path: str | Path) -> Report:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ReportError(f"cannot read run report {path}: {e.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ReportError(f"run report {path} is corrupt: {e}") from None
+    return parse(data, str(path))
