@@ -1,0 +1,80 @@
+"""The iotuner command line: help, exit codes, tables."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import kernel, mpi
+
+
+def iotuner(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "iotuner", *map(str, args)], capture_output=True, text=True, **kw)
+
+
+def test_help_lists_commands():
+    r = iotuner("--help")
+    assert r.returncode == 0
+    for cmd in ("run", "show", "check", "convert", "knobs", "kernels"):
+        assert f"    {cmd}" in r.stdout
+
+
+def test_run_help_explains_usage():
+    r = iotuner("run", "--help")
+    assert r.returncode == 0
+    assert "--config FILE" in r.stdout and "-- LAUNCHER APP ARGS" in r.stdout and "untuned" in r.stdout
+
+
+def test_run_without_a_command_is_a_usage_error():
+    r = iotuner("run")
+    assert r.returncode == 2 and "give the command to run" in r.stderr
+
+
+def test_run_of_a_missing_program():
+    r = iotuner("run", "--", "/nonexistent/app")
+    assert r.returncode == 127 and "cannot start" in r.stderr
+
+
+def test_check(tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text('{"version": 1, "mpiio": {"cb_buffer_size": "4M"}}')
+    r = iotuner("check", good)
+    assert r.returncode == 0 and json.loads(r.stdout)["groups"][0]["mpiio"]["cb_buffer_size"] == 4194304
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 1, "mpiio": {"cb_buffer_size": "4MB"}}')
+    r = iotuner("check", bad)
+    assert r.returncode == 1 and "ambiguous" in r.stderr
+    r = iotuner("check", tmp_path / "missing.json")
+    assert r.returncode == 1 and "cannot read" in r.stderr
+
+
+def test_knobs_and_kernels():
+    r = iotuner("knobs", "--layer", "lustre")
+    assert r.returncode == 0 and "lustre.layout" in r.stdout and "hdf5.alignment" not in r.stdout
+    r = iotuner("kernels")
+    assert r.returncode == 0
+    assert {line.split()[0] for line in r.stdout.splitlines()} >= {"vpicio", "vorpalio", "gcrmio", "flashio", "h5ior"}
+
+
+@pytest.mark.mpi
+def test_run_prints_phases_and_settings_and_keeps_exit_status(tmp_path):
+    cfg = tmp_path / "s.json"
+    cfg.write_text('{"version": 1, "mpiio": {"romio_cb_write": "enable", "striping_factor": 4}}')
+    r = iotuner("run", "--config", cfg, "--report", "r.json", "--",
+                *mpi(), kernel("vpicio"), "-n", "32K", "-o", ".", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "vpicio.h5" in r.stdout and "hdf5/mpio" in r.stdout
+    assert "mpiio.romio_cb_write" in r.stdout and "applied" in r.stdout
+    assert "mpiio.striping_factor" in r.stdout and "ufs driver ignores striping hints" in r.stdout
+    shown = iotuner("show", tmp_path / "r.json")
+    assert shown.returncode == 0 and "vpicio.h5" in shown.stdout
+    failing = iotuner("run", "--", *mpi(1), kernel("vpicio"), "-n", "bogus")
+    assert failing.returncode != 0 and "exited with status" in failing.stdout
+
+
+def test_show_corrupt_report(tmp_path):
+    bad = tmp_path / "r.json"
+    bad.write_text("{")
+    r = iotuner("show", bad)
+    assert r.returncode == 1 and "corrupt" in r.stderr

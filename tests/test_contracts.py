@@ -1,0 +1,120 @@
+"""The two documents between the halves: each side reads what the other
+writes, both match the schemas in docs/, and the docs name every knob."""
+
+import ctypes
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from referencing import Registry, Resource
+
+from iotuner import catalogue, native, report, settings
+
+from conftest import kernel, mpi, run_job
+
+DOCS = Path(__file__).parent.parent / "docs"
+SETTINGS_SCHEMA = json.loads((DOCS / "settings.schema.json").read_text())
+REPORT_SCHEMA = json.loads((DOCS / "report.schema.json").read_text())
+REGISTRY = Registry().with_resource(SETTINGS_SCHEMA["$id"], Resource.from_contents(SETTINGS_SCHEMA)) \
+    .with_resource("settings-1.json", Resource.from_contents(SETTINGS_SCHEMA))
+
+
+def validate_report(data):
+    jsonschema.Draft202012Validator(REPORT_SCHEMA, registry=REGISTRY).validate(data)
+
+
+def validate_settings(data):
+    jsonschema.Draft202012Validator(SETTINGS_SCHEMA).validate(data)
+
+
+def test_settings_schema_lists_the_catalogue():
+    defs = SETTINGS_SCHEMA["$defs"]
+    for layer in catalogue.LAYERS:
+        in_schema = set(defs[layer]["properties"])
+        in_catalogue = {k.name for k in catalogue.knobs().values() if k.layer == layer}
+        assert in_schema == in_catalogue, layer
+
+
+def test_docs_name_every_knob():
+    text = (DOCS / "settings.md").read_text()
+    missing = [key for key in catalogue.knobs() if f"`{key}`" not in text]
+    assert missing == []
+
+
+def test_runtime_has_one_applier_per_knob():
+    """libiotuner.so lists what it can apply; it must be the catalogue, no more, no less."""
+    lib = ctypes.CDLL(str(native.runtime_library()))
+    lib.iotuner_runtime_knobs.restype = ctypes.c_char_p
+    appliers = lib.iotuner_runtime_knobs().decode().split(",")
+    assert len(appliers) == len(set(appliers))
+    catalogued = set(catalogue.knobs())
+    explicit = {a for a in appliers if not a.endswith(".*")}
+    wildcard_layers = {a[:-2] for a in appliers if a.endswith(".*")}
+    assert wildcard_layers == {"mpiio"}  # every MPI-IO hint goes through MPI_Info_set
+    assert explicit == {k for k in catalogued if not k.startswith("mpiio.")}
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in (DOCS / "examples").glob("*.json")))
+def test_examples_are_valid(example):
+    doc = json.loads((DOCS / "examples" / example).read_text())
+    validate_settings(doc)
+    validate_settings(settings.validate(doc))
+
+
+@pytest.mark.mpi
+def test_python_writes_runtime_reads_runtime_writes_python_reads(tmp_path):
+    doc = settings.from_flat({"hdf5.alignment": [0, "64K"], "hdf5.sieve_buf_size": "512K",
+                              "mpiio.romio_cb_write": "disable", "mpiio.vendor_hint": "x"},
+                             description="written by Python", meta={"trial": 7})
+    path = settings.save(doc, tmp_path / "settings.json")
+    validate_settings(json.loads(path.read_text()))
+    result = run_job(mpi() + [kernel("vpicio"), "-n", "32K", "-r", "-o", tmp_path], config=path,
+                     report=tmp_path / "report.json")
+    assert result.ok, result.stderr
+    raw = json.loads((tmp_path / "report.json").read_text())
+    validate_report(raw)
+    rep = report.load(tmp_path / "report.json")
+    assert rep.settings["status"] == "loaded"
+    assert rep.settings["document"] == settings.validate(doc)  # the runtime read exactly what Python wrote
+    assert rep.settings["document"]["meta"] == {"trial": 7}
+    assert {c["knob"]: c["effective"] for c in rep.checks() if c["phase"] == 0} == {
+        "alignment": "0,65536", "sieve_buf_size": "524288", "romio_cb_write": "disable", "vendor_hint": None}
+
+
+def test_serial_report_matches_schema(tmp_path, programs):
+    result = run_job([programs["serial_h5"], tmp_path / "g.h5"], report=tmp_path / "r.json")
+    assert result.ok
+    validate_report(json.loads((tmp_path / "r.json").read_text()))
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "corrupt"),
+    ('{"kind": "something-else"}', "not an iotuner run report"),
+    ('{"kind": "iotuner-run-report", "version": 99}', "version 99"),
+    ('{"kind": "iotuner-run-report", "version": 1, "run": {}}', "lacks"),
+])
+def test_bad_reports_are_named(tmp_path, text, message):
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    with pytest.raises(report.ReportError, match=message):
+        report.load(path)
+
+
+def test_core_through_ctypes():
+    core = native.core()
+    assert core.parse_size("4M") == 4 << 20
+    with pytest.raises(ValueError, match="ambiguous"):
+        core.parse_size("4MB")
+    assert core.explain_hint("striping_factor", "4", None, "ufs")[0] == "dropped"
+    status, reason = core.explain_hint("cb_nodes", "4", "1", "ufs", nnodes=1, nprocs=8, cb_config_list="*:1")
+    assert status == "changed" and '"*:4"' in reason
+
+
+def test_flat_settings_round_trip():
+    flat = {"hdf5.alignment": [0, 65536], "mpiio.cb_nodes": 2, "lustre.stripe_count": 4}
+    assert settings.flatten(settings.from_flat(flat)) == flat
+    with pytest.raises(settings.SettingsError, match="layer.knob"):
+        settings.from_flat({"alignment": 1})
+    with pytest.raises(settings.SettingsError, match="unknown hdf5 knob"):
+        settings.validate(settings.from_flat({"hdf5.nope": 1}))

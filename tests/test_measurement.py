@@ -1,0 +1,37 @@
+"""Byte counts are exact; times of many small calls are estimated from a
+weighted random sample, and the estimate must agree with the truth."""
+
+import pytest
+
+from conftest import kernel, run_job
+
+
+def phase_of(report, suffix):
+    return next(p for p in report.phases if p["file"].endswith(suffix))
+
+
+def test_sampled_time_estimates_the_write_loop(tmp_path):
+    writes, h5writes = 200_000, 20_000
+    result = run_job([kernel("bench_overhead"), tmp_path, writes, h5writes, 64])
+    assert result.ok, result.stderr
+    fields = dict(kv.split("=") for kv in result.stdout.split())
+    loop_s = float(fields["posix_s"])  # the program's own timing of its write loop
+
+    posix = phase_of(result.report, "overhead_posix.dat")
+    assert posix["write_calls"] == writes and posix["bytes_written"] == writes * 64  # exact
+    assert posix["time_sampled"] is True
+    # time inside write() is most of the loop; a wrong weight (1 instead of 16) would give ~6%
+    assert 0.5 * loop_s < posix["write_time_s"] < 1.1 * loop_s, (posix["write_time_s"], loop_s)
+
+    h5 = phase_of(result.report, "overhead.h5")
+    assert h5["hdf5"]["dataset_writes"] == h5writes
+    assert h5["time_sampled"] is True
+    h5_loop = float(fields["h5_s"])
+    assert 0.5 * h5_loop < h5["hdf5"]["write_time_s"] < 1.1 * h5_loop
+
+
+def test_few_calls_are_timed_exactly(tmp_path):
+    result = run_job([kernel("bench_overhead"), tmp_path, 500, 100, 4096])
+    assert result.ok
+    posix = phase_of(result.report, "overhead_posix.dat")
+    assert posix["write_calls"] == 500 and posix["time_sampled"] is False

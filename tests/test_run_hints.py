@@ -1,0 +1,81 @@
+"""iotuner run on VPIC-IO: MPI-IO hints applied, read back from the opened
+file with MPI_File_get_info, and every difference explained."""
+
+import pytest
+
+from conftest import kernel, mpi, run_job, write_json
+
+pytestmark = pytest.mark.mpi
+
+ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable", "striping_factor": 4, "striping_unit": "1M"}}
+TWO_AGGREGATORS = {"version": 1, "mpiio": {"romio_cb_write": "enable", "cb_config_list": "*:2", "cb_nodes": 2,
+                                           "striping_factor": 4}}
+
+
+def vpic(tmp_path, doc, name):
+    cfg = write_json(tmp_path / f"{name}.json", doc)
+    result = run_job(mpi() + [kernel("vpicio"), "-n", "256K", "-o", tmp_path / name], config=cfg)
+    assert result.ok, result.stderr
+    assert "iotuner: warning" not in result.stderr
+    phases = [p for p in result.report.phases if p["kind"] == "hdf5" and p["bytes_written"]]
+    assert len(phases) == 1
+    return phases[0]
+
+
+def checks(phase):
+    return {c["knob"]: c for c in phase["settings"] if c["layer"] == "mpiio"}
+
+
+def assert_striping_dropped(phase):
+    c = checks(phase)["striping_factor"]
+    assert c["status"] == "dropped"
+    assert c["effective"] is None
+    assert "striping_factor" not in phase["mpi_hints"]  # really absent from MPI_File_get_info
+    assert "ufs driver ignores striping hints" in c["reason"]
+    unit = checks(phase).get("striping_unit")
+    if unit is not None:  # ROMIO keeps this one on ufs, for file-domain alignment only
+        assert unit["status"] == "applied" and "nothing is striped" in unit["reason"]
+
+
+def test_one_aggregator(tmp_path):
+    phase = vpic(tmp_path, ONE_AGGREGATOR, "one")
+    hints = phase["mpi_hints"]
+    assert hints["romio_cb_write"] == "enable"
+    assert hints["cb_nodes"] == "1"
+    assert hints["romio_aggregator_list"].split() == ["0"]
+    assert hints["romio_filesystem_type"].startswith("UFS")
+    c = checks(phase)
+    assert c["romio_cb_write"]["status"] == "applied"
+    assert c["romio_cb_write"]["effective"] == "enable"
+    assert phase["mpiio_driver"] == "ufs"
+    assert set(c) == {"romio_cb_write", "striping_factor", "striping_unit"}
+    assert_striping_dropped(phase)
+    assert phase["ranks"] == 2
+    assert phase["bytes_written"] >= 2 * 256 * 1024 * 8 * 4  # 8 variables of 4 bytes per particle
+
+
+def test_two_aggregators(tmp_path):
+    phase = vpic(tmp_path, TWO_AGGREGATORS, "two")
+    hints = phase["mpi_hints"]
+    assert hints["cb_nodes"] == "2"
+    assert hints["cb_config_list"] == "*:2"
+    assert hints["romio_aggregator_list"].split() == ["0", "1"]
+    c = checks(phase)
+    for knob, value in (("romio_cb_write", "enable"), ("cb_config_list", "*:2"), ("cb_nodes", "2")):
+        assert c[knob]["status"] == "applied", c[knob]
+        assert c[knob]["effective"] == value
+    assert_striping_dropped(phase)
+
+
+def test_cb_nodes_alone_is_capped_and_explained(tmp_path):
+    phase = vpic(tmp_path, {"version": 1, "mpiio": {"romio_cb_write": "enable", "cb_nodes": 2}}, "capped")
+    c = checks(phase)["cb_nodes"]
+    assert (c["requested"], c["effective"], c["status"]) == ("2", "1", "changed")
+    assert "cb_config_list" in c["reason"] and '"*:2"' in c["reason"]
+
+
+def test_unknown_hint_is_passed_and_reported(tmp_path):
+    phase = vpic(tmp_path, {"version": 1, "mpiio": {"romio_cb_wirte": "enable"}}, "typo")
+    c = checks(phase)["romio_cb_wirte"]
+    assert c["status"] == "dropped"
+    assert "did you mean mpiio.romio_cb_write" in c["reason"]
