@@ -1,0 +1,35 @@
+# iotuner: `make demo` runs the main job, `make test` runs the tests.
+# Both install what they need first (scripts/setup.sh).
+
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+SOURCES := $(shell find native kernels bench python -type f \( -name '*.c' -o -name '*.h' -o -name '*.txt' -o -name '*.py' -o -name '*.map' \) 2>/dev/null) CMakeLists.txt pyproject.toml
+
+.PHONY: all setup build demo test test-c test-py bench clean
+
+all: build
+
+# (Re)install when sources change: the editable install rebuilds the C part in build/py.
+$(STAMP): $(SOURCES) scripts/setup.sh
+	./scripts/setup.sh
+	touch $@
+
+setup build: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/iotuner demo
+
+test: test-c test-py
+
+test-c: $(STAMP)
+	ctest --test-dir build/py --output-on-failure
+
+test-py: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) bench/overhead.py
+
+clean:
+	rm -rf build $(VENV) .pytest_cache
