@@ -29,4 +29,4 @@ fi
 # build requirements first, so the editable install can reuse build/py incrementally
 .venv/bin/python -m pip install -q "scikit-build-core>=0.9"
 .venv/bin/python -m pip install -q --no-build-isolation -e ".[test]"
-echo "setup: ready ($(.venv/bin/iotuner --version); MPI: $(mpiexec.mpich --version | sed -n 's/^Version: *//p' | head -1))"
+echo "setup: ready ($(.venv/bin/iotuner --version); MPI: $(mpiexec.mpich --version | sed -n 's/^ *Version: *//p' | head -1))"

@@ -375,11 +375,11 @@ static void dset_put(hid_t id, iot_phase *ph, int xfer)
 
 /* The last dataset this thread used: repeated small writes skip the lock.
  * HDF5 never reuses an id, so a closed dataset's entry cannot match again. */
-static __thread hid_t cached_id __attribute__((tls_model("initial-exec"))) = -1;
-static __thread iot_phase *cached_ph __attribute__((tls_model("initial-exec")));
-static __thread int cached_xfer __attribute__((tls_model("initial-exec")));
+static IOT_TLS hid_t cached_id = -1;
+static IOT_TLS iot_phase *cached_ph;
+static IOT_TLS int cached_xfer;
 
-static int dset_get(hid_t id, iot_phase **ph, int *xfer)
+static inline int dset_get(hid_t id, iot_phase **ph, int *xfer)
 {
     if (id == cached_id) {
         *ph = cached_ph;
@@ -917,7 +917,7 @@ static void verify_transfer(iot_phase *ph, hid_t used, int xfer)
 typedef herr_t (*dwrite_fn)(hid_t, hid_t, hid_t, hid_t, hid_t, const void *);
 typedef herr_t (*dread_fn)(hid_t, hid_t, hid_t, hid_t, hid_t, void *);
 
-static herr_t dataset_io(int is_write, hid_t did, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf, dwrite_fn w,
+static inline __attribute__((always_inline)) herr_t dataset_io(int is_write, hid_t did, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf, dwrite_fn w,
                          dread_fn r)
 {
     iot_phase *ph = NULL;

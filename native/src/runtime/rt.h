@@ -17,6 +17,8 @@
 #include "iotuner/core.h"
 
 #define IOT_EXPORT __attribute__((visibility("default")))
+/* initial-exec: a preloaded library gets static TLS, so no __tls_get_addr call on the hot path */
+#define IOT_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* ---- timing: a calibrated TSC when the kernel trusts it, else the monotonic clock ---- */
 
@@ -40,7 +42,7 @@ double iot_ticks_to_seconds(uint64_t ticks);
 #define IOT_SAMPLE_EVERY 16
 #define IOT_SMALL_CALL 65536
 
-extern __thread uint32_t iot_rng __attribute__((tls_model("initial-exec")));
+extern IOT_TLS uint32_t iot_rng;
 
 static inline int iot_sample_draw(void)
 {
@@ -176,8 +178,8 @@ extern iot_state iot_g;
 
 /* Per-thread: inside our own code (no tracking), and the HDF5 file phase
  * whose H5Fcreate/H5Fopen is running (its MPI_File_open belongs to it). */
-extern __thread int iot_internal;
-extern __thread iot_phase *iot_h5_opening;
+extern IOT_TLS int iot_internal;
+extern IOT_TLS iot_phase *iot_h5_opening;
 
 static inline int iot_active(void)
 {

@@ -12,9 +12,9 @@
 
 iot_state iot_g;
 int iot_use_tsc;
-__thread int iot_internal;
-__thread uint32_t iot_rng __attribute__((tls_model("initial-exec")));
-__thread iot_phase *iot_h5_opening;
+IOT_TLS int iot_internal;
+IOT_TLS uint32_t iot_rng;
+IOT_TLS iot_phase *iot_h5_opening;
 iot_phase *_Atomic iot_fd_phase[IOT_FD_TABLE];
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
