@@ -35,6 +35,20 @@ int main(void)
     iot_json_free(w);
     iot_json_free(v);
 
+    /* empty strings and empty buffers are terminated */
+    v = parse("{\"unit\": \"\", \"x\": [\"\"]}", err);
+    CHECK(v && iot_json_get(v, "unit")->string && iot_json_get(v, "unit")->string[0] == 0);
+    iot_buf_init(&b);
+    iot_jw_value(&b, NULL, v);
+    text = iot_buf_take(&b);
+    CHECK_STR(text, "{\"unit\":\"\",\"x\":[\"\"]}");
+    free(text);
+    iot_json_free(v);
+    iot_buf_init(&b);
+    text = iot_buf_take(&b);
+    CHECK_STR(text, "");
+    free(text);
+
     /* errors name the line and column */
     CHECK(parse("{\n  \"a\": 1,\n  \"b\" 2\n}", err) == NULL);
     CHECK_CONTAINS(err, "line 3");

@@ -500,8 +500,11 @@ char *iot_buf_take(iot_buf *b)
         iot_buf_free(b);
         return NULL;
     }
-    if (!b->data && reserve(b, 0) < 0)
-        return NULL;
+    if (!b->data) { /* nothing appended: an empty, terminated string */
+        if (reserve(b, 0) < 0)
+            return NULL;
+        b->data[0] = 0;
+    }
     char *d = b->data;
     b->data = NULL;
     b->len = b->cap = 0;
