@@ -18,13 +18,16 @@ def test_sampled_time_estimates_the_write_loop(tmp_path):
     loop_s = float(fields["posix_s"])  # the program's own timing of its write loop
 
     posix = phase_of(result.report, "overhead_posix.dat")
-    assert posix["write_calls"] == writes and posix["bytes_written"] == writes * 64  # exact
+    assert posix["posix"]["write_calls"] == writes and posix["posix"]["bytes_written"] == writes * 64  # exact
+    assert posix["data_level"] == "posix" and posix["bytes_written"] == writes * 64
     assert posix["time_sampled"] is True
     # time inside write() is most of the loop; a wrong weight (1 instead of 16) would give ~6%
-    assert 0.5 * loop_s < posix["write_time_s"] < 1.1 * loop_s, (posix["write_time_s"], loop_s)
+    estimate = posix["posix"]["write_time_s"]
+    assert 0.5 * loop_s < estimate < 1.1 * loop_s, (estimate, loop_s)
 
     h5 = phase_of(result.report, "overhead.h5")
     assert h5["hdf5"]["dataset_writes"] == h5writes
+    assert h5["data_level"] == "hdf5" and h5["bytes_written"] == h5writes * 64  # 8 doubles per call
     assert h5["time_sampled"] is True
     h5_loop = float(fields["h5_s"])
     assert 0.5 * h5_loop < h5["hdf5"]["write_time_s"] < 1.1 * h5_loop
@@ -34,4 +37,4 @@ def test_few_calls_are_timed_exactly(tmp_path):
     result = run_job([kernel("bench_overhead"), tmp_path, 500, 100, 4096])
     assert result.ok
     posix = phase_of(result.report, "overhead_posix.dat")
-    assert posix["write_calls"] == 500 and posix["time_sampled"] is False
+    assert posix["posix"]["write_calls"] == 500 and posix["time_sampled"] is False

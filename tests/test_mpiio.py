@@ -23,9 +23,11 @@ def test_mpiio_program(tmp_path, programs, mode):
     assert out.read_bytes() == expected_file(2)
     (phase,) = result.report.data_phases()
     assert phase["kind"] == "mpiio" and phase["ranks"] == 2
-    assert phase["bytes_written"] == 2 * COUNT * BLOCK  # POSIX level, all ranks
-    if mode == "independent":
-        assert phase["write_calls"] == 2 * COUNT
+    assert phase["data_level"] == "mpiio"
+    assert phase["bytes_written"] == 2 * COUNT * BLOCK  # the application's bytes, all ranks
+    assert phase["mpiio"]["write_calls"] == 2 * COUNT
+    if mode == "independent":  # each call is one POSIX write of its block
+        assert phase["posix"]["write_calls"] == 2 * COUNT and phase["posix"]["bytes_written"] == 2 * COUNT * BLOCK
     assert phase["wall_time_s"] > 0 and phase["write_bandwidth_mib_s"] > 0
     checks = {c["knob"]: c for c in phase["settings"]}
     assert {k: c["status"] for k, c in checks.items()} == {
@@ -41,3 +43,14 @@ def test_repeated_opens_are_separate_phases(tmp_path, programs):
     # one run, one open: occurrence 0; each run reports only its own phase
     (phase,) = result.report.data_phases()
     assert phase["occurrence"] == 0 and phase["bytes_written"] == 2 * 4 * 4096
+
+
+def test_files_on_dev_shm_are_tracked(programs):
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as d:
+        out = Path(d) / "data.bin"
+        result = run_job(mpi() + [programs["mpiio_write"], out, 4096, 4, "independent"])
+        assert result.ok
+        (phase,) = result.report.data_phases()
+        assert phase["file"] == str(out) and phase["bytes_written"] == 2 * 4 * 4096

@@ -56,26 +56,34 @@ def console_for_output() -> Console:
 
 def phase_table(report: Report) -> Table:
     cwd = report.run.get("cwd")
-    t = Table(title="I/O phases (file open to close; time is the slowest rank)", box=box.SIMPLE_HEAD,
+    t = Table(title="I/O phases (file open to close; the application's data; time is the slowest rank)",
+              box=box.SIMPLE_HEAD,
               title_justify="left")
     for col, just in (("#", "right"), ("file", "left"), ("via", "left"), ("ranks", "right"), ("written", "right"),
-                      ("read", "right"), ("time", "right"), ("in I/O calls", "right"), ("bandwidth", "right")):
+                      ("read", "right"), ("time", "right"), ("in I/O calls", "right"), ("bandwidth", "right"),
+                      ("to the file system", "right")):
         if col == "file":
             t.add_column(col, justify=just, min_width=16, overflow="fold")
         else:
             t.add_column(col, justify=just, no_wrap=True)
     for p in report.data_phases():
         via = p["kind"] + (f"/{p['driver']}" if p.get("driver") else "")
+        posix = p["posix"]
+        fs = f"W {fmt_bytes(posix['bytes_written'])}" + (f" R {fmt_bytes(posix['bytes_read'])}" if posix["bytes_read"]
+                                                        else "")
+        amp = p.get("write_amplification")
+        fs_cell = Text(fs + (f" ({amp:.1f}x the data)" if amp and amp >= 1.5 else ""),
+                       style="yellow" if amp and amp >= 1.5 else "")
         t.add_row(*_cells(p["id"], _short(p["file"], cwd), via, p["ranks"], fmt_bytes(p["bytes_written"]),
                           fmt_bytes(p["bytes_read"]), fmt_seconds(p["wall_time_s"]), fmt_seconds(p["io_time_s"]),
-                          fmt_bw(p["bandwidth_mib_s"])))
+                          fmt_bw(p["bandwidth_mib_s"]), fs_cell))
     tot = report.totals
     t.add_section()
     bw = [f"{d} {fmt_bw(tot[f'{key}_bandwidth_mib_s'])}" for d, key in (("W", "write"), ("R", "read"))
           if tot[f"bytes_{'written' if key == 'write' else 'read'}"]]
     t.add_row(*_cells("", "total", "", "", fmt_bytes(tot["bytes_written"]), fmt_bytes(tot["bytes_read"]),
                       fmt_seconds(tot["write_time_s"] + tot["read_time_s"]), fmt_seconds(tot["io_time_s"]),
-                      "  ".join(bw)))
+                      "  ".join(bw), f"W {fmt_bytes(tot['posix_bytes_written'])}"))
     return t
 
 

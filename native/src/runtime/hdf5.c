@@ -51,6 +51,10 @@ static struct {
     hid_t (*Fget_access_plist)(hid_t);
     hid_t (*Dget_create_plist)(hid_t);
     int (*Sget_simple_extent_dims)(hid_t, hsize_t *, hsize_t *);
+    hssize_t (*Sget_select_npoints)(hid_t);
+    herr_t (*Sclose)(hid_t);
+    hid_t (*Dget_space)(hid_t);
+    size_t (*Tget_size)(hid_t);
     herr_t (*Eget_auto2)(hid_t, H5E_auto2_t *, void **);
     herr_t (*Eset_auto2)(hid_t, H5E_auto2_t, void *);
     hid_t (*Iget_file_id)(hid_t);
@@ -101,6 +105,10 @@ static void h5_resolve_once(void)
     H5SYM(Fget_access_plist, "H5Fget_access_plist");
     H5SYM(Dget_create_plist, "H5Dget_create_plist");
     H5SYM(Sget_simple_extent_dims, "H5Sget_simple_extent_dims");
+    H5SYM(Sget_select_npoints, "H5Sget_select_npoints");
+    H5SYM(Sclose, "H5Sclose");
+    H5SYM(Dget_space, "H5Dget_space");
+    H5SYM(Tget_size, "H5Tget_size");
     H5SYM(Eget_auto2, "H5Eget_auto2");
     H5SYM(Eset_auto2, "H5Eset_auto2");
     H5SYM(Iget_file_id, "H5Iget_file_id");
@@ -115,7 +123,8 @@ static void h5_resolve_once(void)
     h5_ok = H.open && H.Pcreate && H.Pcopy && H.Pclose && H.Pget_driver && H.Fget_access_plist && H.Eget_auto2 &&
             H.Eset_auto2 && H.Iget_file_id && H.Idec_ref && H.Iget_name && H.cls_file_access &&
             H.cls_dataset_create && H.cls_dataset_xfer && H.Pset_chunk && H.Pget_chunk && H.Pget_layout &&
-            H.Dget_create_plist && H.Sget_simple_extent_dims;
+            H.Dget_create_plist && H.Sget_simple_extent_dims && H.Sget_select_npoints && H.Sclose &&
+            H.Dget_space && H.Tget_size;
     if (h5_ok) {
         H.open();
         unsigned maj = 0, min = 0, rel = 0;
@@ -914,6 +923,30 @@ static void verify_transfer(iot_phase *ph, hid_t used, int xfer)
     iot_phase_check(ph, "hdf5", "transfer_mode", NULL, want, eff, st, why);
 }
 
+/* Bytes the application moves in one H5Dwrite / H5Dread: the selected
+ * elements times the memory type's size. */
+static IOT_TLS hid_t cached_type = -1;
+static IOT_TLS size_t cached_type_size;
+
+static uint64_t transfer_bytes(hid_t did, hid_t mem_type, hid_t mem_space, hid_t file_space)
+{
+    if (mem_type != cached_type) {
+        cached_type_size = H.Tget_size(mem_type);
+        cached_type = mem_type;
+    }
+    hid_t space = mem_space != H5S_ALL ? mem_space : file_space;
+    hssize_t n;
+    if (space != H5S_ALL) {
+        n = H.Sget_select_npoints(space);
+    } else { /* H5S_ALL twice: the whole dataset */
+        hid_t whole = H.Dget_space(did);
+        n = whole >= 0 ? H.Sget_select_npoints(whole) : 0;
+        if (whole >= 0)
+            H.Sclose(whole);
+    }
+    return n > 0 ? (uint64_t)n * cached_type_size : 0;
+}
+
 typedef herr_t (*dwrite_fn)(hid_t, hid_t, hid_t, hid_t, hid_t, const void *);
 typedef herr_t (*dread_fn)(hid_t, hid_t, hid_t, hid_t, hid_t, void *);
 
@@ -939,6 +972,12 @@ static inline __attribute__((always_inline)) herr_t dataset_io(int is_write, hid
     if (weight)
         atomic_fetch_add_explicit(is_write ? &ph->h5_write_ticks : &ph->h5_read_ticks, (iot_ticks() - t0) * weight,
                                   memory_order_relaxed);
+    if (rc >= 0) {
+        iot_internal++;
+        uint64_t bytes = transfer_bytes(did, mt, ms, fs);
+        iot_internal--;
+        atomic_fetch_add_explicit(is_write ? &ph->h5_bytes_written : &ph->h5_bytes_read, bytes, memory_order_relaxed);
+    }
     if (xfer && rc >= 0 && !ph->xfer_checked) {
         iot_internal++;
         verify_transfer(ph, use, xfer);

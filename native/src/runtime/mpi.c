@@ -1,5 +1,5 @@
-/* MPI interposition: start-up and shutdown of the run, and MPI-IO hints on
- * every MPI_File_open (for pure MPI-IO programs and for HDF5's own opens). */
+/* MPI interposition: start-up and shutdown of the run (the report is
+ * gathered with PMPI collectives inside MPI_Finalize). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +42,7 @@ static void resolve(void)
     SYM(File_close, "PMPI_File_close");
     SYM(File_get_info, "PMPI_File_get_info");
     SYM(Get_library_version, "PMPI_Get_library_version");
+    SYM(Type_size, "PMPI_Type_size");
     void **p = (void **)&iot_pmpi;
     pmpi_ok = 1;
     for (size_t i = 0; i < sizeof iot_pmpi / sizeof(void *); i++)
@@ -172,137 +173,4 @@ IOT_EXPORT int MPI_Finalize(void)
         iot_internal--;
     }
     return iot_pmpi.Finalize();
-}
-
-/* ---- MPI-IO ---- */
-
-static const char *driver_from_info(const char *fstype, char *out, size_t outlen)
-{
-    /* ROMIO reports e.g. "UFS: Generic ROMIO driver for all UNIX-like file systems" */
-    size_t n = 0;
-    while (fstype[n] && fstype[n] != ':' && n + 1 < outlen) {
-        char c = fstype[n];
-        out[n++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    }
-    out[n] = 0;
-    return out;
-}
-
-static int info_value(MPI_Info info, const char *key, char *out, int outlen)
-{
-    int flag = 0;
-    iot_pmpi.Info_get(info, key, outlen - 1, out, &flag);
-    return flag;
-}
-
-/* Reads the hints back from the opened file and explains every difference. */
-static void verify_hints(iot_phase *ph, MPI_Comm comm, MPI_File fh, const iot_setting **req, size_t n)
-{
-    MPI_Info eff;
-    if (iot_pmpi.File_get_info(fh, &eff) != MPI_SUCCESS)
-        return;
-    int nkeys = 0;
-    iot_pmpi.Info_get_nkeys(eff, &nkeys);
-    iot_buf b;
-    iot_buf_init(&b);
-    iot_jw_begin_object(&b, NULL);
-    for (int i = 0; i < nkeys; i++) {
-        char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
-        if (iot_pmpi.Info_get_nthkey(eff, i, key) != MPI_SUCCESS)
-            continue;
-        if (info_value(eff, key, val, sizeof val))
-            iot_jw_string(&b, key, val);
-    }
-    iot_jw_end_object(&b);
-    iot_phase_set_hints(ph, iot_buf_take(&b));
-
-    char fstype[256], cb_list[256];
-    if (info_value(eff, "romio_filesystem_type", fstype, sizeof fstype))
-        driver_from_info(fstype, ph->mpiio_driver, sizeof ph->mpiio_driver);
-    else
-        snprintf(ph->mpiio_driver, sizeof ph->mpiio_driver, "%s", ph->file_system);
-    int have_list = info_value(eff, "cb_config_list", cb_list, sizeof cb_list);
-    int nprocs = 1, nnodes = -1;
-    iot_pmpi.Comm_size(comm, &nprocs);
-    for (size_t i = 0; i < n; i++) {
-        char val[MPI_MAX_INFO_VAL + 1], why[512];
-        int found = info_value(eff, req[i]->name, val, sizeof val);
-        /* every rank sees the same hints, so this collective is taken by all or none */
-        if (!strcmp(req[i]->name, "cb_nodes") && found && strcmp(val, req[i]->text) && nnodes < 0)
-            nnodes = iot_mpi_count_nodes(comm);
-        iot_status st = iot_explain_hint(req[i]->name, req[i]->text, found ? val : NULL, ph->mpiio_driver,
-                                         nnodes > 0 ? nnodes : iot_g.nnodes, nprocs, have_list ? cb_list : NULL,
-                                         why, sizeof why);
-        iot_phase_check(ph, "mpiio", req[i]->name, NULL, req[i]->text, found ? val : NULL, st, why);
-    }
-    iot_pmpi.Info_free(&eff);
-}
-
-IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
-{
-    static int (*real)(MPI_Comm, const char *, int, MPI_Info, MPI_File *);
-    IOT_REAL(real, "MPI_File_open");
-    if (!iot_active() || !iot_pmpi_resolve())
-        return real(comm, filename, amode, info, fh);
-    if (!iot_g.mpi_initialized)
-        iot_g.rank = iot_mpi_world_rank(); /* MPI_Init went around us (e.g. Fortran) */
-    iot_warn_settings_once();
-
-    iot_phase *ph = iot_h5_opening; /* HDF5's own open belongs to its file phase */
-    int own = (ph == NULL);
-    if (own) {
-        ph = iot_phase_begin(IOT_KIND_MPIIO, filename, (amode & MPI_MODE_CREATE) != 0);
-        iot_g.used_mpiio = 1;
-    }
-    if (!ph)
-        return real(comm, filename, amode, info, fh);
-
-    const iot_setting *hints[128];
-    size_t n = iot_resolve(ph->path, NULL, IOT_LAYER_MPIIO, hints, 128);
-    MPI_Info use = info, mine = MPI_INFO_NULL;
-    if (n) {
-        iot_internal++;
-        int rc = info != MPI_INFO_NULL ? iot_pmpi.Info_dup(info, &mine) : iot_pmpi.Info_create(&mine);
-        if (rc == MPI_SUCCESS) {
-            for (size_t i = 0; i < n; i++)
-                iot_pmpi.Info_set(mine, hints[i]->name, hints[i]->text);
-            use = mine;
-        } else {
-            mine = MPI_INFO_NULL;
-            n = 0;
-        }
-        iot_internal--;
-    }
-    if (own && (amode & MPI_MODE_CREATE) && iot_lustre_wanted(ph->path)) {
-        int r = 0;
-        iot_pmpi.Comm_rank(comm, &r);
-        iot_lustre_prepare(ph, ph->path, 0, r == 0);
-        iot_pmpi.Barrier(comm); /* nobody opens before the layout exists */
-    }
-    int rc = real(comm, filename, amode, use, fh);
-    if (rc == MPI_SUCCESS) {
-        if (own)
-            ph->handle = (int64_t)(intptr_t)*fh;
-        iot_internal++;
-        verify_hints(ph, comm, *fh, hints, n);
-        iot_internal--;
-    } else if (own) {
-        iot_phase_abort(ph);
-    }
-    if (mine != MPI_INFO_NULL)
-        iot_pmpi.Info_free(&mine);
-    return rc;
-}
-
-IOT_EXPORT int MPI_File_close(MPI_File *fh)
-{
-    static int (*real)(MPI_File *);
-    IOT_REAL(real, "MPI_File_close");
-    iot_phase *ph = NULL;
-    if (iot_active() && fh)
-        ph = iot_phase_find_handle(IOT_KIND_MPIIO, (int64_t)(intptr_t)*fh);
-    int rc = real(fh);
-    if (ph)
-        iot_phase_end(ph);
-    return rc;
 }

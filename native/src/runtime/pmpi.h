@@ -31,6 +31,7 @@ typedef struct {
     int (*File_close)(MPI_File *);
     int (*File_get_info)(MPI_File, MPI_Info *);
     int (*Get_library_version)(char *, int *);
+    int (*Type_size)(MPI_Datatype, int *);
 } iot_pmpi_t;
 
 extern iot_pmpi_t iot_pmpi;

@@ -12,9 +12,11 @@
 
 #include "rt.h"
 
+/* Kernel pseudo-files are regular files too; device nodes are excluded by S_ISREG
+ * (files on /dev/shm are real and tracked). */
 static int ignored_path(const char *path)
 {
-    return !strncmp(path, "/proc/", 6) || !strncmp(path, "/sys/", 5) || !strncmp(path, "/dev/", 5);
+    return !strncmp(path, "/proc/", 6) || !strncmp(path, "/sys/", 5);
 }
 
 static void track_open(int fd, const char *path, int flags, uint64_t t0)

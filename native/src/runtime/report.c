@@ -19,6 +19,8 @@ char *iot_phase_to_json(const iot_phase *ph)
     iot_buf b;
     iot_buf_init(&b);
     uint64_t end = ph->open ? iot_ticks() : ph->t_end;
+#define SECONDS(field) iot_ticks_to_seconds(atomic_load(&ph->field))
+#define COUNT(field) (int64_t)atomic_load(&ph->field)
     iot_jw_begin_object(&b, NULL);
     iot_jw_string(&b, "kind", kind_name(ph->kind));
     iot_jw_string(&b, "file", ph->path);
@@ -29,19 +31,36 @@ char *iot_phase_to_json(const iot_phase *ph)
     iot_jw_string(&b, "file_system", ph->file_system);
     iot_jw_string(&b, "mpiio_driver", ph->mpiio_driver[0] ? ph->mpiio_driver : NULL);
     iot_jw_double(&b, "wall_time_s", iot_ticks_to_seconds(end - ph->t_start));
-    iot_jw_int(&b, "bytes_written", (int64_t)atomic_load(&ph->bytes_written));
-    iot_jw_int(&b, "bytes_read", (int64_t)atomic_load(&ph->bytes_read));
-    iot_jw_int(&b, "write_calls", (int64_t)atomic_load(&ph->writes));
-    iot_jw_int(&b, "read_calls", (int64_t)atomic_load(&ph->reads));
-    iot_jw_double(&b, "write_time_s", iot_ticks_to_seconds(atomic_load(&ph->write_ticks)));
-    iot_jw_double(&b, "read_time_s", iot_ticks_to_seconds(atomic_load(&ph->read_ticks)));
-    iot_jw_double(&b, "sync_time_s", iot_ticks_to_seconds(atomic_load(&ph->sync_ticks)));
-    iot_jw_double(&b, "meta_time_s", iot_ticks_to_seconds(atomic_load(&ph->meta_ticks)));
-    iot_jw_int(&b, "h5_writes", (int64_t)atomic_load(&ph->h5_writes));
-    iot_jw_int(&b, "h5_reads", (int64_t)atomic_load(&ph->h5_reads));
-    iot_jw_double(&b, "h5_write_time_s", iot_ticks_to_seconds(atomic_load(&ph->h5_write_ticks)));
-    iot_jw_double(&b, "h5_read_time_s", iot_ticks_to_seconds(atomic_load(&ph->h5_read_ticks)));
     iot_jw_bool(&b, "time_sampled", atomic_load(&ph->time_sampled));
+    /* per level: bytes written, read, calls written, read, time writing, reading */
+    iot_jw_begin_array(&b, "posix");
+    iot_jw_int(&b, NULL, COUNT(bytes_written));
+    iot_jw_int(&b, NULL, COUNT(bytes_read));
+    iot_jw_int(&b, NULL, COUNT(writes));
+    iot_jw_int(&b, NULL, COUNT(reads));
+    iot_jw_double(&b, NULL, SECONDS(write_ticks));
+    iot_jw_double(&b, NULL, SECONDS(read_ticks));
+    iot_jw_double(&b, NULL, SECONDS(sync_ticks));
+    iot_jw_double(&b, NULL, SECONDS(meta_ticks));
+    iot_jw_end_array(&b);
+    iot_jw_begin_array(&b, "mpiio");
+    iot_jw_int(&b, NULL, COUNT(mpi_bytes_written));
+    iot_jw_int(&b, NULL, COUNT(mpi_bytes_read));
+    iot_jw_int(&b, NULL, COUNT(mpi_writes));
+    iot_jw_int(&b, NULL, COUNT(mpi_reads));
+    iot_jw_double(&b, NULL, SECONDS(mpi_write_ticks));
+    iot_jw_double(&b, NULL, SECONDS(mpi_read_ticks));
+    iot_jw_end_array(&b);
+    iot_jw_begin_array(&b, "hdf5");
+    iot_jw_int(&b, NULL, COUNT(h5_bytes_written));
+    iot_jw_int(&b, NULL, COUNT(h5_bytes_read));
+    iot_jw_int(&b, NULL, COUNT(h5_writes));
+    iot_jw_int(&b, NULL, COUNT(h5_reads));
+    iot_jw_double(&b, NULL, SECONDS(h5_write_ticks));
+    iot_jw_double(&b, NULL, SECONDS(h5_read_ticks));
+    iot_jw_end_array(&b);
+#undef SECONDS
+#undef COUNT
     iot_jw_begin_array(&b, "settings");
     for (size_t i = 0; i < ph->nchecks; i++) {
         const iot_check *c = &ph->checks[i];
@@ -66,6 +85,12 @@ char *iot_phase_to_json(const iot_phase *ph)
     return iot_buf_take(&b);
 }
 
+static int moved_bytes(const iot_phase *ph)
+{
+    return atomic_load(&ph->bytes_written) || atomic_load(&ph->bytes_read) || atomic_load(&ph->mpi_bytes_written) ||
+           atomic_load(&ph->mpi_bytes_read) || atomic_load(&ph->h5_bytes_written) || atomic_load(&ph->h5_bytes_read);
+}
+
 /* This rank's phases that did something. */
 static char *rank_json(void)
 {
@@ -76,7 +101,7 @@ static char *rank_json(void)
     iot_jw_begin_array(&b, NULL);
     for (size_t i = 0; all && i < n; i++) {
         iot_phase *ph = all[i];
-        if (ph->kind == IOT_KIND_POSIX && !atomic_load(&ph->bytes_written) && !atomic_load(&ph->bytes_read))
+        if (ph->kind == IOT_KIND_POSIX && !moved_bytes(ph))
             continue;
         char *j = iot_phase_to_json(ph);
         if (j) {
@@ -93,31 +118,47 @@ static char *rank_json(void)
 
 /* ---- merging across ranks ---- */
 
+enum { LEVEL_POSIX, LEVEL_MPIIO, LEVEL_HDF5, LEVELS };
+static const char *level_names[LEVELS] = {"posix", "mpiio", "hdf5"};
+
+typedef struct {
+    int64_t bytes_written, bytes_read, writes, reads; /* summed over ranks */
+    double write_time, read_time;                     /* slowest rank */
+} level_stats;
+
 typedef struct {
     const iot_json *first; /* record of the lowest rank: names, settings, hints */
     int ranks;
-    double wall, write_time, read_time, sync_time, meta_time, io_max, io_sum, h5w_time, h5r_time;
-    int64_t bw, br, wc, rc, h5w, h5r;
-    int open_at_exit;
-    int time_sampled;
+    double wall, sync_time, meta_time, io_max, io_sum;
+    level_stats level[LEVELS];
+    int open_at_exit, time_sampled;
 } merged;
 
-static double num(const iot_json *o, const char *k)
+static double num(const iot_json *v)
 {
-    const iot_json *v = iot_json_get(o, k);
     return v && v->type == IOT_JSON_NUMBER ? v->number : 0;
 }
 
-static int64_t inum(const iot_json *o, const char *k)
+static int64_t inum(const iot_json *v)
 {
-    const iot_json *v = iot_json_get(o, k);
     return v && v->type == IOT_JSON_NUMBER ? (v->is_integer ? v->integer : (int64_t)v->number) : 0;
+}
+
+static const iot_json *item(const iot_json *arr, size_t i)
+{
+    return arr && arr->type == IOT_JSON_ARRAY && i < arr->count ? arr->items[i] : NULL;
 }
 
 static const char *str(const iot_json *o, const char *k)
 {
     const iot_json *v = iot_json_get(o, k);
     return v && v->type == IOT_JSON_STRING ? v->string : "";
+}
+
+static int flag(const iot_json *o, const char *k)
+{
+    const iot_json *v = iot_json_get(o, k);
+    return v && v->type == IOT_JSON_BOOL && v->boolean;
 }
 
 static double maxd(double a, double b) { return a > b ? a : b; }
@@ -127,26 +168,25 @@ static void accumulate(merged *m, const iot_json *p)
     if (!m->first)
         m->first = p;
     m->ranks++;
-    m->wall = maxd(m->wall, num(p, "wall_time_s"));
-    m->write_time = maxd(m->write_time, num(p, "write_time_s"));
-    m->read_time = maxd(m->read_time, num(p, "read_time_s"));
-    m->sync_time = maxd(m->sync_time, num(p, "sync_time_s"));
-    m->meta_time = maxd(m->meta_time, num(p, "meta_time_s"));
-    double io = num(p, "write_time_s") + num(p, "read_time_s") + num(p, "sync_time_s") + num(p, "meta_time_s");
+    m->wall = maxd(m->wall, num(iot_json_get(p, "wall_time_s")));
+    for (int l = 0; l < LEVELS; l++) {
+        const iot_json *a = iot_json_get(p, level_names[l]);
+        level_stats *s = &m->level[l];
+        s->bytes_written += inum(item(a, 0));
+        s->bytes_read += inum(item(a, 1));
+        s->writes += inum(item(a, 2));
+        s->reads += inum(item(a, 3));
+        s->write_time = maxd(s->write_time, num(item(a, 4)));
+        s->read_time = maxd(s->read_time, num(item(a, 5)));
+    }
+    const iot_json *posix = iot_json_get(p, "posix");
+    m->sync_time = maxd(m->sync_time, num(item(posix, 6)));
+    m->meta_time = maxd(m->meta_time, num(item(posix, 7)));
+    double io = num(item(posix, 4)) + num(item(posix, 5)) + num(item(posix, 6)) + num(item(posix, 7));
     m->io_max = maxd(m->io_max, io);
     m->io_sum += io;
-    m->h5w_time = maxd(m->h5w_time, num(p, "h5_write_time_s"));
-    m->h5r_time = maxd(m->h5r_time, num(p, "h5_read_time_s"));
-    m->bw += inum(p, "bytes_written");
-    m->br += inum(p, "bytes_read");
-    m->wc += inum(p, "write_calls");
-    m->rc += inum(p, "read_calls");
-    m->h5w += inum(p, "h5_writes");
-    m->h5r += inum(p, "h5_reads");
-    const iot_json *o = iot_json_get(p, "open_at_exit");
-    m->open_at_exit |= o && o->type == IOT_JSON_BOOL && o->boolean;
-    const iot_json *ts = iot_json_get(p, "time_sampled");
-    m->time_sampled |= ts && ts->type == IOT_JSON_BOOL && ts->boolean;
+    m->open_at_exit |= flag(p, "open_at_exit");
+    m->time_sampled |= flag(p, "time_sampled");
 }
 
 static double mib_s(int64_t bytes, double seconds)
@@ -154,45 +194,78 @@ static double mib_s(int64_t bytes, double seconds)
     return seconds > 0 ? (double)bytes / (1024.0 * 1024.0) / seconds : 0;
 }
 
-static void write_phase(iot_buf *b, int id, const merged *m, double *wtime, double *rtime)
+/* The application's data is counted at the highest level it used: HDF5
+ * dataset calls, else MPI-IO calls, else POSIX. Lower levels can move more
+ * (collective buffering rewrites holes) or less (metadata) than the data. */
+static int data_level(const merged *m)
+{
+    const level_stats *h = &m->level[LEVEL_HDF5], *mp = &m->level[LEVEL_MPIIO];
+    if (h->writes || h->reads)
+        return LEVEL_HDF5;
+    if (mp->writes || mp->reads)
+        return LEVEL_MPIIO;
+    return LEVEL_POSIX;
+}
+
+static void write_level(iot_buf *b, const char *key, const level_stats *s, int with_calls)
+{
+    iot_jw_begin_object(b, key);
+    iot_jw_int(b, "bytes_written", s->bytes_written);
+    iot_jw_int(b, "bytes_read", s->bytes_read);
+    iot_jw_int(b, with_calls ? "write_calls" : "dataset_writes", s->writes);
+    iot_jw_int(b, with_calls ? "read_calls" : "dataset_reads", s->reads);
+    iot_jw_double(b, "write_time_s", s->write_time);
+    iot_jw_double(b, "read_time_s", s->read_time);
+}
+
+static void write_phase(iot_buf *b, int id, const merged *m, double *wtime, double *rtime, int64_t *bw,
+                        int64_t *br, int64_t *pw, int64_t *pr)
 {
     const iot_json *p = m->first;
+    int lvl = data_level(m);
+    const level_stats *data = &m->level[lvl], *posix = &m->level[LEVEL_POSIX];
     /* a phase's wall time is split between writing and reading by bytes */
-    double total = (double)(m->bw + m->br);
-    double wt = total > 0 ? m->wall * (double)m->bw / total : 0, rt = total > 0 ? m->wall * (double)m->br / total : 0;
+    double total = (double)(data->bytes_written + data->bytes_read);
+    double wt = total > 0 ? m->wall * (double)data->bytes_written / total : 0;
+    double rt = total > 0 ? m->wall * (double)data->bytes_read / total : 0;
     *wtime += wt;
     *rtime += rt;
+    *bw += data->bytes_written;
+    *br += data->bytes_read;
+    *pw += posix->bytes_written;
+    *pr += posix->bytes_read;
     iot_jw_begin_object(b, NULL);
     iot_jw_int(b, "id", id);
     iot_jw_string(b, "kind", str(p, "kind"));
     iot_jw_string(b, "file", str(p, "file"));
-    iot_jw_int(b, "occurrence", inum(p, "occurrence"));
+    iot_jw_int(b, "occurrence", inum(iot_json_get(p, "occurrence")));
     iot_jw_value(b, "created", iot_json_get(p, "created"));
     iot_jw_bool(b, "open_at_exit", m->open_at_exit);
     iot_jw_value(b, "driver", iot_json_get(p, "driver"));
     iot_jw_value(b, "file_system", iot_json_get(p, "file_system"));
     iot_jw_value(b, "mpiio_driver", iot_json_get(p, "mpiio_driver"));
     iot_jw_int(b, "ranks", m->ranks);
-    iot_jw_int(b, "bytes_written", m->bw);
-    iot_jw_int(b, "bytes_read", m->br);
-    iot_jw_int(b, "write_calls", m->wc);
-    iot_jw_int(b, "read_calls", m->rc);
+    iot_jw_string(b, "data_level", level_names[lvl]);
+    iot_jw_int(b, "bytes_written", data->bytes_written);
+    iot_jw_int(b, "bytes_read", data->bytes_read);
     iot_jw_double(b, "wall_time_s", m->wall);
+    iot_jw_double(b, "bandwidth_mib_s", mib_s(data->bytes_written + data->bytes_read, m->wall));
+    iot_jw_double(b, "write_bandwidth_mib_s", mib_s(data->bytes_written, wt));
+    iot_jw_double(b, "read_bandwidth_mib_s", mib_s(data->bytes_read, rt));
+    if (data->bytes_written > 0)
+        iot_jw_double(b, "write_amplification", (double)posix->bytes_written / (double)data->bytes_written);
+    else
+        iot_jw_null(b, "write_amplification");
     iot_jw_double(b, "io_time_s", m->io_max);
     iot_jw_double(b, "io_time_sum_s", m->io_sum);
-    iot_jw_double(b, "write_time_s", m->write_time);
-    iot_jw_double(b, "read_time_s", m->read_time);
+    iot_jw_bool(b, "time_sampled", m->time_sampled);
+    write_level(b, "posix", posix, 1);
     iot_jw_double(b, "sync_time_s", m->sync_time);
     iot_jw_double(b, "meta_time_s", m->meta_time);
-    iot_jw_bool(b, "time_sampled", m->time_sampled);
-    iot_jw_double(b, "bandwidth_mib_s", mib_s(m->bw + m->br, m->wall));
-    iot_jw_double(b, "write_bandwidth_mib_s", mib_s(m->bw, wt));
-    iot_jw_double(b, "read_bandwidth_mib_s", mib_s(m->br, rt));
-    iot_jw_begin_object(b, "hdf5");
-    iot_jw_int(b, "dataset_writes", m->h5w);
-    iot_jw_int(b, "dataset_reads", m->h5r);
-    iot_jw_double(b, "write_time_s", m->h5w_time);
-    iot_jw_double(b, "read_time_s", m->h5r_time);
+    iot_jw_end_object(b);
+    write_level(b, "mpiio", &m->level[LEVEL_MPIIO], 1);
+    iot_jw_end_object(b);
+    write_level(b, "hdf5", &m->level[LEVEL_HDF5], 0);
     iot_jw_end_object(b);
     iot_jw_value(b, "settings", iot_json_get(p, "settings"));
     const iot_json *hints = iot_json_get(p, "mpi_hints");
@@ -275,7 +348,8 @@ static char *build_report(char **ranks, int nranks)
         for (size_t i = 0; i < parsed[r]->count; i++) {
             const iot_json *p = parsed[r]->items[i];
             char key[PATH_MAX + 64];
-            snprintf(key, sizeof key, "%s|%lld|%s", str(p, "kind"), (long long)inum(p, "occurrence"), str(p, "file"));
+            snprintf(key, sizeof key, "%s|%lld|%s", str(p, "kind"), (long long)inum(iot_json_get(p, "occurrence")),
+                     str(p, "file"));
             size_t k = 0;
             while (k < nm && strcmp(keys[k], key))
                 k++;
@@ -313,12 +387,10 @@ static char *build_report(char **ranks, int nranks)
     write_run(&b);
     write_settings(&b);
     double wtime = 0, rtime = 0, io = 0;
-    int64_t bw = 0, br = 0;
+    int64_t bw = 0, br = 0, pw = 0, pr = 0;
     iot_jw_begin_array(&b, "phases");
     for (size_t k = 0; k < nm; k++) {
-        write_phase(&b, (int)k, &m[k], &wtime, &rtime);
-        bw += m[k].bw;
-        br += m[k].br;
+        write_phase(&b, (int)k, &m[k], &wtime, &rtime, &bw, &br, &pw, &pr);
         io += m[k].io_max;
     }
     iot_jw_end_array(&b);
@@ -331,6 +403,8 @@ static char *build_report(char **ranks, int nranks)
     iot_jw_double(&b, "io_time_s", io);
     iot_jw_double(&b, "write_bandwidth_mib_s", mib_s(bw, wtime));
     iot_jw_double(&b, "read_bandwidth_mib_s", mib_s(br, rtime));
+    iot_jw_int(&b, "posix_bytes_written", pw);
+    iot_jw_int(&b, "posix_bytes_read", pr);
     iot_jw_end_object(&b);
     iot_jw_begin_array(&b, "warnings");
     if (iot_g.settings_error)

@@ -105,8 +105,10 @@ typedef struct iot_phase {
     /* POSIX level, on every fd of this file */
     _Atomic uint64_t bytes_written, bytes_read, writes, reads;
     _Atomic uint64_t write_ticks, read_ticks, sync_ticks, meta_ticks;
-    /* HDF5 dataset calls */
-    _Atomic uint64_t h5_writes, h5_reads, h5_write_ticks, h5_read_ticks;
+    /* MPI-IO data calls: the application's bytes for MPI-IO programs */
+    _Atomic uint64_t mpi_bytes_written, mpi_bytes_read, mpi_writes, mpi_reads, mpi_write_ticks, mpi_read_ticks;
+    /* HDF5 dataset calls: the application's bytes for HDF5 programs */
+    _Atomic uint64_t h5_writes, h5_reads, h5_write_ticks, h5_read_ticks, h5_bytes_written, h5_bytes_read;
     _Atomic int time_sampled; /* some times above are estimated from a sample */
 
     /* verification, guarded by the registry lock */
