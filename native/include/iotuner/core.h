@@ -62,7 +62,10 @@ typedef struct {
     int64_t multiple_of;       /* SIZE: value must be a multiple (0: any) */
     const char *default_value; /* library default as canonical text, NULL if none */
     int parallel_only;         /* only meaningful with MPI-IO / parallel HDF5 */
-    const char *requires;      /* constraint on another knob, see docs/catalogue.md */
+    /* Another knob this one needs, as "layer.knob=template". The tuner sets it
+     * when a trial sets this knob and leaves the other unset; {value} is this
+     * knob's value, {per_node} is ceil(value / nodes). */
+    const char *requires;
     const char *honoured_by;
     const char *description;
 } iot_knob;

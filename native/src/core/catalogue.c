@@ -42,7 +42,8 @@ const iot_knob iot_catalogue[] = {
      "chunk dimensions of new datasets, clamped to fixed dataset extents (H5Pset_chunk); rank must match"},
 
     /* ---- MPI-IO hints (any other hint name is passed through as is) ---- */
-    {"cb_nodes", IOT_LAYER_MPIIO, IOT_TYPE_INT, IOT_APPLY_MPI_HINT, NULL, 1, 1048576, 0, NULL, 0, "cb_config_list",
+    {"cb_nodes", IOT_LAYER_MPIIO, IOT_TYPE_INT, IOT_APPLY_MPI_HINT, NULL, 1, 1048576, 0, NULL, 0,
+     "mpiio.cb_config_list=*:{per_node}",
      ROMIO,
      "number of collective-buffering aggregators; capped by cb_config_list (default *:1, one per node)"},
     {"cb_buffer_size", IOT_LAYER_MPIIO, IOT_TYPE_SIZE, IOT_APPLY_MPI_HINT, NULL, 1, 0, 0, "16777216", 0, NULL, ROMIO,
