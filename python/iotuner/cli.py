@@ -198,6 +198,23 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--json", action="store_true", help="the full catalogue as JSON")
     k.set_defaults(func=cmd_knobs)
 
+    t = sub.add_parser(
+        "tune", help="search for the best settings with real trial runs (or a synthetic objective)",
+        description="Tune the I/O settings of an application with trial runs. Each trial writes a settings "
+                    "document, runs the application under libiotuner.so and reads its run report. The default "
+                    "settings are measured as a baseline between trials; at the end the best configurations are "
+                    "rerun interleaved with the default, and a gain is claimed only beyond the measured noise. "
+                    "The study lives in a database: kill the tuner at any time and continue with --resume.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  iotuner tune --trials 30 --baseline slow.json -- ./h5ior -b 64M -o {scratch}\n"
+               "  iotuner tune --space tunio --strategy ga --time 2h --repeats 3 -- ./vpicio -o {scratch}\n"
+               "  iotuner tune --resume --study iotuner\n"
+               "  iotuner tune --synthetic ufs --strategy random --trials 50")
+    from .tune import session
+    session.add_arguments(t)
+    t.set_defaults(func=lambda a: session.run(a))
+
     d = sub.add_parser("demo", help="run a bundled kernel under iotuner on this machine")
     d.add_argument("--dir", default=None, help="scratch directory (default: a temporary one)")
     d.set_defaults(func=cmd_demo)

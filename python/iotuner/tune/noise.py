@@ -1,0 +1,63 @@
+"""Deciding whether a measured gain is real.
+
+I/O timings here vary 15-35% run to run (ENVIRONMENT.md), so the tuner
+compares the confirmed winner with the default measured in the same time
+window, and claims a gain only when both hold:
+- the winner's runs beat the default's: one-sided Mann-Whitney U test at
+  p < alpha / comparisons (Bonferroni: the winner is the best of several
+  candidates, which favours it by chance);
+- the gain exceeds the noise: the relative spread of the default's runs.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+from scipy.stats import mannwhitneyu
+
+from .objective import Objective
+
+
+def median(xs: Sequence[float]) -> float:
+    return statistics.median(xs)
+
+
+def relative_spread(xs: Sequence[float]) -> float:
+    """Robust coefficient of variation: 1.4826 x median absolute deviation / median."""
+    if len(xs) < 2:
+        return 0.0
+    m = statistics.median(xs)
+    mad = statistics.median(abs(x - m) for x in xs)
+    return 1.4826 * mad / abs(m) if m else 0.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    gain: float  # times better than the default (>1 is better)
+    p_value: float
+    noise: float  # relative spread of the default's runs
+    significant: bool
+    alpha: float
+
+    def describe(self, unit_word: str = "") -> str:
+        pct = (self.gain - 1) * 100
+        if self.significant:
+            return (f"{self.gain:.2f}x the default ({pct:+.1f}%, beyond the measured noise of "
+                    f"{self.noise * 100:.1f}%; p = {self.p_value:.3g})")
+        return (f"no significant improvement: {self.gain:.2f}x the default ({pct:+.1f}%) is within the measured "
+                f"noise (spread {self.noise * 100:.1f}%, p = {self.p_value:.3g} against {self.alpha:.3g} needed)")
+
+
+def compare(candidate: Sequence[float], default: Sequence[float], objective: Objective, alpha: float = 0.05,
+            comparisons: int = 1) -> Verdict:
+    gain = objective.gain(median(candidate), median(default))
+    alternative = "greater" if objective.direction == "maximize" else "less"
+    if len(candidate) >= 2 and len(default) >= 2:
+        p = float(mannwhitneyu(candidate, default, alternative=alternative, method="auto").pvalue)
+    else:
+        p = 1.0
+    level = alpha / max(1, comparisons)
+    noise = relative_spread(default)
+    return Verdict(gain, p, noise, p < level and gain - 1 > noise, level)

@@ -1,0 +1,104 @@
+"""What a trial is judged by. Bandwidths are in MB/s (10^6 bytes/s), as in
+the TunIO and H5Tuner papers; run reports show MiB/s."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..report import Report
+
+MIB_TO_MB = 1.048576
+
+
+class ObjectiveError(ValueError):
+    """The run did not yield this objective (no report, no I/O, no match)."""
+
+
+@dataclass(frozen=True)
+class Objective:
+    name: str
+    direction: str  # "maximize" or "minimize"
+    unit: str
+    pattern: str | None = None  # for objectives read from the application's output
+
+    def value(self, report: Report | None, stdout: str | None) -> float:
+        if self.pattern is not None:
+            return _from_output(self.pattern, stdout or "")
+        if report is None:
+            raise ObjectiveError("no run report")
+        t = report.totals
+        written, read = t["bytes_written"], t["bytes_read"]
+        if written + read == 0:
+            raise ObjectiveError("the run moved no bytes")
+        bw_w = t["write_bandwidth_mib_s"] * MIB_TO_MB
+        bw_r = t["read_bandwidth_mib_s"] * MIB_TO_MB
+        if self.name == "perf":
+            alpha = written / (written + read)  # TunIO: the written share of the bytes
+            return (1 - alpha) * bw_r + alpha * bw_w
+        if self.name == "write-bw":
+            if not written:
+                raise ObjectiveError("the run wrote nothing")
+            return bw_w
+        if self.name == "read-bw":
+            if not read:
+                raise ObjectiveError("the run read nothing")
+            return bw_r
+        if self.name == "io-time":
+            return t["write_time_s"] + t["read_time_s"]
+        raise ObjectiveError(f"unknown objective {self.name}")
+
+    def better(self, a: float, b: float) -> bool:
+        return a > b if self.direction == "maximize" else a < b
+
+    def gain(self, value: float, reference: float) -> float:
+        """How many times better value is than reference (>1 is better)."""
+        if self.direction == "maximize":
+            return value / reference if reference > 0 else float("inf")
+        return reference / value if value > 0 else float("inf")
+
+
+def _from_output(pattern: str, stdout: str) -> float:
+    matches = re.findall(pattern, stdout, flags=re.MULTILINE)
+    if not matches:
+        raise ObjectiveError(f"the output has no match for /{pattern}/")
+    last = matches[-1]
+    text = last[0] if isinstance(last, tuple) else last
+    try:
+        return float(text)
+    except ValueError:
+        raise ObjectiveError(f"/{pattern}/ matched '{text}', not a number") from None
+
+
+BUILTIN = {
+    "perf": Objective("perf", "maximize", "MB/s"),
+    "write-bw": Objective("write-bw", "maximize", "MB/s"),
+    "read-bw": Objective("read-bw", "maximize", "MB/s"),
+    "io-time": Objective("io-time", "minimize", "s"),
+}
+
+
+def parse(spec: str, direction: str | None = None) -> Objective:
+    """perf (TunIO's default), write-bw, read-bw, io-time, or regex:PATTERN (first group is the number)."""
+    if spec.startswith("regex:"):
+        pattern = spec[len("regex:"):]
+        try:
+            compiled = re.compile(pattern)
+        except re.error as e:
+            raise ObjectiveError(f"bad regular expression /{pattern}/: {e}") from None
+        if compiled.groups < 1:
+            raise ObjectiveError(f"/{pattern}/ needs a group around the number, e.g. 'bandwidth=([0-9.]+)'")
+        return Objective("regex", _direction(direction or "max"), "", pattern)
+    if spec not in BUILTIN:
+        raise ObjectiveError(f"unknown objective '{spec}': use {', '.join(BUILTIN)} or regex:PATTERN")
+    obj = BUILTIN[spec]
+    if direction and _direction(direction) != obj.direction:
+        raise ObjectiveError(f"objective {spec} is to {obj.direction}; --direction applies to regex objectives")
+    return obj
+
+
+def _direction(text: str) -> str:
+    d = {"max": "maximize", "maximize": "maximize", "min": "minimize", "minimize": "minimize"}.get(text)
+    if d is None:
+        raise ObjectiveError(f"direction '{text}' is not max or min")
+    return d

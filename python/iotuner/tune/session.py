@@ -1,0 +1,260 @@
+"""`iotuner tune`: build a study from the command line (or resume one), run it,
+show progress and the outcome."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from .. import render, settings
+from . import launch, objective as objectives, results, space as spaces, strategies, synthetic
+from .evaluate import JobEvaluator
+from .study import StudyError, StudyStore
+from .tuner import Budget, Options, Tuner, TuneError
+
+
+def parse_duration(text: str) -> float:
+    """'90s', '30m', '2h', '1h30m', or plain seconds."""
+    text = text.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    parts = re.findall(r"(\d+(?:\.\d+)?)([hms])", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError(f"'{text}' is not a duration like 90s, 30m, 2h or 1h30m")
+    return sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("what to tune")
+    g.add_argument("--space", default=None, metavar="NAME|FILE",
+                   help=f"search space: {', '.join(spaces.BUILTIN)}, or a JSON file (default: romio; tunio with "
+                        f"--synthetic lustre)")
+    g.add_argument("--strategy", default="bayes", metavar="NAME",
+                   help=f"search strategy: {', '.join(strategies.names())} (default bayes)")
+    g.add_argument("--objective", default="perf", metavar="NAME",
+                   help="perf (TunIO: bandwidth weighted by the written and read shares, MB/s; default), write-bw, "
+                        "read-bw, io-time, or regex:PATTERN (a number in the application's output)")
+    g.add_argument("--direction", choices=("max", "min"), help="for regex objectives (default max)")
+    g.add_argument("--baseline", metavar="FILE",
+                   help="the default settings: measured as the baseline, and under every trial's settings "
+                        "(default: none, the application's own)")
+
+    g = p.add_argument_group("budget and measurement")
+    g.add_argument("--trials", type=int, metavar="N", help="trials to run (default 30 without --time)")
+    g.add_argument("--time", metavar="DURATION", help="tuning time, e.g. 30m or 1h30m (confirmation included)")
+    g.add_argument("--repeats", type=int, default=1, metavar="R", help="runs per trial, median kept (default 1)")
+    g.add_argument("--baseline-every", type=int, default=5, metavar="K",
+                   help="measure the default again after every K trials (default 5; 0: only at the start)")
+    g.add_argument("--confirm-top", type=int, default=3, metavar="K",
+                   help="best configurations rerun at the end, interleaved with the default (default 3)")
+    g.add_argument("--confirm-rounds", type=int, default=5, metavar="N", help="confirmation rounds (default 5)")
+    g.add_argument("--timeout", default="10m", metavar="DURATION",
+                   help="a run longer than this is killed and its trial fails (default 10m)")
+
+    g = p.add_argument_group("running the application")
+    g.add_argument("--ranks", type=int, default=2, metavar="N", help="MPI ranks (default 2)")
+    g.add_argument("--launcher", default="local", choices=("local", "none"),
+                   help="local: mpiexec -n RANKS; none: run the command as given (default local)")
+    g.add_argument("--mpiexec", default="mpiexec.mpich", metavar="CMD", help="MPI launcher (default mpiexec.mpich)")
+    g.add_argument("--nodes", type=int, default=1, metavar="N", help="nodes the job spans (default 1)")
+    g.add_argument("--scratch", metavar="DIR",
+                   help="where runs write; {scratch} in the command is each run's directory (default: a "
+                        "temporary directory)")
+    g.add_argument("--keep", action="store_true", help="keep each run's output instead of cleaning it up")
+    g.add_argument("--drop-caches", action="store_true", help="drop the page cache before every run (needs root)")
+    g.add_argument("--synthetic", metavar="MODEL", choices=sorted(synthetic.MODELS),
+                   help="tune a synthetic objective instead of a job (ufs, lustre, flat): for tests and benchmarks")
+    g.add_argument("--synthetic-noise", type=float, default=0.05, metavar="SIGMA",
+                   help="log-normal noise of the synthetic objective (default 0.05)")
+    g.add_argument("--synthetic-delay", type=float, default=0.0, metavar="S", help="seconds per synthetic run")
+
+    g = p.add_argument_group("the study")
+    g.add_argument("--study", default="iotuner", metavar="NAME", help="study name (default iotuner)")
+    g.add_argument("--storage", metavar="URL",
+                   help="any SQLAlchemy URL, e.g. postgresql://host/db (default: sqlite:///OUT/study.db)")
+    g.add_argument("--out", metavar="DIR", help="where results go (default: iotuner-STUDY)")
+    g.add_argument("--resume", action="store_true",
+                   help="continue the study: its settings come from the storage; --trials / --time extend it")
+    g.add_argument("--seed", type=int, default=0, help="random seed of the strategy (default 0)")
+    g.add_argument("--eval-log", metavar="FILE", help="append one JSON line per run (label, value, time)")
+    g.add_argument("command", nargs=argparse.REMAINDER, metavar="-- APP ARGS",
+                   help="the application (without launcher); {scratch} becomes each run's directory")
+
+
+def _config_from_args(args: argparse.Namespace, out: Path) -> dict:
+    command = args.command[1:] if args.command and args.command[0] == "--" else args.command
+    if not command and not args.synthetic:
+        raise ValueError("give the application after --, e.g. iotuner tune -- ./vpicio -o {scratch}; "
+                         "or --synthetic MODEL")
+    space_spec = args.space or ("tunio" if args.synthetic == "lustre" else "romio")
+    space = spaces.load(space_spec)
+    obj = objectives.parse(args.objective, args.direction)
+    strategies.get(args.strategy)
+    baseline = settings.load(args.baseline) if args.baseline else {"version": 1}
+    if args.repeats < 1 or args.confirm_rounds < 1 or args.confirm_top < 1:
+        raise ValueError("--repeats, --confirm-top and --confirm-rounds must be at least 1")
+    trials = args.trials if args.trials is not None else (None if args.time else 30)
+    return {
+        "app": command, "launcher": args.launcher, "ranks": args.ranks, "mpiexec": args.mpiexec,
+        "nodes": args.nodes, "scratch": args.scratch, "timeout_s": parse_duration(args.timeout), "keep": args.keep,
+        "drop_caches": args.drop_caches,
+        "synthetic": {"model": args.synthetic, "noise": args.synthetic_noise, "delay": args.synthetic_delay}
+        if args.synthetic else None,
+        "space": space.to_json(), "objective": {"name": obj.name, "pattern": obj.pattern, "direction": obj.direction,
+                                                 "unit": obj.unit},
+        "strategy": args.strategy, "strategy_options": {}, "seed": args.seed, "baseline": baseline,
+        "repeats": args.repeats, "baseline_every": args.baseline_every, "confirm_top": args.confirm_top,
+        "confirm_rounds": args.confirm_rounds,
+        "budget": {"trials": trials, "seconds": parse_duration(args.time) if args.time else None},
+        "out": str(out),
+    }
+
+
+def _objective(config: dict) -> objectives.Objective:
+    o = config["objective"]
+    return objectives.Objective(o["name"], o["direction"], o["unit"], o["pattern"])
+
+
+def _evaluator(config: dict, obj: objectives.Objective, scratch: Path):
+    syn = config.get("synthetic")
+    if syn:
+        return synthetic.SyntheticEvaluator(synthetic.model(syn["model"]), obj, syn["noise"], syn["delay"],
+                                            config["seed"])
+    launcher = launch.make(config["launcher"], config["ranks"], config["mpiexec"])
+    return JobEvaluator(config["app"], launcher, obj, scratch, config["timeout_s"], config["keep"],
+                        config["drop_caches"])
+
+
+def _fmt(value: float | None, obj: objectives.Objective) -> str:
+    if value is None:
+        return "-"
+    unit = f" {obj.unit}" if obj.unit else ""
+    return f"{value:,.1f}{unit}" if abs(value) >= 10 else f"{value:.4g}{unit}"
+
+
+def _minutes(s: float | None) -> str:
+    if s is None:
+        return "?"
+    return f"{s:.0f}s" if s < 90 else f"{s / 60:.1f}min"
+
+
+def _progress_printer(console: Console, obj: objectives.Objective):
+    def show(e: dict) -> None:
+        if e["kind"] == "baseline":
+            if e.get("error"):
+                console.print(Text(f"baseline run failed: {e['error'][:300]}", style="red"))
+            else:
+                console.print(f"[dim]{_minutes(e['clock']):>7}[/dim]  baseline ({e['reason']}): "
+                              f"{_fmt(e['value'], obj)}; default now {_fmt(e['default'], obj)}")
+        elif e["kind"] == "trial":
+            head = f"[dim]{_minutes(e['clock']):>7}[/dim]  trial {e['number']:>3}"
+            budget = f"{e['done']}/{e['budget']}" if e.get("budget") else f"{e['done']}"
+            tail = f"[{budget}, ~{_minutes(e.get('left_s'))} left]"
+            knobs = " ".join(f"{k}={json.dumps(v)}" for k, v in e["settings"].items())
+            if e.get("error"):
+                console.print(Text.from_markup(f"{head}  [red]failed[/red]  {tail}  ") +
+                              Text(f"{knobs}\n          {e['error'][-300:]}", style="dim"))
+                return
+            dup = f" (same as trial {e['duplicate_of']})" if e.get("duplicate_of") is not None else ""
+            gain = f" ({e['gain']:.2f}x default)" if e.get("gain") else ""
+            console.print(Text.from_markup(f"{head}  {_fmt(e['value'], obj)}{dup}  best {_fmt(e['best'], obj)}"
+                                           f"{gain}  {tail}  ") + Text(knobs, style="dim"))
+        elif e["kind"] == "confirm":
+            who = "default" if e["trial"] is None else f"trial {e['trial']}"
+            console.print(f"[dim]{_minutes(e['clock']):>7}[/dim]  confirm {e['round']}/{e['rounds']} {who}: "
+                          f"{_fmt(e['value'], obj) if e.get('value') is not None else 'failed'}")
+    return show
+
+
+def run(args: argparse.Namespace) -> int:
+    console = render.console_for_output()
+    out = Path(args.out or f"iotuner-{args.study}").resolve()
+    storage = args.storage or f"sqlite:///{out / 'study.db'}"
+    try:
+        if args.resume:
+            store = StudyStore.resume(storage, args.study, spaces.from_json)
+            config = store.config
+            if args.trials is not None or args.time:
+                config["budget"] = {"trials": args.trials, "seconds": parse_duration(args.time) if args.time else None}
+            out = Path(config["out"])
+            console.print(f"resuming study [bold]{args.study}[/bold]: {len(store.completed())} completed trials, "
+                          f"{len(store.baseline_runs())} baseline runs, {_minutes(store.clock)} of tuning so far")
+        else:
+            config = _config_from_args(args, out)
+            out.mkdir(parents=True, exist_ok=True)
+            store = StudyStore.create(storage, args.study, config, spaces.from_json(config["space"]))
+    except (ValueError, StudyError, spaces.SpaceError, settings.SettingsError, objectives.ObjectiveError,
+            launch.LaunchError, KeyError) as e:
+        print(f"iotuner tune: {e.args[0] if e.args else e}", file=sys.stderr)
+        return 2
+    obj = _objective(config)
+    space = spaces.from_json(config["space"])
+    scratch_tmp = None
+    if config.get("scratch"):
+        scratch = Path(config["scratch"])
+    else:
+        scratch_tmp = tempfile.TemporaryDirectory(prefix="iotuner-scratch-")
+        scratch = Path(scratch_tmp.name)
+    try:
+        evaluator = _evaluator(config, obj, scratch)
+    except launch.LaunchError as e:
+        print(f"iotuner tune: {e}", file=sys.stderr)
+        return 2
+    what = f"synthetic model '{config['synthetic']['model']}'" if config.get("synthetic") else \
+        f"{evaluator.launcher.describe()} {' '.join(config['app'])}"
+    b = config["budget"]
+    budget_text = ", ".join(x for x in (f"{b['trials']} trials" if b["trials"] else "",
+                                        _minutes(b["seconds"]) if b["seconds"] else "") if x)
+    console.print(f"tuning [bold]{what}[/bold]\n  space {space.name} ({len(space.dimensions)} dimensions, "
+                  f"{space.size():,} points), strategy {config['strategy']}, objective {obj.name}, "
+                  f"{config['repeats']} run(s) per trial, budget {budget_text}\n  study {args.study} in {storage}")
+    tuner = Tuner(store, evaluator, space, obj, config["baseline"], Budget(b["trials"], b["seconds"]),
+                  Options(config["repeats"], config["baseline_every"], config["confirm_top"],
+                          config["confirm_rounds"], config["nodes"]),
+                  _progress_printer(console, obj), Path(args.eval_log) if args.eval_log else None)
+    try:
+        outcome = tuner.run()
+    except TuneError as e:
+        print(f"iotuner tune: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        console.print(f"\ninterrupted: completed trials are saved; continue with "
+                      f"iotuner tune --resume --study {args.study} --storage {storage}")
+        return 130
+    finally:
+        if scratch_tmp:
+            scratch_tmp.cleanup()
+    summary = results.write_all(store, obj, outcome, out, tuner.clock())
+    _print_outcome(console, store, obj, outcome, summary, out)
+    for note in list(getattr(evaluator, "notes", [])) + outcome.notes:
+        console.print(f"[yellow]note:[/yellow] {note}")
+    return 0
+
+
+def _print_outcome(console, store, obj, outcome, summary, out: Path) -> None:
+    n_base = len(store.baseline_runs())
+    console.print(f"\n[bold]study {store.study.study_name}[/bold]: {summary['trials']} trials "
+                  f"({summary['trials_run']} run), {_minutes(summary['tuning_time_s'])} of tuning; "
+                  f"stopped: {outcome.stopped_because}")
+    console.print(f"default settings: {_fmt(outcome.default, obj)} (median of the default's runs)")
+    if outcome.winner and outcome.verdict:
+        console.print(f"best: trial {outcome.winner['trial']}, {_fmt(outcome.winner['median'], obj)}: "
+                      f"{outcome.verdict.describe()}")
+    elif outcome.notes:
+        console.print("best: the default settings")
+    flat = settings.flatten(outcome.best_doc)
+    console.print(f"best settings ({out / 'best.json'}):" + ("" if flat else " the default settings"))
+    for k, v in flat.items():
+        console.print(f"  {k} = {json.dumps(v)}")
+    r = summary.get("roti")
+    if r:
+        console.print(f"RoTI: peak {r['peak']:,.1f} {r['unit']} (at {r['peak_at_min']:.1f} min), "
+                      f"final {r['final']:,.1f} {r['unit']}")
+    console.print(f"results: {out}/ (best.json, trials.csv, curve.png, summary.json); {n_base} baseline runs")

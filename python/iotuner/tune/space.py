@@ -1,0 +1,254 @@
+"""Search spaces: views of the knob catalogue.
+
+A dimension sets one knob, or several at once (a joint dimension: H5Evolve
+ties the stripe size to cb_buffer_size; "aggregators" sets cb_nodes with its
+cb_config_list). Values are plain settings values, so a point of a space is a
+flat {"layer.knob": value} dict that `settings.from_flat` turns into a
+document. Constraints between knobs come from the catalogue (`requires`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .. import catalogue, settings
+
+
+class SpaceError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Dimension:
+    name: str
+    values: tuple  # each a knob value, or for joint dimensions a {"layer.knob": value} dict
+    knob: str | None = None  # the knob of a single-knob dimension
+
+    def label(self, value: Any) -> str:
+        """Stable text for a value (Optuna stores categorical choices as primitives)."""
+        return json.dumps(value, sort_keys=True)
+
+    @property
+    def labels(self) -> list[str]:
+        return [self.label(v) for v in self.values]
+
+    def value_of(self, label: str) -> Any:
+        for v in self.values:
+            if self.label(v) == label:
+                return v
+        raise SpaceError(f"dimension {self.name} has no value {label}")
+
+    def settings_of(self, value: Any) -> dict[str, Any]:
+        return dict(value) if self.knob is None else {self.knob: value}
+
+    def knobs(self) -> set[str]:
+        if self.knob is not None:
+            return {self.knob}
+        return {k for v in self.values for k in v}
+
+    def to_json(self) -> dict:
+        if self.knob is not None:
+            return {"knob": self.knob, "values": list(self.values)}
+        return {"name": self.name, "values": [dict(v) for v in self.values]}
+
+
+@dataclass
+class SearchSpace:
+    name: str
+    dimensions: list[Dimension]
+    description: str = ""
+    fixed: dict[str, Any] = field(default_factory=dict)
+
+    def size(self) -> int:
+        return math.prod(len(d.values) for d in self.dimensions)
+
+    def dimension(self, name: str) -> Dimension:
+        for d in self.dimensions:
+            if d.name == name:
+                return d
+        raise SpaceError(f"space {self.name} has no dimension {name}")
+
+    def point_settings(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        """Flat settings of a point {dimension name: value}."""
+        flat = dict(self.fixed)
+        for d in self.dimensions:
+            if d.name in point:
+                flat.update(d.settings_of(point[d.name]))
+        return flat
+
+    def decode(self, params: Mapping[str, str]) -> dict[str, Any]:
+        """Point from Optuna params {dimension name: label}."""
+        return {name: self.dimension(name).value_of(label) for name, label in params.items()}
+
+    def to_json(self) -> dict:
+        out = {"name": self.name, "description": self.description,
+               "dimensions": [d.to_json() for d in self.dimensions]}
+        if self.fixed:
+            out["fixed"] = self.fixed
+        return out
+
+    def validate(self) -> "SearchSpace":
+        """Every knob is catalogued (or an MPI-IO hint) and every value is one the runtime accepts."""
+        if not self.dimensions:
+            raise SpaceError(f"space {self.name} has no dimensions")
+        names = [d.name for d in self.dimensions]
+        if len(set(names)) != len(names):
+            raise SpaceError(f"space {self.name} names a dimension twice")
+        seen: dict[str, str] = {}
+        for d in self.dimensions:
+            if len(d.values) < 2:
+                raise SpaceError(f"dimension {d.name} needs at least two values")
+            for k in d.knobs():
+                if k in seen:
+                    raise SpaceError(f"knob {k} is set by both {seen[k]} and {d.name}")
+                seen[k] = d.name
+                layer = k.partition(".")[0]
+                if k not in catalogue.knobs() and layer != "mpiio":
+                    raise SpaceError(f"dimension {d.name}: unknown knob '{k}'")
+            for v in d.values:
+                try:
+                    settings.validate(settings.from_flat(d.settings_of(v)))
+                except settings.SettingsError as e:
+                    raise SpaceError(f"dimension {d.name}: value {json.dumps(v)} is not valid: {e}") from None
+        if self.fixed:
+            settings.validate(settings.from_flat(self.fixed))
+        return self
+
+
+def complete(flat: Mapping[str, Any], nodes: int = 1) -> dict[str, Any]:
+    """Adds the knobs that set knobs need (the catalogue's `requires`), when not given.
+
+    Example: cb_nodes=4 on one node needs cb_config_list "*:4", or ROMIO caps it at 1.
+    """
+    out = dict(flat)
+    for key, value in flat.items():
+        knob = catalogue.knobs().get(key)
+        if knob is None or not knob.requires:
+            continue
+        target, _, template = knob.requires.partition("=")
+        if target in out:
+            continue
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            continue
+        out[target] = template.format(value=number, per_node=max(1, math.ceil(number / max(1, nodes))))
+    return out
+
+
+# ---- built-in views ----
+
+K, M = 1024, 1024 * 1024
+
+
+def _dim(knob: str, values) -> Dimension:
+    return Dimension(name=knob, values=tuple(values), knob=knob)
+
+
+def _joint(name: str, values) -> Dimension:
+    return Dimension(name=name, values=tuple(values))
+
+
+def h5evolve() -> SearchSpace:
+    """The H5Evolve ranges (paper 004): 10 x 8 x 12 x 14 = 13,440 configurations, without chunking."""
+    return SearchSpace(
+        name="h5evolve",
+        description="H5Evolve (Behzad et al., SC'13): Lustre stripe count, stripe size tied to cb_buffer_size, "
+                    "cb_nodes and HDF5 alignment, over the paper's ranges",
+        dimensions=[
+            _dim("lustre.stripe_count", (4, 8, 16, 24, 32, 48, 64, 96, 128, 156)),
+            _joint("stripe_and_cb_size", ({"lustre.stripe_size": s * M, "mpiio.cb_buffer_size": s * M}
+                                          for s in (1, 2, 4, 8, 16, 32, 64, 128))),
+            _dim("mpiio.cb_nodes", (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256)),
+            _dim("hdf5.alignment", ([1, 1], [1 * K, 64 * K], [2 * K, 64 * K], [4 * K, 256 * K], [8 * K, 256 * K],
+                                    [8 * K, 1 * M], [8 * K, 2 * M], [16 * K, 2 * M], [8 * K, 4 * M], [16 * K, 4 * M],
+                                    [8 * K, 8 * M], [16 * K, 8 * M], [16 * K, 16 * M], [16 * K, 32 * M])),
+        ])
+
+
+def tunio() -> SearchSpace:
+    """The 12 HDF5 / MPI-IO / Lustre parameters TunIO tunes (paper 002, section III-C)."""
+    return SearchSpace(
+        name="tunio",
+        description="TunIO (Rajesh et al., IPDPS'24): sieve buffer, chunk cache, alignment, metadata block, "
+                    "collective metadata, metadata cache, striping hints, cb_nodes, cb_buffer_size",
+        dimensions=[
+            _dim("hdf5.sieve_buf_size", (64 * K, 256 * K, 1 * M, 4 * M, 16 * M)),
+            _dim("hdf5.chunk_cache_nbytes", (1 * M, 4 * M, 16 * M, 64 * M)),
+            _dim("hdf5.chunk_cache_nslots", (521, 10007, 100003)),
+            _dim("hdf5.alignment", ([1, 1], [0, 64 * K], [0, 1 * M], [64 * K, 1 * M], [1 * M, 4 * M], [0, 16 * M])),
+            _dim("hdf5.meta_block_size", (2 * K, 64 * K, 1 * M, 4 * M)),
+            _dim("hdf5.coll_metadata_reads", (False, True)),
+            _dim("hdf5.mdc_initial_size", (2 * M, 8 * M, 32 * M)),
+            _dim("hdf5.coll_metadata_writes", (False, True)),
+            _dim("mpiio.striping_factor", (1, 2, 4, 8, 16, 32, 64)),
+            _dim("mpiio.striping_unit", (64 * K, 1 * M, 4 * M, 16 * M)),
+            _dim("mpiio.cb_nodes", (1, 2, 4, 8, 16, 32)),
+            _dim("mpiio.cb_buffer_size", (1 * M, 4 * M, 16 * M, 64 * M)),
+        ])
+
+
+def romio() -> SearchSpace:
+    """What matters on one node with ROMIO's ufs driver (see ENVIRONMENT.md)."""
+    modes = ("automatic", "enable", "disable")
+    return SearchSpace(
+        name="romio",
+        description="ROMIO on one node: collective buffering and data sieving, aggregators, cb_buffer_size, "
+                    "HDF5 transfer mode, alignment, collective metadata",
+        dimensions=[
+            _dim("mpiio.romio_cb_write", modes),
+            _dim("mpiio.romio_cb_read", modes),
+            _joint("aggregators", ({"mpiio.cb_nodes": n, "mpiio.cb_config_list": f"*:{n}"} for n in (1, 2, 4))),
+            _dim("mpiio.romio_ds_write", modes),
+            _dim("mpiio.romio_ds_read", modes),
+            _dim("mpiio.cb_buffer_size", (1 * M, 4 * M, 16 * M, 64 * M)),
+            _dim("hdf5.transfer_mode", ("independent", "collective")),
+            _dim("hdf5.alignment", ([1, 1], [0, 64 * K], [0, 1 * M])),
+            _joint("collective_metadata", ({"hdf5.coll_metadata_reads": b, "hdf5.coll_metadata_writes": b}
+                                           for b in (False, True))),
+        ])
+
+
+BUILTIN = {"h5evolve": h5evolve, "tunio": tunio, "romio": romio}
+
+
+def from_json(doc: Mapping[str, Any], source: str = "space") -> SearchSpace:
+    """A user space: {"name", "dimensions": [{"knob": k, "values": [...]} | {"name": n, "values": [{k: v}]}]}."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("dimensions"), list):
+        raise SpaceError(f"{source}: expected an object with a \"dimensions\" list")
+    dims = []
+    for i, d in enumerate(doc["dimensions"]):
+        where = f"{source}: dimensions[{i}]"
+        if not isinstance(d, Mapping) or not isinstance(d.get("values"), list):
+            raise SpaceError(f"{where}: expected {{\"knob\": ..., \"values\": [...]}}")
+        if "knob" in d:
+            dims.append(_dim(str(d["knob"]), tuple(d["values"])))
+        elif "name" in d:
+            if not all(isinstance(v, Mapping) and v for v in d["values"]):
+                raise SpaceError(f"{where}: a joint dimension's values are {{\"layer.knob\": value}} objects")
+            dims.append(_joint(str(d["name"]), tuple(dict(v) for v in d["values"])))
+        else:
+            raise SpaceError(f"{where}: give \"knob\" (one knob) or \"name\" (several knobs per value)")
+    fixed = doc.get("fixed", {})
+    if not isinstance(fixed, Mapping):
+        raise SpaceError(f"{source}: \"fixed\" must be an object of \"layer.knob\": value")
+    return SearchSpace(name=str(doc.get("name", source)), dimensions=dims, description=str(doc.get("description", "")),
+                       fixed=dict(fixed)).validate()
+
+
+def load(spec: str) -> SearchSpace:
+    """A built-in space by name, or a JSON file."""
+    if spec in BUILTIN:
+        return BUILTIN[spec]().validate()
+    path = Path(spec)
+    if not path.exists():
+        raise SpaceError(f"unknown space '{spec}': use {', '.join(BUILTIN)} or a JSON file")
+    try:
+        doc = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise SpaceError(f"{path}: not valid JSON: {e}") from None
+    return from_json(doc, str(path))

@@ -1,0 +1,15 @@
+"""Bayesian optimization with Optuna's multivariate TPE.
+
+TPE handles categorical dimensions natively and models the joint density of
+good points (multivariate), which matters where knobs interact (cb_nodes
+with cb_config_list, stripe size with cb_buffer_size)."""
+
+import optuna
+
+from . import register
+
+
+@register("bayes", "Bayesian optimization (Optuna's multivariate TPE)")
+def factory(space, seed, options):
+    startup = int(options.get("startup_trials", max(5, min(10, 2 * len(space.dimensions)))))
+    return optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=startup)

@@ -1,0 +1,101 @@
+"""Genetic algorithms: H5Evolve's and TunIO's.
+
+Generations are consecutive blocks of `population` trials. Each generation
+carries the best `elites` points found so far (elitism); every other member
+is a child of two parents from the previous generation and the elites,
+mixed gene by gene (uniform crossover), each gene then mutated with
+probability `mutation`.
+- ga (TunIO): tournament selection: three random individuals, the best two
+  are the parents.
+- ga-h5evolve (H5Evolve): a larger population; parents drawn from the better
+  half (truncation selection).
+
+The population is read back from the study's trials, so a resumed study
+continues the same evolution; a child equal to a point already measured is
+mutated again, since re-measuring it would cost a run and teach nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import optuna
+from optuna.trial import TrialState
+
+from . import distributions, register
+
+
+class GeneticSampler(optuna.samplers.BaseSampler):
+    def __init__(self, space, seed: int, population: int, elites: int, mutation: float, selection: str):
+        if population < 3 or not 0 <= elites < population:
+            raise ValueError("the population needs at least 3 members and fewer elites than members")
+        self._dists = distributions(space)
+        self._seed, self.population, self.elites = seed, population, elites
+        self.mutation, self.selection = mutation, selection
+        self._independent = optuna.samplers.RandomSampler(seed=seed)
+
+    def infer_relative_search_space(self, study, trial):
+        return dict(self._dists)
+
+    def sample_relative(self, study, trial, search_space) -> dict[str, Any]:
+        if not search_space:
+            return {}
+        rng = random.Random(f"{self._seed}:{trial.number}")
+        done = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+                if t.value is not None and all(name in t.params for name in search_space)]
+        generation = trial.number // self.population
+        if generation == 0 or len(done) < 2:
+            return {name: rng.choice(dist.choices) for name, dist in search_space.items()}
+        maximize = study.direction == optuna.study.StudyDirection.MAXIMIZE
+        ranked = sorted(done, key=lambda t: t.value, reverse=maximize)
+        slot = trial.number % self.population
+        if slot < self.elites:
+            return {name: ranked[slot].params[name] for name in search_space}
+        start = (generation - 1) * self.population
+        previous = [t for t in done if start <= t.number < start + self.population]
+        pool = previous + [t for t in ranked[: self.elites] if t not in previous]
+        if len(pool) < 2:
+            pool = ranked[: self.population]
+        seen = {tuple(t.params[n] for n in search_space) for t in done}
+        child = {}
+        for _ in range(20):
+            p1, p2 = self._parents(pool, rng, maximize)
+            child = {name: (p1 if rng.random() < 0.5 else p2).params[name] for name in search_space}
+            for name, dist in search_space.items():
+                if rng.random() < self.mutation:
+                    others = [c for c in dist.choices if c != child[name]]
+                    child[name] = rng.choice(others or list(dist.choices))
+            if tuple(child[n] for n in search_space) not in seen:
+                break
+        return child
+
+    def _parents(self, pool, rng, maximize):
+        key = (lambda t: t.value) if maximize else (lambda t: -t.value)
+        if self.selection == "tournament":
+            contestants = rng.sample(pool, min(3, len(pool)))
+            contestants.sort(key=key, reverse=True)
+            return contestants[0], contestants[1]
+        better = sorted(pool, key=key, reverse=True)[: max(2, len(pool) // 2)]
+        return tuple(rng.sample(better, 2))
+
+    def sample_independent(self, study, trial, param_name, param_distribution):
+        return self._independent.sample_independent(study, trial, param_name, param_distribution)
+
+
+def _mutation(space, options) -> float:
+    return float(options.get("mutation", max(0.1, 1.0 / len(space.dimensions))))
+
+
+@register("ga", "genetic algorithm as in TunIO: elitism, tournament of 3, uniform crossover, mutation")
+def tunio_ga(space, seed, options):
+    return GeneticSampler(space, seed, population=int(options.get("population", 8)),
+                          elites=int(options.get("elites", 1)), mutation=_mutation(space, options),
+                          selection="tournament")
+
+
+@register("ga-h5evolve", "genetic algorithm as in H5Evolve: population 15, elitism, truncation selection")
+def h5evolve_ga(space, seed, options):
+    return GeneticSampler(space, seed, population=int(options.get("population", 15)),
+                          elites=int(options.get("elites", 1)), mutation=_mutation(space, options),
+                          selection="truncation")

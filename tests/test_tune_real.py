@@ -1,0 +1,70 @@
+"""Tuning real runs on this machine."""
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from iotuner import report
+
+from conftest import kernel, mpi
+
+pytestmark = pytest.mark.mpi
+
+ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable"}}
+
+
+def iotuner(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "iotuner", *map(str, args)], capture_output=True, text=True, **kw)
+
+
+def write_bw(report_path):
+    return report.load(report_path).totals["write_bandwidth_mib_s"]
+
+
+def test_tuning_recovers_from_one_aggregator_and_the_result_reproduces(tmp_path):
+    baseline = tmp_path / "one-aggregator.json"
+    baseline.write_text(json.dumps(ONE_AGGREGATOR))
+    app = [kernel("h5ior"), "-b", "32M", "-x", "1M"]
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:  # 1-10% noise there, 15-35% on disk
+        r = iotuner("tune", "--baseline", baseline, "--trials", 30, "--objective", "write-bw", "--space", "romio",
+                    "--strategy", "bayes", "--study", "real", "--out", tmp_path / "out", "--scratch", scratch,
+                    "--", *app, "-o", "{scratch}", timeout=900)
+        assert r.returncode == 0, r.stderr + r.stdout[-3000:]
+        summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+        assert summary["trials_run"] <= 30
+        verdict = summary["verdict"]
+        assert verdict["significant"] is True
+        assert verdict["gain"] >= 3.0, summary  # confirmed against the baseline, interleaved
+        assert "x the default" in r.stdout and "RoTI" in r.stdout
+
+        # the best settings file, as is, under iotuner run: interleaved with the baseline
+        best = tmp_path / "out" / "best.json"
+        tuned, default = [], []
+        for i in range(3):
+            for cfg, sink in ((baseline, default), (best, tuned)):
+                rep = tmp_path / f"run-{i}-{cfg.stem}.json"
+                run = iotuner("run", "--config", cfg, "--report", rep, "--", *mpi(), *app, "-o", scratch,
+                              timeout=300)
+                assert run.returncode == 0, run.stderr
+                sink.append(write_bw(rep))
+        assert statistics.median(tuned) >= 3.0 * statistics.median(default), (tuned, default)
+
+
+def test_real_aa_dropped_knobs_change_nothing(tmp_path):
+    """Striping hints are dropped on ufs: every trial is the default, and the tuner says so."""
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"name": "striping", "dimensions": [
+        {"knob": "mpiio.striping_factor", "values": [2, 4, 8, 16]}]}))
+    r = iotuner("tune", "--space", space, "--strategy", "grid", "--trials", 4, "--objective", "write-bw",
+                "--study", "aa", "--out", tmp_path / "out", "--",
+                kernel("vpicio"), "-n", "64K", "-o", "{scratch}", timeout=600)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["verdict"] is None and summary["winner"] is None
+    assert "no configuration took effect differently from the default settings" in summary["notes"]
+    best = json.loads((tmp_path / "out" / "best.json").read_text())
+    assert best["meta"]["significant"] is False and best.get("groups", []) == []
