@@ -16,7 +16,7 @@ def iotuner(*args, **kw):
 def test_help_lists_commands():
     r = iotuner("--help")
     assert r.returncode == 0
-    for cmd in ("run", "show", "check", "convert", "knobs", "kernels"):
+    for cmd in ("run", "tune", "show", "check", "convert", "knobs", "kernels", "demo"):
         assert f"    {cmd}" in r.stdout
 
 

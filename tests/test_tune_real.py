@@ -68,3 +68,13 @@ def test_real_aa_dropped_knobs_change_nothing(tmp_path):
     assert "no configuration took effect differently from the default settings" in summary["notes"]
     best = json.loads((tmp_path / "out" / "best.json").read_text())
     assert best["meta"]["significant"] is False and best.get("groups", []) == []
+
+
+def test_demo_tunes_and_reports(tmp_path):
+    r = iotuner("demo", "--trials", 6, "--out", tmp_path / "demo", timeout=600)
+    assert r.returncode == 0, r.stderr + r.stdout[-2000:]
+    for name in ("best.json", "trials.csv", "curve.png", "summary.json", "baseline.json"):
+        assert (tmp_path / "demo" / name).exists(), name
+    summary = json.loads((tmp_path / "demo" / "summary.json").read_text())
+    assert summary["trials_run"] == 6 and summary["roti"] is not None
+    assert "best settings" in r.stdout and "RoTI: peak" in r.stdout and "the default" in r.stdout

@@ -26,6 +26,21 @@ class Knob:
     honoured_by: str
     description: str
 
+    def default_value(self):
+        """The documented default as a settings value (None when the library decides)."""
+        d = self.default
+        if d is None:
+            return None
+        if self.type in ("size", "int"):
+            return int(d)
+        if self.type == "bool":
+            return d == "true"
+        if self.type == "float":
+            return float(d)
+        if self.type == "size_pair":
+            return [int(x) for x in d.split(",")]
+        return d
+
     @property
     def key(self) -> str:
         """"layer.name", as search spaces and flat settings name knobs."""

@@ -238,6 +238,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _library_default(key: str):
+    from .. import catalogue
+    k = catalogue.knobs().get(key)
+    return k.default_value() if k else None
+
+
 def _print_outcome(console, store, obj, outcome, summary, out: Path) -> None:
     n_base = len(store.baseline_runs())
     console.print(f"\n[bold]study {store.study.study_name}[/bold]: {summary['trials']} trials "
@@ -252,9 +258,11 @@ def _print_outcome(console, store, obj, outcome, summary, out: Path) -> None:
     flat = settings.flatten(outcome.best_doc)
     console.print(f"best settings ({out / 'best.json'}):" + ("" if flat else " the default settings"))
     for k, v in flat.items():
-        console.print(f"  {k} = {json.dumps(v)}")
+        default = _library_default(k)
+        same = default is not None and json.dumps(v) == json.dumps(default)
+        console.print(f"  {k} = {json.dumps(v)}" + ("  [dim](the library's default)[/dim]" if same else ""))
     r = summary.get("roti")
     if r:
-        console.print(f"RoTI: peak {r['peak']:,.1f} {r['unit']} (at {r['peak_at_min']:.1f} min), "
+        console.print(f"RoTI: peak {r['peak']:,.1f} {r['unit']} (at {_minutes(r['peak_at_min'] * 60)} of tuning), "
                       f"final {r['final']:,.1f} {r['unit']}")
     console.print(f"results: {out}/ (best.json, trials.csv, curve.png, summary.json); {n_base} baseline runs")

@@ -56,8 +56,9 @@ class StudyStore:
     # ---- opening ----
 
     @classmethod
-    def create(cls, storage: str, name: str, config: dict, space: SearchSpace) -> "StudyStore":
-        if name in _study_names(storage):
+    def create(cls, storage, name: str, config: dict, space: SearchSpace) -> "StudyStore":
+        """storage: an SQLAlchemy URL, or an Optuna storage object (in-memory for benchmarks)."""
+        if isinstance(storage, str) and name in _study_names(storage):
             raise StudyError(f"study '{name}' already exists in {storage}: add --resume to continue it, "
                              f"or choose another --study name")
         config = {**config, "version": CONFIG_VERSION, "created": dt.datetime.now(dt.timezone.utc).isoformat()}

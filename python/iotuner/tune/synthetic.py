@@ -36,18 +36,7 @@ Factor = Callable[[Mapping[str, Any]], float]
 
 def _default(key: str) -> Any:
     k = catalogue.knobs().get(key)
-    if k is None or k.default is None:
-        return None
-    d = k.default
-    if k.type in ("size", "int"):
-        return int(d)
-    if k.type == "bool":
-        return d == "true"
-    if k.type == "float":
-        return float(d)
-    if k.type == "size_pair":
-        return [int(x) for x in d.split(",")]
-    return d
+    return k.default_value() if k else None
 
 
 def _get(flat: Mapping[str, Any], key: str, default: Any = None) -> Any:
