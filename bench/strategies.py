@@ -75,7 +75,7 @@ def synthetic_part(opts) -> None:
     print(f"synthetic objective: runs until a configuration within 95% of the exact optimum was measured "
           f"(median over {opts.seeds} seeds; budget {opts.budget} runs; noise sigma {opts.noise})")
     cases = (("tunio", "lustre"), ("h5evolve", "lustre"), ("romio", "ufs"))
-    print(f"  {'space / model':22s}" + "".join(f"{s:>16s}" for s in opts.strategies))
+    print(f"  {'space / model':22s}" + "".join(f"{s:>19s}" for s in opts.strategies))
     with tempfile.TemporaryDirectory() as tmp:
         for space_name, model_name in cases:
             row = []
@@ -89,7 +89,7 @@ def synthetic_part(opts) -> None:
                 med = statistics.median(ordered)
                 cell = f">{opts.budget}" if med > opts.budget else f"{med:g}"
                 row.append(f"{cell} ({missed} missed)" if missed else cell)
-            print(f"  {space_name + ' / ' + model_name:22s}" + "".join(f"{c:>16s}" for c in row), flush=True)
+            print(f"  {space_name + ' / ' + model_name:22s}" + "".join(f"{c:>19s}" for c in row), flush=True)
 
 
 def real_part(opts) -> None:
