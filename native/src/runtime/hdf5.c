@@ -9,6 +9,7 @@
 
 #include <hdf5.h>
 
+#include "iotuner/smart.h"
 #include "pmpi.h"
 #include "rt.h"
 
@@ -456,10 +457,10 @@ static int is_mpio(iot_phase *ph)
 
 static int requested_xfer(iot_phase *ph, const char *dataset)
 {
-    if (!ph || !iot_g.settings)
+    if (!ph)
         return 0;
     const iot_setting *s[64];
-    size_t n = iot_resolve(ph->path, dataset, IOT_LAYER_HDF5, s, 64);
+    size_t n = iot_resolve(ph, dataset, IOT_LAYER_HDF5, s, 64);
     const iot_setting *t = find_setting(s, n, "transfer_mode");
     if (!t)
         return 0;
@@ -492,7 +493,7 @@ static const char *driver_name(hid_t fapl)
 static void not_applicable_layer(iot_phase *ph, iot_layer layer, const char *why)
 {
     const iot_setting *s[128];
-    size_t n = iot_resolve(ph->path, NULL, layer, s, 128);
+    size_t n = iot_resolve(ph, NULL, layer, s, 128);
     for (size_t i = 0; i < n; i++)
         iot_phase_check(ph, iot_layer_name(layer), s[i]->name, NULL, s[i]->text, NULL, IOT_STATUS_NOT_APPLICABLE,
                         why);
@@ -500,7 +501,7 @@ static void not_applicable_layer(iot_phase *ph, iot_layer layer, const char *why
 
 static void lustre_for_file(iot_phase *ph, hid_t fapl, unsigned flags, int create)
 {
-    if (!iot_lustre_wanted(ph->path))
+    if (!iot_lustre_wanted(ph))
         return;
     if (!create) {
         not_applicable_layer(ph, IOT_LAYER_LUSTRE, "a Lustre layout is set only when a file is created");
@@ -539,6 +540,10 @@ static hid_t file_phase(const char *name, unsigned flags, hid_t fcpl, hid_t fapl
     iot_phase *ph = iot_phase_begin(IOT_KIND_HDF5, name, create);
     if (!ph)
         return CALL_REAL(fapl);
+    if (iot_smart_on) { /* before the settings are resolved: a recurring phase gets what smart mode decided */
+        int64_t sig[2] = {(int64_t)iot_phase_identity(ph->path, NULL, 0), (int64_t)flags};
+        iot_smart_phase_begin(ph, create ? IOT_SIG_H5FCREATE : IOT_SIG_H5FOPEN, sig, 2);
+    }
 
     iot_internal++;
     quiet_t q = quiet_begin();
@@ -546,7 +551,7 @@ static hid_t file_phase(const char *name, unsigned flags, hid_t fcpl, hid_t fapl
     char why_not_mpio[160];
     snprintf(why_not_mpio, sizeof why_not_mpio, "the file uses HDF5's %s driver, not MPI-IO", ph->driver);
     const iot_setting *s[64];
-    size_t n = iot_resolve(ph->path, NULL, IOT_LAYER_HDF5, s, 64);
+    size_t n = iot_resolve(ph, NULL, IOT_LAYER_HDF5, s, 64);
     hid_t mine = -1;
     const iot_setting *applied[64];
     size_t napplied = 0;
@@ -624,10 +629,12 @@ static hid_t file_phase(const char *name, unsigned flags, hid_t fcpl, hid_t fapl
     quiet_end(q);
     iot_internal--;
 
-    if (fid < 0)
+    if (fid < 0) {
+        iot_smart_phase_drop(ph);
         iot_phase_abort(ph);
-    else
+    } else {
         ph->handle = fid;
+    }
     return fid;
 #undef CALL_REAL
 }
@@ -655,9 +662,13 @@ IOT_EXPORT herr_t H5Fclose(hid_t fid)
     static herr_t (*real)(hid_t);
     IOT_REAL(real, "H5Fclose");
     iot_phase *ph = iot_active() ? iot_phase_find_handle(IOT_KIND_HDF5, fid) : NULL;
-    herr_t rc = real(fid);
     if (ph)
+        iot_smart_call(ph, IOT_SIG_H5FCLOSE, NULL, 0, -1);
+    herr_t rc = real(fid);
+    if (ph) {
         iot_phase_end(ph);
+        iot_smart_phase_end(ph);
+    }
     return rc;
 }
 
@@ -756,9 +767,15 @@ static hid_t dataset_create(hid_t loc, const char *name, hid_t type, hid_t space
     hid_t mine = -1;
     hsize_t want[H5S_MAX_RANK];
     int rank = 0;
-    if (ph && iot_g.settings) {
+    if (ph && iot_smart_on) {
+        hsize_t dims[H5S_MAX_RANK];
+        int64_t sig[3] = {(int64_t)iot_object_identity(dname, NULL, 0), (int64_t)H.Tget_size(type),
+                          H.Sget_simple_extent_dims(space, dims, NULL)};
+        iot_smart_call(ph, IOT_SIG_H5DCREATE, sig, 3, -1);
+    }
+    if (ph) {
         const iot_setting *s[64];
-        size_t n = iot_resolve(ph->path, dname, IOT_LAYER_HDF5, s, 64);
+        size_t n = iot_resolve(ph, dname, IOT_LAYER_HDF5, s, 64);
         chunk = find_setting(s, n, "chunk_dims");
         if (chunk) {
             char why[200];
@@ -822,6 +839,14 @@ IOT_EXPORT hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl)
 {
     static hid_t (*real)(hid_t, const char *, hid_t);
     IOT_REAL(real, "H5Dopen2");
+    if (iot_smart_on && iot_active() && name && h5_resolve()) {
+        iot_internal++;
+        char dname[1024];
+        object_name(loc, name, dname, sizeof dname);
+        int64_t sig[1] = {(int64_t)iot_object_identity(dname, NULL, 0)};
+        iot_smart_call(phase_of_object(loc), IOT_SIG_H5DOPEN, sig, 1, -1);
+        iot_internal--;
+    }
     hid_t did = real(loc, name, dapl);
     if (did < 0 || !iot_active() || !h5_resolve() || !name)
         return did;
@@ -840,6 +865,12 @@ IOT_EXPORT herr_t H5Dclose(hid_t did)
 {
     static herr_t (*real)(hid_t);
     IOT_REAL(real, "H5Dclose");
+    if (iot_smart_on && iot_active()) {
+        iot_phase *ph = NULL;
+        int xfer;
+        if (dset_get(did, &ph, &xfer))
+            iot_smart_call(ph, IOT_SIG_H5DCLOSE, NULL, 0, -1);
+    }
     dset_drop(did);
     return real(did);
 }
@@ -963,6 +994,14 @@ static inline __attribute__((always_inline)) herr_t dataset_io(int is_write, hid
         use = transfer_plist(dxpl, xfer, &temporary);
         iot_internal--;
     }
+    uint64_t bytes = 0;
+    if (iot_smart_on) { /* the call is recorded when entered, before the MPI-IO calls it makes */
+        iot_internal++;
+        bytes = transfer_bytes(did, mt, ms, fs);
+        iot_internal--;
+        int64_t sig[1] = {(int64_t)bytes};
+        iot_smart_call(ph, is_write ? IOT_SIG_H5DWRITE : IOT_SIG_H5DREAD, sig, 1, -1);
+    }
     uint64_t index = atomic_fetch_add_explicit(is_write ? &ph->h5_writes : &ph->h5_reads, 1, memory_order_relaxed);
     unsigned weight = iot_time_weight(index, 0);
     if (weight > 1)
@@ -973,9 +1012,11 @@ static inline __attribute__((always_inline)) herr_t dataset_io(int is_write, hid
         atomic_fetch_add_explicit(is_write ? &ph->h5_write_ticks : &ph->h5_read_ticks, (iot_ticks() - t0) * weight,
                                   memory_order_relaxed);
     if (rc >= 0) {
-        iot_internal++;
-        uint64_t bytes = transfer_bytes(did, mt, ms, fs);
-        iot_internal--;
+        if (!iot_smart_on) {
+            iot_internal++;
+            bytes = transfer_bytes(did, mt, ms, fs);
+            iot_internal--;
+        }
         atomic_fetch_add_explicit(is_write ? &ph->h5_bytes_written : &ph->h5_bytes_read, bytes, memory_order_relaxed);
     }
     if (xfer && rc >= 0 && !ph->xfer_checked) {

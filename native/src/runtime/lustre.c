@@ -16,15 +16,10 @@
 
 extern char **environ;
 
-static size_t lustre_settings(const char *path, const iot_setting **out, size_t max)
-{
-    return iot_resolve(path, NULL, IOT_LAYER_LUSTRE, out, max);
-}
-
-int iot_lustre_wanted(const char *path)
+int iot_lustre_wanted(const iot_phase *ph)
 {
     const iot_setting *s[4];
-    return iot_g.settings && lustre_settings(path, s, 4) > 0;
+    return iot_resolve(ph, NULL, IOT_LAYER_LUSTRE, s, 4) > 0;
 }
 
 static int find_lfs(char *out, size_t outlen)
@@ -122,7 +117,7 @@ static void record_all(iot_phase *ph, const iot_setting **s, size_t n, iot_statu
 void iot_lustre_prepare(iot_phase *ph, const char *path, int truncating, int is_root)
 {
     const iot_setting *s[4];
-    size_t n = lustre_settings(path, s, 4);
+    size_t n = iot_resolve(ph, NULL, IOT_LAYER_LUSTRE, s, 4);
     if (!n)
         return;
     const char *fs = iot_file_system_of(path);

@@ -43,6 +43,7 @@ static void resolve(void)
     SYM(File_get_info, "PMPI_File_get_info");
     SYM(Get_library_version, "PMPI_Get_library_version");
     SYM(Type_size, "PMPI_Type_size");
+    SYM(Type_get_true_extent, "PMPI_Type_get_true_extent");
     void **p = (void **)&iot_pmpi;
     pmpi_ok = 1;
     for (size_t i = 0; i < sizeof iot_pmpi / sizeof(void *); i++)

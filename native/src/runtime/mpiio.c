@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iotuner/smart.h"
 #include "pmpi.h"
 #include "rt.h"
 
@@ -13,31 +14,47 @@
 
 #define MAX_OPEN_FILES 4096
 
-static struct {
+/* An open file, its phase, and its view: explicit offsets count in etypes
+ * from where the view's filetype begins (HDF5's collective writes put the
+ * dataset's address in the displacement, the selection's place in the
+ * filetype, and write at offset 0). */
+typedef struct {
     MPI_File fh;
     iot_phase *ph;
-} open_files[MAX_OPEN_FILES];
+    int64_t disp, etype_size;
+} open_file;
+
+static open_file open_files[MAX_OPEN_FILES];
 static int n_open_files;
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 /* the last file this thread used: repeated calls skip the lock */
-static IOT_TLS MPI_File cached_fh;
-static IOT_TLS iot_phase *cached_file_ph;
+static IOT_TLS open_file cached_file;
 
 static void file_put(MPI_File fh, iot_phase *ph)
 {
     pthread_mutex_lock(&files_lock);
-    if (n_open_files < MAX_OPEN_FILES) {
-        open_files[n_open_files].fh = fh;
-        open_files[n_open_files].ph = ph;
-        n_open_files++;
-    }
+    if (n_open_files < MAX_OPEN_FILES)
+        open_files[n_open_files++] = (open_file){fh, ph, 0, 1};
+    pthread_mutex_unlock(&files_lock);
+}
+
+static void file_set_view(MPI_File fh, int64_t disp, int64_t etype_size)
+{
+    if (cached_file.fh == fh)
+        cached_file.fh = MPI_FILE_NULL;
+    pthread_mutex_lock(&files_lock);
+    for (int i = 0; i < n_open_files; i++)
+        if (open_files[i].fh == fh) {
+            open_files[i].disp = disp;
+            open_files[i].etype_size = etype_size > 0 ? etype_size : 1;
+        }
     pthread_mutex_unlock(&files_lock);
 }
 
 static void file_drop(MPI_File fh)
 {
-    if (cached_fh == fh)
-        cached_fh = MPI_FILE_NULL;
+    if (cached_file.fh == fh)
+        cached_file.fh = MPI_FILE_NULL;
     pthread_mutex_lock(&files_lock);
     for (int i = 0; i < n_open_files; i++)
         if (open_files[i].fh == fh) {
@@ -47,23 +64,26 @@ static void file_drop(MPI_File fh)
     pthread_mutex_unlock(&files_lock);
 }
 
-static inline iot_phase *file_phase(MPI_File fh)
+static inline const open_file *file_of(MPI_File fh)
 {
-    if (fh == cached_fh && fh != MPI_FILE_NULL)
-        return cached_file_ph;
-    iot_phase *ph = NULL;
+    if (fh == cached_file.fh && fh != MPI_FILE_NULL)
+        return &cached_file;
+    int found = 0;
     pthread_mutex_lock(&files_lock);
     for (int i = 0; i < n_open_files; i++)
         if (open_files[i].fh == fh) {
-            ph = open_files[i].ph;
+            cached_file = open_files[i];
+            found = 1;
             break;
         }
     pthread_mutex_unlock(&files_lock);
-    if (ph) {
-        cached_fh = fh;
-        cached_file_ph = ph;
-    }
-    return ph;
+    return found ? &cached_file : NULL;
+}
+
+static inline iot_phase *file_phase(MPI_File fh)
+{
+    const open_file *f = file_of(fh);
+    return f ? f->ph : NULL;
 }
 
 static const char *driver_from_info(const char *fstype, char *out, size_t outlen)
@@ -146,9 +166,18 @@ IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI
     }
     if (!ph)
         return real(comm, filename, amode, info, fh);
+    if (iot_smart_on) {
+        int size = 1;
+        iot_pmpi.Comm_size(comm, &size);
+        int64_t sig[3] = {(int64_t)iot_phase_identity(ph->path, NULL, 0), amode, size};
+        if (own)
+            iot_smart_phase_begin(ph, IOT_SIG_MPI_FILE_OPEN, sig, 3);
+        else
+            iot_smart_call(ph, IOT_SIG_MPI_FILE_OPEN, sig, 3, -1);
+    }
 
     const iot_setting *hints[128];
-    size_t n = iot_resolve(ph->path, NULL, IOT_LAYER_MPIIO, hints, 128);
+    size_t n = iot_resolve(ph, NULL, IOT_LAYER_MPIIO, hints, 128);
     MPI_Info use = info, mine = MPI_INFO_NULL;
     if (n) {
         iot_internal++;
@@ -163,7 +192,7 @@ IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI
         }
         iot_internal--;
     }
-    if (own && (amode & MPI_MODE_CREATE) && iot_lustre_wanted(ph->path)) {
+    if (own && (amode & MPI_MODE_CREATE) && iot_lustre_wanted(ph)) {
         int r = 0;
         iot_pmpi.Comm_rank(comm, &r);
         iot_lustre_prepare(ph, ph->path, 0, r == 0);
@@ -174,10 +203,12 @@ IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI
         if (own)
             ph->handle = (int64_t)(intptr_t)*fh;
         file_put(*fh, ph);
+        iot_smart_phase_comm(ph, comm);
         iot_internal++;
         verify_hints(ph, comm, *fh, hints, n);
         iot_internal--;
     } else if (own) {
+        iot_smart_phase_drop(ph);
         iot_phase_abort(ph);
     }
     if (mine != MPI_INFO_NULL)
@@ -191,13 +222,17 @@ IOT_EXPORT int MPI_File_close(MPI_File *fh)
     IOT_REAL(real, "MPI_File_close");
     iot_phase *ph = NULL;
     if (fh) {
+        if (iot_smart_on && iot_active())
+            iot_smart_call(file_phase(*fh), IOT_SIG_MPI_FILE_CLOSE, NULL, 0, -1);
         file_drop(*fh);
         if (iot_active())
             ph = iot_phase_find_handle(IOT_KIND_MPIIO, (int64_t)(intptr_t)*fh);
     }
     int rc = real(fh);
-    if (ph)
+    if (ph) {
         iot_phase_end(ph);
+        iot_smart_phase_end(ph);
+    }
     return rc;
 }
 
@@ -226,17 +261,22 @@ static inline void data_end(iot_phase *ph, int rc, uint64_t bytes, uint64_t dt, 
                                   memory_order_relaxed);
 }
 
-/* Blocking calls are timed; nonblocking ones count their bytes when started. */
-#define DATA_CALL(name, is_write, timed, params, args)                                                       \
+/* Blocking calls are timed; nonblocking ones count their bytes when started.
+ * Smart mode records the call when entered: bytes, and the offset of the _at calls. */
+#define DATA_CALL(name, is_write, timed, params, args, offset)                                               \
     IOT_EXPORT int name params                                                                               \
     {                                                                                                        \
         static int(*real) params;                                                                            \
         IOT_REAL(real, #name);                                                                               \
-        iot_phase *ph = file_phase(fh);                                                                      \
-        if (!ph)                                                                                             \
+        const open_file *f = file_of(fh);                                                                    \
+        if (!f)                                                                                              \
             return real args;                                                                                \
+        iot_phase *ph = f->ph;                                                                               \
         uint64_t bytes;                                                                                      \
         unsigned w = data_begin(ph, count, datatype, is_write, &bytes);                                      \
+        if (iot_smart_on)                                                                                    \
+            iot_smart_data(ph, #name, (int64_t)bytes, f->disp + (int64_t)(offset) * f->etype_size,            \
+                           sizeof(#offset) > 2, is_write);                                                   \
         w = (timed) ? w : 0;                                                                                 \
         uint64_t t0 = w ? iot_ticks() : 0;                                                                   \
         int rc = real args;                                                                                  \
@@ -257,25 +297,42 @@ static inline void data_end(iot_phase *ph, int rc, uint64_t bytes, uint64_t dt, 
 #define ICALL (fh, buf, count, datatype, request)
 #define ICALL_AT (fh, offset, buf, count, datatype, request)
 
-DATA_CALL(MPI_File_write, 1, 1, WRITE_ARGS, CALL)
-DATA_CALL(MPI_File_write_all, 1, 1, WRITE_ARGS, CALL)
-DATA_CALL(MPI_File_write_at, 1, 1, WRITE_AT_ARGS, CALL_AT)
-DATA_CALL(MPI_File_write_at_all, 1, 1, WRITE_AT_ARGS, CALL_AT)
-DATA_CALL(MPI_File_write_shared, 1, 1, WRITE_ARGS, CALL)
-DATA_CALL(MPI_File_write_ordered, 1, 1, WRITE_ARGS, CALL)
-DATA_CALL(MPI_File_read, 0, 1, READ_ARGS, CALL)
-DATA_CALL(MPI_File_read_all, 0, 1, READ_ARGS, CALL)
-DATA_CALL(MPI_File_read_at, 0, 1, READ_AT_ARGS, CALL_AT)
-DATA_CALL(MPI_File_read_at_all, 0, 1, READ_AT_ARGS, CALL_AT)
-DATA_CALL(MPI_File_read_shared, 0, 1, READ_ARGS, CALL)
-DATA_CALL(MPI_File_read_ordered, 0, 1, READ_ARGS, CALL)
-DATA_CALL(MPI_File_iwrite, 1, 0, IWRITE_ARGS, ICALL)
-DATA_CALL(MPI_File_iwrite_all, 1, 0, IWRITE_ARGS, ICALL)
-DATA_CALL(MPI_File_iwrite_at, 1, 0, IWRITE_AT_ARGS, ICALL_AT)
-DATA_CALL(MPI_File_iwrite_at_all, 1, 0, IWRITE_AT_ARGS, ICALL_AT)
-DATA_CALL(MPI_File_iwrite_shared, 1, 0, IWRITE_ARGS, ICALL)
-DATA_CALL(MPI_File_iread, 0, 0, IREAD_ARGS, ICALL)
-DATA_CALL(MPI_File_iread_all, 0, 0, IREAD_ARGS, ICALL)
-DATA_CALL(MPI_File_iread_at, 0, 0, IREAD_AT_ARGS, ICALL_AT)
-DATA_CALL(MPI_File_iread_at_all, 0, 0, IREAD_AT_ARGS, ICALL_AT)
-DATA_CALL(MPI_File_iread_shared, 0, 0, IREAD_ARGS, ICALL)
+DATA_CALL(MPI_File_write, 1, 1, WRITE_ARGS, CALL, 0)
+DATA_CALL(MPI_File_write_all, 1, 1, WRITE_ARGS, CALL, 0)
+DATA_CALL(MPI_File_write_at, 1, 1, WRITE_AT_ARGS, CALL_AT, offset)
+DATA_CALL(MPI_File_write_at_all, 1, 1, WRITE_AT_ARGS, CALL_AT, offset)
+DATA_CALL(MPI_File_write_shared, 1, 1, WRITE_ARGS, CALL, 0)
+DATA_CALL(MPI_File_write_ordered, 1, 1, WRITE_ARGS, CALL, 0)
+DATA_CALL(MPI_File_read, 0, 1, READ_ARGS, CALL, 0)
+DATA_CALL(MPI_File_read_all, 0, 1, READ_ARGS, CALL, 0)
+DATA_CALL(MPI_File_read_at, 0, 1, READ_AT_ARGS, CALL_AT, offset)
+DATA_CALL(MPI_File_read_at_all, 0, 1, READ_AT_ARGS, CALL_AT, offset)
+DATA_CALL(MPI_File_read_shared, 0, 1, READ_ARGS, CALL, 0)
+DATA_CALL(MPI_File_read_ordered, 0, 1, READ_ARGS, CALL, 0)
+DATA_CALL(MPI_File_iwrite, 1, 0, IWRITE_ARGS, ICALL, 0)
+DATA_CALL(MPI_File_iwrite_all, 1, 0, IWRITE_ARGS, ICALL, 0)
+DATA_CALL(MPI_File_iwrite_at, 1, 0, IWRITE_AT_ARGS, ICALL_AT, offset)
+DATA_CALL(MPI_File_iwrite_at_all, 1, 0, IWRITE_AT_ARGS, ICALL_AT, offset)
+DATA_CALL(MPI_File_iwrite_shared, 1, 0, IWRITE_ARGS, ICALL, 0)
+DATA_CALL(MPI_File_iread, 0, 0, IREAD_ARGS, ICALL, 0)
+DATA_CALL(MPI_File_iread_all, 0, 0, IREAD_ARGS, ICALL, 0)
+DATA_CALL(MPI_File_iread_at, 0, 0, IREAD_AT_ARGS, ICALL_AT, offset)
+DATA_CALL(MPI_File_iread_at_all, 0, 0, IREAD_AT_ARGS, ICALL_AT, offset)
+DATA_CALL(MPI_File_iread_shared, 0, 0, IREAD_ARGS, ICALL, 0)
+
+IOT_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                                 const char *datarep, MPI_Info info)
+{
+    static int (*real)(MPI_File, MPI_Offset, MPI_Datatype, MPI_Datatype, const char *, MPI_Info);
+    IOT_REAL(real, "MPI_File_set_view");
+    int rc = real(fh, disp, etype, filetype, datarep, info);
+    if (rc == MPI_SUCCESS && file_of(fh)) {
+        int size = 1;
+        MPI_Aint lb = 0, extent = 0;
+        iot_pmpi.Type_size(etype, &size);
+        if (iot_pmpi.Type_get_true_extent(filetype, &lb, &extent) != MPI_SUCCESS)
+            lb = 0;
+        file_set_view(fh, (int64_t)disp + (int64_t)lb, size);
+    }
+    return rc;
+}

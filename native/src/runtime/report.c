@@ -91,27 +91,33 @@ static int moved_bytes(const iot_phase *ph)
            atomic_load(&ph->mpi_bytes_read) || atomic_load(&ph->h5_bytes_written) || atomic_load(&ph->h5_bytes_read);
 }
 
-/* This rank's phases that did something. */
+/* This rank's record: {"phases": [the phases that did something], "smart": {...} or null}. */
 static char *rank_json(void)
 {
     size_t n;
     iot_phase **all = iot_phases(&n);
     iot_buf b;
     iot_buf_init(&b);
-    iot_jw_begin_array(&b, NULL);
+    iot_buf_puts(&b, "{\"phases\":[");
+    int first = 1;
     for (size_t i = 0; all && i < n; i++) {
         iot_phase *ph = all[i];
         if (ph->kind == IOT_KIND_POSIX && !moved_bytes(ph))
             continue;
         char *j = iot_phase_to_json(ph);
         if (j) {
-            if (b.len > 1)
+            if (!first)
                 iot_buf_puts(&b, ",");
+            first = 0;
             iot_buf_puts(&b, j);
             free(j);
         }
     }
-    iot_buf_puts(&b, "]");
+    iot_buf_puts(&b, "],\"smart\":");
+    char *smart = iot_smart_rank_json();
+    iot_buf_puts(&b, smart ? smart : "null");
+    free(smart);
+    iot_buf_puts(&b, "}");
     free(all);
     return iot_buf_take(&b);
 }
@@ -343,10 +349,11 @@ static char *build_report(char **ranks, int nranks)
     }
     for (int r = 0; r < nranks; r++) {
         parsed[r] = ranks[r] ? iot_json_parse(ranks[r], strlen(ranks[r]), NULL, 0) : NULL;
-        if (!parsed[r] || parsed[r]->type != IOT_JSON_ARRAY)
+        const iot_json *phases = iot_json_get(parsed[r], "phases");
+        if (!phases || phases->type != IOT_JSON_ARRAY)
             continue;
-        for (size_t i = 0; i < parsed[r]->count; i++) {
-            const iot_json *p = parsed[r]->items[i];
+        for (size_t i = 0; i < phases->count; i++) {
+            const iot_json *p = phases->items[i];
             char key[PATH_MAX + 64];
             snprintf(key, sizeof key, "%s|%lld|%s", str(p, "kind"), (long long)inum(iot_json_get(p, "occurrence")),
                      str(p, "file"));
@@ -406,6 +413,7 @@ static char *build_report(char **ranks, int nranks)
     iot_jw_int(&b, "posix_bytes_written", pw);
     iot_jw_int(&b, "posix_bytes_read", pr);
     iot_jw_end_object(&b);
+    iot_smart_merge_json(&b, (const iot_json *const *)parsed, nranks);
     iot_jw_begin_array(&b, "warnings");
     if (iot_g.settings_error)
         iot_jw_string(&b, NULL, iot_g.settings_error);
@@ -447,11 +455,11 @@ void iot_report_write(void)
         return;
     char *mine = rank_json();
     if (!mine)
-        mine = strdup("[]");
+        mine = strdup("{\"phases\":[],\"smart\":null}");
     char **all = NULL;
     int n = 0;
     if (iot_g.mpi_initialized) {
-        iot_mpi_gather_text(mine ? mine : "[]", &all, &n);
+        iot_mpi_gather_text(mine ? mine : "{\"phases\":[],\"smart\":null}", &all, &n);
     } else if (mine) {
         all = malloc(sizeof *all);
         if (all) {

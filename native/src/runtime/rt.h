@@ -116,6 +116,8 @@ typedef struct iot_phase {
     size_t nchecks, capchecks;
     char *mpi_hints_json; /* every hint MPI_File_get_info returned */
 
+    struct iot_smart_phase *smart; /* smart mode's state of this phase, NULL when off */
+
     /* HDF5 transfer-mode machinery */
     int64_t xfer_dxpl;     /* our transfer list replacing H5P_DEFAULT, or -1 */
     int xfer_checked;
@@ -188,8 +190,10 @@ static inline int iot_active(void)
     return !iot_g.disabled && !iot_internal;
 }
 
-/* Settings that apply to a file (and dataset) in one layer. */
-size_t iot_resolve(const char *path, const char *dataset, iot_layer layer, const iot_setting **out, size_t max);
+/* Settings that apply to a phase's file (and dataset) in one layer: what
+ * smart mode decided for the phase, overridden knob by knob by the user's
+ * settings document. */
+size_t iot_resolve(const iot_phase *ph, const char *dataset, iot_layer layer, const iot_setting **out, size_t max);
 
 /* Prints the one settings warning (rank 0, or a serial process). */
 void iot_warn_settings_once(void);
@@ -203,10 +207,28 @@ int iot_mpi_gather_text(const char *mine, char ***all, int *count); /* rank 0 re
 /* Lustre (lustre.c): prepare the layout of a file about to be created.
  * is_root: this process creates it; the caller synchronizes others. */
 void iot_lustre_prepare(iot_phase *ph, const char *path, int truncating, int is_root);
-int iot_lustre_wanted(const char *path);
+int iot_lustre_wanted(const iot_phase *ph);
 /* Report (report.c) */
 char *iot_phase_to_json(const iot_phase *ph);
 void iot_report_write(void);
+/* Smart mode (smart.c): SmartIO's workflow with a feedback loop. */
+extern int iot_smart_on;
+void iot_smart_init(void);
+/* A file phase starts with this call (H5Fcreate, H5Fopen, or MPI_File_open of an MPI-IO program). */
+void iot_smart_phase_begin(iot_phase *ph, const char *func, const int64_t *args, int nargs);
+/* Another HDF5 or MPI-IO call, when entered (signature conventions: iotuner/smart.h). */
+void iot_smart_call(iot_phase *ph, const char *func, const int64_t *args, int nargs, int offset_index);
+/* An MPI-IO data call: its bytes, and its offset in the file when it has one. */
+void iot_smart_data(iot_phase *ph, const char *func, int64_t bytes, int64_t offset, int has_offset, int is_write);
+/* After the phase's file is closed: collective on the ranks that share the file. */
+void iot_smart_phase_end(iot_phase *ph);
+/* The phase's open failed: forget it. */
+void iot_smart_phase_drop(iot_phase *ph);
+/* Settings smart mode decided for this phase, NULL for none. */
+const iot_settings *iot_smart_settings(const iot_phase *ph);
+char *iot_smart_rank_json(void);
+void iot_smart_merge_json(iot_buf *b, const iot_json *const *ranks, int n);
+
 /* HDF5 (hdf5.c) */
 const char *iot_hdf5_version(void);
 

@@ -136,9 +136,24 @@ static void load_settings(void)
         iot_g.settings_error = strdup(err);
 }
 
-size_t iot_resolve(const char *path, const char *dataset, iot_layer layer, const iot_setting **out, size_t max)
+size_t iot_resolve(const iot_phase *ph, const char *dataset, iot_layer layer, const iot_setting **out, size_t max)
 {
-    return iot_settings_resolve(iot_g.settings, path, dataset, (int)layer, out, max);
+    const iot_settings *smart = iot_smart_settings(ph);
+    size_t n = smart ? iot_settings_resolve(smart, ph->path, dataset, (int)layer, out, max) : 0;
+    if (!iot_g.settings)
+        return n;
+    const iot_setting *user[128];
+    size_t m = iot_settings_resolve(iot_g.settings, ph->path, dataset, (int)layer, user, 128);
+    for (size_t i = 0; i < m; i++) { /* the user's document wins over smart mode, knob by knob */
+        size_t k = 0;
+        while (k < n && !(out[k]->layer == user[i]->layer && !strcmp(out[k]->name, user[i]->name)))
+            k++;
+        if (k < n)
+            out[k] = user[i];
+        else if (n < max)
+            out[n++] = user[i];
+    }
+    return n;
 }
 
 /* Launchers and proxies also get the preload; they must stay silent. */
@@ -206,6 +221,7 @@ __attribute__((constructor)) static void iot_init(void)
     iot_g.t_init = iot_ticks();
     if (!iot_g.disabled) {
         load_settings();
+        iot_smart_init();
         const char *rp = getenv("IOTUNER_REPORT");
         if (rp && *rp)
             iot_g.report_path = strdup(rp);
