@@ -118,3 +118,14 @@ def test_flat_settings_round_trip():
         settings.from_flat({"alignment": 1})
     with pytest.raises(settings.SettingsError, match="unknown hdf5 knob"):
         settings.validate(settings.from_flat({"hdf5.nope": 1}))
+
+
+@pytest.mark.mpi
+def test_smart_report_matches_schema(tmp_path):
+    import os
+    result = run_job(mpi() + [kernel("h5ior"), "-b", "2M", "-t", "3", "-F", "-o", tmp_path],
+                     report=tmp_path / "r.json", env=dict(os.environ, IOTUNER_SMART="1"))
+    assert result.ok
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert [p["role"] for p in data["smart"]["phases"]] == ["learn", "optimized", "optimized"]
+    validate_report(data)

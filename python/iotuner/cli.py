@@ -60,13 +60,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     return result.returncode
 
 
+def cmd_smart(args: argparse.Namespace) -> int:
+    from . import smart
+    console = _console()
+    if args.explain:
+        table = Path(args.rules).read_text() if args.rules else None
+        return smart.explain(args.explain, console, table)
+    command = args.command[1:] if args.command and args.command[0] == "--" else args.command
+    if not command:
+        print("iotuner smart: give the command to run after --, or --explain REPORT", file=sys.stderr)
+        return 2
+    return smart.run(command, report_path=args.report, verbose=args.verbose, rules_table=args.rules,
+                     console=console)
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     try:
         rep = report.load(args.report)
     except report.ReportError as e:
         print(f"iotuner show: {e}", file=sys.stderr)
         return 1
-    render.print_report(rep, _console())
+    console = _console()
+    render.print_report(rep, console)
+    if rep.data.get("smart"):
+        from . import smart
+        smart.print_summary(console, rep)
     return 0
 
 
@@ -209,6 +227,25 @@ def build_parser() -> argparse.ArgumentParser:
     from .tune import session
     session.add_arguments(t)
     t.set_defaults(func=lambda a: session.run(a))
+
+    m = sub.add_parser(
+        "smart", help="run with SmartIO's runtime tuning: learn the first phase, optimize the ones that recur",
+        description="Run an application with smart mode on: libiotuner.so predicts each file phase's I/O calls "
+                    "(a Sequitur grammar per rank), learns the first phase of every file name (numbers "
+                    "normalized: chk_0001.h5 and chk_0002.h5 are one), extracts insights (collective or "
+                    "independent, transfer size, locality, shared file or one per process, file system) and "
+                    "applies SmartIO's rules to the phases that recur. A phase slower than the learned one twice "
+                    "in a row rolls its rules back. With --explain, prints the insights -> rules -> settings "
+                    "chain of a saved report, re-running the same rules.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  iotuner smart --verbose -- mpiexec.mpich -n 2 ./flashio -t 7\n"
+               "  iotuner smart --report run.json -- srun -n 64 ./app\n  iotuner smart --explain run.json")
+    m.add_argument("--verbose", action="store_true", help="rank 0 logs every phase's decisions on stderr")
+    m.add_argument("--report", metavar="FILE", help="keep the run report (JSON) in FILE")
+    m.add_argument("--explain", metavar="REPORT", help="explain the decisions recorded in a run report")
+    m.add_argument("--rules", metavar="FILE", help=argparse.SUPPRESS)  # tests: a replacement rules table
+    m.add_argument("command", nargs=argparse.REMAINDER, metavar="-- LAUNCHER APP ARGS")
+    m.set_defaults(func=cmd_smart)
 
     d = sub.add_parser("demo", help="tune a bundled kernel on this machine (a few minutes)")
     d.add_argument("--trials", type=int, default=20, help="trials (default 20)")

@@ -68,6 +68,9 @@ class Core:
                                          ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
         lib.iot_status_name.restype = ctypes.c_char_p
         lib.iot_status_name.argtypes = [ctypes.c_int]
+        lib.iot_rules_explain.restype = ctypes.c_void_p
+        lib.iot_rules_explain.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.iot_rules_builtin_json.restype = ctypes.c_char_p
         self._lib = lib
 
     def _take(self, ptr: int | None) -> str:
@@ -105,6 +108,19 @@ class Core:
         st = self._lib.iot_explain_hint(enc(name), enc(requested), enc(effective), enc(fs_driver), nnodes, nprocs,
                                         enc(cb_config_list), why, len(why))
         return self._lib.iot_status_name(st).decode(), why.value.decode()
+
+
+    def rules_explain(self, insights: dict, rules_table: str | None = None) -> dict:
+        """SmartIO's rules on these insights: {"fired": [...], "settings": {...}, "document": {...}}."""
+        err = ctypes.create_string_buffer(1024)
+        ptr = self._lib.iot_rules_explain(json.dumps(insights).encode(),
+                                          rules_table.encode() if rules_table else None, err, len(err))
+        if not ptr:
+            raise ValueError(err.value.decode())
+        return json.loads(self._take(ptr))
+
+    def rules_table(self) -> dict:
+        return json.loads(self._lib.iot_rules_builtin_json().decode())
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,143 @@
+"""`iotuner smart`: run with SmartIO's runtime tuning, and explain a run's decisions.
+
+The decisions are made in the runtime (C core, libiotuner.so); `--explain`
+re-runs the same core's rules through ctypes on the insights a report holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import native, render, report, runner
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x * 100:.0f}%"
+
+
+def phase_table(smart: dict) -> Table:
+    t = Table(title="Smart mode, per phase (learned in the first phase of a file, applied to the ones that recur)",
+              box=box.SIMPLE_HEAD, title_justify="left")
+    for col, just in (("phase", "left"), ("#", "right"), ("role", "left"), ("predicted", "right"), ("hit", "right"),
+                      ("bandwidth", "right"), ("vs reference", "right"), ("feedback", "left")):
+        t.add_column(col, justify=just, overflow="fold")
+    for p in smart["phases"]:
+        pred = p["prediction"]
+        scored = pred["hits"] + pred["misses"]
+        hit = pred["hits"] / scored if scored else None
+        vs = p["bandwidth_mib_s"] / p["reference_mib_s"] if p["role"] != "learn" and p["reference_mib_s"] else None
+        role = Text(p["role"], style={"learn": "cyan", "optimized": "green", "probe": "magenta",
+                                      "default": "yellow"}.get(p["role"], ""))
+        t.add_row(Text(Path(p["identity"]).name), str(p["occurrence"]), role,
+                  f"{pred['calls']} ({pred['method']})" if pred["calls"] else "-", _pct(hit),
+                  render.fmt_bw(p["bandwidth_mib_s"]), f"{vs:.2f}x" if vs else "", Text(p.get("feedback") or ""))
+    return t
+
+
+INSIGHT_LABELS = (
+    ("write_transfer", "writes"), ("read_transfer", "reads"), ("transfer_size", "transfer size"),
+    ("write_locality", "write locality"), ("read_locality", "read locality"), ("files", "files"),
+    ("bytes_written", "bytes written"), ("bytes_read", "bytes read"), ("file_system", "file system"),
+)
+
+
+def _insight_text(insights: dict) -> str:
+    parts = []
+    for key, label in INSIGHT_LABELS:
+        v = insights.get(key)
+        if v in (None, "unknown", "none", 0) and key not in ("files",):
+            continue
+        if key in ("transfer_size", "bytes_written", "bytes_read") and isinstance(v, int):
+            v = render.fmt_bytes(v)
+        parts.append(f"{label}: {v}")
+    return "; ".join(parts)
+
+
+def print_chain(console: Console, phase: dict, decided: dict) -> None:
+    """Insights -> rules -> settings of one learned phase."""
+    console.print(Text.assemble(("\n" + phase["identity"], "bold"), " (learned in its first phase)"))
+    console.print(Text("  insights: " + _insight_text(phase["insights"])))
+    for f in decided["fired"]:
+        sets = ", ".join(f"{k}={v}" for k, v in (f.get("set") or {}).items()) or "nothing (keep the default)"
+        console.print(Text(f"  rule {f['rule']:>2} {f.get('title', '')}", style="green"))
+        console.print(Text(f"          {f['reason']} -> sets {sets}", style="dim"))
+    settings = decided["settings"]
+    console.print(Text("  settings for the recurring phases: " +
+                       (", ".join(f"{k}={v}" for k, v in settings.items()) if settings else "none")))
+
+
+def explain(report_path: str, console: Console, rules_table: str | None = None) -> int:
+    try:
+        rep = report.load(report_path)
+    except report.ReportError as e:
+        print(f"iotuner smart --explain: {e}", file=sys.stderr)
+        return 1
+    smart = rep.data.get("smart")
+    if not smart:
+        print(f"iotuner smart --explain: {report_path} is not from a run in smart mode", file=sys.stderr)
+        return 1
+    learned = [p for p in smart["phases"] if p["role"] == "learn" and p.get("insights")]
+    if not learned:
+        console.print("no phase was learned in this run")
+        return 0
+    status = 0
+    for p in learned:
+        try:
+            decided = native.core().rules_explain(p["insights"], rules_table)
+        except ValueError as e:
+            print(f"iotuner smart --explain: {e}", file=sys.stderr)
+            return 1
+        print_chain(console, p, decided)
+        recorded = (p.get("rules") or {}).get("settings", {})
+        if recorded != decided["settings"]:
+            status = 1  # the run used another rules table, or another iotuner
+            console.print(Text(f"  the run decided {recorded} (another rules table: {smart['rules_table']})",
+                               style="yellow"))
+    return status
+
+
+def print_summary(console: Console, rep: report.Report) -> None:
+    smart = rep.data.get("smart")
+    if not smart:
+        console.print("smart mode made no decision (no HDF5 or MPI-IO file phase was seen)")
+        return
+    console.print(phase_table(smart))
+    for p in smart["phases"]:
+        if p["role"] == "learn" and p.get("rules"):
+            print_chain(console, p, p["rules"])
+    pred, over = smart["prediction"], smart["overhead"]
+    console.print(f"\nprediction: {pred['hits']} of {pred['hits'] + pred['misses']} predicted calls occurred "
+                  f"({_pct(pred['hit_fraction'])}), over {pred['predictions']} predictions")
+    console.print(f"overhead: prediction {render.fmt_seconds(over['prediction_s'])}, extraction "
+                  f"{render.fmt_seconds(over['extraction_s'])}, optimization {render.fmt_seconds(over['optimization_s'])} "
+                  f"(slowest rank)")
+
+
+def run(command: list[str], *, report_path: str | None, verbose: bool, rules_table: str | None,
+        console: Console) -> int:
+    env = dict(os.environ, IOTUNER_SMART="1")
+    if rules_table:
+        env["IOTUNER_SMART_RULES"] = str(Path(rules_table).resolve())
+    try:
+        result = runner.run(command, report=report_path, env=env, verbose=verbose)
+    except FileNotFoundError as e:
+        print(f"iotuner smart: cannot start '{command[0]}': {e.strerror}", file=sys.stderr)
+        return 127
+    if result.report is None:
+        console.print(f"[yellow]iotuner: {result.report_error}[/yellow]")
+    else:
+        render.print_report(result.report, console)
+        print_summary(console, result.report)
+        if report_path:
+            console.print(f"report written to {report_path}")
+    if result.returncode != 0:
+        console.print(f"[red]the application exited with status {result.returncode}[/red]")
+    return result.returncode
