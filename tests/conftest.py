@@ -52,15 +52,16 @@ def programs(tmp_path_factory) -> dict[str, Path]:
     hdf5 = _pkg_config("--cflags") + _pkg_config("--libs")
     built: dict[str, Path] = {}
 
-    def build(name: str, source: str, cmd: list[str]) -> None:
+    def build(name: str, *, uses_hdf5: bool = True) -> None:
         exe = out / name
-        subprocess.run(cmd + [str(PROGRAMS / source), "-o", str(exe)] + (hdf5 if "h5" in source or "chunk" in source else []),
+        subprocess.run([MPICC, "-O1", str(PROGRAMS / f"{name}.c"), "-o", str(exe)] + (hdf5 if uses_hdf5 else []),
                        check=True)
         built[name] = exe
 
-    build("serial_h5", "serial_h5.c", [MPICC, "-O1"])
-    build("mpiio_write", "mpiio_write.c", [MPICC, "-O1"])
-    build("chunk_fallback", "chunk_fallback.c", [MPICC, "-O1"])
+    build("serial_h5")
+    build("mpiio_write", uses_hdf5=False)
+    build("chunk_fallback")
+    build("selections")
     serial_lib = Path("/usr/lib/x86_64-linux-gnu/libhdf5_serial.so.103")
     if serial_lib.exists():  # same program against the serial HDF5 build: no MPI anywhere in the process
         exe = out / "serial_h5_serialhdf5"

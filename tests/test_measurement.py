@@ -38,3 +38,13 @@ def test_few_calls_are_timed_exactly(tmp_path):
     assert result.ok
     posix = phase_of(result.report, "overhead_posix.dat")
     assert posix["posix"]["write_calls"] == 500 and posix["time_sampled"] is False
+
+
+def test_bytes_follow_every_change_of_a_reused_selection(tmp_path, programs):
+    """The point count of a dataspace is remembered between writes; every way of changing it must be seen."""
+    result = run_job([programs["selections"], tmp_path / "s.h5"])
+    assert result.ok, result.stderr
+    told = dict(field.split("=") for field in result.stdout.split())
+    (phase,) = result.report.data_phases()
+    assert phase["hdf5"]["dataset_writes"] == int(told["writes"])
+    assert phase["bytes_written"] == int(told["bytes"])

@@ -954,10 +954,69 @@ static void verify_transfer(iot_phase *ph, hid_t used, int xfer)
     iot_phase_check(ph, "hdf5", "transfer_mode", NULL, want, eff, st, why);
 }
 
+/* Dataspace generations: H5Sget_select_npoints costs ~370 instructions (an
+ * ID lookup), as much as a small cached H5Dwrite itself, so the point count
+ * of a space is remembered until the space changes. Every call that changes
+ * a selection or an extent bumps the space's generation (a hashed table:
+ * collisions only cost a recount). Loops usually keep one memory space and
+ * move the file selection: their memory space's count is reused. */
+#define SPACE_GENS 1024
+static _Atomic uint32_t space_gen[SPACE_GENS];
+
+static inline _Atomic uint32_t *gen_of(hid_t space)
+{
+    return &space_gen[((uint64_t)space * 0x9E3779B97F4A7C15ull) >> 54];
+}
+
+static inline void space_changed(hid_t space)
+{
+    atomic_fetch_add_explicit(gen_of(space), 1, memory_order_relaxed);
+}
+
+#define SPACE_MUTATOR(name, params, args, space)                                                              \
+    IOT_EXPORT herr_t name params                                                                            \
+    {                                                                                                        \
+        static herr_t(*real) params;                                                                         \
+        IOT_REAL(real, #name);                                                                               \
+        herr_t rc = real args;                                                                               \
+        space_changed(space);                                                                                \
+        return rc;                                                                                           \
+    }
+
+SPACE_MUTATOR(H5Sselect_hyperslab,
+              (hid_t s, H5S_seloper_t op, const hsize_t start[], const hsize_t stride[], const hsize_t count[],
+               const hsize_t block[]),
+              (s, op, start, stride, count, block), s)
+SPACE_MUTATOR(H5Sselect_elements, (hid_t s, H5S_seloper_t op, size_t n, const hsize_t *coord), (s, op, n, coord), s)
+SPACE_MUTATOR(H5Sselect_all, (hid_t s), (s), s)
+SPACE_MUTATOR(H5Sselect_none, (hid_t s), (s), s)
+SPACE_MUTATOR(H5Sselect_copy, (hid_t dst, hid_t src), (dst, src), dst)
+SPACE_MUTATOR(H5Sset_extent_simple, (hid_t s, int rank, const hsize_t dims[], const hsize_t max[]),
+              (s, rank, dims, max), s)
+SPACE_MUTATOR(H5Sset_extent_none, (hid_t s), (s), s)
+SPACE_MUTATOR(H5Sextent_copy, (hid_t dst, hid_t src), (dst, src), dst)
+SPACE_MUTATOR(H5Smodify_select, (hid_t s, H5S_seloper_t op, hid_t other), (s, op, other), s)
+SPACE_MUTATOR(H5Sclose, (hid_t s), (s), s)
+
 /* Bytes the application moves in one H5Dwrite / H5Dread: the selected
  * elements times the memory type's size. */
 static IOT_TLS hid_t cached_type = -1;
 static IOT_TLS size_t cached_type_size;
+static IOT_TLS hid_t cached_space = -1;
+static IOT_TLS uint32_t cached_space_gen;
+static IOT_TLS hssize_t cached_npoints;
+
+static hssize_t selected_points(hid_t space)
+{
+    uint32_t gen = atomic_load_explicit(gen_of(space), memory_order_relaxed);
+    if (space == cached_space && gen == cached_space_gen)
+        return cached_npoints;
+    hssize_t n = H.Sget_select_npoints(space);
+    cached_space = space;
+    cached_space_gen = gen;
+    cached_npoints = n;
+    return n;
+}
 
 static uint64_t transfer_bytes(hid_t did, hid_t mem_type, hid_t mem_space, hid_t file_space)
 {
@@ -968,7 +1027,7 @@ static uint64_t transfer_bytes(hid_t did, hid_t mem_type, hid_t mem_space, hid_t
     hid_t space = mem_space != H5S_ALL ? mem_space : file_space;
     hssize_t n;
     if (space != H5S_ALL) {
-        n = H.Sget_select_npoints(space);
+        n = selected_points(space);
     } else { /* H5S_ALL twice: the whole dataset */
         hid_t whole = H.Dget_space(did);
         n = whole >= 0 ? H.Sget_select_npoints(whole) : 0;
