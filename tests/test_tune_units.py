@@ -4,6 +4,8 @@ synthetic model's optimum, the significance test, strategies."""
 import itertools
 import json
 import random
+import sys
+from pathlib import Path
 
 import optuna
 import pytest
@@ -143,6 +145,32 @@ def test_strategy_registry():
     assert set(strategies.names()) >= {"random", "grid", "ga", "ga-h5evolve", "bayes"}
     with pytest.raises(KeyError, match="unknown strategy"):
         strategies.get("annealing")
+
+
+def test_a_new_strategy_module_is_enough(tmp_path, monkeypatch):
+    """Adding a strategy is one module file: the package finds it, no list to edit."""
+    (tmp_path / "annealing.py").write_text(
+        "import optuna\n"
+        "from iotuner.tune.strategies import register\n"
+        "@register('annealing', 'test strategy')\n"
+        "def factory(space, seed, options):\n"
+        "    return optuna.samplers.RandomSampler(seed=seed)\n")
+    monkeypatch.setattr(strategies, "__path__", [*strategies.__path__, str(tmp_path)])
+    monkeypatch.setattr(strategies, "_REGISTRY", dict(strategies._REGISTRY))
+    monkeypatch.delitem(sys.modules, "iotuner.tune.strategies.annealing", raising=False)
+    assert "annealing" in strategies.modules()
+    assert "annealing" in strategies.names()
+    assert isinstance(strategies.sampler("annealing", space.load("romio"), 1), optuna.samplers.RandomSampler)
+    sys.modules.pop("iotuner.tune.strategies.annealing", None)
+
+
+def test_every_module_in_the_strategies_directory_registers():
+    directory = Path(strategies.__file__).parent
+    files = sorted(p.stem for p in directory.glob("*.py") if not p.stem.startswith("_"))
+    assert strategies.modules() == files
+    strategies.names()
+    registered_by = {s.factory.__module__.rpartition(".")[2] for s in map(strategies.get, strategies.names())}
+    assert registered_by == set(files)
 
 
 def test_ga_elitism_and_valid_children():

@@ -3,12 +3,14 @@
 A strategy is a factory that returns an Optuna sampler for a search space:
 the study (storage, resume, ask/tell) stays outside the algorithm, and every
 dimension is a categorical choice over the labels of its values. Adding a
-strategy (model-driven, hybrid, TunIO) is one module that calls `register`.
+strategy (model-driven, hybrid, TunIO) is one module in this package that calls
+`register`: every module here is found and imported, nothing else to edit.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -27,7 +29,6 @@ class Strategy:
 
 
 _REGISTRY: dict[str, Strategy] = {}
-_MODULES = ("random", "grid", "ga", "bayes")
 
 
 def register(name: str, description: str) -> Callable[[Factory], Factory]:
@@ -37,10 +38,16 @@ def register(name: str, description: str) -> Callable[[Factory], Factory]:
     return deco
 
 
+def modules() -> list[str]:
+    """The strategy modules of this package: every module file in its directory."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+
+
 def _load() -> None:
-    if not _REGISTRY:
-        for mod in _MODULES:
-            importlib.import_module(f"{__name__}.{mod}")
+    # each module registers itself on import; importing is idempotent, so a module
+    # imported on its own before (a test, a benchmark) does not hide the others
+    for mod in modules():
+        importlib.import_module(f"{__name__}.{mod}")
 
 
 def names() -> list[str]:
