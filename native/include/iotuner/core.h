@@ -103,6 +103,29 @@ typedef struct {
 int iot_layout_parse(const char *text, iot_layout *out, char *err, size_t errlen);
 /* Canonical text, in lfs setstripe syntax. */
 void iot_layout_format(const iot_layout *l, char *out, size_t outlen);
+/* Whether a Lustre client of this version has progressive file layouts
+ * (PFL, since 2.10), from the text of /sys/fs/lustre/version (or /proc's):
+ * "2.15.3", "lustre: 2.12.8_ddn20". 1 yes, 0 no, -1 no version found. */
+int iot_lustre_has_pfl(const char *version_text);
+
+/* ---- chunking (hdf5.chunk_bytes) ---- */
+
+#define IOT_DIM_UNLIMITED UINT64_MAX        /* a maximum extent without bound (H5S_UNLIMITED) */
+#define IOT_CHUNK_MAX_BYTES 4294967295ull   /* HDF5 refuses chunks of 4 GiB or more */
+
+/* Chunk dimensions of about `bytes` for a dataset with current extents dims,
+ * maximum extents maxdims (IOT_DIM_UNLIMITED; NULL: fixed) and elem_size-byte
+ * elements. Start from the current extents (at least 1); shrink the
+ * slowest-varying dimensions first, so a chunk is whole rows of the faster
+ * ones; or, when the dataset is smaller, grow its extendible dimensions
+ * (slowest first, up to their maximum); never below one element nor at or
+ * above 4 GiB. Fills chunk[rank] and returns the chunk's size in bytes, with
+ * why it differs from `bytes` in why (empty when equal); -1 and why when the
+ * dataset cannot be chunked (scalar, null, empty fixed extent). */
+int64_t iot_chunk_for_bytes(int rank, const uint64_t *dims, const uint64_t *maxdims, uint64_t elem_size,
+                            int64_t bytes, uint64_t *chunk, char *why, size_t whylen);
+/* "bytes (d1,d2,...)", as the report gives an effective chunk_bytes. */
+void iot_chunk_text(int rank, const uint64_t *chunk, uint64_t elem_size, char *out, size_t outlen);
 
 /* ---- settings documents ---- */
 
