@@ -102,5 +102,16 @@ int main(void)
     uint64_t d16[] = {1ull << 40, 1ull << 40, 1ull << 40};
     CHECK(chunk(3, d16, NULL, 1, 1 << 20) == 1 << 20 && c[0] == 1 && c[1] == 1 && c[2] == 1u << 20);
 
+    /* the knob: a dataset-level size, at most 4 GiB */
+    const char *doc = "{\"version\": 1, \"groups\": [{\"dataset\": \"x\", \"hdf5\": {\"chunk_bytes\": \"4M\"}}]}";
+    char err[300];
+    iot_settings *s = iot_settings_parse(doc, strlen(doc), err, sizeof err);
+    const iot_setting *r[8];
+    CHECK(s && iot_settings_resolve(s, "/f.h5", "/x", -1, r, 8) == 1 && r[0]->ints[0] == 4 << 20);
+    CHECK(s && iot_settings_resolve(s, "/f.h5", "/y", -1, r, 8) == 0);
+    iot_settings_free(s);
+    const char *big = "{\"version\": 1, \"hdf5\": {\"chunk_bytes\": \"5G\"}}";
+    CHECK(iot_settings_parse(big, strlen(big), err, sizeof err) == NULL);
+    CHECK_CONTAINS(err, "above the maximum");
     CHECK_DONE();
 }

@@ -40,6 +40,10 @@ const iot_knob iot_catalogue[] = {
      "independent", 1, NULL, H5PAR, "raw-data transfer of H5Dwrite / H5Dread (H5Pset_dxpl_mpio)"},
     {"chunk_dims", IOT_LAYER_HDF5, IOT_TYPE_DIMS, IOT_APPLY_DATASET_CREATE, NULL, 1, 0, 0, NULL, 0, NULL, "HDF5",
      "chunk dimensions of new datasets, clamped to fixed dataset extents (H5Pset_chunk); rank must match"},
+    {"chunk_bytes", IOT_LAYER_HDF5, IOT_TYPE_SIZE, IOT_APPLY_DATASET_CREATE, NULL, 1, 4 * GiB, 0, NULL, 0, NULL,
+     "HDF5",
+     "chunk new datasets with chunks of about this many bytes: whole rows, up to the maximum extents, under "
+     "4 GiB (H5Pset_chunk); chunk_dims wins where both apply"},
 
     /* ---- MPI-IO hints (any other hint name is passed through as is) ---- */
     {"cb_nodes", IOT_LAYER_MPIIO, IOT_TYPE_INT, IOT_APPLY_MPI_HINT, NULL, 1, 1048576, 0, NULL, 0,

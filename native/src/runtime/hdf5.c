@@ -343,8 +343,8 @@ IOT_EXPORT const char *iotuner_runtime_knobs(void)
         for (size_t i = 0; i < N_FAPL; i++)
             pos += (size_t)snprintf(list + pos, sizeof list - pos, "hdf5.%s,", fapl_appliers[i].name);
         pos += (size_t)snprintf(list + pos, sizeof list - pos,
-                                "hdf5.transfer_mode,hdf5.chunk_dims,mpiio.*,lustre.stripe_count,lustre.stripe_size,"
-                                "lustre.layout");
+                                "hdf5.transfer_mode,hdf5.chunk_dims,hdf5.chunk_bytes,mpiio.*,lustre.stripe_count,"
+                                "lustre.stripe_size,lustre.layout");
     }
     return list;
 }
@@ -695,25 +695,50 @@ static void dims_text(const hsize_t *d, int rank, char *out, size_t outlen)
         pos += (size_t)snprintf(out + pos, outlen - pos, "%s%llu", i ? "," : "", (unsigned long long)d[i]);
 }
 
-/* A dataset-creation list with the requested chunking, or -1 (and why). */
-static hid_t chunked_dcpl(hid_t dcpl, hid_t space, const iot_setting *chunk, hsize_t *dims_out, int *rank_out,
-                          char *why, size_t whylen)
+static int is_chunk_bytes(const iot_setting *chunk)
+{
+    return !strcmp(chunk->name, "chunk_bytes");
+}
+
+/* A dataset-creation list with the requested chunking (chunk_dims, or
+ * chunk_bytes through the core's rule), or -1 and why. For chunk_bytes, why
+ * also says why the chunk differs from the request. */
+static hid_t chunked_dcpl(hid_t dcpl, hid_t space, const iot_setting *chunk, size_t elem, hsize_t *dims_out,
+                          int *rank_out, char *why, size_t whylen)
 {
     hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK];
+    why[0] = 0;
     int rank = H.Sget_simple_extent_dims(space, dims, maxdims);
     if (rank <= 0) {
         snprintf(why, whylen, "the dataset is scalar or null: nothing to chunk");
         return -1;
     }
-    if (rank != chunk->nints) {
-        snprintf(why, whylen, "the dataset has rank %d, the chunk dimensions rank %d", rank, chunk->nints);
+    /* H5Pset_chunk would replace a virtual dataset's mappings: its data would be lost */
+    if (dcpl != H5P_DEFAULT && H.Pget_layout(dcpl) == H5D_VIRTUAL) {
+        snprintf(why, whylen, "a virtual dataset has no chunks of its own");
         return -1;
     }
-    for (int i = 0; i < rank; i++) {
-        hsize_t c = (hsize_t)chunk->ints[i];
-        if (maxdims[i] != H5S_UNLIMITED && c > dims[i]) /* fixed extents bound the chunk */
-            c = dims[i] ? dims[i] : 1;
-        dims_out[i] = c;
+    if (is_chunk_bytes(chunk)) {
+        uint64_t d[H5S_MAX_RANK], m[H5S_MAX_RANK], c[H5S_MAX_RANK];
+        for (int i = 0; i < rank; i++) {
+            d[i] = dims[i];
+            m[i] = maxdims[i] == H5S_UNLIMITED ? IOT_DIM_UNLIMITED : maxdims[i];
+        }
+        if (iot_chunk_for_bytes(rank, d, m, elem, chunk->ints[0], c, why, whylen) < 0)
+            return -1;
+        for (int i = 0; i < rank; i++)
+            dims_out[i] = c[i];
+    } else {
+        if (rank != chunk->nints) {
+            snprintf(why, whylen, "the dataset has rank %d, the chunk dimensions rank %d", rank, chunk->nints);
+            return -1;
+        }
+        for (int i = 0; i < rank; i++) {
+            hsize_t c = (hsize_t)chunk->ints[i];
+            if (maxdims[i] != H5S_UNLIMITED && c > dims[i]) /* fixed extents bound the chunk */
+                c = dims[i] ? dims[i] : 1;
+            dims_out[i] = c;
+        }
     }
     *rank_out = rank;
     hid_t mine = dcpl == H5P_DEFAULT ? H.Pcreate(*H.cls_dataset_create) : H.Pcopy(dcpl);
@@ -726,27 +751,47 @@ static hid_t chunked_dcpl(hid_t dcpl, hid_t space, const iot_setting *chunk, hsi
     return mine;
 }
 
+/* Reads the chunking back from the new dataset. note: why chunk_bytes' rule
+ * made a chunk of another size (from chunked_dcpl). */
 static void verify_chunking(iot_phase *ph, hid_t did, const char *dname, const iot_setting *chunk,
-                            const hsize_t *want, int rank)
+                            const hsize_t *want, int rank, size_t elem, const char *note)
 {
-    char eff[160] = "", asked[160], why[200] = "";
+    char eff[160] = "", asked[160], why[320] = "";
     hid_t cp = H.Dget_create_plist(did);
     hsize_t got[H5S_MAX_RANK];
     int ok = cp >= 0 && H.Pget_layout(cp) == H5D_CHUNKED && H.Pget_chunk(cp, rank, got) == rank;
     if (cp >= 0)
         H.Pclose(cp);
-    if (ok)
-        dims_text(got, rank, eff, sizeof eff);
     dims_text(want, rank, asked, sizeof asked);
     iot_status st = IOT_STATUS_APPLIED;
     if (!ok) {
         st = IOT_STATUS_DROPPED;
         snprintf(why, sizeof why, "the dataset is not chunked after creation");
-    } else if (strcmp(eff, chunk->text) != 0) {
-        st = IOT_STATUS_CHANGED;
-        snprintf(why, sizeof why, "clamped to the dataset's fixed extent (%s)", asked);
+    } else if (is_chunk_bytes(chunk)) { /* effective: "bytes (dims)" */
+        uint64_t g[H5S_MAX_RANK];
+        int same = 1;
+        for (int i = 0; i < rank; i++) {
+            g[i] = got[i];
+            same &= got[i] == want[i];
+        }
+        iot_chunk_text(rank, g, elem, eff, sizeof eff);
+        if (!same) {
+            char gd[160];
+            dims_text(got, rank, gd, sizeof gd);
+            st = IOT_STATUS_CHANGED;
+            snprintf(why, sizeof why, "HDF5 reports chunk dimensions (%.120s), not (%.120s)", gd, asked);
+        } else if ((int64_t)strtoll(eff, NULL, 10) != chunk->ints[0]) {
+            st = IOT_STATUS_CHANGED;
+            snprintf(why, sizeof why, "%s", note);
+        }
+    } else {
+        dims_text(got, rank, eff, sizeof eff);
+        if (strcmp(eff, chunk->text) != 0) {
+            st = IOT_STATUS_CHANGED;
+            snprintf(why, sizeof why, "clamped to the dataset's fixed extent (%s)", asked);
+        }
     }
-    iot_phase_check(ph, "hdf5", "chunk_dims", dname, chunk->text, ok ? eff : NULL, st, why);
+    iot_phase_check(ph, "hdf5", chunk->name, dname, chunk->text, ok ? eff : NULL, st, why);
 }
 
 typedef hid_t (*dcreate2_fn)(hid_t, const char *, hid_t, hid_t, hid_t, hid_t, hid_t);
@@ -763,10 +808,12 @@ static hid_t dataset_create(hid_t loc, const char *name, hid_t type, hid_t space
     iot_phase *ph = phase_of_object(loc);
     char dname[1024];
     object_name(loc, name, dname, sizeof dname);
-    const iot_setting *chunk = NULL;
+    const iot_setting *chunk = NULL; /* chunk_dims, or else chunk_bytes */
     hid_t mine = -1;
     hsize_t want[H5S_MAX_RANK];
     int rank = 0;
+    size_t elem = 0;
+    char why[320] = "";
     if (ph && iot_smart_on) {
         hsize_t dims[H5S_MAX_RANK];
         int64_t sig[3] = {(int64_t)iot_object_identity(dname, NULL, 0), (int64_t)H.Tget_size(type),
@@ -776,12 +823,16 @@ static hid_t dataset_create(hid_t loc, const char *name, hid_t type, hid_t space
     if (ph) {
         const iot_setting *s[64];
         size_t n = iot_resolve(ph, dname, IOT_LAYER_HDF5, s, 64);
-        chunk = find_setting(s, n, "chunk_dims");
+        const iot_setting *dims = find_setting(s, n, "chunk_dims"), *bytes = find_setting(s, n, "chunk_bytes");
+        if (dims && bytes)
+            iot_phase_check(ph, "hdf5", "chunk_bytes", dname, bytes->text, NULL, IOT_STATUS_NOT_APPLICABLE,
+                            "chunk_dims given: it wins for this dataset");
+        chunk = dims ? dims : bytes;
         if (chunk) {
-            char why[200];
-            mine = chunked_dcpl(dcpl, space, chunk, want, &rank, why, sizeof why);
+            elem = H.Tget_size(type);
+            mine = chunked_dcpl(dcpl, space, chunk, elem, want, &rank, why, sizeof why);
             if (mine < 0)
-                iot_phase_check(ph, "hdf5", "chunk_dims", dname, chunk->text, NULL, IOT_STATUS_NOT_APPLICABLE, why);
+                iot_phase_check(ph, "hdf5", chunk->name, dname, chunk->text, NULL, IOT_STATUS_NOT_APPLICABLE, why);
         }
     }
     quiet_end(q);
@@ -802,10 +853,10 @@ static hid_t dataset_create(hid_t loc, const char *name, hid_t type, hid_t space
         did = CREATE(dcpl); /* never lose the dataset over our chunking */
         iot_internal++;
         q = quiet_begin();
-        iot_phase_check(ph, "hdf5", "chunk_dims", dname, chunk->text, NULL, IOT_STATUS_FAILED,
+        iot_phase_check(ph, "hdf5", chunk->name, dname, chunk->text, NULL, IOT_STATUS_FAILED,
                         "dataset creation failed with this chunking; created with the application's own layout");
     } else if (did >= 0 && mine >= 0) {
-        verify_chunking(ph, did, dname, chunk, want, rank);
+        verify_chunking(ph, did, dname, chunk, want, rank, elem, why);
     }
     if (mine >= 0)
         H.Pclose(mine);
