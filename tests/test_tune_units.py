@@ -4,12 +4,15 @@ synthetic model's optimum, the significance test, strategies."""
 import itertools
 import json
 import random
+import re
+import statistics
 import sys
 from pathlib import Path
 
 import optuna
 import pytest
 
+from iotuner import catalogue
 from iotuner.report import Report
 from iotuner.tune import noise, objective, space, strategies, synthetic
 from iotuner.tune.session import parse_duration
@@ -52,14 +55,93 @@ def test_regex_objective():
         objective.parse("speed")
 
 
-def test_builtin_spaces():
-    h5e = space.load("h5evolve")
-    assert h5e.size() == 13440  # the slides' count without chunking
-    tunio = space.load("tunio")
-    assert len(tunio.dimensions) == 12
+PAPERS = Path(__file__).resolve().parents[2] / "shared" / "papers"
+
+
+def _paper(name):
+    path = PAPERS / name
+    if not path.exists():
+        pytest.skip(f"{path} is not here")
+    return path.read_text()
+
+
+def _size(text):
+    number, unit = re.fullmatch(r"\s*(\d+)\s*(KB|MB|GB)?\s*", text).groups()
+    return int(number) * {None: 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}[unit]
+
+
+def test_h5evolve_space_has_the_ranges_of_paper_004():
+    text = _paper("004_948db8d4b2abde44.txt")
+    row = {name: re.search(rf"^{re.escape(name)} (.+) (\d+)$", text, re.M).groups() for name in (
+        "Lustre Stripe Count", "Lustre Stripe Size / CB Size", "MPI-IO Collective Buffering Nodes", "HDF5 Alignment")}
+    s = space.load("h5evolve")
+
+    lo, hi = row["Lustre Stripe Count"][0].split(" ", 1)  # "4 156/160"
+    count = s.dimension("lustre.stripe_count").values
+    assert min(count) == int(lo) and max(count) in map(int, hi.split("/"))
+    assert len(count) == int(row["Lustre Stripe Count"][1])
+
+    sizes = s.dimension("stripe_and_cb_size").values  # one dimension: the stripe size is the cb_buffer_size
+    assert all(v["lustre.stripe_size"] == v["mpiio.cb_buffer_size"] for v in sizes)
+    lo, hi = re.fullmatch(r"(\d+ MB) (\d+ MB)", row["Lustre Stripe Size / CB Size"][0]).groups()
+    stripe = [v["lustre.stripe_size"] for v in sizes]
+    assert (min(stripe), max(stripe), len(stripe)) == (_size(lo), _size(hi), int(row["Lustre Stripe Size / CB Size"][1]))
+
+    lo, hi = row["MPI-IO Collective Buffering Nodes"][0].split()
+    nodes = s.dimension("mpiio.cb_nodes").values
+    assert (min(nodes), max(nodes), len(nodes)) == (int(lo), int(hi), int(row["MPI-IO Collective Buffering Nodes"][1]))
+
+    first, last = re.findall(r"\(([^)]*)\)", row["HDF5 Alignment"][0])  # "(1,1) (16KB, 32MB)"
+    align = s.dimension("hdf5.alignment").values
+    assert align[0] == [_size(x) for x in first.split(",")] and align[-1] == [_size(x) for x in last.split(",")]
+    assert len(align) == int(row["HDF5 Alignment"][1])
+    assert max(a[1] for a in align) == _size(last.split(",")[1])
+
+    without_chunking = int(re.search(r"([\d,]+) possible configurations on Lustre without chunking", text)[1]
+                           .replace(",", ""))
+    assert s.size() == without_chunking  # the paper's fifth parameter, the chunk size, is not in this space yet
+
+
+# TunIO's parameter names (paper 002, section III-C) and the catalogue knobs they are
+TUNIO_KNOBS = {
+    "sieve_buf_size": {"hdf5.sieve_buf_size"},
+    "chunk_cache": {"hdf5.chunk_cache_nbytes", "hdf5.chunk_cache_nslots"},
+    "alignment": {"hdf5.alignment"},
+    "meta_block_size": {"hdf5.meta_block_size"},
+    "col_meta_ops": {"hdf5.coll_metadata_reads"},
+    "mdc_conf": {"hdf5.mdc_initial_size"},
+    "coll_metadata_write": {"hdf5.coll_metadata_writes"},
+    "striping_factor": {"mpiio.striping_factor"},
+    "striping_unit": {"mpiio.striping_unit"},
+    "cb_nodes": {"mpiio.cb_nodes"},
+    "cb_buffer_size": {"mpiio.cb_buffer_size"},
+}
+
+
+def test_tunio_space_has_the_parameters_of_paper_002():
+    text = _paper("002_595d1be0b897d5fc.txt")
+    listed = re.search(r"include (`[^.]*`)\.", text)[1]
+    names = re.findall(r"`([a-z_]+)`", listed)
+    assert set(names) == set(TUNIO_KNOBS)  # every parameter the paper lists, and only those
+    count = int(re.search(r"tune a subset of (\d+) parameters", text)[1])
+    s = space.load("tunio")
+    knobs = set().union(*(d.knobs() for d in s.dimensions))
+    assert knobs == set().union(*TUNIO_KNOBS.values())
+    assert len(s.dimensions) == count == 12
+    for d in s.dimensions:
+        assert len(d.values) >= 2 and len(set(map(json.dumps, d.values))) == len(d.values)
+
+
+def test_romio_space_sets_cb_nodes_and_the_catalogue_adds_cb_config_list():
     romio = space.load("romio")
-    agg = romio.dimension("aggregators")
-    assert agg.settings_of(agg.values[1]) == {"mpiio.cb_nodes": 2, "mpiio.cb_config_list": "*:2"}
+    agg = romio.dimension("mpiio.cb_nodes")
+    assert agg.values == (1, 2, 4) and agg.knob == "mpiio.cb_nodes"
+    assert "mpiio.cb_config_list" not in set().union(*(d.knobs() for d in romio.dimensions))
+    requires = catalogue.knobs()["mpiio.cb_nodes"].requires  # the one place the constraint is written
+    target, _, template = requires.partition("=")
+    for n in agg.values:
+        flat = space.complete(romio.point_settings({"mpiio.cb_nodes": n}))
+        assert flat[target] == template.format(per_node=n, value=n)
 
 
 def test_user_space_and_its_errors(tmp_path):
@@ -189,3 +271,130 @@ def test_ga_elitism_and_valid_children():
         study.tell(trial, m.value(s.point_settings(s.decode(params))))
     values = [t.value for t in study.trials]
     assert max(values[-pop:]) >= max(values[:pop])  # elitism never loses the best
+
+
+def test_two_aggregators_beat_one_on_the_ufs_model():
+    m = synthetic.model("ufs")
+    one = m.value({"mpiio.romio_cb_write": "enable"})
+    one_explicit = m.value({"mpiio.romio_cb_write": "enable", "mpiio.cb_nodes": 1, "mpiio.cb_config_list": "*:1"})
+    two = m.value({"mpiio.romio_cb_write": "enable", "mpiio.cb_config_list": "*:2", "mpiio.cb_nodes": 2})
+    assert one == one_explicit
+    assert two > 3 * one  # two aggregators recover most of the one-aggregator loss
+    # cb_nodes alone: the catalogue adds its cb_config_list, as the tuner does for a trial
+    assert m.value({"mpiio.romio_cb_write": "enable", "mpiio.cb_nodes": 2}) == two
+    # cb_config_list alone: ROMIO uses all the aggregators it allows
+    assert m.effective({"mpiio.cb_config_list": "*:2"})["mpiio.cb_nodes"] == 2
+    # cb_nodes with a cb_config_list that allows one per node: capped, as ROMIO does
+    assert m.effective({"mpiio.cb_nodes": 2, "mpiio.cb_config_list": "*:1"})["mpiio.cb_nodes"] == 1
+
+
+def test_lustre_model_aggregators_follow_cb_config_list():
+    m = synthetic.model("lustre")  # 4 nodes, 128 ranks
+    assert m.effective({"mpiio.cb_nodes": 64})["mpiio.cb_nodes"] == 64  # "*:16" on 4 nodes
+    assert m.effective({"mpiio.cb_nodes": 64, "mpiio.cb_config_list": "*:2"})["mpiio.cb_nodes"] == 8
+    assert m.effective({})["mpiio.cb_nodes"] == 4  # the default, one per node
+    # one aggregator per stripe: 64 aggregators on 64 stripes beat the 8 that "*:2" allows
+    striped = {"lustre.stripe_count": 64, "lustre.stripe_size": 16 << 20, "mpiio.cb_nodes": 64}
+    assert m.value(striped) > m.value({**striped, "mpiio.cb_config_list": "*:2"})
+
+
+def test_synthetic_objective_follows_the_direction():
+    m = synthetic.model("ufs")
+    good = {"hdf5.transfer_mode": "independent"}
+    bad = {"mpiio.romio_cb_write": "enable"}
+    doc = lambda flat: {"version": 1, **({"groups": [space.settings.from_flat(flat)["groups"][0]]} if flat else {})}
+    bw = synthetic.SyntheticEvaluator(m, objective.parse("write-bw"), noise=0.0)
+    t = synthetic.SyntheticEvaluator(m, objective.parse("io-time"), noise=0.0)
+    assert bw.evaluate(doc(good), "a").value > bw.evaluate(doc(bad), "b").value
+    assert t.evaluate(doc(good), "a").value < t.evaluate(doc(bad), "b").value  # less time is better
+    obj = objective.parse("io-time")
+    assert obj.better(t.evaluate(doc(good), "a").value, t.evaluate(doc(bad), "b").value)
+    assert t.evaluate(doc(good), "a").value == pytest.approx(synthetic.DATA_MB / m.value(good))
+
+
+def _signature_of(m, flat, nodes=1):
+    from iotuner.tune import evaluate
+    ev = synthetic.SyntheticEvaluator(m, objective.parse("perf"), noise=0.0)
+    reference = evaluate.reference_of(ev.evaluate({"version": 1}, "baseline"))
+    doc = space.settings.from_flat(space.complete(flat, nodes)) if flat else {"version": 1}
+    return evaluate.signature(ev.evaluate(doc, "t").effective, reference, nodes)
+
+
+def test_signatures_compare_effective_values_with_the_default():
+    m = synthetic.model("ufs")  # 1 node, 2 ranks
+    default = _signature_of(m, {})
+    assert default == "{}"
+    # knobs set to the values in effect by default change nothing
+    assert _signature_of(m, {"mpiio.romio_cb_write": "automatic", "mpiio.cb_buffer_size": 16 << 20}) == default
+    assert _signature_of(m, {"mpiio.cb_nodes": 1}) == default  # cb_nodes 1 with "*:1": the default
+    # cb_nodes 4 is capped at the 2 ranks: the same aggregators as cb_nodes 2, whatever cb_config_list says
+    assert _signature_of(m, {"mpiio.cb_nodes": 4}) == _signature_of(m, {"mpiio.cb_nodes": 2}) != default
+    assert _signature_of(m, {"mpiio.cb_nodes": 2, "mpiio.cb_config_list": "*:1"}) == default  # capped at 1
+    assert _signature_of(m, {"mpiio.romio_cb_write": "enable"}) != default
+
+
+def test_signatures_from_run_reports():
+    """The same on what a real run reads back: cb_nodes 4 on 2 ranks is capped at 2 by ROMIO."""
+    from iotuner.tune import evaluate
+    reference = {"mpiio.cb_nodes": "1", "mpiio.cb_config_list": "*:1", "mpiio.cb_buffer_size": "16777216"}
+    four = {"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:4"]}
+    two = {"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:2"]}
+    assert evaluate.signature(four, reference) == evaluate.signature(two, reference)
+    assert evaluate.signature({"mpiio.cb_buffer_size": ["16777216"]}, reference) == "{}"
+    assert evaluate.signature({"hdf5.transfer_mode": ["independent"]}, reference) != "{}"  # default not seen: kept
+    # on two nodes, "*:1" allows 2 aggregators: cb_nodes 2 with "*:1" is not "*:2" on one node's terms
+    assert evaluate.signature({"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:1"]}, reference, nodes=2) == \
+        evaluate.signature({"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:4"]}, reference, nodes=2)
+
+
+def test_confirmation_rounds_are_raised_until_a_gain_can_be_significant():
+    obj = objective.parse("perf")
+    clear = [200.0, 201.5, 203.0, 204.5, 206.0, 207.5]  # every run beats every default run, no ties
+    default = [100.0, 101.0, 102.0, 103.0, 104.0, 105.0]
+    for k in (1, 3, 10):
+        n = noise.rounds_needed(k)
+        assert noise.compare(clear[:n], default[:n], obj, comparisons=k).significant
+        assert not noise.compare(clear[:n - 1], default[:n - 1], obj, comparisons=k).significant
+    assert noise.rounds_needed(3) > 3  # 3 vs 3 can never be significant: the exact p is at least 1/20
+    assert noise.smallest_p(3) == pytest.approx(1 / 20)
+
+
+def test_ga_tournament_of_three_prefers_the_fitter():
+    s = space.load("romio")
+    ga = strategies.sampler("ga", s, 0)
+
+    class T:
+        def __init__(self, n):
+            self.number = n
+
+    pool = [T(n) for n in range(8)]
+    fitness = {t.number: float(t.number) for t in pool}  # rank = number: 7 is the fittest
+    rng = random.Random(42)
+    picks = [ga.parents(pool, rng, lambda t: fitness[t.number]) for _ in range(4000)]
+    assert all(fitness[a.number] > fitness[b.number] for a, b in picks)  # the best of three first
+    mean = statistics.mean(fitness[p.number] for pair in picks for p in pair)
+    # the expectation for the best two of three distinct individuals drawn at random (random parents: 3.5)
+    expected = statistics.mean(sorted(c)[-1] + sorted(c)[-2] for c in itertools.combinations(range(8), 3)) / 2
+    assert mean == pytest.approx(expected, abs=0.1)
+    assert mean > 3.5 + 0.8
+
+
+def test_ga_mutation_rate():
+    s = space.load("romio")
+    search = strategies.distributions(s)
+    parent = {name: d.choices[0] for name, d in search.items()}
+    for rate in (0.0, 0.1, 0.3):
+        ga = strategies.sampler("ga", s, 0, {"mutation": rate})
+        rng = random.Random(7)
+        genes = changed = 0
+        for _ in range(3000):
+            child = ga.breed(parent, parent, search, rng)
+            genes += len(child)
+            changed += sum(child[n] != parent[n] for n in child)
+        assert changed / genes == pytest.approx(rate, abs=0.01)
+    # crossover alone takes every gene from one of the parents, about half from each
+    other = {name: d.choices[1] for name, d in search.items()}
+    ga = strategies.sampler("ga", s, 0, {"mutation": 0.0})
+    rng = random.Random(3)
+    from_a = [sum(ga.breed(parent, other, search, rng)[n] == parent[n] for n in search) for _ in range(2000)]
+    assert statistics.mean(from_a) / len(search) == pytest.approx(0.5, abs=0.02)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import time
@@ -16,18 +17,23 @@ from typing import Any, Protocol, Sequence
 from .. import settings
 from ..report import Report
 from .launch import Launcher
+from .space import as_text, constraints
 from .objective import Objective, ObjectiveError
 
 STDERR_TAIL = 2000
+RUN_DIR = re.compile(r"baseline-\d{3}|t(?P<trial>\d{4})-r\d+|confirm-\d+-(default|t\d{4})")  # the run labels
 
 
 @dataclass
 class Measurement:
     ok: bool
     value: float | None
-    signature: str | None  # the effective settings, canonical JSON: equal signatures share results
     duration_s: float
     error: str | None = None  # why it failed, with the tail of stderr
+    # requested knobs in effect, as read back: {"layer.knob": [effective value per phase]}; knobs
+    # dropped or not applicable are absent. None: nothing was read back (the requested settings stand in)
+    effective: dict[str, list[str]] | None = None
+    observed: dict[str, str] = field(default_factory=dict)  # every value in effect, requested or not (hints)
     details: dict[str, Any] = field(default_factory=dict)
 
 
@@ -38,18 +44,57 @@ class Evaluator(Protocol):
         """Runs once with the settings document; label names the run (scratch directory, logs)."""
 
 
-def effective_signature(report: Report) -> str:
-    """What took effect, as read back: knobs applied or changed, with their effective values.
-
-    Knobs dropped or not applicable did not change the run, so two trials that
-    differ only in those are the same experiment.
-    """
+def read_back(report: Report) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """(effective, observed) of a run report: the requested knobs applied or changed, with their
+    effective values; and the MPI-IO hints in effect, requested or not (the same in every phase)."""
     eff: dict[str, set[str]] = {}
     for c in report.checks():
         if c["status"] in ("applied", "changed"):
             key = f"{c['layer']}.{c['knob']}" + (f"[{c['dataset']}]" if c.get("dataset") else "")
             eff.setdefault(key, set()).add(str(c["effective"]))
-    return json.dumps({k: sorted(v) for k, v in sorted(eff.items())})
+    hints: dict[str, set[str]] = {}
+    for phase in report.phases:
+        for name, value in phase.get("mpi_hints", {}).items():
+            hints.setdefault(f"mpiio.{name}", set()).add(str(value))
+    return ({k: sorted(v) for k, v in sorted(eff.items())},
+            {k: next(iter(v)) for k, v in sorted(hints.items()) if len(v) == 1})
+
+
+def reference_of(m: Measurement) -> dict[str, str]:
+    """The default's effective values, from a run of the default settings."""
+    ref = dict(m.observed)
+    for k, values in (m.effective or {}).items():
+        if len(values) == 1:
+            ref[k] = values[0]
+        else:
+            ref.pop(k, None)
+    return ref
+
+
+def requested(doc: dict) -> dict[str, list[str]]:
+    """Stand-in for what took effect when nothing was read back: what was requested."""
+    return {k: [as_text(v)] for k, v in sorted(settings.flatten(doc).items())}
+
+
+def _normalize(eff: dict[str, list[str]], nodes: int) -> dict[str, list[str]]:
+    """Constraint targets in their canonical form (`Constraint.canonical`)."""
+    out = dict(eff)
+    for key, c in constraints().items():
+        if c.target in out and len(out.get(key, ())) == 1 and out[key][0].isdigit():
+            out[c.target] = sorted({c.canonical(v, int(out[key][0]), nodes) for v in out[c.target]})
+    return out
+
+
+def signature(effective: dict[str, list[str]], reference: dict[str, str], nodes: int = 1) -> str:
+    """What took effect that differs from the default's effective values, as canonical JSON.
+
+    Equal signatures are one experiment and share one result: knobs dropped,
+    not applicable, or in effect with the default's own value change nothing,
+    and cb_config_list "*:4" is "*:2" when cb_nodes is 2 on one node.
+    """
+    eff = _normalize(effective, nodes)
+    ref = {k: v[0] for k, v in _normalize({k: [v] for k, v in reference.items()}, nodes).items()}
+    return json.dumps({k: v for k, v in sorted(eff.items()) if v != [ref.get(k)]})
 
 
 class JobEvaluator:
@@ -79,20 +124,35 @@ class JobEvaluator:
         duration = time.monotonic() - start
         tail = (result.stderr or "")[-STDERR_TAIL:]
         if result.timed_out:
-            return Measurement(False, None, None, duration, f"timed out after {self.timeout:.0f} s; stderr: {tail}")
+            return Measurement(False, None, duration, f"timed out after {self.timeout:.0f} s; stderr: {tail}")
         if result.returncode != 0:
             how = (f"killed by {signal.Signals(-result.returncode).name}" if result.returncode < 0
                    else f"exit status {result.returncode}")
-            return Measurement(False, None, None, duration, f"{how}; stderr: {tail}")
+            return Measurement(False, None, duration, f"{how}; stderr: {tail}")
         try:
             value = self.objective.value(result.report, result.stdout)
         except ObjectiveError as e:
-            return Measurement(False, None, None, duration, f"{e}; {result.report_error or ''} stderr: {tail}")
-        sig = effective_signature(result.report) if result.report else json.dumps(doc, sort_keys=True)
+            return Measurement(False, None, duration, f"{e}; {result.report_error or ''} stderr: {tail}")
+        effective, observed = read_back(result.report) if result.report else (requested(doc), {})
         t = result.report.totals if result.report else {}
-        return Measurement(True, value, sig, duration, details={
+        return Measurement(True, value, duration, effective=effective, observed=observed, details={
             "bytes_written": t.get("bytes_written"), "bytes_read": t.get("bytes_read"),
             "write_mib_s": t.get("write_bandwidth_mib_s"), "read_mib_s": t.get("read_bandwidth_mib_s")})
+
+    def clean_leftovers(self, interrupted: Sequence[int] = ()) -> list[Path]:
+        """Removes the run directories a killed tuner left in the scratch directory: every one
+        (each finished run removes its own), or with --keep those of the interrupted trials."""
+        removed = []
+        if not self.scratch.is_dir():
+            return removed
+        for d in sorted(self.scratch.iterdir()):
+            m = RUN_DIR.fullmatch(d.name)
+            if not m or not d.is_dir():
+                continue
+            if not self.keep or (m["trial"] is not None and int(m["trial"]) in interrupted):
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(d)
+        return removed
 
     def _drop_caches(self) -> None:
         try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from .. import runner
 
@@ -22,10 +22,9 @@ class Launcher(ABC):
     def command(self, app: Sequence[str]) -> list[str]:
         """The full command line that runs app."""
 
-    def run(self, app: Sequence[str], *, config: Path | None, report: Path, cwd: Path, timeout: float | None,
-            env: Mapping[str, str] | None = None) -> runner.RunResult:
-        return runner.run(self.command(app), config=config, report=report, capture=True, timeout=timeout, cwd=cwd,
-                          env=env)
+    def run(self, app: Sequence[str], *, config: Path | None, report: Path, cwd: Path,
+            timeout: float | None) -> runner.RunResult:
+        return runner.run(self.command(app), config=config, report=report, capture=True, timeout=timeout, cwd=cwd)
 
     def describe(self) -> str:
         return self.name

@@ -11,6 +11,7 @@ window, and claims a gain only when both hold:
 
 from __future__ import annotations
 
+import functools
 import statistics
 from dataclasses import dataclass
 from typing import Sequence
@@ -50,14 +51,34 @@ class Verdict:
                 f"noise (spread {self.noise * 100:.1f}%, p = {self.p_value:.3g} against {self.alpha:.3g} needed)")
 
 
+def _p_value(better: Sequence[float], worse: Sequence[float]) -> float:
+    """One-sided Mann-Whitney U: the chance that `better` beats `worse` this clearly by luck."""
+    if len(better) < 2 or len(worse) < 2:
+        return 1.0
+    return float(mannwhitneyu(better, worse, alternative="greater", method="auto").pvalue)
+
+
 def compare(candidate: Sequence[float], default: Sequence[float], objective: Objective, alpha: float = 0.05,
             comparisons: int = 1) -> Verdict:
     gain = objective.gain(median(candidate), median(default))
-    alternative = "greater" if objective.direction == "maximize" else "less"
-    if len(candidate) >= 2 and len(default) >= 2:
-        p = float(mannwhitneyu(candidate, default, alternative=alternative, method="auto").pvalue)
-    else:
-        p = 1.0
+    p = _p_value([objective.key(x) for x in candidate], [objective.key(x) for x in default])
     level = alpha / max(1, comparisons)
     noise = relative_spread(default)
     return Verdict(gain, p, noise, p < level and gain - 1 > noise, level)
+
+
+@functools.lru_cache(maxsize=None)
+def smallest_p(rounds: int) -> float:
+    """The smallest p-value `compare` can give with this many runs on each side: every run
+    of the candidate beats every run of the default, no ties."""
+    return _p_value([float(rounds + i) for i in range(rounds)], [float(i) for i in range(rounds)])
+
+
+def rounds_needed(comparisons: int, alpha: float = 0.05, most: int = 50) -> int:
+    """The fewest confirmation rounds with which a gain over `comparisons` candidates can be
+    significant at all (3 rounds never can: the exact test's smallest p is 1/20 = 0.05)."""
+    level = alpha / max(1, comparisons)
+    for n in range(2, most + 1):
+        if smallest_p(n) < level:
+            return n
+    return most

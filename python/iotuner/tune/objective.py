@@ -48,8 +48,24 @@ class Objective:
             return t["write_time_s"] + t["read_time_s"]
         raise ObjectiveError(f"unknown objective {self.name}")
 
+    def key(self, value: float) -> float:
+        """A sort key where higher is better, whatever the direction: max(xs, key=objective.key) is the best."""
+        return value if self.direction == "maximize" else -value
+
     def better(self, a: float, b: float) -> bool:
-        return a > b if self.direction == "maximize" else a < b
+        return self.key(a) > self.key(b)
+
+    def improvement(self, value: float, reference: float) -> float:
+        """How much better value is than reference, in the objective's unit (>0 is better)."""
+        return self.key(value) - self.key(reference)
+
+    def roti_unit(self) -> str:
+        """The unit of RoTI = improvement / minutes of tuning."""
+        if self.unit == "MB/s":
+            return "MB/s per minute"
+        if self.direction == "minimize":
+            return f"{self.unit or 'units'} saved per run, per minute (objective {self.name}, lower is better)"
+        return f"{self.unit or 'units of ' + self.name} per minute"
 
     def gain(self, value: float, reference: float) -> float:
         """How many times better value is than reference (>1 is better)."""

@@ -15,10 +15,17 @@ from .objective import Objective
 from .study import StudyStore
 from .tuner import Outcome
 
+NO_GAIN = "no gain to return"
+
 
 @dataclass
 class Roti:
-    """TunIO's RoTI(t) = (perf_best(t) - perf_default) / t, t in minutes of tuning."""
+    """TunIO's return on tuning investment, RoTI(t) = (perf_best(t) - perf_default) / t, t in minutes.
+
+    peak: the highest RoTI along the search's best-so-far curve (perf_default: the median of
+    the default's runs). final: the confirmed gain, (confirmed winner's median - confirmed
+    default's median), over the whole tuning time, confirmation included.
+    """
     peak: float
     peak_at_min: float
     final: float
@@ -26,28 +33,42 @@ class Roti:
 
 
 def trajectory(store: StudyStore, objective: Objective) -> list[tuple[float, int, float, float]]:
-    """(tuning time s, trial number, value, best so far) of completed trials, in time order."""
-    points = sorted((t.user_attrs.get("at_s", 0.0), t.number, t.value) for t in store.completed()
-                    if t.value is not None)
-    out, best = [], None
-    for at, number, value in points:
-        best = value if best is None or objective.better(value, best) else best
-        out.append((at, number, value, best))
+    """(tuning time s, trial number, value, best so far) of completed trials, in the order they ran.
+
+    A trial's value is the median of its configuration's runs when it finished. The tuner
+    runs trials one after the other, so trial numbers give the order; a trial without a time
+    (a study from an older iotuner) takes the time of the one before it.
+    """
+    out: list[tuple[float, int, float, float]] = []
+    at, best = 0.0, None
+    for t in sorted(store.search_trials(), key=lambda t: t.number):
+        at = max(at, t.user_attrs.get("at_s", at))
+        if t.state != TrialState.COMPLETE or t.value is None:
+            continue
+        best = t.value if best is None or objective.better(t.value, best) else best
+        out.append((at, t.number, t.value, best))
     return out
 
 
-def roti(store: StudyStore, objective: Objective, default: float, end_s: float) -> Roti | None:
-    traj = trajectory(store, objective)
-    if not traj or default is None:
-        return None
-    sign = 1 if objective.direction == "maximize" else -1
-    per_min = [(sign * (best - default) / (at / 60), at / 60) for at, _, _, best in traj if at > 0]
-    if not per_min:
-        return None
-    peak, peak_at = max(per_min)
-    final = sign * (traj[-1][3] - default) / (end_s / 60) if end_s > 0 else 0.0
-    unit = f"{objective.unit} per minute" if objective.unit else "per minute"
-    return Roti(peak, peak_at, final, unit)
+def roti(store: StudyStore, objective: Objective, outcome: Outcome, end_s: float) -> tuple[Roti | None, str | None]:
+    """(RoTI, None), or (None, why there is none): only a confirmed, significant gain has a return."""
+    if not outcome.significant:
+        why = ("the confirmation round found no significant improvement over the default" if outcome.verdict
+               else outcome.notes[-1] if outcome.notes else "there was no confirmation round")
+        return None, f"{NO_GAIN}: {why}"
+    default = outcome.default
+    per_min = [(objective.improvement(best, default) / (at / 60), at / 60)
+               for at, _, _, best in trajectory(store, objective) if at > 0]
+    peak, peak_at = max(per_min) if per_min else (0.0, 0.0)
+    final = objective.improvement(outcome.winner["median"], outcome.confirmed_default) / (end_s / 60)
+    return Roti(peak, peak_at, final, objective.roti_unit()), None
+
+
+def describe_roti(r: Roti | None, why: str | None) -> str:
+    if r is None:
+        return f"RoTI: none ({why})"
+    at = f"{r.peak_at_min * 60:.0f}s" if r.peak_at_min < 1.5 else f"{r.peak_at_min:.1f}min"
+    return f"RoTI: peak {r.peak:,.1f} (at {at} of tuning), final {r.final:,.1f} {r.unit}"
 
 
 def write_csv(store: StudyStore, path: Path) -> None:
@@ -56,24 +77,27 @@ def write_csv(store: StudyStore, path: Path) -> None:
         w.writerow(["kind", "trial", "state", "tuning_time_s", "value", "runs", "duplicate_of", "settings",
                     "effective", "error"])
         for r in store.baseline_runs():
-            w.writerow(["baseline", "", "COMPLETE", round(r["at_s"], 3), r["value"], json.dumps([r["value"]]), "",
-                        "{}", r.get("signature") or "", ""])
+            w.writerow(["baseline", r.get("trial", ""), "COMPLETE", round(r["at_s"], 3), r["value"],
+                        json.dumps([r["value"]]), "", "{}", r.get("signature") or "", ""])
         for t in store.search_trials():
             a = t.user_attrs
             w.writerow(["trial", t.number, t.state.name, round(a.get("at_s", 0.0), 3),
                         t.value if t.state == TrialState.COMPLETE else "", json.dumps(a.get("runs", [])),
                         a.get("duplicate_of", ""), json.dumps(a.get("settings", {}), sort_keys=True),
                         a.get("signature", ""), a.get("error", "")])
-        conf = store.confirmation() or {}
-        for r, value in enumerate(conf.get("default", [])):
-            w.writerow(["confirm-default", "", "COMPLETE", "", value, json.dumps([value]), "", "{}", "", ""])
-        for c in conf.get("candidates", []):
-            for value in conf.get("samples", {}).get(c["signature"], []):
-                w.writerow(["confirm", c["trial"], "COMPLETE", "", value, json.dumps([value]), "",
-                            json.dumps(c["settings"], sort_keys=True), c["signature"], ""])
+        confirmations = [("confirm-superseded", c) for c in store.superseded_confirmations()]
+        confirmations.append(("confirm", store.confirmation() or {}))
+        for kind, conf in confirmations:
+            for value in conf.get("default", []):
+                w.writerow([f"{kind}-default", "", "COMPLETE", "", value, json.dumps([value]), "", "{}", "", ""])
+            for c in conf.get("candidates", []):
+                for value in conf.get("samples", {}).get(c["signature"], []):
+                    w.writerow([kind, c["trial"], "COMPLETE", "", value, json.dumps([value]), "",
+                                json.dumps(c["settings"], sort_keys=True), c["signature"], ""])
 
 
-def plot(store: StudyStore, objective: Objective, default: float | None, path: Path, title: str) -> bool:
+def plot(store: StudyStore, objective: Objective, default: float | None, path: Path, title: str,
+         caption: str = "") -> bool:
     traj = trajectory(store, objective)
     if not traj:
         return False
@@ -82,7 +106,7 @@ def plot(store: StudyStore, objective: Objective, default: float | None, path: P
     import matplotlib.pyplot as plt
 
     label = f"{objective.name} ({objective.unit})" if objective.unit else objective.name
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
     xs_trial = list(range(1, len(traj) + 1))
     xs_time = [at / 60 for at, _, _, _ in traj]
     for ax, xs, xlabel in ((axes[0], xs_trial, "completed trial"), (axes[1], xs_time, "tuning time (min)")):
@@ -95,7 +119,9 @@ def plot(store: StudyStore, objective: Objective, default: float | None, path: P
     axes[0].set_ylabel(label)
     axes[0].legend(loc="lower right", fontsize=8)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    if caption:
+        fig.text(0.5, 0.01, caption, ha="center", va="bottom", fontsize=8)
+    fig.tight_layout(rect=(0, 0.05 if caption else 0, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
@@ -108,22 +134,25 @@ def write_all(store: StudyStore, objective: Objective, outcome: Outcome, out: Pa
     files["best"] = str(out / "best.json")
     write_csv(store, out / "trials.csv")
     files["trials"] = str(out / "trials.csv")
+    r, why = roti(store, objective, outcome, end_s)
     if plot(store, objective, outcome.default, out / "curve.png",
             f"study {store.study.study_name}: {objective.name}, strategy {store.config['strategy']}, "
-            f"space {store.config['space']['name']}"):
+            f"space {store.config['space']['name']}", describe_roti(r, why)):
         files["curve"] = str(out / "curve.png")
-    r = roti(store, objective, outcome.default, end_s)
     summary = {
         "study": store.study.study_name,
         "objective": {"name": objective.name, "direction": objective.direction, "unit": objective.unit},
         "default": outcome.default,
+        "confirmed_default": outcome.confirmed_default,
         "trials": len(store.search_trials()),
         "trials_run": store.trials_run(),
+        "budget": store.config.get("budget"),
         "tuning_time_s": end_s,
         "stopped_because": outcome.stopped_because,
         "winner": outcome.winner,
         "verdict": asdict(outcome.verdict) if outcome.verdict else None,
         "roti": asdict(r) if r else None,
+        "roti_reason": why,
         "notes": outcome.notes,
         "files": files,
     }

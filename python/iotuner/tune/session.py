@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -17,7 +18,7 @@ from .. import render, settings
 from . import launch, objective as objectives, results, space as spaces, strategies, synthetic
 from .evaluate import JobEvaluator
 from .study import StudyError, StudyStore
-from .tuner import Budget, Options, Tuner, TuneError
+from .tuner import SAME_AS_DEFAULT, Budget, Options, Tuner, TuneError
 
 
 def parse_duration(text: str) -> float:
@@ -47,14 +48,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: none, the application's own)")
 
     g = p.add_argument_group("budget and measurement")
-    g.add_argument("--trials", type=int, metavar="N", help="trials to run (default 30 without --time)")
-    g.add_argument("--time", metavar="DURATION", help="tuning time, e.g. 30m or 1h30m (confirmation included)")
+    g.add_argument("--trials", type=int, metavar="N",
+                   help="the study's total of trials that run (default 30 without --time); on --resume, a new "
+                        "total for the study, kept in it")
+    g.add_argument("--time", metavar="DURATION",
+                   help="the study's total tuning time across resumes, confirmation included, e.g. 30m or 1h30m; "
+                        "on --resume, a new total, kept in the study")
     g.add_argument("--repeats", type=int, default=1, metavar="R", help="runs per trial, median kept (default 1)")
     g.add_argument("--baseline-every", type=int, default=5, metavar="K",
                    help="measure the default again after every K trials (default 5; 0: only at the start)")
     g.add_argument("--confirm-top", type=int, default=3, metavar="K",
                    help="best configurations rerun at the end, interleaved with the default (default 3)")
-    g.add_argument("--confirm-rounds", type=int, default=5, metavar="N", help="confirmation rounds (default 5)")
+    g.add_argument("--confirm-rounds", type=int, default=5, metavar="N",
+                   help="confirmation rounds (default 5); raised to the fewest with which a gain over --confirm-top "
+                        "candidates can be significant at all (4 for up to 3 candidates)")
     g.add_argument("--timeout", default="10m", metavar="DURATION",
                    help="a run longer than this is killed and its trial fails (default 10m)")
 
@@ -81,7 +88,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="any SQLAlchemy URL, e.g. postgresql://host/db (default: sqlite:///OUT/study.db)")
     g.add_argument("--out", metavar="DIR", help="where results go (default: iotuner-STUDY)")
     g.add_argument("--resume", action="store_true",
-                   help="continue the study: its settings come from the storage; --trials / --time extend it")
+                   help="continue the study: its settings come from the storage; --trials / --time set new totals "
+                        "(the search goes on until them, and the confirmation round is redone if it ran more trials)")
     g.add_argument("--seed", type=int, default=0, help="random seed of the strategy (default 0)")
     g.add_argument("--eval-log", metavar="FILE", help="append one JSON line per run (label, value, time)")
     g.add_argument("command", nargs=argparse.REMAINDER, metavar="-- APP ARGS",
@@ -146,8 +154,13 @@ def _minutes(s: float | None) -> str:
 
 
 def _progress_printer(console: Console, obj: objectives.Objective):
+    shown: set[str] = set()
+
     def show(e: dict) -> None:
-        if e["kind"] == "baseline":
+        if e["kind"] == "note":
+            shown.add(e["text"])
+            console.print(f"[yellow]note:[/yellow] {e['text']}")
+        elif e["kind"] == "baseline":
             if e.get("error"):
                 console.print(Text(f"baseline run failed: {e['error'][:300]}", style="red"))
             else:
@@ -162,7 +175,8 @@ def _progress_printer(console: Console, obj: objectives.Objective):
                 console.print(Text.from_markup(f"{head}  [red]failed[/red]  {tail}  ") +
                               Text(f"{knobs}\n          {e['error'][-300:]}", style="dim"))
                 return
-            dup = f" (same as trial {e['duplicate_of']})" if e.get("duplicate_of") is not None else ""
+            dup = "" if e.get("duplicate_of") is None else " (took effect as the default settings)" \
+                if e["duplicate_of"] == SAME_AS_DEFAULT else f" (same as trial {e['duplicate_of']})"
             gain = f" ({e['gain']:.2f}x default)" if e.get("gain") else ""
             console.print(Text.from_markup(f"{head}  {_fmt(e['value'], obj)}{dup}  best {_fmt(e['best'], obj)}"
                                            f"{gain}  {tail}  ") + Text(knobs, style="dim"))
@@ -170,6 +184,7 @@ def _progress_printer(console: Console, obj: objectives.Objective):
             who = "default" if e["trial"] is None else f"trial {e['trial']}"
             console.print(f"[dim]{_minutes(e['clock']):>7}[/dim]  confirm {e['round']}/{e['rounds']} {who}: "
                           f"{_fmt(e['value'], obj) if e.get('value') is not None else 'failed'}")
+    show.shown = shown
     return show
 
 
@@ -180,9 +195,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             store = StudyStore.resume(storage, args.study, spaces.from_json)
-            config = store.config
-            if args.trials is not None or args.time:
-                config["budget"] = {"trials": args.trials, "seconds": parse_duration(args.time) if args.time else None}
+            config = dict(store.config)
+            if args.trials is not None or args.time:  # new totals for the study, kept in it
+                budget = dict(config["budget"])
+                if args.trials is not None:
+                    budget["trials"] = args.trials
+                if args.time:
+                    budget["seconds"] = parse_duration(args.time)
+                config["budget"] = budget
+                store.set_config(config)
             out = Path(config["out"])
             console.print(f"resuming study [bold]{args.study}[/bold]: {len(store.completed())} completed trials, "
                           f"{len(store.baseline_runs())} baseline runs, {_minutes(store.clock)} of tuning so far")
@@ -196,17 +217,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     obj = _objective(config)
     space = spaces.from_json(config["space"])
-    scratch_tmp = None
-    if config.get("scratch"):
-        scratch = Path(config["scratch"])
-    else:
-        scratch_tmp = tempfile.TemporaryDirectory(prefix="iotuner-scratch-")
-        scratch = Path(scratch_tmp.name)
+    scratch, scratch_tmp = _scratch(config, store)
     try:
         evaluator = _evaluator(config, obj, scratch)
     except launch.LaunchError as e:
         print(f"iotuner tune: {e}", file=sys.stderr)
         return 2
+    if isinstance(evaluator, JobEvaluator):
+        for left in evaluator.clean_leftovers(store.interrupted):
+            console.print(f"[dim]removed {left}, left by an interrupted run[/dim]")
     what = f"synthetic model '{config['synthetic']['model']}'" if config.get("synthetic") else \
         f"{evaluator.launcher.describe()} {' '.join(config['app'])}"
     b = config["budget"]
@@ -215,10 +234,11 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"tuning [bold]{what}[/bold]\n  space {space.name} ({len(space.dimensions)} dimensions, "
                   f"{space.size():,} points), strategy {config['strategy']}, objective {obj.name}, "
                   f"{config['repeats']} run(s) per trial, budget {budget_text}\n  study {args.study} in {storage}")
+    printer = _progress_printer(console, obj)
     tuner = Tuner(store, evaluator, space, obj, config["baseline"], Budget(b["trials"], b["seconds"]),
                   Options(config["repeats"], config["baseline_every"], config["confirm_top"],
                           config["confirm_rounds"], config["nodes"]),
-                  _progress_printer(console, obj), Path(args.eval_log) if args.eval_log else None)
+                  printer, Path(args.eval_log) if args.eval_log else None)
     try:
         outcome = tuner.run()
     except TuneError as e:
@@ -230,18 +250,30 @@ def run(args: argparse.Namespace) -> int:
         return 130
     finally:
         if scratch_tmp:
-            scratch_tmp.cleanup()
+            shutil.rmtree(scratch_tmp, ignore_errors=True)
+            store.set_scratch_in_use(None)
     summary = results.write_all(store, obj, outcome, out, tuner.clock())
     _print_outcome(console, store, obj, outcome, summary, out)
     for note in list(getattr(evaluator, "notes", [])) + outcome.notes:
-        console.print(f"[yellow]note:[/yellow] {note}")
+        if note not in printer.shown:
+            console.print(f"[yellow]note:[/yellow] {note}")
     return 0
 
 
-def _library_default(key: str):
-    from .. import catalogue
-    k = catalogue.knobs().get(key)
-    return k.default_value() if k else None
+def _scratch(config: dict, store: StudyStore) -> tuple[Path | None, Path | None]:
+    """(where runs write, the temporary directory to remove at the end). Without --scratch, a
+    temporary directory, recorded in the study: one left by a killed tuner is removed on resume."""
+    if config.get("scratch"):
+        return Path(config["scratch"]), None
+    left = store.scratch_in_use
+    if left and Path(left).name.startswith("iotuner-scratch-"):
+        shutil.rmtree(left, ignore_errors=True)
+        store.set_scratch_in_use(None)
+    if config.get("synthetic"):
+        return None, None
+    tmp = Path(tempfile.mkdtemp(prefix="iotuner-scratch-"))
+    store.set_scratch_in_use(str(tmp))
+    return tmp, tmp
 
 
 def _print_outcome(console, store, obj, outcome, summary, out: Path) -> None:
@@ -249,20 +281,19 @@ def _print_outcome(console, store, obj, outcome, summary, out: Path) -> None:
     console.print(f"\n[bold]study {store.study.study_name}[/bold]: {summary['trials']} trials "
                   f"({summary['trials_run']} run), {_minutes(summary['tuning_time_s'])} of tuning; "
                   f"stopped: {outcome.stopped_because}")
-    console.print(f"default settings: {_fmt(outcome.default, obj)} (median of the default's runs)")
+    console.print(f"default settings: {_fmt(outcome.default, obj)} (median of the default's {n_base} runs)")
     if outcome.winner and outcome.verdict:
-        console.print(f"best: trial {outcome.winner['trial']}, {_fmt(outcome.winner['median'], obj)}: "
+        console.print(f"best: trial {outcome.winner['trial']}, {_fmt(outcome.winner['median'], obj)} against the "
+                      f"default's {_fmt(outcome.confirmed_default, obj)} in the confirmation round: "
                       f"{outcome.verdict.describe()}")
     elif outcome.notes:
         console.print("best: the default settings")
     flat = settings.flatten(outcome.best_doc)
     console.print(f"best settings ({out / 'best.json'}):" + ("" if flat else " the default settings"))
     for k, v in flat.items():
-        default = _library_default(k)
+        default = spaces.library_default(k)
         same = default is not None and json.dumps(v) == json.dumps(default)
         console.print(f"  {k} = {json.dumps(v)}" + ("  [dim](the library's default)[/dim]" if same else ""))
     r = summary.get("roti")
-    if r:
-        console.print(f"RoTI: peak {r['peak']:,.1f} {r['unit']} (at {_minutes(r['peak_at_min'] * 60)} of tuning), "
-                      f"final {r['final']:,.1f} {r['unit']}")
+    console.print(results.describe_roti(results.Roti(**r) if r else None, summary.get("roti_reason")))
     console.print(f"results: {out}/ (best.json, trials.csv, curve.png, summary.json); {n_base} baseline runs")

@@ -1,16 +1,24 @@
 """Search spaces: views of the knob catalogue.
 
 A dimension sets one knob, or several at once (a joint dimension: H5Evolve
-ties the stripe size to cb_buffer_size; "aggregators" sets cb_nodes with its
-cb_config_list). Values are plain settings values, so a point of a space is a
-flat {"layer.knob": value} dict that `settings.from_flat` turns into a
-document. Constraints between knobs come from the catalogue (`requires`).
+ties the stripe size to cb_buffer_size). Values are plain settings values, so
+a point of a space is a flat {"layer.knob": value} dict that
+`settings.from_flat` turns into a document.
+
+Constraints between knobs are expressed once, in the catalogue: a knob's
+`requires` names the knob it needs and the value template, e.g. cb_nodes
+requires "mpiio.cb_config_list=*:{per_node}". `complete` adds the required
+knob to a point, and `Constraint` reads the template back (how many
+aggregators a cb_config_list allows) for the synthetic models and for
+deduplication.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -119,24 +127,83 @@ class SearchSpace:
         return self
 
 
+def library_default(key: str) -> Any:
+    """The catalogue's documented default of a knob, as a settings value (None: the library decides)."""
+    k = catalogue.knobs().get(key)
+    return k.default_value() if k else None
+
+
+def as_text(value: Any) -> str:
+    """A settings value as run reports show effective values: 1,1 for pairs, true/false, plain numbers."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(as_text(v) for v in value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A catalogue `requires`: knob `source` takes effect only as far as knob `target` allows.
+
+    The target's template has {value} (the source's value) and {per_node}
+    (ceil(value / nodes)), e.g. cb_nodes -> cb_config_list "*:{per_node}".
+    """
+    source: str
+    target: str
+    template: str
+
+    def value_for(self, number: int, nodes: int = 1) -> str:
+        return self.template.format(value=number, per_node=max(1, math.ceil(number / max(1, nodes))))
+
+    def capacity(self, target_value: Any, nodes: int = 1) -> int | None:
+        """How large the source may be under this target value (None: the value is not of the template's form)."""
+        m = self._pattern().fullmatch(as_text(target_value).strip())
+        if not m:
+            return None
+        if "per_node" in m.groupdict():
+            return int(m["per_node"]) * max(1, nodes)
+        return int(m["value"])
+
+    def canonical(self, target_value: Any, source_effective: int, nodes: int = 1) -> str:
+        """The target value as the one the template gives for the source's effective value, when it
+        allows at least that much: "*:4" and "*:2" are the same with 2 aggregators on one node."""
+        cap = self.capacity(target_value, nodes)
+        if cap is not None and cap >= source_effective:
+            return self.value_for(source_effective, nodes)
+        return as_text(target_value)
+
+    @functools.lru_cache(maxsize=None)
+    def _pattern(self) -> re.Pattern:
+        parts = re.split(r"(\{value\}|\{per_node\})", self.template)
+        return re.compile("".join(f"(?P<{p[1:-1]}>\\d+)" if p in ("{value}", "{per_node}") else re.escape(p)
+                                  for p in parts))
+
+
+def constraints() -> dict[str, Constraint]:
+    """Every catalogue constraint, by the knob that needs another."""
+    out = {}
+    for key, knob in catalogue.knobs().items():
+        if knob.requires:
+            target, _, template = knob.requires.partition("=")
+            out[key] = Constraint(key, target, template)
+    return out
+
+
 def complete(flat: Mapping[str, Any], nodes: int = 1) -> dict[str, Any]:
     """Adds the knobs that set knobs need (the catalogue's `requires`), when not given.
 
     Example: cb_nodes=4 on one node needs cb_config_list "*:4", or ROMIO caps it at 1.
     """
     out = dict(flat)
-    for key, value in flat.items():
-        knob = catalogue.knobs().get(key)
-        if knob is None or not knob.requires:
-            continue
-        target, _, template = knob.requires.partition("=")
-        if target in out:
+    for key, c in constraints().items():
+        if key not in flat or c.target in out:
             continue
         try:
-            number = int(value)
+            number = int(flat[key])
         except (TypeError, ValueError):
             continue
-        out[target] = template.format(value=number, per_node=max(1, math.ceil(number / max(1, nodes))))
+        out[c.target] = c.value_for(number, nodes)
     return out
 
 
@@ -154,7 +221,12 @@ def _joint(name: str, values) -> Dimension:
 
 
 def h5evolve() -> SearchSpace:
-    """The H5Evolve ranges (paper 004): 10 x 8 x 12 x 14 = 13,440 configurations, without chunking."""
+    """The H5Evolve ranges (paper 004): 10 x 8 x 12 x 14 = 13,440 configurations.
+
+    Without the paper's fifth parameter, the HDF5 chunk size (10 MB to 2 GB, 25
+    values): the knob catalogue has chunk dimensions but no chunk size in
+    bytes yet, and a dimension can only set catalogued knobs. It joins this
+    space when the catalogue has it."""
     return SearchSpace(
         name="h5evolve",
         description="H5Evolve (Behzad et al., SC'13): Lustre stripe count, stripe size tied to cb_buffer_size, "
@@ -202,7 +274,7 @@ def romio() -> SearchSpace:
         dimensions=[
             _dim("mpiio.romio_cb_write", modes),
             _dim("mpiio.romio_cb_read", modes),
-            _joint("aggregators", ({"mpiio.cb_nodes": n, "mpiio.cb_config_list": f"*:{n}"} for n in (1, 2, 4))),
+            _dim("mpiio.cb_nodes", (1, 2, 4)),  # with the cb_config_list the catalogue requires (`complete`)
             _dim("mpiio.romio_ds_write", modes),
             _dim("mpiio.romio_ds_read", modes),
             _dim("mpiio.cb_buffer_size", (1 * M, 4 * M, 16 * M, 64 * M)),

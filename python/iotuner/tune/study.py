@@ -4,7 +4,7 @@ Everything a study needs to continue is in the storage: the tuning
 configuration, every trial with its settings, runs and effective-settings
 signature, the baseline runs and the confirmation rounds. A tuner killed at
 any moment resumes from it: completed trials are kept and never run again,
-and a trial that was running is run again.
+and a trial that was running is run again under a new number.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from . import strategies
 from .space import SearchSpace
 
 CONFIG_KEY = "iotuner"
-CONFIG_VERSION = 1
+CONFIG_VERSION = 2  # 2: signatures relative to the default's effective settings
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 logging.getLogger("alembic").setLevel(logging.WARNING)
@@ -51,6 +51,7 @@ class StudyStore:
         self.pools: dict[str, Pool] = {}
         self.requested: dict[str, tuple[int, str]] = {}  # requested settings -> (first trial, signature)
         self.failed: dict[str, int] = {}  # requested settings that failed -> trial
+        self.interrupted: list[int] = []  # trials a killed tuner left running (found on resume)
         self._rebuild()
 
     # ---- opening ----
@@ -81,7 +82,7 @@ class StudyStore:
         space = space_loader(config["space"])
         study.sampler = strategies.sampler(config["strategy"], space, config["seed"], config.get("strategy_options"))
         store = cls(study, config)
-        store.recover_interrupted()
+        store.interrupted = store.recover_interrupted()
         return store
 
     def recover_interrupted(self) -> list[int]:
@@ -99,6 +100,7 @@ class StudyStore:
     # ---- state derived from the trials ----
 
     def _rebuild(self) -> None:
+        default = self.default_signatures()
         for t in self.search_trials():
             attrs = t.user_attrs
             if t.state == TrialState.FAIL and "settings" in attrs and attrs.get("cost_runs") \
@@ -110,6 +112,8 @@ class StudyStore:
             if sig is None:
                 continue
             self.requested.setdefault(canonical(attrs.get("settings", {})), (t.number, sig))
+            if sig in default:  # the default settings in effect: its runs are baseline runs
+                continue
             pool = self.pools.setdefault(sig, Pool(sig, first_trial=t.number, settings=attrs.get("settings", {})))
             pool.samples.extend(attrs.get("runs", []))
 
@@ -128,6 +132,22 @@ class StudyStore:
 
     # ---- study-level records ----
 
+    def set_config(self, config: dict) -> None:
+        """Persists a changed configuration (a budget given on resume)."""
+        self.config = config
+        self.study.set_user_attr(CONFIG_KEY, config)
+
+    @property
+    def reference(self) -> dict[str, str] | None:
+        """The default's effective settings, from its first run: signatures are relative to these."""
+        return self.study.user_attrs.get("reference")
+
+    def set_reference(self, reference: dict[str, str]) -> None:
+        self.study.set_user_attr("reference", reference)
+
+    def default_signatures(self) -> set[str]:
+        return {r["signature"] for r in self.baseline_runs() if r.get("signature") is not None}
+
     @property
     def clock(self) -> float:
         return float(self.study.user_attrs.get("tuning_clock_s", 0.0))
@@ -138,16 +158,36 @@ class StudyStore:
     def baseline_runs(self) -> list[dict]:
         return list(self.study.user_attrs.get("baseline_runs", []))
 
-    def add_baseline_run(self, value: float, at: float, signature: str | None) -> None:
+    def add_baseline_run(self, value: float, at: float, signature: str | None, trial: int | None = None) -> None:
+        """A run of the default settings: a baseline run, or a trial whose settings took effect as the default's."""
         runs = self.baseline_runs()
-        runs.append({"value": value, "at_s": at, "signature": signature})
+        runs.append({"value": value, "at_s": at, "signature": signature, **({"trial": trial} if trial is not None
+                                                                            else {})})
         self.study.set_user_attr("baseline_runs", runs)
 
     def confirmation(self) -> dict | None:
         return self.study.user_attrs.get("confirmation")
 
-    def set_confirmation(self, record: dict) -> None:
+    def set_confirmation(self, record: dict | None) -> None:
         self.study.set_user_attr("confirmation", record)
+
+    def superseded_confirmations(self) -> list[dict]:
+        """Confirmation rounds of earlier runs of the study, redone since because the search went on."""
+        return list(self.study.user_attrs.get("superseded_confirmations", []))
+
+    def supersede_confirmation(self) -> None:
+        record = self.confirmation()
+        if record is not None:
+            self.study.set_user_attr("superseded_confirmations", self.superseded_confirmations() + [record])
+            self.set_confirmation(None)
+
+    @property
+    def scratch_in_use(self) -> str | None:
+        """The temporary scratch directory of the tuner running this study (removed on resume if left)."""
+        return self.study.user_attrs.get("scratch_in_use")
+
+    def set_scratch_in_use(self, path: str | None) -> None:
+        self.study.set_user_attr("scratch_in_use", path)
 
 
 def _study_names(storage: str) -> set[str]:

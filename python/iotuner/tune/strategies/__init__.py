@@ -69,3 +69,17 @@ def sampler(name: str, space: SearchSpace, seed: int, options: dict[str, Any] | 
 def distributions(space: SearchSpace) -> dict[str, optuna.distributions.CategoricalDistribution]:
     """The Optuna view of a space: one categorical per dimension, over value labels."""
     return {d.name: optuna.distributions.CategoricalDistribution(d.labels) for d in space.dimensions}
+
+
+def current_values(trials) -> dict[int, float]:
+    """Each completed trial's value as it stands now: trials whose settings took effect alike
+    (the same signature) share one result, the median of all their runs, which later runs
+    update. Trials without recorded runs keep the value they were told."""
+    import statistics
+    runs: dict[str, list[float]] = {}
+    for t in trials:
+        sig = t.user_attrs.get("signature")
+        if sig is not None and t.user_attrs.get("runs"):
+            runs.setdefault(sig, []).extend(t.user_attrs["runs"])
+    return {t.number: statistics.median(runs[t.user_attrs["signature"]]) if t.user_attrs.get("signature") in runs
+            else t.value for t in trials}

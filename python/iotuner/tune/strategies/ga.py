@@ -23,7 +23,7 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
-from . import distributions, register
+from . import current_values, distributions, register
 
 
 class GeneticSampler(optuna.samplers.BaseSampler):
@@ -48,7 +48,9 @@ class GeneticSampler(optuna.samplers.BaseSampler):
         if generation == 0 or len(done) < 2:
             return {name: rng.choice(dist.choices) for name, dist in search_space.items()}
         maximize = study.direction == optuna.study.StudyDirection.MAXIMIZE
-        ranked = sorted(done, key=lambda t: t.value, reverse=maximize)
+        now = current_values(done)  # a shared result counts with all its runs, as it stands now
+        fitness = {t.number: now[t.number] if maximize else -now[t.number] for t in done}
+        ranked = sorted(done, key=lambda t: fitness[t.number], reverse=True)
         slot = trial.number % self.population
         if slot < self.elites:
             return {name: ranked[slot].params[name] for name in search_space}
@@ -60,24 +62,29 @@ class GeneticSampler(optuna.samplers.BaseSampler):
         seen = {tuple(t.params[n] for n in search_space) for t in done}
         child = {}
         for _ in range(20):
-            p1, p2 = self._parents(pool, rng, maximize)
-            child = {name: (p1 if rng.random() < 0.5 else p2).params[name] for name in search_space}
-            for name, dist in search_space.items():
-                if rng.random() < self.mutation:
-                    others = [c for c in dist.choices if c != child[name]]
-                    child[name] = rng.choice(others or list(dist.choices))
+            p1, p2 = self.parents(pool, rng, lambda t: fitness[t.number])
+            child = self.breed(p1.params, p2.params, search_space, rng)
             if tuple(child[n] for n in search_space) not in seen:
                 break
         return child
 
-    def _parents(self, pool, rng, maximize):
-        key = (lambda t: t.value) if maximize else (lambda t: -t.value)
-        if self.selection == "tournament":
-            contestants = rng.sample(pool, min(3, len(pool)))
-            contestants.sort(key=key, reverse=True)
+    def parents(self, pool, rng, fitness):
+        """Two parents from pool; fitness: higher is better."""
+        if self.selection == "tournament":  # TunIO: three at random, the best two
+            contestants = sorted(rng.sample(pool, min(3, len(pool))), key=fitness, reverse=True)
             return contestants[0], contestants[1]
-        better = sorted(pool, key=key, reverse=True)[: max(2, len(pool) // 2)]
+        better = sorted(pool, key=fitness, reverse=True)[: max(2, len(pool) // 2)]  # H5Evolve: the better half
         return tuple(rng.sample(better, 2))
+
+    def breed(self, a: dict, b: dict, search_space, rng) -> dict:
+        """Uniform crossover of two parents' genes, then each gene mutated with probability `mutation`
+        (to another value of its dimension)."""
+        child = {name: (a if rng.random() < 0.5 else b)[name] for name in search_space}
+        for name, dist in search_space.items():
+            if rng.random() < self.mutation:
+                others = [c for c in dist.choices if c != child[name]]
+                child[name] = rng.choice(others or list(dist.choices))
+        return child
 
     def sample_independent(self, study, trial, param_name, param_distribution):
         return self._independent.sample_independent(study, trial, param_name, param_distribution)
