@@ -148,7 +148,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
     out = Path(args.out).resolve()
-    shutil.rmtree(out, ignore_errors=True)  # the demo starts afresh every time
+    if out.exists():  # the demo starts afresh, but only ever replaces an earlier result
+        if not out.is_dir() or (any(out.iterdir()) and not (out / "summary.json").is_file()):
+            print(f"iotuner demo: {out} exists and is not an earlier demo or tune output (no summary.json): "
+                  f"it is left alone. Give --out a new or empty directory.", file=sys.stderr)
+            return 2
+        shutil.rmtree(out)
     out.mkdir(parents=True)
     baseline = settings.save({"version": 1, "description": "ROMIO forced to collective buffering on one aggregator",
                               "mpiio": {"romio_cb_write": "enable"}}, out / "baseline.json")
@@ -249,7 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="tune a bundled kernel on this machine (a few minutes)")
     d.add_argument("--trials", type=int, default=20, help="trials (default 20)")
-    d.add_argument("--out", default="iotuner-demo", help="where the results go (default ./iotuner-demo)")
+    d.add_argument("--out", default="iotuner-demo",
+                   help="where the results go (default ./iotuner-demo): a new or empty directory, or an earlier "
+                        "demo or tune output (with its summary.json), which is replaced")
     d.set_defaults(func=cmd_demo)
 
     b = sub.add_parser("kernels", help="list the bundled benchmark kernels and where they are")
