@@ -55,35 +55,145 @@ def completed(storage, name):
     return [t for t in study.trials if t.state == TrialState.COMPLETE]
 
 
-def test_sigkill_then_resume_loses_and_repeats_nothing(tmp_path):
-    out, log = tmp_path / "out", tmp_path / "runs.jsonl"
-    storage = f"sqlite:///{out / 'study.db'}"
-    args = ["--synthetic", "ufs", "--synthetic-delay", "0.3", "--trials", 12, "--repeats", 2, "--strategy", "bayes",
-            "--confirm-rounds", 2, "--study", "k", "--out", out, "--eval-log", log]
-    proc = subprocess.Popen([sys.executable, "-m", "iotuner", "tune", *map(str, args)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while len(completed(storage, "k")) < 4 and time.time() < deadline:
-        time.sleep(0.2)
-    time.sleep(0.35)  # most likely inside a trial now
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    before = {t.number: (t.value, t.user_attrs["settings"]) for t in completed(storage, "k")}
-    assert 4 <= len(before) < 12
+# An MPI application stand-in (2 ranks under mpiexec): each rank leaves a start marker with its pid
+# and parent. While the file HANG_FROM holds a number, the runs of trials from that number on hang,
+# so a kill lands inside a running trial.
+MARKED_APP = """
+import json, os, sys, time
+marks, label = os.environ["MARKS"], os.path.basename(os.getcwd())
+knobs = {}
+for group in json.load(open(os.environ["IOTUNER_CONFIG"])).get("groups", []):
+    knobs.update(group.get("mpiio", {}))
+with open(os.path.join(marks, f"{label}.{os.environ.get('PMI_RANK', '0')}.start"), "w") as f:
+    json.dump({"pid": os.getpid(), "ppid": os.getppid()}, f)
+try:
+    hang_from = int(open(os.path.join(marks, "HANG_FROM")).read())
+except OSError:
+    hang_from = None
+time.sleep(300 if hang_from is not None and label.startswith("t") and int(label[1:5]) >= hang_from else 0.05)
+score = {"enable": 100, "disable": 300}.get(knobs.get("romio_cb_write"), 200)
+score += {"enable": 5, "disable": 10}.get(knobs.get("romio_ds_write"), 0)
+score += {"enable": 1, "disable": 2}.get(knobs.get("romio_cb_read"), 0)
+print(f"bandwidth={score}")
+"""
 
-    r = tune("--resume", "--study", "k", "--storage", storage, timeout=300)
+
+def _parent_of(pid):
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _running(pid):
+    """Alive and not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.mpi
+def test_sigkill_during_a_trial_then_resume_loses_and_repeats_nothing(tmp_path):
+    marks, scratch, out, log = (tmp_path / d for d in ("marks", "scratch", "out", "runs.jsonl"))
+    marks.mkdir()
+    scratch.mkdir()
+    app = tmp_path / "app.py"
+    app.write_text(MARKED_APP)
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"name": "hints", "dimensions": [
+        {"knob": f"mpiio.{k}", "values": ["automatic", "enable", "disable"]}
+        for k in ("romio_cb_write", "romio_ds_write", "romio_cb_read")]}))
+    storage = f"sqlite:///{out / 'study.db'}"
+    args = ["--space", space, "--strategy", "random", "--trials", 12, "--repeats", 2, "--confirm-top", 1,
+            "--objective", "regex:bandwidth=([0-9.]+)", "--study", "k", "--out", out, "--scratch", scratch,
+            "--eval-log", log, "--", sys.executable, app]
+    env = {**os.environ, "MARKS": str(marks)}
+    proc = subprocess.Popen([sys.executable, "-m", "iotuner", "tune", *map(str, args)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    (marks / "HANG_FROM").write_text("5")
+    pids = []
+    try:
+        deadline = time.time() + 180
+        label = None
+        while label is None and time.time() < deadline and proc.poll() is None:
+            starts = [m.rsplit(".", 2)[0] for m in os.listdir(marks) if m.startswith("t") and m.endswith(".start")]
+            label = next((lbl for lbl in starts if int(lbl[1:5]) >= 5 and starts.count(lbl) == 2), None)
+            time.sleep(0.05)
+        assert label, "no trial run started"
+        for rank in (0, 1):
+            mark = json.loads((marks / f"{label}.{rank}.start").read_text())
+            pids += [mark["pid"], mark["ppid"]]  # the rank and its hydra proxy
+        pids.append(_parent_of(pids[1]))  # mpiexec
+        assert all(p and _running(p) for p in pids), pids  # the trial's application is running
+        before = {t.number: (t.value, t.user_attrs["settings"]) for t in completed(storage, "k")}
+        interrupted_number = int(label[1:5])
+        assert interrupted_number not in before
+
+        proc.send_signal(signal.SIGKILL)  # inside the trial
+        proc.wait()
+        gone_by = time.time() + 8
+        while any(_running(p) for p in pids) and time.time() < gone_by:
+            time.sleep(0.1)
+        assert not [p for p in pids if _running(p)], "the application outlived the killed tuner"
+        assert (scratch / label).is_dir()  # left by the interrupted run
+        assert len(before) >= 2
+    finally:
+        for p in pids:  # never leave a hung rank behind, whatever failed above
+            if p and _running(p):
+                os.kill(p, signal.SIGKILL)
+        (marks / "HANG_FROM").unlink(missing_ok=True)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    lines_before = len(log.read_text().splitlines())
+    r = tune("--resume", "--study", "k", "--storage", storage, "--eval-log", log, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
     assert "resuming study k" in r.stdout
+    assert not (scratch / label).exists()  # the interrupted run's scratch is removed on resume
+    assert not [d for d in scratch.iterdir()]  # and no other run's is left
+
     study = optuna.load_study(study_name="k", storage=storage)
     after = {t.number: t for t in study.trials if t.state == TrialState.COMPLETE}
     for number, (value, settings) in before.items():  # nothing completed was lost or changed
         assert after[number].value == value and after[number].user_attrs["settings"] == settings
     ran = [t for t in study.trials if t.user_attrs.get("cost_runs", 0) > 0 and not t.user_attrs.get("interrupted")]
     assert len(ran) == 12  # the budget, counted once
-    labels = [json.loads(line)["label"] for line in log.read_text().splitlines()]
-    for number in after:  # no completed trial was run again
-        assert labels.count(f"t{number:04d}-r1") <= 1
-    interrupted = [t for t in study.trials if t.user_attrs.get("interrupted")]
-    for t in interrupted:  # a trial cut short is run again, under a new number
-        assert any(u.user_attrs.get("settings") == t.user_attrs["settings"] and u.number > t.number for u in ran)
+    # no configuration completed before the kill ran again, under any number
+    done_before = {json.dumps(s, sort_keys=True) for _, s in before.values()}
+    resumed_labels = [json.loads(line)["label"] for line in log.read_text().splitlines()[lines_before:]]
+    resumed_trials = {int(lbl[1:5]) for lbl in resumed_labels if lbl.startswith("t")}
+    assert resumed_trials and all(n > max(before) for n in resumed_trials)
+    by_number = {t.number: t for t in study.trials}
+    rerun = [n for n in resumed_trials if json.dumps(by_number[n].user_attrs["settings"], sort_keys=True)
+             in done_before]
+    assert rerun == [], f"trials {rerun} ran configurations completed before the kill"
+    # the trial cut short is run again, under a new number
+    cut = by_number[interrupted_number]
+    assert cut.user_attrs.get("interrupted") and cut.state == TrialState.FAIL
+    assert any(t.user_attrs.get("settings") == cut.user_attrs["settings"] and t.number > cut.number
+               for t in ran)
     assert json.loads((out / "summary.json").read_text())["trials_run"] == 12
+
+
+def test_a_default_that_fails_after_its_first_run_is_not_retried_forever(tmp_path):
+    app = tmp_path / "once.py"
+    app.write_text("import pathlib, sys\n"
+                   f"flag = pathlib.Path({str(tmp_path / 'ran')!r})\n"
+                   "if flag.exists():\n"
+                   "    sys.exit('fails from the second run on')\n"
+                   "flag.touch()\n"
+                   "print('bandwidth=100')\n")
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"name": "s", "dimensions": [
+        {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]}]}))
+    log = tmp_path / "runs.jsonl"
+    r = tune("--space", space, "--launcher", "none", "--repeats", 3, "--trials", 2, "--objective",
+             "regex:bandwidth=([0-9.]+)", "--study", "once", "--out", tmp_path / "out", "--eval-log", log,
+             "--", sys.executable, app, timeout=120)
+    assert r.returncode == 0, r.stderr + r.stdout
+    baseline = [json.loads(line) for line in log.read_text().splitlines()
+                if json.loads(line)["label"].startswith("baseline")]
+    assert [b["ok"] for b in baseline][:1] == [True] and len(baseline) <= 2 * 3
+    assert "only 1 of 3 runs of the default settings succeeded" in r.stdout

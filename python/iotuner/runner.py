@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -56,6 +58,9 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
 
     With capture, stdout and stderr are returned instead of shown. A job past
     its timeout is killed with its whole process group (launcher and ranks).
+    The job never outlives this process: if it dies, even by SIGKILL, the job
+    gets SIGTERM (mpiexec then stops its ranks), then SIGKILL if it lingers
+    (see `_Tether`).
     """
     tmpdir = None
     if report is None:
@@ -67,7 +72,8 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
     out = err = subprocess.PIPE if capture else None
     start = time.monotonic()
     proc = subprocess.Popen(list(command), cwd=cwd, env=full_env, stdout=out, stderr=err, text=True,
-                            errors="replace", start_new_session=True)
+                            errors="replace", start_new_session=True, preexec_fn=_die_with_parent(os.getpid()))
+    tether = _Tether(proc.pid)
     timed_out = False
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
@@ -79,6 +85,8 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
         _kill_group(proc)
         proc.communicate()
         raise
+    finally:
+        tether.release()
     elapsed = time.monotonic() - start
     rep, rep_err = None, None
     if report.exists():
@@ -106,3 +114,97 @@ def _kill_group(proc: subprocess.Popen) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
+
+def _die_with_parent(parent: int):
+    """preexec_fn: the job's first process gets SIGTERM when its parent dies (Linux), so a
+    killed tuner leaves no mpiexec behind; mpiexec passes SIGTERM on to its ranks."""
+    if _LIBC is None:
+        return None
+
+    def setup() -> None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl: too late for the signal
+            os.kill(os.getpid(), signal.SIGTERM)
+    return setup
+
+
+_WATCHDOG = """
+import os, signal, sys, time
+leader, grace = int(sys.argv[1]), float(sys.argv[2])
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+if sys.stdin.read() == "done":
+    sys.exit(0)
+def tree():
+    children = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [leader]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+def alive(pid):
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+procs = tree() if os.path.isdir("/proc") else [leader]
+for sig in (signal.SIGTERM, signal.SIGKILL):
+    targets = [leader] if sig == signal.SIGTERM else [p for p in procs if alive(p)]
+    for pid in targets:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    end = time.monotonic() + grace
+    while any(alive(p) for p in procs) and time.monotonic() < end:
+        time.sleep(0.05)
+    if not any(alive(p) for p in procs):
+        break
+"""
+
+
+class _Tether:
+    """A small watchdog process that ends the job's process group if this process dies.
+
+    It reads a pipe from this process: "done" when the job ended here, end of
+    file when this process died without saying so (SIGKILL, a crash). Then it
+    sends the job's first process SIGTERM (mpiexec stops its ranks), and after
+    a grace period SIGKILL to every process of the job's tree as it was at the
+    tuner's death (hydra puts its proxies and ranks in process groups of their
+    own, so the job's group is not enough). So the job's processes never
+    outlive the tuner and keep writing into a resumed study's runs, and a hung
+    job stops. It runs in its own session: a signal to this process's group
+    does not stop it.
+    """
+
+    GRACE_S = 3.0
+
+    def __init__(self, group: int):
+        self._proc = None
+        try:
+            self._proc = subprocess.Popen([sys.executable, "-S", "-c", _WATCHDOG, str(group), str(self.GRACE_S)],
+                                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+        except OSError:  # no watchdog: PR_SET_PDEATHSIG alone still stops the launcher
+            self._proc = None
+
+    def release(self) -> None:
+        if self._proc is None:
+            return
+        try:
+            self._proc.communicate("done", timeout=5)
+        except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
+            self._proc.kill()
+            self._proc.wait()
