@@ -1,49 +1,111 @@
 #include "check.h"
 #include "iotuner/smart.h"
 
+static iot_feedback_run next(const iot_feedback *f, uint32_t *mask)
+{
+    return iot_feedback_next(f, mask);
+}
+
 int main(void)
 {
     iot_feedback f;
-    char note[256];
+    char note[512];
+    uint32_t mask;
+    const int one[] = {7}, three[] = {1, 4, 7};
 
-    /* harm: two slow phases, then the default settings are clearly faster */
-    iot_feedback_init(&f, 1000, 0.25);
-    CHECK(iot_feedback_observe(&f, 0, 900, note, sizeof note) == IOT_FB_NONE); /* within the margin */
-    CHECK(iot_feedback_observe(&f, 0, 200, note, sizeof note) == IOT_FB_SLOW);
+    /* one rule, harmful: two slow phases, then the default settings are clearly faster */
+    iot_feedback_init(&f, 1000, 0.25, one, 1);
+    CHECK(next(&f, &mask) == IOT_FB_RUN_RULES && mask == 1);
+    CHECK(iot_feedback_observe(&f, 900, note, sizeof note) == IOT_FB_NONE); /* within the margin */
+    CHECK(iot_feedback_observe(&f, 200, note, sizeof note) == IOT_FB_SLOW);
     CHECK_CONTAINS(note, "below the reference 1000.0");
-    CHECK(iot_feedback_observe(&f, 0, 210, note, sizeof note) == IOT_FB_PROBE_NEXT);
-    CHECK(f.probing);
-    CHECK(iot_feedback_observe(&f, 1, 1000, note, sizeof note) == IOT_FB_ROLLED_BACK);
-    CHECK(f.rolled_back && !f.probing);
+    CHECK(iot_feedback_observe(&f, 210, note, sizeof note) == IOT_FB_PROBE_NEXT);
+    CHECK(next(&f, &mask) == IOT_FB_RUN_PROBE && mask == 0);
+    CHECK(iot_feedback_observe(&f, 1000, note, sizeof note) == IOT_FB_ROLLED_BACK);
+    CHECK_CONTAINS(note, "rolled back rule 7: ");
     CHECK_CONTAINS(note, "1000.0 MiB/s, against 200.0 and 210.0");
-    CHECK(iot_feedback_observe(&f, 0, 10, note, sizeof note) == IOT_FB_NONE); /* nothing after a roll-back */
+    CHECK(f.rolled_back_now == 1);
+    CHECK(next(&f, &mask) == IOT_FB_RUN_DEFAULT && mask == 0);
+    CHECK(iot_feedback_observe(&f, 10, note, sizeof note) == IOT_FB_NONE); /* nothing after a roll-back */
+    CHECK(next(&f, NULL) == IOT_FB_RUN_DEFAULT);
 
     /* drift: the machine slowed down, the default is no faster: keep the rules, new reference */
-    iot_feedback_init(&f, 1000, 0.25);
-    CHECK(iot_feedback_observe(&f, 0, 700, NULL, 0) == IOT_FB_SLOW);
-    CHECK(iot_feedback_observe(&f, 0, 650, NULL, 0) == IOT_FB_PROBE_NEXT);
-    CHECK(iot_feedback_observe(&f, 1, 690, note, sizeof note) == IOT_FB_KEPT);
-    CHECK(!f.rolled_back && f.reference == 690);
+    iot_feedback_init(&f, 1000, 0.25, three, 3);
+    CHECK(next(&f, &mask) == IOT_FB_RUN_RULES && mask == 7);
+    CHECK(iot_feedback_observe(&f, 700, NULL, 0) == IOT_FB_SLOW);
+    CHECK(iot_feedback_observe(&f, 650, NULL, 0) == IOT_FB_PROBE_NEXT);
+    CHECK(iot_feedback_observe(&f, 690, note, sizeof note) == IOT_FB_KEPT);
+    CHECK(f.applied == 7 && f.reference == 690);
     CHECK_CONTAINS(note, "not the rules'");
-    CHECK(iot_feedback_observe(&f, 0, 640, NULL, 0) == IOT_FB_NONE); /* judged against the new reference */
+    CHECK(next(&f, &mask) == IOT_FB_RUN_RULES && mask == 7);
+    CHECK(iot_feedback_observe(&f, 640, NULL, 0) == IOT_FB_NONE); /* judged against the new reference */
 
     /* a probe only a little faster is noise, not harm */
-    iot_feedback_init(&f, 1000, 0.25);
-    iot_feedback_observe(&f, 0, 600, NULL, 0);
-    iot_feedback_observe(&f, 0, 700, NULL, 0);
-    CHECK(iot_feedback_observe(&f, 1, 860, NULL, 0) == IOT_FB_KEPT); /* 860 < 700 * 1.25 */
+    iot_feedback_init(&f, 1000, 0.25, three, 3);
+    iot_feedback_observe(&f, 600, NULL, 0);
+    iot_feedback_observe(&f, 700, NULL, 0);
+    CHECK(iot_feedback_observe(&f, 860, NULL, 0) == IOT_FB_KEPT); /* 860 < 700 * 1.25 */
+
+    /* several rules, one harmful: each is tried alone against the probe, only the harmful one goes */
+    iot_feedback_init(&f, 1000, 0.25, three, 3);
+    iot_feedback_observe(&f, 300, NULL, 0);
+    iot_feedback_observe(&f, 320, NULL, 0);
+    CHECK(iot_feedback_observe(&f, 1100, note, sizeof note) == IOT_FB_ISOLATE_NEXT);
+    CHECK_CONTAINS(note, "try rules 1, 4, 7 one at a time");
+    CHECK(next(&f, &mask) == IOT_FB_RUN_ISOLATED && mask == 1);
+    CHECK(iot_feedback_observe(&f, 1050, note, sizeof note) == IOT_FB_RULE_KEPT);
+    CHECK_CONTAINS(note, "rule 1 alone ran at 1050.0");
+    CHECK(next(&f, &mask) == IOT_FB_RUN_ISOLATED && mask == 2);
+    CHECK(iot_feedback_observe(&f, 250, note, sizeof note) == IOT_FB_SLOW); /* once may be noise */
+    CHECK_CONTAINS(note, "rule 4 alone ran at 250.0 MiB/s, below 1100.0");
+    CHECK(next(&f, &mask) == IOT_FB_RUN_ISOLATED && mask == 2);
+    CHECK(iot_feedback_observe(&f, 260, note, sizeof note) == IOT_FB_ROLLED_BACK);
+    CHECK_CONTAINS(note, "rolled back rule 4: alone it ran twice below the default settings' 1100.0 MiB/s");
+    CHECK(f.rolled_back_now == 2);
+    CHECK(next(&f, &mask) == IOT_FB_RUN_ISOLATED && mask == 4);
+    CHECK(iot_feedback_observe(&f, 1000, NULL, 0) == IOT_FB_RULE_KEPT); /* within 25% of 1100 */
+    CHECK(next(&f, &mask) == IOT_FB_RUN_RULES && mask == (1 | 4)); /* rules 1 and 7 together again */
+    CHECK(f.reference == 1100);
+    CHECK(iot_feedback_observe(&f, 1200, NULL, 0) == IOT_FB_NONE);
+    /* a second harm (the kept rules hurt together) rolls back every rule still applied */
+    CHECK(iot_feedback_observe(&f, 400, NULL, 0) == IOT_FB_SLOW);
+    CHECK(iot_feedback_observe(&f, 420, NULL, 0) == IOT_FB_PROBE_NEXT);
+    CHECK(iot_feedback_observe(&f, 1100, note, sizeof note) == IOT_FB_ROLLED_BACK);
+    CHECK_CONTAINS(note, "rolled back rules 1, 7: ");
+    CHECK(next(&f, &mask) == IOT_FB_RUN_DEFAULT && mask == 0);
+
+    /* every rule harmful alone: all go, the defaults stay */
+    iot_feedback_init(&f, 1000, 0.25, three, 2);
+    iot_feedback_observe(&f, 300, NULL, 0);
+    iot_feedback_observe(&f, 300, NULL, 0);
+    CHECK(iot_feedback_observe(&f, 1000, NULL, 0) == IOT_FB_ISOLATE_NEXT);
+    CHECK(iot_feedback_observe(&f, 100, NULL, 0) == IOT_FB_SLOW);
+    CHECK(iot_feedback_observe(&f, 100, NULL, 0) == IOT_FB_ROLLED_BACK);
+    /* a slow phase, then a good one: the rule stays */
+    CHECK(iot_feedback_observe(&f, 100, NULL, 0) == IOT_FB_SLOW);
+    CHECK(iot_feedback_observe(&f, 900, NULL, 0) == IOT_FB_RULE_KEPT);
+    CHECK(next(&f, &mask) == IOT_FB_RUN_RULES && mask == 2);
+    /* harmful after all, together: the second harm rolls it back */
+    iot_feedback_observe(&f, 100, NULL, 0);
+    iot_feedback_observe(&f, 100, NULL, 0);
+    CHECK(iot_feedback_observe(&f, 1000, NULL, 0) == IOT_FB_ROLLED_BACK);
+    CHECK(next(&f, &mask) == IOT_FB_RUN_DEFAULT && f.applied == 0);
 
     /* one slow phase, then a good one: the count starts again */
-    iot_feedback_init(&f, 1000, 0.25);
-    CHECK(iot_feedback_observe(&f, 0, 500, NULL, 0) == IOT_FB_SLOW);
-    CHECK(iot_feedback_observe(&f, 0, 1000, NULL, 0) == IOT_FB_NONE);
-    CHECK(iot_feedback_observe(&f, 0, 500, NULL, 0) == IOT_FB_SLOW);
+    iot_feedback_init(&f, 1000, 0.25, one, 1);
+    CHECK(iot_feedback_observe(&f, 500, NULL, 0) == IOT_FB_SLOW);
+    CHECK(iot_feedback_observe(&f, 1000, NULL, 0) == IOT_FB_NONE);
+    CHECK(iot_feedback_observe(&f, 500, NULL, 0) == IOT_FB_SLOW);
 
     /* the boundary: exactly at the floor is not slow */
-    iot_feedback_init(&f, 1000, 0.25);
-    CHECK(iot_feedback_observe(&f, 0, 750, NULL, 0) == IOT_FB_NONE);
+    iot_feedback_init(&f, 1000, 0.25, one, 1);
+    CHECK(iot_feedback_observe(&f, 750, NULL, 0) == IOT_FB_NONE);
     /* an invalid margin falls back to 25% */
-    iot_feedback_init(&f, 1000, 7);
+    iot_feedback_init(&f, 1000, 7, one, 1);
     CHECK(f.margin == 0.25);
+    /* no rule set anything: the defaults, nothing to judge */
+    iot_feedback_init(&f, 1000, 0.25, NULL, 0);
+    CHECK(next(&f, &mask) == IOT_FB_RUN_DEFAULT);
+    CHECK(iot_feedback_observe(&f, 10, NULL, 0) == IOT_FB_NONE);
     CHECK_DONE();
 }

@@ -110,35 +110,39 @@ static void test_locality(void)
 static void test_identity(void)
 {
     char id[64], id2[64];
-    uint64_t h1 = iot_phase_identity("/run/chk_0001.h5", id, sizeof id);
+    uint64_t h1 = iot_identity("/run/chk_0001.h5", id, sizeof id);
     CHECK_STR(id, "/run/chk_#.h5");
-    uint64_t h2 = iot_phase_identity("/run/chk_0002.h5", id2, sizeof id2);
+    uint64_t h2 = iot_identity("/run/chk_0002.h5", id2, sizeof id2);
     CHECK_STR(id2, "/run/chk_#.h5");
     CHECK(h1 == h2);
     CHECK((int64_t)h1 >= 0);
-    CHECK(iot_phase_identity("/run/plt_0001.h5", NULL, 0) != h1);
-    iot_phase_identity("/run2/data/plt.0003", id, sizeof id);
-    CHECK_STR(id, "/run2/data/plt.#"); /* directories kept; an all-digit extension is a step number */
-    iot_phase_identity("sedov_hdf5_chk_0012", id, sizeof id);
+    CHECK(iot_identity("/run/plt_0001.h5", NULL, 0) != h1);
+    iot_identity("/run2/data/plt.0003", id, sizeof id);
+    CHECK_STR(id, "/run#/data/plt.#"); /* an all-digit extension is a step number */
+    /* directories numbered by step: one recurring phase */
+    uint64_t d1 = iot_identity("/out/plt00100/data.h5", id, sizeof id);
+    CHECK_STR(id, "/out/plt#/data.h5");
+    CHECK(iot_identity("/out/plt00200/data.h5", NULL, 0) == d1);
+    iot_identity("sedov_hdf5_chk_0012", id, sizeof id);
     CHECK_STR(id, "sedov_hdf#_chk_#");
-    iot_phase_identity("/x/out_3.5.nc4", id, sizeof id);
+    iot_identity("/x/out_3.5.nc4", id, sizeof id);
     CHECK_STR(id, "/x/out_#.#.nc4");
-    iot_phase_identity("/x/a12b345.hdf5", id, sizeof id);
+    iot_identity("/x/a12b345.hdf5", id, sizeof id);
     CHECK_STR(id, "/x/a12b#.hdf5"); /* digits inside a word are part of the name */
-    iot_phase_identity("/run/h5ior_0003.h5", id, sizeof id);
+    iot_identity("/run/h5ior_0003.h5", id, sizeof id);
     CHECK_STR(id, "/run/h5ior_#.h5");
-    iot_phase_identity("/run/step12.h5", id, sizeof id);
+    iot_identity("/run/step12.h5", id, sizeof id);
     CHECK_STR(id, "/run/step#.h5");
     /* objects: every component, groups named by step included */
-    uint64_t o1 = iot_object_identity("/Step#12/x", id, sizeof id);
+    uint64_t o1 = iot_identity("/Step#12/x", id, sizeof id);
     CHECK_STR(id, "/Step##/x");
-    CHECK(iot_object_identity("/Step#3/x", NULL, 0) == o1);
-    CHECK(iot_object_identity("/Step#3/y", NULL, 0) != o1);
-    iot_object_identity("/run_7/h5part/dens", id, sizeof id);
+    CHECK(iot_identity("/Step#3/x", NULL, 0) == o1);
+    CHECK(iot_identity("/Step#3/y", NULL, 0) != o1);
+    iot_identity("/run_7/h5part/dens", id, sizeof id);
     CHECK_STR(id, "/run_#/h5part/dens");
     /* truncated text, same hash */
     char small[6];
-    CHECK(iot_phase_identity("/run/chk_0001.h5", small, sizeof small) == h1);
+    CHECK(iot_identity("/run/chk_0001.h5", small, sizeof small) == h1);
     CHECK_STR(small, "/run/");
     /* exact paths tell files per process apart */
     CHECK(iot_path_hash("/run/out_r0001.h5") != iot_path_hash("/run/out_r0002.h5"));
@@ -205,8 +209,8 @@ static void ior_phase(calls *c, int step, int64_t *file_hash)
 {
     char name[64];
     snprintf(name, sizeof name, "/scratch/ior/test_%04d.h5", step);
-    int64_t fh = (int64_t)iot_phase_identity(name, NULL, 0);
-    int64_t dh = (int64_t)iot_phase_identity("/data", NULL, 0);
+    int64_t fh = (int64_t)iot_identity(name, NULL, 0);
+    int64_t dh = (int64_t)iot_identity("/data", NULL, 0);
     *file_hash = fh;
     call(c, "H5Fcreate", 2, fh, 2, 0);
     call(c, "MPI_File_open", 3, fh, 37, 4);
@@ -278,7 +282,7 @@ static void test_extract_flash(void)
                                     256 * KiB, 256 * KiB, 1 * MiB, 96, 256 * KiB, 256 * KiB, 24 * KiB};
     calls c;
     calls_init(&c);
-    int64_t fh = (int64_t)iot_phase_identity("/run/sedov_hdf5_chk_0000", NULL, 0);
+    int64_t fh = (int64_t)iot_identity("/run/sedov_hdf5_chk_0000", NULL, 0);
     call(&c, "H5Fcreate", 2, fh, 2, 0);
     call(&c, "MPI_File_open", 3, fh, 37, 448);
     for (int rep = 0; rep < 3; rep++)

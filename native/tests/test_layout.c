@@ -30,5 +30,14 @@ int main(void)
     CHECK_CONTAINS(err, "not supported");
     CHECK(iot_layout_parse("-c -2", &l, err, sizeof err) < 0);
     CHECK(iot_layout_parse("", &l, err, sizeof err) < 0);
+    /* progressive layouts come with Lustre 2.10 */
+    CHECK(iot_lustre_has_pfl("2.15.3\n") == 1);
+    CHECK(iot_lustre_has_pfl("lustre: 2.12.8_ddn20") == 1);
+    CHECK(iot_lustre_has_pfl("2.10.0") == 1);
+    CHECK(iot_lustre_has_pfl("2.9.99") == 0);
+    CHECK(iot_lustre_has_pfl("lustre: 1.8.9") == 0);
+    CHECK(iot_lustre_has_pfl("") == -1);
+    CHECK(iot_lustre_has_pfl("unknown") == -1);
+    CHECK(iot_lustre_has_pfl(NULL) == -1);
     CHECK_DONE();
 }

@@ -37,8 +37,8 @@ extern "C" {
  *     ..._at, ..._at_all, ..._at_all_begin  [bytes, offset]   offset_index 1 (bytes)
  *     all others                            [bytes]           offset_index -1
  *
- * name_hash is iot_phase_identity() of the file name (iot_object_identity()
- * of the dataset name for H5Dcreate / H5Dopen), so the files and datasets of
+ * name_hash is iot_identity() of the file name (of the dataset name for
+ * H5Dcreate / H5Dopen), so the files and datasets of
  * successive steps share terminals.
  * The MPI-IO data calls are MPI_File_{,i}{write,read}{,_at,_all,_at_all,
  * _shared}, MPI_File_{write,read}_ordered, and the split collectives
@@ -91,17 +91,16 @@ typedef struct {
  * nargs 0, offset_index -1). Returns out->kind. */
 iot_call_kind iot_call_classify(const char *func, iot_call_info *out);
 
-/* Phase identity of a file: the path with every maximal run of digits in its
- * base name replaced by '#', except in the extensions (dot-separated parts
- * after the first that begin with a letter: ".h5", ".hdf5", ".nc4"), so
- * "/run/chk_0001.h5" -> "/run/chk_#.h5" and "plt.0003" -> "plt.#". Writes
- * it into out (truncated to outlen; out may be NULL) and returns a 63-bit
- * FNV-1a hash of the whole identity (non-negative as int64). */
-uint64_t iot_phase_identity(const char *path, char *out, size_t outlen);
-/* The same for an object in a file (a dataset's path): every component is
- * normalized, since groups are often named by step: "/Step#12/x" ->
- * "/Step##/x". The name_hash of H5Dcreate / H5Dopen. */
-uint64_t iot_object_identity(const char *name, char *out, size_t outlen);
+/* Identity of a file (a phase) or of an object in a file (a dataset's
+ * path): every maximal run of digits in every path component replaced by
+ * '#', except in extensions (dot-separated parts after the first that begin
+ * with a letter: ".h5", ".hdf5", ".nc4") and inside a word (the "5" of
+ * "h5ior"). Steps number files, their directories and their groups alike:
+ * "/run/chk_0001.h5" -> "/run/chk_#.h5", "/out/plt00100/data.h5" ->
+ * "/out/plt#/data.h5", "plt.0003" -> "plt.#", "/Step#12/x" -> "/Step##/x".
+ * Writes it into out (truncated to outlen; out may be NULL) and returns a
+ * 63-bit FNV-1a hash of the whole identity (non-negative as int64). */
+uint64_t iot_identity(const char *path, char *out, size_t outlen);
 /* 63-bit FNV-1a hash of the exact path (no normalization): what ranks
  * compare to tell one shared file from a file per process. */
 uint64_t iot_path_hash(const char *path);
@@ -164,7 +163,7 @@ typedef struct {
     int same_calls;                      /* 1 every rank makes the same number of data calls, 0 no, -1 unknown */
     int64_t processes;                   /* ranks merged into these insights (1 for one rank) */
     char file_system[16];                /* "lustre", "ext4", "tmpfs", ..., "" unknown */
-    char identity[256];                  /* phase identity (file name, see iot_phase_identity) */
+    char identity[256];                  /* phase identity (file name, see iot_identity) */
     int64_t identity_hash;               /* its hash (the name_hash of the calls), -1 unknown */
     int64_t path_hash;                   /* iot_path_hash of the exact path, -1 unknown (set by the runtime) */
     int lustre_pfl;                      /* 1 if progressive layouts are available (Lustre >= 2.10), 0 no, -1 unknown */
@@ -333,30 +332,67 @@ char *iot_rules_explain(const char *insights_json, const char *rules_json_or_NUL
 
 /* ==== Feedback (not in SmartIO: its future work) ====
  *
- * Each optimized phase's bandwidth is compared with a reference, at first
- * the learned phase's. Slower beyond the margin twice in a row, the next
- * phase is a probe with the default settings: if it is faster than the
- * better of those two by the margin, the rules did the harm and are rolled
- * back for good; if not, the slowdown was the machine's (drift, other jobs),
- * the rules stay and the probe becomes the new reference. */
+ * Decides, one finished phase at a time, which of the rules that set knobs
+ * the next phase of an identity runs with. Each optimized phase's bandwidth
+ * is compared with a reference, at first the learned phase's (the
+ * application's own settings):
+ *  1. slower than the reference by more than the margin twice in a row: the
+ *     next phase is a probe with the default settings, to tell harm from a
+ *     machine that slowed down;
+ *  2. the probe no faster than the better of those two by the margin: the
+ *     slowdown was the machine's, the rules stay and the probe is the new
+ *     reference;
+ *  3. the probe faster: the rules did harm. With one rule applied, it is
+ *     rolled back. With several, each is tried alone in the next phases and
+ *     judged against the probe: one slower than it by the margin twice is
+ *     rolled back, the others stay and run together again. A second
+ *     confirmed harm rolls back every rule still applied (rules can hurt
+ *     only together).
+ * Rolled-back rules stay rolled back for the rest of the run. */
+#define IOT_FEEDBACK_MAX_RULES 32 /* rules that set knobs (at most one per setting) */
+
 typedef enum {
     IOT_FB_NONE,        /* nothing to report */
     IOT_FB_SLOW,        /* one phase below the reference */
-    IOT_FB_PROBE_NEXT,  /* two in a row: run the next phase with the default settings */
-    IOT_FB_ROLLED_BACK, /* the probe confirmed the harm */
-    IOT_FB_KEPT         /* the probe was no faster: the rules stay */
+    IOT_FB_PROBE_NEXT,  /* two in a row: the next phase runs with the default settings */
+    IOT_FB_KEPT,        /* the probe was no faster: the rules stay */
+    IOT_FB_ISOLATE_NEXT,/* harm confirmed with several rules: the next phases try each alone */
+    IOT_FB_RULE_KEPT,   /* a rule tried alone did no harm */
+    IOT_FB_ROLLED_BACK  /* one or more rules rolled back (see rolled_back_now) */
 } iot_feedback_action;
+
+typedef enum {
+    IOT_FB_RUN_RULES,    /* the applied rules (mask) */
+    IOT_FB_RUN_PROBE,    /* the default settings, to judge the rules */
+    IOT_FB_RUN_ISOLATED, /* one rule alone (mask has one bit) */
+    IOT_FB_RUN_DEFAULT   /* every rule rolled back */
+} iot_feedback_run;
 
 typedef struct {
     double reference, margin;
-    double slow[2]; /* the last two phases below the reference */
-    int regressions, probing, rolled_back;
+    int nrules;
+    int rules[IOT_FEEDBACK_MAX_RULES]; /* rule ids; bit i of a mask is rules[i] */
+    uint32_t applied;                   /* rules still in force */
+    uint32_t untried;                   /* rules still to try alone */
+    uint32_t rolled_back_now;           /* rules the last observation rolled back */
+    int isolated;                       /* index of the rule tried alone now, -1 none */
+    int isolated_slow;                  /* its phases below the probe so far */
+    int probing, harms, regressions;
+    double slow[2];   /* the last two phases below the reference */
+    double probe;     /* the probe's bandwidth: what rules tried alone are judged against */
 } iot_feedback;
 
-void iot_feedback_init(iot_feedback *f, double learned_mib_s, double margin);
-/* One finished phase: probe is 1 for the probe with the default settings,
- * 0 for a phase under the rules. note (may be NULL) says why, in words. */
-iot_feedback_action iot_feedback_observe(iot_feedback *f, int probe, double mib_s, char *note, size_t notelen);
+/* learned_mib_s: the learned phase's bandwidth; rule_ids: the rules that set
+ * knobs (at most IOT_FEEDBACK_MAX_RULES are tracked); an invalid margin
+ * (not in (0, 1)) falls back to 0.25. */
+void iot_feedback_init(iot_feedback *f, double learned_mib_s, double margin, const int *rule_ids, int nrules);
+/* What the next phase runs, and with which rules (bit i = rules[i]). */
+iot_feedback_run iot_feedback_next(const iot_feedback *f, uint32_t *mask);
+/* The phase that ran as iot_feedback_next said has finished at mib_s. note
+ * (may be NULL) says what was decided and why, with the numbers. */
+iot_feedback_action iot_feedback_observe(iot_feedback *f, double mib_s, char *note, size_t notelen);
+/* "1, 7": the ids of the rules in mask. */
+void iot_feedback_rules_text(const iot_feedback *f, uint32_t mask, char *out, size_t outlen);
 
 #ifdef __cplusplus
 }

@@ -116,41 +116,26 @@ static void emit_component(emitter *e, const char *start, const char *end)
     }
 }
 
-static uint64_t identity(const char *path, char *out, size_t outlen, int every_component)
+uint64_t iot_identity(const char *path, char *out, size_t outlen)
 {
     emitter e = {FNV_OFFSET, out, outlen, 0};
     if (out && outlen)
         out[0] = 0;
     if (!path)
         return HASH63(e.h);
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    const char *p = path;
-    while (p < base) {
+    for (const char *p = path;;) {
         const char *next = strchr(p, '/');
-        if (every_component)
-            emit_component(&e, p, next);
-        else
-            for (const char *q = p; q < next; q++)
-                emit(&e, *q);
+        emit_component(&e, p, next ? next : p + strlen(p));
+        if (!next)
+            break;
         emit(&e, '/');
         p = next + 1;
     }
-    emit_component(&e, base, base + strlen(base));
     if (out && outlen)
         out[e.at] = 0;
     return HASH63(e.h);
 }
 
-uint64_t iot_phase_identity(const char *path, char *out, size_t outlen)
-{
-    return identity(path, out, outlen, 0); /* directories are kept as they are */
-}
-
-uint64_t iot_object_identity(const char *name, char *out, size_t outlen)
-{
-    return identity(name, out, outlen, 1);
-}
 
 uint64_t iot_path_hash(const char *path)
 {

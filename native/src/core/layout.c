@@ -128,3 +128,14 @@ void iot_layout_format(const iot_layout *l, char *out, size_t outlen)
         }
     }
 }
+
+int iot_lustre_has_pfl(const char *text)
+{
+    for (const char *p = text; p && *p; p++) {
+        int major, minor, used = 0;
+        if (*p >= '0' && *p <= '9' && (p == text || p[-1] == ' ' || p[-1] == ':' || p[-1] == '\t') &&
+            sscanf(p, "%d.%d%n", &major, &minor, &used) == 2 && used > 0)
+            return major > 2 || (major == 2 && minor >= 10);
+    }
+    return -1;
+}
