@@ -6,9 +6,10 @@ a few thousand H5Dwrite per rank and phase) in pass-through (the library
 with an empty settings file) and in smart mode. The smart runs use a rules
 table that decides nothing, so both do the same I/O and the difference is
 smart mode's own work: interning, the grammar, prediction, extraction.
-Rounds alternate the two (pinned, paired), and the figure is the median over
-rounds of each round's ratio of the kernel's own write time. Smart mode's
-self-measured overhead is shown beside it.
+Rounds alternate the two (paired), and the figure is the median over rounds
+of each round's ratio of the kernel's own write time, with a 95% confidence
+interval for that median (order statistics: no assumption on the noise).
+Smart mode's self-measured overhead is shown beside it.
 
 Speedup per phase: workloads whose defaults are poor here, smart mode (the
 built-in SmartIO rules) against the plain run, phase by phase: the median
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -35,7 +37,7 @@ NO_OP_RULES = {"version": 1, "name": "observe", "description": "benchmark: decid
                           "cases": [{"when": {}, "set": {}}]}]}
 
 
-def run(app: list[str], workdir: Path, *, smart: bool, rules: Path | None, pin: list[str],
+def run(app: list[str], workdir: Path, *, smart: bool, rules: Path | None, launcher: list[str],
         extra_env: dict | None = None) -> tuple[float, dict]:
     for f in workdir.glob("*.h5"):
         f.unlink()
@@ -46,26 +48,38 @@ def run(app: list[str], workdir: Path, *, smart: bool, rules: Path | None, pin: 
         env["IOTUNER_SMART"] = "1"
         if rules:
             env["IOTUNER_SMART_RULES"] = str(rules)
-    out = subprocess.run(pin + ["mpiexec.mpich", "-n", "2", *app, "-o", str(workdir)], env=env, capture_output=True,
-                         text=True)
+    out = subprocess.run(launcher + [*app, "-o", str(workdir)], env=env, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"run failed: {out.stderr[-2000:]}")
     seconds = float(re.search(r"write: .* time=([0-9.]+) s", out.stdout).group(1))
     return seconds, json.loads((workdir / "report.json").read_text())
 
 
-def overhead(opts, workdir: Path, pin: list[str]) -> None:
+def median_interval(xs: list[float], confidence: float = 0.95) -> tuple[float, float]:
+    """Distribution-free interval for the median: the order statistics k and n-1-k, where k is the largest index
+    with P(Binomial(n, 1/2) <= k) <= (1 - confidence) / 2."""
+    xs, n = sorted(xs), len(xs)
+    k, cdf = -1, 0.0
+    for i in range(n):
+        cdf += math.comb(n, i) / 2 ** n
+        if cdf > (1 - confidence) / 2:
+            break
+        k = i
+    return (xs[k], xs[n - 1 - k]) if k >= 0 else (xs[0], xs[-1])
+
+
+def overhead(opts, workdir: Path, launcher: list[str]) -> None:
     rules = workdir / "no-op-rules.json"
     rules.write_text(json.dumps(NO_OP_RULES))
     app = [str(native.executable("h5ior")), "-b", "16M", "-x", "4K", "-m", "independent", "-t", str(opts.phases), "-F"]
-    run(app, workdir, smart=False, rules=None, pin=pin)  # warm-up
+    run(app, workdir, smart=False, rules=None, launcher=launcher)  # warm-up
     ratios, plain_t, smart_t, own = [], [], [], []
     calls = 0
     for r in range(opts.rounds):
         order = (False, True) if r % 2 == 0 else (True, False)
         times = {}
         for smart in order:
-            t, rep = run(app, workdir, smart=smart, rules=rules, pin=pin)
+            t, rep = run(app, workdir, smart=smart, rules=rules, launcher=launcher)
             times[smart] = t
             if smart:
                 s = rep["smart"]
@@ -74,17 +88,18 @@ def overhead(opts, workdir: Path, pin: list[str]) -> None:
         plain_t.append(times[False])
         smart_t.append(times[True])
         ratios.append(times[True] / times[False])
-    q = statistics.quantiles(ratios, n=4)
-    print(f"overhead: h5ior -b 16M -x 4K independent, {opts.phases} phases, 2 ranks ({calls} HDF5 + MPI-IO calls "
-          f"per rank in the grammar), {opts.rounds} paired rounds{' pinned' if pin else ''}")
+    lo, hi = median_interval(ratios)
+    print(f"overhead: h5ior -b 16M -x 4K independent, {opts.phases} phases, {opts.ranks} ranks ({calls} HDF5 + MPI-IO "
+          f"calls per rank in the grammar), {opts.rounds} paired rounds")
     print(f"  pass-through write time  median {statistics.median(plain_t):.4f} s")
     print(f"  smart mode write time    median {statistics.median(smart_t):.4f} s")
-    print(f"  ratio smart / pass-through: median {statistics.median(ratios):.3f} (interquartile {q[0]:.3f}..{q[2]:.3f})")
+    print(f"  ratio smart / pass-through: median {statistics.median(ratios):.3f} (95% interval of the median "
+          f"{lo:.3f}..{hi:.3f}; target under 1.03)")
     print(f"  smart mode's own measure of its work: median {statistics.median(own) * 1e3:.2f} ms per run "
           f"({statistics.median(own) / statistics.median(smart_t) * 100:.1f}% of the write time; slowest rank)")
 
 
-def speedup(opts, workdir: Path, pin: list[str]) -> None:
+def speedup(opts, workdir: Path, launcher: list[str]) -> None:
     hints = workdir / "site-romio-hints"
     hints.write_text("romio_cb_write enable\n")  # a site default forcing one collective-buffering aggregator
     cases = {
@@ -105,7 +120,7 @@ def speedup(opts, workdir: Path, pin: list[str]) -> None:
         for r in range(opts.speed_rounds):
             reports = {}
             for smart in ((False, True) if r % 2 == 0 else (True, False)):
-                reports[smart] = run(app, workdir, smart=smart, rules=None, pin=pin, extra_env=extra)[1]
+                reports[smart] = run(app, workdir, smart=smart, rules=None, launcher=launcher, extra_env=extra)[1]
             plain = [p["bandwidth_mib_s"] for p in reports[False]["phases"] if p["created"] and p["kind"] == "hdf5"]
             smart_bw = [p["bandwidth_mib_s"] for p in reports[True]["phases"] if p["created"] and p["kind"] == "hdf5"]
             for i, (a, b) in enumerate(zip(smart_bw, plain)):
@@ -119,18 +134,22 @@ def speedup(opts, workdir: Path, pin: list[str]) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=9, help="paired rounds for the overhead (default 9)")
+    ap.add_argument("--rounds", type=int, default=25, help="paired rounds for the overhead (default 25)")
+    ap.add_argument("--mpiexec", default="mpiexec.mpich", help="MPI launcher (default mpiexec.mpich)")
+    ap.add_argument("--ranks", type=int, default=2, help="ranks (default 2: one per core here)")
     ap.add_argument("--speed-rounds", type=int, default=5, help="paired rounds for the speedups (default 5)")
     ap.add_argument("--phases", type=int, default=6)
     ap.add_argument("--dir", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None,
                     help="scratch directory (default /dev/shm: 1-10%% noise here, against 15-35%% on disk)")
     ap.add_argument("--skip-speedup", action="store_true")
     opts = ap.parse_args()
-    pin = ["taskset", "-c", "0,1"] if shutil.which("taskset") else []
+    if not shutil.which(opts.mpiexec):
+        sys.exit(f"{opts.mpiexec} not found (give --mpiexec)")
+    launcher = [opts.mpiexec, "-n", str(opts.ranks)]
     with tempfile.TemporaryDirectory(prefix="iotuner-smart-", dir=opts.dir) as tmp:
-        overhead(opts, Path(tmp), pin)
+        overhead(opts, Path(tmp), launcher)
         if not opts.skip_speedup:
-            speedup(opts, Path(tmp), pin)
+            speedup(opts, Path(tmp), launcher)
     return 0
 
 

@@ -62,6 +62,7 @@ def programs(tmp_path_factory) -> dict[str, Path]:
     build("mpiio_write", uses_hdf5=False)
     build("chunk_fallback")
     build("selections")
+    build("smart_patterns")
     serial_lib = Path("/usr/lib/x86_64-linux-gnu/libhdf5_serial.so.103")
     if serial_lib.exists():  # same program against the serial HDF5 build: no MPI anywhere in the process
         exe = out / "serial_h5_serialhdf5"

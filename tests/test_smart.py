@@ -1,9 +1,11 @@
 """Smart mode: SmartIO's runtime workflow on the bundled kernels."""
 
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -11,27 +13,47 @@ from conftest import h5diff, kernel, mpi, run_job
 
 pytestmark = pytest.mark.mpi
 
+ONE_AGGREGATOR = {"hdf5.transfer_mode": "collective", "mpiio.romio_cb_write": "enable"}
 HARMFUL = {"version": 1, "name": "harmful", "description": "test only",
            "rules": [{"id": 1, "title": "Force collective buffering through one aggregator", "source": "test",
                       "evaluated": False,
-                      "cases": [{"when": {"files": "shared", "sequential": True},
-                                 "set": {"hdf5.transfer_mode": "collective", "mpiio.romio_cb_write": "enable"}}]}]}
+                      "cases": [{"when": {"files": "shared", "sequential": True}, "set": ONE_AGGREGATOR}]}]}
+HARMFUL_AND_BENIGN = {**HARMFUL, "rules": HARMFUL["rules"] + [
+    {"id": 2, "title": "A larger metadata cache", "source": "test", "evaluated": False,
+     "cases": [{"when": {}, "set": {"hdf5.mdc_initial_size": "8M"}}]}]}
 
 
-def smart_run(tmp_path, args, rules=None, **env):
-    env = {"IOTUNER_SMART": "1", **env}
+def smart_env(tmp_path, rules=None, **extra):
+    env = dict(os.environ, IOTUNER_SMART="1", **extra)
     if rules is not None:
         path = tmp_path / "rules.json"
         path.write_text(json.dumps(rules))
         env["IOTUNER_SMART_RULES"] = str(path)
-    import os
-    result = run_job(mpi() + args, env=dict(os.environ, **env))
+    return env
+
+
+def smart_run(tmp_path, args, rules=None, timeout=300, **extra):
+    result = run_job(mpi() + args, env=smart_env(tmp_path, rules, **extra), timeout=timeout)
     assert result.ok, result.stderr
     return result.report
 
 
 def fired(phase):
     return {f["rule"] for f in phase["rules"]["fired"]}
+
+
+def of_identity(rep, suffix):
+    return [p for p in rep.data["smart"]["phases"] if p["identity"].endswith(suffix)]
+
+
+def settings_of(rules_result, applied: str | None) -> dict:
+    """The settings the rules in `applied` ("1, 4, 7") decide, as the run report names knobs."""
+    ids = {int(x) for x in applied.split(",")} if applied else set()
+    out = {}
+    for f in rules_result["fired"]:
+        if f["rule"] in ids:
+            out.update({k.split(".", 1)[1]: v for k, v in (f.get("set") or {}).items()})
+    return out
 
 
 def test_ior_like_insights_match_the_kernel_and_settings_apply_from_phase_1(tmp_path):
@@ -41,7 +63,7 @@ def test_ior_like_insights_match_the_kernel_and_settings_apply_from_phase_1(tmp_
     phases = rep.data["smart"]["phases"]
     assert [p["occurrence"] for p in phases] == list(range(7))
     roles = [p["role"] for p in phases]
-    # a probe (a drifting machine) can come only after two optimized phases
+    # the feedback loop can only act after two optimized phases
     assert roles[:3] == ["learn", "optimized", "optimized"]
     assert phases[0]["identity"].endswith("/h5ior_#.h5")
     ins = phases[0]["insights"]
@@ -54,16 +76,20 @@ def test_ior_like_insights_match_the_kernel_and_settings_apply_from_phase_1(tmp_
     assert ins["file_system"] == data[0]["file_system"]
     assert ins["bytes_written"] == 2 * 8 * 1048576
     assert {1, 4, 5, 7} <= fired(phases[0]) and not fired(phases[0]) & {2, 3, 6, 9}
-    # nothing before phase 1; from phase 1 on, the rules' settings, read back as applied
-    assert data[0]["settings"] == []
-    expected = {"transfer_mode": "independent", "alignment": "0,1048576", "mdc_initial_size": "8388608",
-                "romio_cb_write": "disable"}
-    for p, role in zip(data[1:], roles[1:]):
-        got = {c["knob"]: (c["effective"], c["status"]) for c in p["settings"]}
-        if role == "optimized":
-            assert got == {k: (v, "applied") for k, v in expected.items()}, p["file"]
-        else:  # a probe, or after a roll-back: the application's own settings
-            assert got == {}, p["file"]
+    rules = phases[0]["rules"]
+    assert settings_of(rules, "1, 4, 5, 7") == {"transfer_mode": "independent", "alignment": "0,1048576",
+                                                "mdc_initial_size": "8388608", "romio_cb_write": "disable"}
+    # nothing before phase 1; from phase 1 on, the settings of the rules each phase ran with, read back as applied
+    assert data[0]["settings"] == [] and phases[0]["settings"] == []
+    assert phases[1]["rules_applied"] == "1, 4, 5, 7"
+    for p, d in zip(phases[1:], data[1:]):
+        got = {c["knob"]: (c["effective"], c["status"]) for c in d["settings"]}
+        assert got == {k: (v, "applied") for k, v in settings_of(rules, p["rules_applied"]).items()}, p
+        # the smart log says the same as the phase's verification
+        assert {(s["knob"].split(".", 1)[1], s["effective"], s["status"]) for s in p["settings"]} == \
+            {(k, v, st) for k, (v, st) in got.items()}
+    # prediction: from the second phase under the rules on, every call predicted occurred
+    assert phases[2]["prediction"]["calls"] > 20 and phases[2]["prediction"]["misses"] == 0
 
 
 def test_flash_checkpoints_are_non_sequential_small_and_fire_other_rules(tmp_path):
@@ -74,24 +100,28 @@ def test_flash_checkpoints_are_non_sequential_small_and_fire_other_rules(tmp_pat
     assert 0 < ins["transfer_size"] < 1048576
     assert ins["files"] == "shared"
     rules = fired(learned)
+    # non-sequential: rule 2 keeps the transfers collective and rule 6 spreads the aggregators, where the
+    # IOR-like pattern fires rules 1 and 7 (independent transfers, no collective buffering)
     assert {2, 4, 5, 6} <= rules and not rules & {1, 7}
-    ior = {1, 4, 5, 7, 8}
-    assert rules != ior
 
 
 @pytest.mark.parametrize("name,args", [
     ("vpicio", ["-n", "64K"]), ("vorpalio", ["-b", "16,16,16"]), ("gcrmio", ["-g", "4"]),
     ("flashio", ["-b", "8"]), ("h5ior", ["-b", "4M", "-x", "256K"])])
 def test_prediction_hit_fraction_on_bundled_kernels(tmp_path, name, args):
-    rep = smart_run(tmp_path, [kernel(name), *args, "-t", "4", "-F", "-o", tmp_path])
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:  # little noise: the feedback loop stays quiet
+        rep = smart_run(tmp_path, [kernel(name), *args, "-t", "5", "-F", "-o", scratch])
     pred = rep.data["smart"]["prediction"]
     assert pred["hits"] + pred["misses"] > 20
     assert pred["hit_fraction"] >= 0.9, pred
+    # SmartIO's own predictor (3.1.2: the rule beginning with the call, most used in S) made predictions
+    assert pred["rule"]["phases"] >= 1 and pred["rule"]["hit_fraction"] >= 0.9, pred
 
 
 def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
-    rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-x", "1M", "-t", "6", "-F", "-o", tmp_path],
-                    rules=HARMFUL)
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
+        rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-x", "1M", "-t", "6", "-F", "-o", scratch],
+                        rules=HARMFUL)
     smart = rep.data["smart"]
     assert smart["rules_table"].endswith("rules.json")
     roles = [p["role"] for p in smart["phases"]]
@@ -99,13 +129,66 @@ def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
     assert roles == ["learn", "optimized", "optimized", "probe", "default", "default"]
     assert "below the reference" in smart["phases"][1]["feedback"]
     assert "the next phase is a probe" in smart["phases"][2]["feedback"]
-    assert "rolled back rules 1" in smart["phases"][3]["feedback"]
+    assert smart["phases"][3]["feedback"].startswith("rolled back rule 1: ")
     learned = smart["phases"][0]["bandwidth_mib_s"]
     assert all(p["bandwidth_mib_s"] < 0.75 * learned for p in smart["phases"][1:3])
     assert smart["phases"][3]["bandwidth_mib_s"] > 1.25 * max(p["bandwidth_mib_s"] for p in smart["phases"][1:3])
     data = rep.data_phases()
-    assert all(c["effective"] == "enable" for c in data[1]["settings"] if c["knob"] == "romio_cb_write")
+    assert any(c["knob"] == "romio_cb_write" and c["effective"] == "enable" for c in data[1]["settings"])
     assert all(p["settings"] == [] for p in data[3:])  # back to the application's own settings
+
+
+def test_feedback_loop_rolls_back_only_the_rule_that_hurts(tmp_path):
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
+        rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-x", "1M", "-t", "10", "-F", "-o", scratch],
+                        rules=HARMFUL_AND_BENIGN)
+    phases = rep.data["smart"]["phases"]
+    ran = [(p["role"], p["rules_applied"]) for p in phases]
+    # harm confirmed by the probe, then each rule alone: rule 1 twice slower than the probe, rule 2 not
+    assert ran[:6] == [("learn", None), ("optimized", "1, 2"), ("optimized", "1, 2"), ("probe", None),
+                       ("isolate", "1"), ("isolate", "1")], ran
+    assert "try rules 1, 2 one at a time" in phases[3]["feedback"]
+    assert phases[5]["feedback"].startswith("rolled back rule 1: alone it ran twice below")
+    # rule 2 alone: kept at once, or after a second look when one phase was slow by chance
+    alone = [i for i, r in enumerate(ran) if r == ("isolate", "2")]
+    assert alone[0] == 6 and len(alone) in (1, 2) and "it stays" in phases[alone[-1]]["feedback"], ran
+    rest = ran[alone[-1] + 1:]
+    assert rest and all(r == ("optimized", "2") for r in rest), ran
+    for d in rep.data_phases()[alone[-1] + 1:]:  # the benign rule's setting only
+        assert {c["knob"]: c["effective"] for c in d["settings"]} == {"mdc_initial_size": "8388608"}
+
+
+def test_ranks_that_saw_different_files_agree_instead_of_hanging(tmp_path, programs):
+    """Rank 0 alone wrote stats_0000.h5 before all ranks write stats_0001..3.h5: its history of the name
+    differs from the others', so would its decisions (and its collectives, and the transfer mode)."""
+    rep = smart_run(tmp_path, [programs["smart_patterns"], tmp_path, "diverge"], timeout=120)
+    stats = of_identity(rep, "/stats_#.h5")
+    assert [p["role"] for p in stats] == ["learn", "off", "learn", "optimized"]
+    assert "disagree" in stats[1]["feedback"]
+    assert stats[2]["insights"]["processes"] == 2 and stats[2]["insights"]["files"] == "shared"
+    assert rep.data_phases()[-1]["settings"] != []  # the last one tuned, on all ranks
+
+
+def test_a_full_identity_table_on_one_rank_leaves_the_shared_files_untuned(tmp_path, programs):
+    rep = smart_run(tmp_path, [programs["smart_patterns"], tmp_path, "crowd"], timeout=120)
+    shared = of_identity(rep, "/shared_#.h5")
+    assert [p["role"] for p in shared] == ["off"] * 3
+    assert any("more than 256 file identities" in w for w in rep.data["warnings"])
+
+
+def test_files_open_at_the_same_time_are_learned_apart(tmp_path, programs):
+    rep = smart_run(tmp_path, [programs["smart_patterns"], tmp_path, "concurrent"])
+    a, b = of_identity(rep, "/a_#.h5")[0]["insights"], of_identity(rep, "/b_#.h5")[0]["insights"]
+    assert (a["write_transfer"], a["transfer_size"], a["write_calls"]) == ("collective", 1048576, 8)
+    assert (b["write_transfer"], b["transfer_size"], b["write_calls"]) == ("independent", 4096, 32)
+
+
+def test_locality_of_file_pointer_writes(tmp_path, programs):
+    """MPI_File_write through the individual file pointer (after a view): the offsets come from the pointer."""
+    rep = smart_run(tmp_path, [programs["mpiio_write"], tmp_path / "ptr.dat", 4096, 8, "pointer"])
+    (learned,) = rep.data["smart"]["phases"]
+    assert learned["insights"]["write_locality"] == "sequential"
+    assert learned["insights"]["file_size"] == 2 * 8 * 4096
 
 
 def test_smart_output_equals_plain_output(tmp_path):
@@ -129,10 +212,13 @@ def iotuner(*args, **kw):
 
 def test_cli_smart_and_explain(tmp_path):
     rep = tmp_path / "run.json"
-    r = iotuner("smart", "--report", rep, "--", *mpi(), kernel("h5ior"), "-b", "4M", "-t", "3", "-F", "-o", ".",
-                cwd=tmp_path)
+    r = iotuner("smart", "--verbose", "--report", rep, "--", *mpi(), kernel("h5ior"), "-b", "4M", "-t", "3", "-F",
+                "-o", ".", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "Smart mode, per phase" in r.stdout and "optimized" in r.stdout and "predicted calls occurred" in r.stdout
+    # --verbose: rank 0 logs each phase on stderr, with what was applied
+    assert "iotuner smart: " in r.stderr and "insights (from the" in r.stderr
+    assert '"knob":"hdf5.transfer_mode"' in r.stderr.replace(" ", "")
     ex = iotuner("smart", "--explain", rep)
     assert ex.returncode == 0, ex.stderr
     assert "rule  1 Use independent I/O" in ex.stdout and "settings for the recurring phases" in ex.stdout
@@ -149,19 +235,31 @@ def test_cli_smart_and_explain(tmp_path):
     assert bad.returncode == 1 and "cannot read" in bad.stderr
 
 
+def per_phase_speedup(tmp_path, app, rounds=3, **extra) -> list[float]:
+    """Median over interleaved rounds of each phase's bandwidth in smart mode over the same phase in a plain
+    run: both see the same machine state (this one drifts, and I/O into memory it has not touched yet is slow)."""
+    ratios: list[list[float]] = []
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:  # 1-10% noise there, 15-35% and drift on disk
+        for r in range(rounds):
+            bw = {}
+            for smart in ((False, True) if r % 2 == 0 else (True, False)):
+                env = smart_env(tmp_path, **extra) if smart else dict(os.environ, **extra)
+                result = run_job(mpi() + app + ["-o", scratch], env=env)
+                assert result.ok, result.stderr
+                bw[smart] = [p["bandwidth_mib_s"] for p in result.report.data_phases() if p["kind"] == "hdf5"]
+                for f in os.listdir(scratch):
+                    os.unlink(os.path.join(scratch, f))
+            ratios.append([s / p for s, p in zip(bw[True], bw[False])])
+    return [statistics.median(col) for col in zip(*ratios)]
+
+
 def test_poor_site_defaults_are_fixed_from_phase_1(tmp_path):
     """A site default that forces collective buffering through one aggregator (ROMIO_HINTS): the rules for a
-    sequential shared file (independent transfer, romio_cb_write disable) make every phase after the first faster."""
-    import tempfile
+    sequential shared file (independent transfer, romio_cb_write disable) make every phase after the first faster
+    than the same phase of a plain run; the first, learned with the defaults, is as fast as the plain one."""
     hints = tmp_path / "romio_hints"
     hints.write_text("romio_cb_write enable\n")
-    with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:  # 1-10% noise there, 15-35% and drift on disk
-        rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "32M", "-x", "1M", "-t", "5", "-F", "-o", scratch],
-                        ROMIO_HINTS=str(hints))
-    phases = [p for p in rep.data_phases() if p["kind"] == "hdf5"]
-    assert phases[0]["mpi_hints"]["romio_cb_write"] == "enable"  # the site's default, in phase 0
-    assert all(p["mpi_hints"]["romio_cb_write"] == "disable" for p in phases[1:])
-    learned = phases[0]["bandwidth_mib_s"]
-    later = [p["bandwidth_mib_s"] for p in phases[1:]]
-    # every recurring phase faster; typically 5-8x, but the machine drifts within a run
-    assert min(later) > 1.3 * learned and statistics.median(later) > 2 * learned, [learned] + later
+    speedups = per_phase_speedup(tmp_path, [kernel("h5ior"), "-b", "32M", "-x", "1M", "-t", "5", "-F"],
+                                 ROMIO_HINTS=str(hints))
+    assert 0.6 < speedups[0] < 1.6, speedups
+    assert min(speedups[1:]) > 2, speedups  # typically 6-10x

@@ -239,9 +239,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "(a Sequitur grammar per rank), learns the first phase of every file name (numbers "
                     "normalized: chk_0001.h5 and chk_0002.h5 are one), extracts insights (collective or "
                     "independent, transfer size, locality, shared file or one per process, file system) and "
-                    "applies SmartIO's rules to the phases that recur. A phase slower than the learned one twice "
-                    "in a row rolls its rules back. With --explain, prints the insights -> rules -> settings "
-                    "chain of a saved report, re-running the same rules.",
+                    "applies SmartIO's rules to the phases that recur. A feedback loop judges the phases that "
+                    "run under the rules: two in a row slower than the reference beyond the margin "
+                    "(IOTUNER_SMART_MARGIN, default 0.25) make the next phase a probe with the default settings; "
+                    "if the probe is faster, each rule is tried alone and the ones that hurt are rolled back. "
+                    "With --explain, prints the insights -> rules -> settings chain of a saved report, re-running "
+                    "the same rules.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  iotuner smart --verbose -- mpiexec.mpich -n 2 ./flashio -t 7\n"
                "  iotuner smart --report run.json -- srun -n 64 ./app\n  iotuner smart --explain run.json")

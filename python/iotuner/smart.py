@@ -34,8 +34,9 @@ def phase_table(smart: dict) -> Table:
         scored = pred["hits"] + pred["misses"]
         hit = pred["hits"] / scored if scored else None
         vs = p["bandwidth_mib_s"] / p["reference_mib_s"] if p["role"] != "learn" and p["reference_mib_s"] else None
-        role = Text(p["role"], style={"learn": "cyan", "optimized": "green", "probe": "magenta",
-                                      "default": "yellow"}.get(p["role"], ""))
+        label = p["role"] + (f" ({p['rules_applied']})" if p.get("rules_applied") else "")
+        role = Text(label, style={"learn": "cyan", "optimized": "green", "probe": "magenta", "isolate": "magenta",
+                                  "default": "yellow", "off": "red"}.get(p["role"], ""))
         t.add_row(Text(Path(p["identity"]).name), str(p["occurrence"]), role,
                   f"{pred['calls']} ({pred['method']})" if pred["calls"] else "-", _pct(hit),
                   render.fmt_bw(p["bandwidth_mib_s"]), f"{vs:.2f}x" if vs else "", Text(p.get("feedback") or ""))
@@ -64,7 +65,10 @@ def _insight_text(insights: dict) -> str:
 def print_chain(console: Console, phase: dict, decided: dict) -> None:
     """Insights -> rules -> settings of one learned phase."""
     console.print(Text.assemble(("\n" + phase["identity"], "bold"), " (learned in its first phase)"))
-    console.print(Text("  insights: " + _insight_text(phase["insights"])))
+    source = {"rule": "SmartIO's rule for its first call", "repeat": "the phase just seen"}.get(
+        phase.get("insights_from", ""), "its calls")
+    console.print(Text(f"  insights (of its recurrence as predicted from {source}): " +
+                       _insight_text(phase["insights"])))
     for f in decided["fired"]:
         sets = ", ".join(f"{k}={v}" for k, v in (f.get("set") or {}).items()) or "nothing (keep the default)"
         console.print(Text(f"  rule {f['rule']:>2} {f.get('title', '')}", style="green"))
@@ -116,9 +120,14 @@ def print_summary(console: Console, rep: report.Report) -> None:
     pred, over = smart["prediction"], smart["overhead"]
     console.print(f"\nprediction: {pred['hits']} of {pred['hits'] + pred['misses']} predicted calls occurred "
                   f"({_pct(pred['hit_fraction'])}), over {pred['predictions']} predictions")
+    for method, what in (("rule", "SmartIO's rule (3.1.2)"), ("repeat", "the last phase under the same settings")):
+        m = pred.get(method)
+        if m and m["phases"]:
+            console.print(f"  {m['phases']} phases predicted by {what}: {_pct(m['hit_fraction'])} of their calls "
+                          f"occurred")
     console.print(f"overhead: prediction {render.fmt_seconds(over['prediction_s'])}, extraction "
-                  f"{render.fmt_seconds(over['extraction_s'])}, optimization {render.fmt_seconds(over['optimization_s'])} "
-                  f"(slowest rank)")
+                  f"{render.fmt_seconds(over['extraction_s'])}, optimization {render.fmt_seconds(over['optimization_s'])}; "
+                  f"total {render.fmt_seconds(over['total_s'])} (slowest rank)")
 
 
 def run(command: list[str], *, report_path: str | None, verbose: bool, rules_table: str | None,

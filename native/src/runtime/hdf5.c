@@ -523,6 +523,20 @@ static void lustre_for_file(iot_phase *ph, hid_t fapl, unsigned flags, int creat
     }
 }
 
+/* The ranks that open the file (H5Fcreate / H5Fopen are collective on
+ * them), as the duplicate H5Pget_fapl_mpio returns; MPI_COMM_NULL when the
+ * file is not opened through MPI-IO. */
+static MPI_Comm file_comm(iot_phase *ph, hid_t fapl)
+{
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Info info = MPI_INFO_NULL;
+    if (!is_mpio(ph) || !H.Pget_fapl_mpio || !iot_pmpi_resolve() || H.Pget_fapl_mpio(fapl, &comm, &info) < 0)
+        return MPI_COMM_NULL;
+    if (info != MPI_INFO_NULL)
+        iot_pmpi.Info_free(&info);
+    return comm;
+}
+
 typedef hid_t (*fcreate_fn)(const char *, unsigned, hid_t, hid_t);
 typedef hid_t (*fopen_fn)(const char *, unsigned, hid_t);
 
@@ -540,14 +554,14 @@ static hid_t file_phase(const char *name, unsigned flags, hid_t fcpl, hid_t fapl
     iot_phase *ph = iot_phase_begin(IOT_KIND_HDF5, name, create);
     if (!ph)
         return CALL_REAL(fapl);
-    if (iot_smart_on) { /* before the settings are resolved: a recurring phase gets what smart mode decided */
-        int64_t sig[2] = {(int64_t)iot_phase_identity(ph->path, NULL, 0), (int64_t)flags};
-        iot_smart_phase_begin(ph, create ? IOT_SIG_H5FCREATE : IOT_SIG_H5FOPEN, sig, 2);
-    }
 
     iot_internal++;
     quiet_t q = quiet_begin();
     snprintf(ph->driver, sizeof ph->driver, "%s", driver_name(fapl));
+    if (iot_smart_on) { /* before the settings are resolved: a recurring phase gets what smart mode decided */
+        int64_t sig[2] = {(int64_t)iot_identity(ph->path, NULL, 0), (int64_t)flags};
+        iot_smart_phase_begin(ph, create ? IOT_SIG_H5FCREATE : IOT_SIG_H5FOPEN, sig, 2, file_comm(ph, fapl));
+    }
     char why_not_mpio[160];
     snprintf(why_not_mpio, sizeof why_not_mpio, "the file uses HDF5's %s driver, not MPI-IO", ph->driver);
     const iot_setting *s[64];
@@ -816,7 +830,7 @@ static hid_t dataset_create(hid_t loc, const char *name, hid_t type, hid_t space
     char why[320] = "";
     if (ph && iot_smart_on) {
         hsize_t dims[H5S_MAX_RANK];
-        int64_t sig[3] = {(int64_t)iot_object_identity(dname, NULL, 0), (int64_t)H.Tget_size(type),
+        int64_t sig[3] = {(int64_t)iot_identity(dname, NULL, 0), (int64_t)H.Tget_size(type),
                           H.Sget_simple_extent_dims(space, dims, NULL)};
         iot_smart_call(ph, IOT_SIG_H5DCREATE, sig, 3, -1);
     }
@@ -894,7 +908,7 @@ IOT_EXPORT hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl)
         iot_internal++;
         char dname[1024];
         object_name(loc, name, dname, sizeof dname);
-        int64_t sig[1] = {(int64_t)iot_object_identity(dname, NULL, 0)};
+        int64_t sig[1] = {(int64_t)iot_identity(dname, NULL, 0)};
         iot_smart_call(phase_of_object(loc), IOT_SIG_H5DOPEN, sig, 1, -1);
         iot_internal--;
     }

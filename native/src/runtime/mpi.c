@@ -41,6 +41,7 @@ static void resolve(void)
     SYM(File_open, "PMPI_File_open");
     SYM(File_close, "PMPI_File_close");
     SYM(File_get_info, "PMPI_File_get_info");
+    SYM(File_get_position, "PMPI_File_get_position");
     SYM(Get_library_version, "PMPI_Get_library_version");
     SYM(Type_size, "PMPI_Type_size");
     SYM(Type_get_true_extent, "PMPI_Type_get_true_extent");

@@ -169,9 +169,12 @@ IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI
     if (iot_smart_on) {
         int size = 1;
         iot_pmpi.Comm_size(comm, &size);
-        int64_t sig[3] = {(int64_t)iot_phase_identity(ph->path, NULL, 0), amode, size};
+        int64_t sig[3] = {(int64_t)iot_identity(ph->path, NULL, 0), amode, size};
+        MPI_Comm ours = MPI_COMM_NULL;
+        if (own && size > 1 && iot_pmpi.Comm_dup(comm, &ours) != MPI_SUCCESS) /* collective, as the open is */
+            ours = MPI_COMM_NULL;
         if (own)
-            iot_smart_phase_begin(ph, IOT_SIG_MPI_FILE_OPEN, sig, 3);
+            iot_smart_phase_begin(ph, IOT_SIG_MPI_FILE_OPEN, sig, 3, ours);
         else
             iot_smart_call(ph, IOT_SIG_MPI_FILE_OPEN, sig, 3, -1);
     }
@@ -203,7 +206,6 @@ IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI
         if (own)
             ph->handle = (int64_t)(intptr_t)*fh;
         file_put(*fh, ph);
-        iot_smart_phase_comm(ph, comm);
         iot_internal++;
         verify_hints(ph, comm, *fh, hints, n);
         iot_internal--;
@@ -261,9 +263,23 @@ static inline void data_end(iot_phase *ph, int rc, uint64_t bytes, uint64_t dt, 
                                   memory_order_relaxed);
 }
 
+/* Where a data call accesses the file, for smart mode's locality: the
+ * explicit offset of the _at calls, the individual file pointer of the
+ * others (a local query), unknown for the shared pointer. Offsets count
+ * etypes from the view's displacement. */
+enum { AT_OFFSET, AT_POINTER, AT_SHARED };
+
+static inline int access_offset(MPI_File fh, const open_file *f, int where, MPI_Offset offset, int64_t *out)
+{
+    if (where == AT_POINTER && iot_pmpi.File_get_position(fh, &offset) != MPI_SUCCESS)
+        return 0;
+    *out = f->disp + (int64_t)offset * f->etype_size;
+    return where != AT_SHARED;
+}
+
 /* Blocking calls are timed; nonblocking ones count their bytes when started.
- * Smart mode records the call when entered: bytes, and the offset of the _at calls. */
-#define DATA_CALL(name, is_write, timed, params, args, offset)                                               \
+ * Smart mode records the call when entered, with its bytes and offset. */
+#define DATA_CALL(name, is_write, timed, params, args, where, offset)                                        \
     IOT_EXPORT int name params                                                                               \
     {                                                                                                        \
         static int(*real) params;                                                                            \
@@ -274,9 +290,11 @@ static inline void data_end(iot_phase *ph, int rc, uint64_t bytes, uint64_t dt, 
         iot_phase *ph = f->ph;                                                                               \
         uint64_t bytes;                                                                                      \
         unsigned w = data_begin(ph, count, datatype, is_write, &bytes);                                      \
-        if (iot_smart_on)                                                                                    \
-            iot_smart_data(ph, #name, (int64_t)bytes, f->disp + (int64_t)(offset) * f->etype_size,            \
-                           sizeof(#offset) > 2, is_write);                                                   \
+        if (iot_smart_on) {                                                                                  \
+            int64_t at = 0;                                                                                  \
+            int known = access_offset(fh, f, where, offset, &at);                                            \
+            iot_smart_data(ph, #name, (int64_t)bytes, at, known, where == AT_OFFSET, is_write);              \
+        }                                                                                                    \
         w = (timed) ? w : 0;                                                                                 \
         uint64_t t0 = w ? iot_ticks() : 0;                                                                   \
         int rc = real args;                                                                                  \
@@ -297,28 +315,28 @@ static inline void data_end(iot_phase *ph, int rc, uint64_t bytes, uint64_t dt, 
 #define ICALL (fh, buf, count, datatype, request)
 #define ICALL_AT (fh, offset, buf, count, datatype, request)
 
-DATA_CALL(MPI_File_write, 1, 1, WRITE_ARGS, CALL, 0)
-DATA_CALL(MPI_File_write_all, 1, 1, WRITE_ARGS, CALL, 0)
-DATA_CALL(MPI_File_write_at, 1, 1, WRITE_AT_ARGS, CALL_AT, offset)
-DATA_CALL(MPI_File_write_at_all, 1, 1, WRITE_AT_ARGS, CALL_AT, offset)
-DATA_CALL(MPI_File_write_shared, 1, 1, WRITE_ARGS, CALL, 0)
-DATA_CALL(MPI_File_write_ordered, 1, 1, WRITE_ARGS, CALL, 0)
-DATA_CALL(MPI_File_read, 0, 1, READ_ARGS, CALL, 0)
-DATA_CALL(MPI_File_read_all, 0, 1, READ_ARGS, CALL, 0)
-DATA_CALL(MPI_File_read_at, 0, 1, READ_AT_ARGS, CALL_AT, offset)
-DATA_CALL(MPI_File_read_at_all, 0, 1, READ_AT_ARGS, CALL_AT, offset)
-DATA_CALL(MPI_File_read_shared, 0, 1, READ_ARGS, CALL, 0)
-DATA_CALL(MPI_File_read_ordered, 0, 1, READ_ARGS, CALL, 0)
-DATA_CALL(MPI_File_iwrite, 1, 0, IWRITE_ARGS, ICALL, 0)
-DATA_CALL(MPI_File_iwrite_all, 1, 0, IWRITE_ARGS, ICALL, 0)
-DATA_CALL(MPI_File_iwrite_at, 1, 0, IWRITE_AT_ARGS, ICALL_AT, offset)
-DATA_CALL(MPI_File_iwrite_at_all, 1, 0, IWRITE_AT_ARGS, ICALL_AT, offset)
-DATA_CALL(MPI_File_iwrite_shared, 1, 0, IWRITE_ARGS, ICALL, 0)
-DATA_CALL(MPI_File_iread, 0, 0, IREAD_ARGS, ICALL, 0)
-DATA_CALL(MPI_File_iread_all, 0, 0, IREAD_ARGS, ICALL, 0)
-DATA_CALL(MPI_File_iread_at, 0, 0, IREAD_AT_ARGS, ICALL_AT, offset)
-DATA_CALL(MPI_File_iread_at_all, 0, 0, IREAD_AT_ARGS, ICALL_AT, offset)
-DATA_CALL(MPI_File_iread_shared, 0, 0, IREAD_ARGS, ICALL, 0)
+DATA_CALL(MPI_File_write, 1, 1, WRITE_ARGS, CALL, AT_POINTER, 0)
+DATA_CALL(MPI_File_write_all, 1, 1, WRITE_ARGS, CALL, AT_POINTER, 0)
+DATA_CALL(MPI_File_write_at, 1, 1, WRITE_AT_ARGS, CALL_AT, AT_OFFSET, offset)
+DATA_CALL(MPI_File_write_at_all, 1, 1, WRITE_AT_ARGS, CALL_AT, AT_OFFSET, offset)
+DATA_CALL(MPI_File_write_shared, 1, 1, WRITE_ARGS, CALL, AT_SHARED, 0)
+DATA_CALL(MPI_File_write_ordered, 1, 1, WRITE_ARGS, CALL, AT_SHARED, 0)
+DATA_CALL(MPI_File_read, 0, 1, READ_ARGS, CALL, AT_POINTER, 0)
+DATA_CALL(MPI_File_read_all, 0, 1, READ_ARGS, CALL, AT_POINTER, 0)
+DATA_CALL(MPI_File_read_at, 0, 1, READ_AT_ARGS, CALL_AT, AT_OFFSET, offset)
+DATA_CALL(MPI_File_read_at_all, 0, 1, READ_AT_ARGS, CALL_AT, AT_OFFSET, offset)
+DATA_CALL(MPI_File_read_shared, 0, 1, READ_ARGS, CALL, AT_SHARED, 0)
+DATA_CALL(MPI_File_read_ordered, 0, 1, READ_ARGS, CALL, AT_SHARED, 0)
+DATA_CALL(MPI_File_iwrite, 1, 0, IWRITE_ARGS, ICALL, AT_POINTER, 0)
+DATA_CALL(MPI_File_iwrite_all, 1, 0, IWRITE_ARGS, ICALL, AT_POINTER, 0)
+DATA_CALL(MPI_File_iwrite_at, 1, 0, IWRITE_AT_ARGS, ICALL_AT, AT_OFFSET, offset)
+DATA_CALL(MPI_File_iwrite_at_all, 1, 0, IWRITE_AT_ARGS, ICALL_AT, AT_OFFSET, offset)
+DATA_CALL(MPI_File_iwrite_shared, 1, 0, IWRITE_ARGS, ICALL, AT_SHARED, 0)
+DATA_CALL(MPI_File_iread, 0, 0, IREAD_ARGS, ICALL, AT_POINTER, 0)
+DATA_CALL(MPI_File_iread_all, 0, 0, IREAD_ARGS, ICALL, AT_POINTER, 0)
+DATA_CALL(MPI_File_iread_at, 0, 0, IREAD_AT_ARGS, ICALL_AT, AT_OFFSET, offset)
+DATA_CALL(MPI_File_iread_at_all, 0, 0, IREAD_AT_ARGS, ICALL_AT, AT_OFFSET, offset)
+DATA_CALL(MPI_File_iread_shared, 0, 0, IREAD_ARGS, ICALL, AT_SHARED, 0)
 
 IOT_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                                  const char *datarep, MPI_Info info)

@@ -30,6 +30,7 @@ typedef struct {
     int (*File_open)(MPI_Comm, const char *, int, MPI_Info, MPI_File *);
     int (*File_close)(MPI_File *);
     int (*File_get_info)(MPI_File, MPI_Info *);
+    int (*File_get_position)(MPI_File, MPI_Offset *);
     int (*Get_library_version)(char *, int *);
     int (*Type_size)(MPI_Datatype, int *);
     int (*Type_get_true_extent)(MPI_Datatype, MPI_Aint *, MPI_Aint *);
@@ -42,9 +43,5 @@ int iot_pmpi_resolve(void);
 int iot_mpi_count_nodes(MPI_Comm comm);
 /* Rank in the process's world without collectives; 0 before MPI_Init. */
 int iot_mpi_world_rank(void);
-
-struct iot_phase;
-/* Smart mode keeps its own duplicate of a phase's communicator (collective: call inside the open). */
-void iot_smart_phase_comm(struct iot_phase *ph, MPI_Comm comm);
 
 #endif

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include <mpi.h> /* MPI_Comm in the smart-mode interface */
+
 #include "iotuner/core.h"
 
 #define IOT_EXPORT __attribute__((visibility("default")))
@@ -214,12 +216,18 @@ void iot_report_write(void);
 /* Smart mode (smart.c): SmartIO's workflow with a feedback loop. */
 extern int iot_smart_on;
 void iot_smart_init(void);
-/* A file phase starts with this call (H5Fcreate, H5Fopen, or MPI_File_open of an MPI-IO program). */
-void iot_smart_phase_begin(iot_phase *ph, const char *func, const int64_t *args, int nargs);
+/* A file phase starts with this call (H5Fcreate, H5Fopen, or MPI_File_open
+ * of an MPI-IO program). comm: the ranks that open the file, duplicated for
+ * smart mode (it frees it), or MPI_COMM_NULL for one process. Collective on
+ * comm: every rank of it must call this when smart mode is on. */
+void iot_smart_phase_begin(iot_phase *ph, const char *func, const int64_t *args, int nargs, MPI_Comm comm);
 /* Another HDF5 or MPI-IO call, when entered (signature conventions: iotuner/smart.h). */
 void iot_smart_call(iot_phase *ph, const char *func, const int64_t *args, int nargs, int offset_index);
-/* An MPI-IO data call: its bytes, and its offset in the file when it has one. */
-void iot_smart_data(iot_phase *ph, const char *func, int64_t bytes, int64_t offset, int has_offset, int is_write);
+/* An MPI-IO data call: its bytes, and its offset in the file in bytes when
+ * known (explicit, or the individual file pointer's), which is part of the
+ * call's signature for the _at calls only (iotuner/smart.h). */
+void iot_smart_data(iot_phase *ph, const char *func, int64_t bytes, int64_t offset, int offset_known,
+                    int offset_in_signature, int is_write);
 /* After the phase's file is closed: collective on the ranks that share the file. */
 void iot_smart_phase_end(iot_phase *ph);
 /* The phase's open failed: forget it. */

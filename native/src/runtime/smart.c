@@ -1,27 +1,29 @@
 /* Smart mode: SmartIO's workflow at run time, with a feedback loop.
  *
- * Every HDF5 and MPI-IO call of a file phase becomes a terminal of one
- * Sequitur grammar per rank (POSIX calls stay out: too many and too cheap to
- * model). At each phase start the grammar predicts the phase's calls, and
- * the prediction is scored against what follows. The first phase of an
- * identity (the file name with its numbers normalized: chk_0001.h5 and
- * chk_0002.h5 are one) is learned: at its close, which is collective for the
- * ranks that share the file, the insights read back from the grammar are
- * merged across those ranks and the rules decide settings for the phases
- * that recur. Those settings go through the same appliers, and the same
- * verification, as a settings document's.
+ * Every HDF5 and MPI-IO call of a file phase becomes a terminal of a
+ * Sequitur grammar (POSIX calls stay out: too many and too cheap to model).
+ * There is one grammar per rank and phase identity (the file name with its
+ * numbers normalized: chk_0001.h5 and chk_0002.h5 are one), so the calls of
+ * files open at the same time stay apart.
  *
- * Feedback: an optimized phase slower than the learned one beyond the margin
- * twice in a row makes the next phase a probe with the default settings. If
- * the probe is clearly faster than those optimized phases, the rules did the
- * harm and are rolled back for good; if not, the slowdown was the machine's
- * (this one drifts 2x over minutes), the rules stay and the probe becomes the
- * new reference.
+ * The first phase of an identity is learned: at its close, which is
+ * collective for the ranks that share the file, the grammar predicts the
+ * calls of its recurrence (SmartIO 3.1.2), the insights of that prediction
+ * are merged across those ranks, and the rules decide settings for the
+ * phases that recur. Those settings go through the same appliers, and the
+ * same verification, as a settings document's. At each later phase start
+ * the phase's calls are predicted again and the prediction is scored
+ * against what follows.
  *
- * Prediction is per settings state: a phase is predicted from the last phase
- * of its identity that ran under the same settings, since the calls (MPI-IO
- * collective or independent, say) follow the settings. The first phase under
- * new settings is not predicted. */
+ * Ranks must take the same decisions, or a collective transfer on one rank
+ * meets an independent one on another and the job hangs. So at every phase
+ * start the ranks that share the file (a point that is collective for them:
+ * H5Fcreate, H5Fopen, MPI_File_open) check that they propose the same role
+ * and settings; if not, the phase runs untuned on all of them and the
+ * identity is learned again.
+ *
+ * The feedback loop (iot_feedback, iotuner/smart.h) judges every phase run
+ * under rules against a reference and rolls back the rules that hurt. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,42 +34,53 @@
 
 #define MAX_IDENTITIES 256
 #define MAX_LOG 4096
-#define MAX_PREDICTED 65536        /* calls predicted at one phase start */
-#define MAX_EXTRACT (1u << 20)     /* calls of a learned phase read back for extraction */
+#define MAX_PREDICTED 65536           /* calls predicted at one phase start */
+#define MAX_EXTRACT (1u << 20)        /* calls of a predicted recurrence read for extraction */
+#define GRAMMAR_BUDGET (64u << 20)    /* bytes of grammar per identity; past it, it stops learning */
+#define SPAN_STATES 8                 /* settings states remembered per identity */
 
 int iot_smart_on;
 
-typedef enum { ROLE_LEARN, ROLE_OPTIMIZED, ROLE_PROBE, ROLE_DEFAULT } phase_role;
-enum { STATE_DEFAULT, STATE_OPTIMIZED, STATES }; /* the settings a phase ran under */
+typedef enum { ROLE_LEARN, ROLE_OPTIMIZED, ROLE_PROBE, ROLE_ISOLATE, ROLE_DEFAULT, ROLE_OFF } phase_role;
+static const char *const role_names[] = {"learn", "optimized", "probe", "isolate", "default", "off"};
+
+/* The last phase of an identity run under one settings state (a mask of
+ * rules, 0 for the defaults), as a span of the identity's grammar. */
+typedef struct {
+    int valid;
+    uint32_t mask;
+    uint64_t pos, len;
+    int taken;       /* phases of this state the grammar took in */
+    double last_hit; /* how well the last one was predicted */
+} span_rec;
 
 typedef struct {
     char identity[256];
+    uint64_t hash;
     int created; /* create and open of the same name are different phases */
     int occurrences;
     int learned;
+    iot_grammar *grammar;
     iot_insights insights;
     iot_rule_result result;
-    iot_settings *settings; /* decided for the recurrences; kept after a roll-back (phases may point into it) */
     iot_feedback feedback;
-    /* the last phase in each state that the grammar took in, as a span of its input */
-    uint64_t span_pos[STATES], span_len[STATES];
-    int have_span[STATES];
-    int taken[STATES];         /* phases of each state the grammar took in */
-    double last_hit[STATES];   /* how well the last phase of each state was predicted */
+    span_rec spans[SPAN_STATES];
 } identity_rec;
 
 typedef struct iot_smart_phase {
     identity_rec *id;
     int occurrence;
     phase_role role;
-    uint64_t start_pos; /* grammar length at the phase's first call */
+    uint32_t mask;           /* rules whose settings this phase runs with */
+    iot_settings *settings;  /* those settings, NULL for none */
+    int trigger;             /* terminal of the phase's first call */
+    uint64_t start_pos;      /* the identity grammar's length at the phase's first call */
+    int learn_calls;         /* the grammar takes this phase's calls in */
     iot_locality_tracker writes, reads;
-    MPI_Comm comm;      /* ours, duplicated from the file's (MPI_COMM_NULL: one process) */
-    int comm_size;
-    int learn_calls;    /* the grammar takes this phase's calls in */
-    char method[16];    /* how the phase was predicted: "rule", "repeat", "none" */
+    MPI_Comm comm;           /* the file's ranks, duplicated (MPI_COMM_NULL: one process) */
+    iot_predcheck check;
+    char method[16];         /* how the phase was predicted: "rule", "repeat", "none" */
     size_t predicted;
-    uint64_t hits0, misses0;
 } smart_phase;
 
 typedef struct {
@@ -75,29 +88,40 @@ typedef struct {
     char file[256];
     int occurrence;
     phase_role role;
+    char rules[128];     /* ids of the rules whose settings it ran with */
     char method[16];
     size_t predicted;
     uint64_t hits, misses;
     double mib_s, reference_mib_s;
-    char *insights_json; /* learned phases */
-    char *rules_json;    /* learned phases: fired rules and settings */
-    char feedback[512];
+    char insights_from[16]; /* learned phases: the prediction the insights came from */
+    char *insights_json;    /* learned phases */
+    char *rules_json;       /* learned phases: fired rules and settings */
+    char *settings_json;    /* what was requested and what took effect */
+    char feedback[768];
 } log_entry;
+
+typedef struct {
+    uint64_t phases, hits, misses;
+} method_score;
 
 static struct {
     atomic_flag lock; /* a spin lock: held for a few hundred instructions, almost never contended */
+    int broken;       /* out of memory at start-up: every phase runs untuned (and says so to the others) */
     iot_sigtab *sigs;
-    iot_grammar *grammar;
-    iot_predcheck check;
     iot_rules *rules;
+    int64_t rules_hash;
     char rules_source[256];
     double margin;
     identity_rec ids[MAX_IDENTITIES];
     int nids;
+    int warned_full;
     log_entry log[MAX_LOG];
     int nlog;
+    iot_predcheck total;       /* every phase's scores, summed */
+    method_score by_method[2]; /* rule, repeat */
     uint64_t t_predict, t_extract, t_optimize;
     uint64_t calls; /* calls seen, for sampling the timing of the per-call work */
+    uint64_t boundaries; /* phase boundaries put into the grammars */
     int *buf;       /* prediction and extraction scratch */
     /* terminal of recent (call site, arguments): a repeated call skips hashing its name */
     struct {
@@ -119,15 +143,33 @@ static inline void unlock(void)
     atomic_flag_clear_explicit(&S.lock, memory_order_release);
 }
 
+static char *read_small_file(const char *path, size_t max, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot read it");
+        return NULL;
+    }
+    char *text = calloc(1, max);
+    size_t n = text ? fread(text, 1, max - 1, f) : 0;
+    fclose(f);
+    if (text && n == 0) {
+        snprintf(err, errlen, "empty file");
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 void iot_smart_init(void)
 {
     const char *on = getenv("IOTUNER_SMART");
     if (!on || !*on || !strcmp(on, "0"))
         return;
+    iot_smart_on = 1; /* from here on every phase start takes part in the ranks' agreement */
     S.sigs = iot_sigtab_new();
-    S.grammar = iot_grammar_new();
     S.buf = malloc(MAX_EXTRACT * sizeof *S.buf);
-    iot_predcheck_init(&S.check);
+    iot_predcheck_init(&S.total);
     const char *margin = getenv("IOTUNER_SMART_MARGIN");
     S.margin = margin ? atof(margin) : 0.25;
     if (!(S.margin > 0 && S.margin < 1))
@@ -135,17 +177,8 @@ void iot_smart_init(void)
     const char *table = getenv("IOTUNER_SMART_RULES"); /* tests only: replace the rules table */
     if (table && *table) {
         char err[512] = "";
-        FILE *f = fopen(table, "rb");
-        char *text = NULL;
-        if (f) {
-            text = calloc(1, 1 << 20);
-            if (text && fread(text, 1, (1 << 20) - 1, f) == 0)
-                snprintf(err, sizeof err, "empty file");
-            fclose(f);
-        } else {
-            snprintf(err, sizeof err, "cannot read it");
-        }
-        if (text && !err[0])
+        char *text = read_small_file(table, 1 << 20, err, sizeof err);
+        if (text)
             S.rules = iot_rules_parse(text, err, sizeof err);
         free(text);
         if (!S.rules)
@@ -157,28 +190,115 @@ void iot_smart_init(void)
         S.rules = iot_rules_builtin();
         snprintf(S.rules_source, sizeof S.rules_source, "built-in (SmartIO Table 2)");
     }
-    if (!S.sigs || !S.grammar || !S.buf || !S.rules) {
-        iot_warn("smart mode: out of memory at start-up; running without it");
-        return;
+    char *normalized = S.rules ? iot_rules_to_json(S.rules) : NULL;
+    S.rules_hash = normalized ? (int64_t)iot_path_hash(normalized) : 0; /* ranks compare it */
+    free(normalized);
+    if (!S.sigs || !S.buf || !S.rules) {
+        iot_warn("smart mode: out of memory at start-up; every phase runs untuned");
+        S.broken = 1;
     }
-    iot_smart_on = 1;
 }
+
+/* ---- identities and settings states ---- */
 
 static identity_rec *identity_for(const char *path, int created)
 {
     char identity[256];
-    iot_phase_identity(path, identity, sizeof identity);
+    uint64_t hash = iot_identity(path, identity, sizeof identity);
     for (int i = 0; i < S.nids; i++)
-        if (S.ids[i].created == created && !strcmp(S.ids[i].identity, identity))
+        if (S.ids[i].created == created && S.ids[i].hash == hash && !strcmp(S.ids[i].identity, identity))
             return &S.ids[i];
-    if (S.nids == MAX_IDENTITIES)
+    if (S.nids == MAX_IDENTITIES) {
+        if (!S.warned_full++)
+            iot_warn("smart mode: more than %d file identities; files of new ones run untuned", MAX_IDENTITIES);
+        return NULL;
+    }
+    iot_grammar *g = iot_grammar_new();
+    if (!g)
         return NULL;
     identity_rec *id = &S.ids[S.nids++];
     memset(id, 0, sizeof *id);
     snprintf(id->identity, sizeof id->identity, "%s", identity);
+    id->hash = hash;
     id->created = created;
+    id->grammar = g;
     return id;
 }
+
+/* Forgets what was learned: the ranks disagreed on it. The grammar stays (it is history). */
+static void relearn(identity_rec *id)
+{
+    id->learned = 0;
+    memset(&id->feedback, 0, sizeof id->feedback);
+    memset(id->spans, 0, sizeof id->spans);
+}
+
+static span_rec *span_of(identity_rec *id, uint32_t mask, int create)
+{
+    span_rec *oldest = &id->spans[0];
+    for (int i = 0; i < SPAN_STATES; i++) {
+        if (id->spans[i].valid && id->spans[i].mask == mask)
+            return &id->spans[i];
+        if (!id->spans[i].valid || id->spans[i].pos < oldest->pos)
+            oldest = &id->spans[i];
+    }
+    if (!create)
+        return NULL;
+    memset(oldest, 0, sizeof *oldest);
+    oldest->valid = 1;
+    oldest->mask = mask;
+    return oldest;
+}
+
+/* The settings of the rules in mask (bit i: the feedback's rules[i]), with a hash of their document. */
+static iot_settings *settings_for(const identity_rec *id, uint32_t mask, int64_t *hash)
+{
+    static iot_rule_result sub; /* large: under the lock, one at a time */
+    *hash = 0;
+    if (!mask)
+        return NULL;
+    sub = id->result;
+    sub.nsettings = sub.nfired = 0;
+    const iot_feedback *f = &id->feedback;
+    for (int i = 0; i < f->nrules; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        for (int k = 0; k < id->result.nsettings; k++)
+            if (id->result.settings[k].rule == f->rules[i])
+                sub.settings[sub.nsettings++] = id->result.settings[k];
+        for (int k = 0; k < id->result.nfired; k++)
+            if (id->result.fired[k].rule == f->rules[i])
+                sub.fired[sub.nfired++] = id->result.fired[k];
+    }
+    char *doc = iot_rule_result_settings_json(&sub, NULL, "smart mode");
+    if (!doc)
+        return NULL;
+    char err[256];
+    iot_settings *s = iot_settings_parse(doc, strlen(doc), err, sizeof err);
+    if (!s)
+        iot_warn("smart mode: the rules produced settings the runtime rejects (%s); %s stays untuned", err,
+                 id->identity);
+    else
+        *hash = (int64_t)iot_path_hash(doc);
+    free(doc);
+    return s;
+}
+
+/* The role and rules of an identity's next phase. */
+static phase_role next_role(const identity_rec *id, uint32_t *mask)
+{
+    *mask = 0;
+    if (!id->learned)
+        return ROLE_LEARN;
+    switch (iot_feedback_next(&id->feedback, mask)) {
+    case IOT_FB_RUN_RULES: return ROLE_OPTIMIZED;
+    case IOT_FB_RUN_PROBE: return ROLE_PROBE;
+    case IOT_FB_RUN_ISOLATED: return ROLE_ISOLATE;
+    default: return ROLE_DEFAULT;
+    }
+}
+
+/* ---- calls ---- */
 
 /* The terminal of a call: the signature table, through a small cache keyed
  * by the call site's name pointer and the arguments but the offset. */
@@ -206,51 +326,45 @@ static int terminal_of(const char *func, const int64_t *args, int nargs, int off
     return t;
 }
 
-/* One call: scored against the running prediction, and a terminal of the
- * grammar while the phase is being learned. */
-static int feed(const smart_phase *sp, const char *func, const int64_t *args, int nargs, int offset_index)
+/* One call of a phase: scored against its prediction, and a terminal of its
+ * identity's grammar while the phase is being learned. */
+static int feed(smart_phase *sp, const char *func, const int64_t *args, int nargs, int offset_index)
 {
     int t = terminal_of(func, args, nargs, offset_index);
     if (t < 0)
         return t;
-    if (!sp || sp->learn_calls)
-        iot_grammar_append(S.grammar, t); /* stops learning past its memory, keeps predicting */
-    iot_predcheck_observe(&S.check, t);
+    if (sp->learn_calls && iot_grammar_append(sp->id->grammar, t) == 0 &&
+        iot_grammar_memory(sp->id->grammar) > GRAMMAR_BUDGET)
+        sp->learn_calls = 0;
+    iot_predcheck_observe(&sp->check, t);
     return t;
 }
 
-static const char *role_name(phase_role r)
-{
-    static const char *names[] = {"learn", "optimized", "probe", "default"};
-    return names[r];
-}
+/* ---- prediction ---- */
 
-static int state_of(phase_role r)
-{
-    return r == ROLE_OPTIMIZED ? STATE_OPTIMIZED : STATE_DEFAULT;
-}
-
-/* The phase's calls after its first one, into S.buf; returns how many. */
-static size_t predict(smart_phase *sp, int trigger)
+/* The phase's calls after its first one, into S.buf; returns how many.
+ * SmartIO 3.1.2's rule when the grammar's latest phase ran under the same
+ * settings (the calls, collective or independent say, follow the settings)
+ * and it covers the phase at least as well; else the calls of the last
+ * phase under these settings, read back from the grammar. The first phase
+ * under new settings is not predicted. */
+static size_t predict(smart_phase *sp)
 {
     identity_rec *id = sp->id;
-    int state = state_of(sp->role);
     snprintf(sp->method, sizeof sp->method, "none");
-    if (!id->have_span[state])
-        return 0; /* no phase ran under these settings yet: its calls are unknown */
-    /* the last phase under these settings, read back from the grammar (its first call is the trigger) */
-    size_t n = iot_grammar_expand(S.grammar, 0, id->span_pos[state] + 1, S.buf,
-                                  id->span_len[state] > MAX_PREDICTED ? MAX_PREDICTED : id->span_len[state] - 1);
+    span_rec *last = span_of(id, sp->mask, 0);
+    if (!last || last->len < 2)
+        return 0;
+    size_t n = iot_grammar_expand(id->grammar, 0, last->pos + 1, S.buf,
+                                  last->len - 1 > MAX_PREDICTED ? MAX_PREDICTED : last->len - 1);
     if (n)
         snprintf(sp->method, sizeof sp->method, "repeat");
-    /* SmartIO 3.1.2, when the previous phase ran under the same settings (else
-     * the grammar's rules describe the other settings' calls): the rule
-     * beginning with this call that S references most, cut before the next
-     * phase start; kept when it covers the phase at least as well */
-    int same = id->have_span[STATES - 1 - state] == 0 ||
-               id->span_pos[state] > id->span_pos[STATES - 1 - state];
-    if (same) {
-        size_t r = iot_grammar_predict_phase(S.grammar, trigger, S.buf + MAX_PREDICTED, MAX_PREDICTED);
+    int latest = 1;
+    for (int i = 0; i < SPAN_STATES; i++)
+        if (id->spans[i].valid && id->spans[i].pos > last->pos)
+            latest = 0;
+    if (latest) {
+        size_t r = iot_grammar_predict_phase(id->grammar, sp->trigger, S.buf + MAX_PREDICTED, MAX_PREDICTED);
         if (r >= n && r > 0) {
             memmove(S.buf, S.buf + MAX_PREDICTED, r * sizeof *S.buf);
             n = r;
@@ -260,85 +374,42 @@ static size_t predict(smart_phase *sp, int trigger)
     return n;
 }
 
-void iot_smart_phase_begin(iot_phase *ph, const char *func, const int64_t *args, int nargs)
+/* At the learned phase's close: the calls its recurrence is predicted to
+ * make, trigger first, into S.buf. SmartIO 3.1.2's rule for the trigger when
+ * it covers the phase; with one phase in the grammar there is seldom such a
+ * rule yet, and the prediction is the phase just seen. */
+static size_t predict_recurrence(smart_phase *sp, char *method, size_t methodlen)
 {
-    if (!iot_smart_on || !ph)
-        return;
-    uint64_t t0 = iot_ticks();
-    smart_phase *sp = calloc(1, sizeof *sp);
-    if (!sp)
-        return;
-    lock();
-    sp->id = identity_for(ph->path, ph->created);
-    if (!sp->id) {
-        unlock();
-        free(sp);
-        return;
+    iot_grammar *g = sp->id->grammar;
+    uint64_t len = iot_grammar_length(g) - sp->start_pos;
+    S.buf[0] = sp->trigger;
+    size_t n = iot_grammar_predict_phase(g, sp->trigger, S.buf + 1, MAX_EXTRACT - 1);
+    if (n && n + 1 >= len) {
+        snprintf(method, methodlen, "rule");
+    } else {
+        n = len ? iot_grammar_expand(g, 0, sp->start_pos + 1, S.buf + 1, len - 1 < MAX_EXTRACT - 1 ? len - 1 : MAX_EXTRACT - 1)
+                : 0;
+        snprintf(method, methodlen, "repeat");
     }
-    identity_rec *id = sp->id;
-    sp->occurrence = id->occurrences++;
-    sp->role = !id->learned                ? ROLE_LEARN
-               : id->feedback.rolled_back ? ROLE_DEFAULT
-               : id->feedback.probing     ? ROLE_PROBE
-                                          : ROLE_OPTIMIZED;
-    sp->comm = MPI_COMM_NULL;
-    sp->comm_size = 1;
-    iot_locality_init(&sp->writes);
-    iot_locality_init(&sp->reads);
-    sp->start_pos = iot_grammar_length(S.grammar);
-    /* the grammar takes a phase in until two phases of its state were taken
-     * and the last one was predicted well: a steady phase only costs its scoring */
-    int state = state_of(sp->role);
-    sp->learn_calls = id->taken[state] < 2 || id->last_hit[state] < 0.9;
-    int t = feed(sp, func, args, nargs, -1);
-    size_t n = t >= 0 ? predict(sp, t) : 0;
-    sp->predicted = n;
-    if (n)
-        iot_predcheck_begin(&S.check, S.buf, n);
-    sp->hits0 = S.check.hits;
-    sp->misses0 = S.check.misses;
-    ph->smart = sp;
-    S.t_predict += iot_ticks() - t0;
-    unlock();
+    return n + 1;
 }
 
-void iot_smart_phase_comm(iot_phase *ph, MPI_Comm comm)
-{
-    if (!iot_smart_on || !ph || !ph->smart || ph->smart->comm != MPI_COMM_NULL || !iot_pmpi_resolve())
-        return;
-    int size = 1;
-    iot_pmpi.Comm_size(comm, &size);
-    if (size > 1 && iot_pmpi.Comm_dup(comm, &ph->smart->comm) == MPI_SUCCESS) /* inside the collective open */
-        ph->smart->comm_size = size;
-}
+/* ---- collectives on the file's ranks (never under the lock: they block) ---- */
 
-/* A call of a phase; with an offset (MPI-IO _at data calls), also a point of its locality. */
-static void call(iot_phase *ph, const char *func, const int64_t *args, int nargs, int offset_index, int is_write)
+/* 1 when every rank of comm proposes the same values. */
+static int ranks_agree(MPI_Comm comm, const int64_t *v, int n)
 {
-    if (!ph || !ph->smart)
-        return;
-    lock();
-    unsigned w = iot_time_weight(S.calls++, 0); /* the per-call work is timed on a sample, like the I/O */
-    uint64_t t0 = w ? iot_ticks() : 0;
-    feed(ph->smart, func, args, nargs, offset_index);
-    if (offset_index >= 0 && ph->smart->role == ROLE_LEARN) /* locality matters to the learned phase only */
-        iot_locality_add(is_write ? &ph->smart->writes : &ph->smart->reads, args[offset_index], args[IOT_ARG_BYTES]);
-    if (w)
-        S.t_predict += (iot_ticks() - t0) * w;
-    unlock();
-}
-
-void iot_smart_call(iot_phase *ph, const char *func, const int64_t *args, int nargs, int offset_index)
-{
-    if (iot_smart_on)
-        call(ph, func, args, nargs, -1, 0);
-}
-
-void iot_smart_data(iot_phase *ph, const char *func, int64_t bytes, int64_t offset, int has_offset, int is_write)
-{
-    int64_t args[2] = {bytes, offset};
-    if (iot_smart_on)
-        call(ph, func, args, has_offset ? 2 : 1, has_offset ? 1 : -1, is_write);
+    int64_t mine[16], all[16];
+    for (int i = 0; i < n; i++) {
+        mine[i] = v[i];
+        mine[n + i] = -v[i]; /* MAX of the negation: the minimum */
+    }
+    if (iot_pmpi.Allreduce(mine, all, 2 * n, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (all[i] != -all[n + i])
+            return 0;
+    return 1;
 }
 
 /* The phase's data bytes and time, agreed by the ranks that share the file. */
@@ -363,43 +434,233 @@ static double phase_bandwidth(iot_phase *ph, smart_phase *sp)
     return seconds > 0 ? (double)bytes / (1024.0 * 1024.0) / seconds : 0;
 }
 
-/* SmartIO 3.2 and 3.3: insights of the phase just learned, merged across the
- * ranks that share it, then the rules. */
+/* ---- the log ---- */
+
+static log_entry *log_begin(const char *identity, const iot_phase *ph, int occurrence, phase_role role)
+{
+    static log_entry overflow; /* past MAX_LOG, entries are built and dropped */
+    log_entry *e = S.nlog < MAX_LOG ? &S.log[S.nlog++] : &overflow;
+    if (e == &overflow) {
+        free(e->insights_json);
+        free(e->rules_json);
+        free(e->settings_json);
+    }
+    memset(e, 0, sizeof *e);
+    snprintf(e->identity, sizeof e->identity, "%s", identity);
+    snprintf(e->file, sizeof e->file, "%s", ph->path);
+    e->occurrence = occurrence;
+    e->role = role;
+    snprintf(e->method, sizeof e->method, "none");
+    return e;
+}
+
+/* What was requested for the phase and what took effect, from its verification. */
+static char *settings_record(const iot_phase *ph)
+{
+    iot_buf b;
+    iot_buf_init(&b);
+    iot_jw_begin_array(&b, NULL);
+    for (size_t i = 0; i < ph->nchecks; i++) {
+        const iot_check *c = &ph->checks[i];
+        char knob[80];
+        snprintf(knob, sizeof knob, "%s.%s", c->layer, c->name);
+        iot_jw_begin_object(&b, NULL);
+        iot_jw_string(&b, "knob", knob);
+        if (c->dataset[0])
+            iot_jw_string(&b, "dataset", c->dataset);
+        iot_jw_string(&b, "requested", c->requested);
+        iot_jw_string(&b, "effective", c->effective[0] ? c->effective : NULL);
+        iot_jw_string(&b, "status", iot_status_name(c->status));
+        iot_jw_end_object(&b);
+    }
+    iot_jw_end_array(&b);
+    return iot_buf_take(&b);
+}
+
+/* ---- phases ---- */
+
+/* A file phase starts. comm: the file's ranks, duplicated for us (we free
+ * it), or MPI_COMM_NULL. Every rank of comm calls this, whatever its own
+ * state, because the agreement is a collective. */
+void iot_smart_phase_begin(iot_phase *ph, const char *func, const int64_t *args, int nargs, MPI_Comm comm)
+{
+    if (!iot_smart_on || !ph) {
+        if (comm != MPI_COMM_NULL)
+            iot_pmpi.Comm_free(&comm);
+        return;
+    }
+    uint64_t t0 = iot_ticks();
+    int size = 1;
+    if (comm != MPI_COMM_NULL)
+        iot_pmpi.Comm_size(comm, &size);
+    if (size < 2 && comm != MPI_COMM_NULL)
+        iot_pmpi.Comm_free(&comm);
+
+    smart_phase *sp = calloc(1, sizeof *sp); /* before the agreement: a rank without it says so there */
+    lock();
+    identity_rec *id = S.broken || !sp ? NULL : identity_for(ph->path, ph->created);
+    uint32_t mask = 0;
+    phase_role role = id ? next_role(id, &mask) : ROLE_OFF;
+    int64_t settings_hash = 0;
+    iot_settings *settings = id ? settings_for(id, mask, &settings_hash) : NULL;
+    if (mask && !settings) /* the rules' settings were rejected: run the defaults, as the other ranks will */
+        mask = 0;
+    int64_t proposal[5] = {id != NULL, id ? (int64_t)id->hash : 0, role, settings_hash, S.rules_hash};
+    unlock();
+
+    int agreed = 1;
+    if (comm != MPI_COMM_NULL) {
+        agreed = ranks_agree(comm, proposal, 5);
+        if (!agreed)
+            iot_pmpi.Comm_free(&comm);
+    }
+
+    lock();
+    if (!id || !agreed) {
+        char identity[256];
+        iot_identity(ph->path, identity, sizeof identity);
+        log_entry *e = log_begin(identity, ph, id ? id->occurrences++ : 0, ROLE_OFF);
+        if (!id)
+            snprintf(e->feedback, sizeof e->feedback, "smart mode keeps no more than %d file identities (or ran out "
+                     "of memory): untuned", MAX_IDENTITIES);
+        else
+            snprintf(e->feedback, sizeof e->feedback, "the ranks that share this file disagree on what was learned "
+                     "of it (they saw different files of this name before): untuned, and learned again at its next "
+                     "phase");
+        if (id && !agreed)
+            relearn(id);
+        iot_settings_free(settings);
+        S.t_extract += iot_ticks() - t0;
+        unlock();
+        free(sp);
+        return;
+    }
+    sp->id = id;
+    sp->occurrence = id->occurrences++;
+    sp->role = role;
+    sp->mask = mask;
+    sp->settings = settings;
+    sp->comm = comm;
+    iot_predcheck_init(&sp->check);
+    iot_locality_init(&sp->writes);
+    iot_locality_init(&sp->reads);
+    /* the grammar takes a phase in until two phases of its settings state
+     * were taken and the last was predicted well: a steady phase only costs its scoring */
+    span_rec *span = span_of(id, mask, 0);
+    sp->learn_calls = !span || span->taken < 2 || span->last_hit < 0.9;
+    if (sp->learn_calls) {
+        /* A terminal that never recurs between phases: no digram, so no rule,
+         * spans two phases, and the rules that begin with a phase's first call
+         * are whole phases (SmartIO 3.1.2 predicts from those). Without it,
+         * the digram (H5Fclose, H5Fcreate) of successive phases makes
+         * Sequitur cut the phases at other places. */
+        int64_t n = (int64_t)++S.boundaries;
+        int boundary = iot_sig_intern(S.sigs, "phase boundary", &n, 1, -1);
+        if (boundary >= 0)
+            iot_grammar_append(id->grammar, boundary);
+    }
+    sp->start_pos = iot_grammar_length(id->grammar);
+    sp->trigger = feed(sp, func, args, nargs, -1);
+    size_t n = sp->trigger >= 0 ? predict(sp) : 0;
+    sp->predicted = n;
+    if (n)
+        iot_predcheck_begin(&sp->check, S.buf, n);
+    ph->smart = sp;
+    S.t_predict += iot_ticks() - t0;
+    unlock();
+}
+
+/* A call of a phase; a data call with a known offset (at >= 0) is also a point of its locality. */
+static void call(iot_phase *ph, const char *func, const int64_t *args, int nargs, int offset_index, int64_t at,
+                 int is_write)
+{
+    if (!ph || !ph->smart)
+        return;
+    lock();
+    unsigned w = iot_time_weight(S.calls++, 0); /* the per-call work is timed on a sample, like the I/O */
+    uint64_t t0 = w ? iot_ticks() : 0;
+    smart_phase *sp = ph->smart;
+    feed(sp, func, args, nargs, offset_index);
+    if (at >= 0 && sp->role == ROLE_LEARN) /* locality matters to the learned phase only */
+        iot_locality_add(is_write ? &sp->writes : &sp->reads, at, args[IOT_ARG_BYTES]);
+    if (w)
+        S.t_predict += (iot_ticks() - t0) * w;
+    unlock();
+}
+
+void iot_smart_call(iot_phase *ph, const char *func, const int64_t *args, int nargs, int offset_index)
+{
+    if (iot_smart_on)
+        call(ph, func, args, nargs, offset_index, -1, 0);
+}
+
+void iot_smart_data(iot_phase *ph, const char *func, int64_t bytes, int64_t offset, int offset_known,
+                    int offset_in_signature, int is_write)
+{
+    int64_t args[2] = {bytes, offset};
+    if (iot_smart_on)
+        call(ph, func, args, offset_in_signature ? 2 : 1, offset_in_signature ? IOT_ARG_OFFSET : -1,
+             offset_known ? offset : -1, is_write);
+}
+
+/* Progressive layouts need Lustre 2.10 on the client: its version, read once. */
+static int lustre_pfl(void)
+{
+    static int known = -2;
+    if (known == -2) {
+        known = -1;
+        const char *paths[] = {"/sys/fs/lustre/version", "/proc/fs/lustre/version"};
+        for (int i = 0; i < 2 && known < 0; i++) {
+            char err[64];
+            char *text = read_small_file(paths[i], 256, err, sizeof err);
+            if (text)
+                known = iot_lustre_has_pfl(text);
+            free(text);
+        }
+    }
+    return known;
+}
+
+/* SmartIO 3.2 and 3.3: the insights of the learned phase's predicted
+ * recurrence, merged across the ranks that share it, then the rules.
+ * Called and returns with the lock held; releases it for the merge. */
 static void learn(iot_phase *ph, smart_phase *sp, log_entry *e)
 {
     uint64_t t0 = iot_ticks();
     identity_rec *id = sp->id;
-    uint64_t len = iot_grammar_length(S.grammar) - sp->start_pos;
-    size_t n = iot_grammar_expand(S.grammar, 0, sp->start_pos, S.buf, len < MAX_EXTRACT ? len : MAX_EXTRACT);
+    size_t n = predict_recurrence(sp, e->insights_from, sizeof e->insights_from);
     iot_insights local;
     iot_insights_from_calls(S.sigs, S.buf, n, &local);
     iot_insights_set_locality(&local, &sp->writes, &sp->reads);
     snprintf(local.identity, sizeof local.identity, "%s", id->identity);
     local.path_hash = (int64_t)iot_path_hash(ph->path);
     snprintf(local.file_system, sizeof local.file_system, "%s", ph->file_system);
-    local.lustre_pfl = iot_fs_is_lustre(ph->file_system) ? 1 : 0; /* PFL since Lustre 2.10 (2017): assumed */
+    local.lustre_pfl = iot_fs_is_lustre(ph->file_system) ? lustre_pfl() : 0;
+    iot_insights merged = local;
     if (sp->comm != MPI_COMM_NULL) {
         int64_t mx[IOT_INSIGHTS_NMAX], sm[IOT_INSIGHTS_NSUM], rmx[IOT_INSIGHTS_NMAX], rsm[IOT_INSIGHTS_NSUM];
         iot_insights_pack(&local, mx, sm);
+        unlock();
         iot_pmpi.Allreduce(mx, rmx, IOT_INSIGHTS_NMAX, MPI_INT64_T, MPI_MAX, sp->comm);
         iot_pmpi.Allreduce(sm, rsm, IOT_INSIGHTS_NSUM, MPI_INT64_T, MPI_SUM, sp->comm);
-        iot_insights_unpack(rmx, rsm, &local, &id->insights);
-    } else {
-        id->insights = local;
-        if (iot_g.nprocs > 1 && id->insights.files == IOT_FILES_UNKNOWN)
-            id->insights.files = IOT_FILES_PER_PROCESS; /* one process of several opened it */
+        lock();
+        iot_insights_unpack(rmx, rsm, &local, &merged);
+    } else if (iot_g.nprocs > 1 && merged.files == IOT_FILES_UNKNOWN) {
+        merged.files = IOT_FILES_PER_PROCESS; /* one process of several opened it */
     }
+    id->insights = merged;
     uint64_t t1 = iot_ticks();
     S.t_extract += t1 - t0;
 
     iot_rules_evaluate(S.rules, &id->insights, &id->result);
-    char *doc = iot_rule_result_settings_json(&id->result, NULL, "smart mode");
-    char err[256];
-    id->settings = doc ? iot_settings_parse(doc, strlen(doc), err, sizeof err) : NULL;
-    if (doc && !id->settings)
-        iot_warn("smart mode: the rules produced settings the runtime rejects (%s); %s stays untuned", err,
-                 id->identity);
-    free(doc);
+    int with_settings[IOT_FEEDBACK_MAX_RULES], nrules = 0;
+    for (int i = 0; i < id->result.nfired; i++)
+        for (int k = 0; k < id->result.nsettings && nrules < IOT_FEEDBACK_MAX_RULES; k++)
+            if (id->result.settings[k].rule == id->result.fired[i].rule) {
+                with_settings[nrules++] = id->result.fired[i].rule;
+                break;
+            }
+    iot_feedback_init(&id->feedback, e->mib_s, S.margin, with_settings, nrules);
     id->learned = 1;
     S.t_optimize += iot_ticks() - t1;
 
@@ -412,32 +673,16 @@ static void learn(iot_phase *ph, smart_phase *sp, log_entry *e)
     e->rules_json = iot_buf_take(&b);
 }
 
-static void fired_with_settings(const identity_rec *id, char *out, size_t outlen)
+static void print_verbose(const log_entry *e)
 {
-    size_t pos = 0;
-    out[0] = 0;
-    for (int i = 0; i < id->result.nfired && pos < outlen; i++)
-        for (int k = 0; k < id->result.nsettings; k++)
-            if (id->result.settings[k].rule == id->result.fired[i].rule) {
-                pos += (size_t)snprintf(out + pos, outlen - pos, "%s%d", pos ? ", " : "", id->result.fired[i].rule);
-                break;
-            }
-}
-
-/* The feedback loop (see iot_feedback in iotuner/smart.h). */
-static void feedback(smart_phase *sp, log_entry *e)
-{
-    identity_rec *id = sp->id;
-    char why[256], rules[128];
-    iot_feedback_action a = iot_feedback_observe(&id->feedback, sp->role == ROLE_PROBE, e->mib_s, why, sizeof why);
-    fired_with_settings(id, rules, sizeof rules);
-    if (a == IOT_FB_ROLLED_BACK)
-        snprintf(e->feedback, sizeof e->feedback, "rolled back rules %s: %s; the next phases keep the defaults",
-                 rules, why);
-    else if (a == IOT_FB_KEPT)
-        snprintf(e->feedback, sizeof e->feedback, "kept rules %s: %s", rules, why);
-    else
-        snprintf(e->feedback, sizeof e->feedback, "%s", why);
+    fprintf(stderr, "iotuner smart: %s #%d (%s%s%s): %zu calls predicted (%s), %.1f MiB/s%s%s\n", e->identity,
+            e->occurrence, role_names[e->role], e->rules[0] ? ", rules " : "", e->rules, e->predicted, e->method,
+            e->mib_s, e->feedback[0] ? "; " : "", e->feedback);
+    if (e->insights_json)
+        fprintf(stderr, "  insights (from the %s prediction): %s\n  rules: %s\n", e->insights_from, e->insights_json,
+                e->rules_json ? e->rules_json : "");
+    if (e->settings_json && strcmp(e->settings_json, "[]"))
+        fprintf(stderr, "  settings: %s\n", e->settings_json);
 }
 
 void iot_smart_phase_end(iot_phase *ph)
@@ -446,60 +691,63 @@ void iot_smart_phase_end(iot_phase *ph)
         return;
     smart_phase *sp = ph->smart;
     ph->smart = NULL;
+    identity_rec *id = sp->id;
     lock();
-    log_entry *e = S.nlog < MAX_LOG ? &S.log[S.nlog++] : NULL;
-    log_entry scratch;
-    if (!e)
-        e = &scratch;
-    memset(e, 0, sizeof *e);
-    snprintf(e->identity, sizeof e->identity, "%s", sp->id->identity);
-    snprintf(e->file, sizeof e->file, "%s", ph->path);
-    e->occurrence = sp->occurrence;
-    e->role = sp->role;
+    log_entry *e = log_begin(id->identity, ph, sp->occurrence, sp->role);
+    iot_feedback_rules_text(&id->feedback, sp->mask, e->rules, sizeof e->rules);
     snprintf(e->method, sizeof e->method, "%s", sp->method);
     e->predicted = sp->predicted;
-    e->hits = S.check.hits - sp->hits0;
-    e->misses = S.check.misses - sp->misses0;
+    iot_predcheck_finish(&sp->check);
+    e->hits = sp->check.hits;
+    e->misses = sp->check.misses;
+    S.total.predictions += sp->check.predictions;
+    S.total.hits += sp->check.hits;
+    S.total.misses += sp->check.misses;
+    S.total.superseded += sp->check.superseded;
+    S.total.unpredicted += sp->check.unpredicted;
+    int m = !strcmp(sp->method, "rule") ? 0 : !strcmp(sp->method, "repeat") ? 1 : -1;
+    if (m >= 0) {
+        S.by_method[m].phases++;
+        S.by_method[m].hits += sp->check.hits;
+        S.by_method[m].misses += sp->check.misses;
+    }
+    if (sp->learn_calls) {
+        span_rec *span = span_of(id, sp->mask, 1);
+        span->pos = sp->start_pos;
+        span->len = iot_grammar_length(id->grammar) - sp->start_pos;
+        span->taken++;
+    }
+    span_rec *span = span_of(id, sp->mask, 0);
+    if (span)
+        span->last_hit = e->hits + e->misses ? (double)e->hits / (double)(e->hits + e->misses) : 1.0;
+    e->settings_json = settings_record(ph);
     unlock();
 
-    /* collectives on the file's ranks, outside the lock: they block */
     uint64_t t0 = iot_ticks();
-    e->mib_s = phase_bandwidth(ph, sp);
+    e->mib_s = phase_bandwidth(ph, sp); /* a collective: outside the lock */
     lock();
     S.t_extract += iot_ticks() - t0;
-    identity_rec *id = sp->id;
-    int state = state_of(sp->role);
-    if (sp->learn_calls) {
-        id->span_pos[state] = sp->start_pos;
-        id->span_len[state] = iot_grammar_length(S.grammar) - sp->start_pos;
-        id->have_span[state] = 1;
-        id->taken[state]++;
-    }
-    id->last_hit[state] = e->hits + e->misses ? (double)e->hits / (double)(e->hits + e->misses) : 1.0;
     if (sp->role == ROLE_LEARN) {
-        iot_feedback_init(&id->feedback, e->mib_s, S.margin);
-        unlock();
-        learn(ph, sp, e); /* its collectives run outside the lock too */
-        lock();
-    } else if (sp->role == ROLE_OPTIMIZED || sp->role == ROLE_PROBE) {
+        learn(ph, sp, e);
+    } else if (sp->role != ROLE_DEFAULT) {
         uint64_t t1 = iot_ticks();
-        feedback(sp, e);
+        iot_feedback_observe(&id->feedback, e->mib_s, e->feedback, sizeof e->feedback);
         S.t_optimize += iot_ticks() - t1;
     }
-    e->reference_mib_s = sp->id->feedback.reference;
+    e->reference_mib_s = id->feedback.reference;
     int verbose = iot_g.verbose && iot_g.rank == 0;
     unlock();
     if (verbose)
-        fprintf(stderr, "iotuner smart: %s #%d (%s): %zu calls predicted (%s), %.1f MiB/s%s%s\n%s%s%s%s",
-                e->identity, e->occurrence,
-                role_name(e->role),
-                e->predicted, e->method, e->mib_s, e->feedback[0] ? "; " : "", e->feedback,
-                e->insights_json ? "  insights: " : "", e->insights_json ? e->insights_json : "",
-                e->rules_json ? "\n  rules: " : "", e->rules_json ? e->rules_json : "");
-    if (verbose && e->insights_json)
-        fputc('\n', stderr);
-    if (sp->comm != MPI_COMM_NULL)
+        print_verbose(e);
+    if (sp->comm != MPI_COMM_NULL) {
+        uint64_t t2 = iot_ticks();
         iot_pmpi.Comm_free(&sp->comm);
+        lock();
+        S.t_extract += iot_ticks() - t2;
+        unlock();
+    }
+    iot_predcheck_free(&sp->check);
+    iot_settings_free(sp->settings);
     free(sp);
 }
 
@@ -507,42 +755,77 @@ void iot_smart_phase_drop(iot_phase *ph)
 {
     if (!ph || !ph->smart)
         return;
-    if (ph->smart->comm != MPI_COMM_NULL)
-        iot_pmpi.Comm_free(&ph->smart->comm);
-    free(ph->smart);
+    smart_phase *sp = ph->smart;
     ph->smart = NULL;
+    if (sp->comm != MPI_COMM_NULL)
+        iot_pmpi.Comm_free(&sp->comm);
+    iot_predcheck_free(&sp->check);
+    iot_settings_free(sp->settings);
+    free(sp);
 }
 
 const iot_settings *iot_smart_settings(const iot_phase *ph)
 {
-    if (!iot_smart_on || !ph || !ph->smart || ph->smart->role != ROLE_OPTIMIZED)
+    if (!iot_smart_on || !ph || !ph->smart)
         return NULL;
-    return ph->smart->id->settings;
+    return ph->smart->settings;
 }
 
+/* ---- the report ---- */
+
+static void write_raw_json(iot_buf *b, const char *key, const char *json)
+{
+    iot_json *v = json ? iot_json_parse(json, strlen(json), NULL, 0) : NULL;
+    if (v)
+        iot_jw_value(b, key, v);
+    iot_json_free(v);
+}
 
 char *iot_smart_rank_json(void)
 {
     if (!iot_smart_on)
         return NULL;
     lock();
-    iot_predcheck_finish(&S.check);
     iot_buf b;
     iot_buf_init(&b);
     iot_jw_begin_object(&b, NULL);
     iot_jw_string(&b, "rules_table", S.rules_source);
     iot_jw_double(&b, "margin", S.margin);
-    iot_predcheck_write_json(&S.check, &b, "prediction");
-    iot_jw_begin_object(&b, "overhead");
-    iot_jw_double(&b, "prediction_s", iot_ticks_to_seconds(S.t_predict));
-    iot_jw_double(&b, "extraction_s", iot_ticks_to_seconds(S.t_extract));
-    iot_jw_double(&b, "optimization_s", iot_ticks_to_seconds(S.t_optimize));
+    iot_jw_begin_object(&b, "prediction");
+    iot_jw_int(&b, "predictions", (int64_t)S.total.predictions);
+    iot_jw_int(&b, "hits", (int64_t)S.total.hits);
+    iot_jw_int(&b, "misses", (int64_t)S.total.misses);
+    iot_jw_int(&b, "superseded", (int64_t)S.total.superseded);
+    iot_jw_int(&b, "unpredicted", (int64_t)S.total.unpredicted);
+    static const char *methods[] = {"rule", "repeat"};
+    for (int i = 0; i < 2; i++) {
+        iot_jw_begin_object(&b, methods[i]);
+        iot_jw_int(&b, "phases", (int64_t)S.by_method[i].phases);
+        iot_jw_int(&b, "hits", (int64_t)S.by_method[i].hits);
+        iot_jw_int(&b, "misses", (int64_t)S.by_method[i].misses);
+        iot_jw_end_object(&b);
+    }
     iot_jw_end_object(&b);
+    double parts[3] = {iot_ticks_to_seconds(S.t_predict), iot_ticks_to_seconds(S.t_extract),
+                       iot_ticks_to_seconds(S.t_optimize)};
+    iot_jw_begin_object(&b, "overhead");
+    iot_jw_double(&b, "prediction_s", parts[0]);
+    iot_jw_double(&b, "extraction_s", parts[1]);
+    iot_jw_double(&b, "optimization_s", parts[2]);
+    iot_jw_double(&b, "total_s", parts[0] + parts[1] + parts[2]);
+    iot_jw_end_object(&b);
+    size_t calls = 0, rules = 0, memory = 0;
+    for (int i = 0; i < S.nids; i++) {
+        calls += iot_grammar_length(S.ids[i].grammar);
+        rules += iot_grammar_rule_count(S.ids[i].grammar);
+        memory += iot_grammar_memory(S.ids[i].grammar);
+    }
     iot_jw_begin_object(&b, "grammar");
-    iot_jw_int(&b, "calls", (int64_t)iot_grammar_length(S.grammar));
-    iot_jw_int(&b, "signatures", (int64_t)iot_sigtab_count(S.sigs));
-    iot_jw_int(&b, "rules", (int64_t)iot_grammar_rule_count(S.grammar));
-    iot_jw_int(&b, "memory_bytes", (int64_t)iot_grammar_memory(S.grammar));
+    iot_jw_int(&b, "grammars", S.nids);
+    iot_jw_int(&b, "calls", (int64_t)calls);
+    iot_jw_int(&b, "signatures", S.sigs ? (int64_t)iot_sigtab_count(S.sigs) : 0);
+    iot_jw_int(&b, "rules", (int64_t)rules);
+    iot_jw_int(&b, "memory_bytes", (int64_t)memory);
     iot_jw_end_object(&b);
     iot_jw_begin_array(&b, "phases");
     for (int i = 0; i < S.nlog; i++) {
@@ -551,7 +834,8 @@ char *iot_smart_rank_json(void)
         iot_jw_string(&b, "identity", e->identity);
         iot_jw_string(&b, "file", e->file);
         iot_jw_int(&b, "occurrence", e->occurrence);
-        iot_jw_string(&b, "role", role_name(e->role));
+        iot_jw_string(&b, "role", role_names[e->role]);
+        iot_jw_string(&b, "rules_applied", e->rules[0] ? e->rules : NULL);
         iot_jw_begin_object(&b, "prediction");
         iot_jw_string(&b, "method", e->method);
         iot_jw_int(&b, "calls", (int64_t)e->predicted);
@@ -561,15 +845,11 @@ char *iot_smart_rank_json(void)
         iot_jw_double(&b, "bandwidth_mib_s", e->mib_s);
         iot_jw_double(&b, "reference_mib_s", e->reference_mib_s);
         if (e->insights_json) {
-            iot_json *v = iot_json_parse(e->insights_json, strlen(e->insights_json), NULL, 0);
-            iot_jw_value(&b, "insights", v);
-            iot_json_free(v);
+            iot_jw_string(&b, "insights_from", e->insights_from);
+            write_raw_json(&b, "insights", e->insights_json);
+            write_raw_json(&b, "rules", e->rules_json);
         }
-        if (e->rules_json) {
-            iot_json *v = iot_json_parse(e->rules_json, strlen(e->rules_json), NULL, 0);
-            iot_jw_value(&b, "rules", v);
-            iot_json_free(v);
-        }
+        write_raw_json(&b, "settings", e->settings_json ? e->settings_json : "[]");
         iot_jw_string(&b, "feedback", e->feedback[0] ? e->feedback : NULL);
         iot_jw_end_object(&b);
     }
@@ -579,15 +859,25 @@ char *iot_smart_rank_json(void)
     return iot_buf_take(&b);
 }
 
+static int64_t int_at(const iot_json *o, const char *key)
+{
+    const iot_json *v = iot_json_get(o, key);
+    return v && v->type == IOT_JSON_NUMBER ? (int64_t)v->number : 0;
+}
+
 /* Rank 0's view of the phases and decisions (the same on every rank that
- * shares a file); prediction hits summed and overheads maxed over ranks. */
+ * shares a file); prediction scores summed over ranks; overheads: each
+ * part's and the total's largest over ranks. */
 void iot_smart_merge_json(iot_buf *b, const iot_json *const *ranks, int n)
 {
-    const iot_json *first = NULL;
-    int64_t sums[6] = {0};
     static const char *counts[] = {"predictions", "hits", "misses", "superseded", "unpredicted"};
-    double over[3] = {0, 0, 0};
-    static const char *parts[] = {"prediction_s", "extraction_s", "optimization_s"};
+    static const char *methods[] = {"rule", "repeat"};
+    static const char *fields[] = {"phases", "hits", "misses"};
+    static const char *parts[] = {"prediction_s", "extraction_s", "optimization_s", "total_s"};
+    enum { NCOUNTS = sizeof counts / sizeof *counts, NPARTS = sizeof parts / sizeof *parts };
+    const iot_json *first = NULL;
+    int64_t sums[NCOUNTS] = {0}, by_method[2][3] = {{0}};
+    double over[NPARTS] = {0};
     for (int r = 0; r < n; r++) {
         const iot_json *s = iot_json_get(ranks[r], "smart");
         if (!s || s->type != IOT_JSON_OBJECT)
@@ -595,11 +885,12 @@ void iot_smart_merge_json(iot_buf *b, const iot_json *const *ranks, int n)
         if (!first)
             first = s;
         const iot_json *p = iot_json_get(s, "prediction"), *o = iot_json_get(s, "overhead");
-        for (int i = 0; i < 5; i++) {
-            const iot_json *v = iot_json_get(p, counts[i]);
-            sums[i] += v && v->type == IOT_JSON_NUMBER ? (int64_t)v->number : 0;
-        }
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < NCOUNTS; i++)
+            sums[i] += int_at(p, counts[i]);
+        for (int m = 0; m < 2; m++)
+            for (int k = 0; k < 3; k++)
+                by_method[m][k] += int_at(iot_json_get(p, methods[m]), fields[k]);
+        for (int i = 0; i < NPARTS; i++) {
             const iot_json *v = iot_json_get(o, parts[i]);
             double x = v && v->type == IOT_JSON_NUMBER ? v->number : 0;
             over[i] = x > over[i] ? x : over[i];
@@ -611,17 +902,27 @@ void iot_smart_merge_json(iot_buf *b, const iot_json *const *ranks, int n)
     iot_jw_value(b, "rules_table", iot_json_get(first, "rules_table"));
     iot_jw_value(b, "margin", iot_json_get(first, "margin"));
     iot_jw_begin_object(b, "prediction");
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < NCOUNTS; i++)
         iot_jw_int(b, counts[i], sums[i]);
     if (sums[1] + sums[2] > 0)
         iot_jw_double(b, "hit_fraction", (double)sums[1] / (double)(sums[1] + sums[2]));
     else
         iot_jw_null(b, "hit_fraction");
+    for (int m = 0; m < 2; m++) {
+        iot_jw_begin_object(b, methods[m]);
+        for (int k = 0; k < 3; k++)
+            iot_jw_int(b, fields[k], by_method[m][k]);
+        int64_t scored = by_method[m][1] + by_method[m][2];
+        if (scored)
+            iot_jw_double(b, "hit_fraction", (double)by_method[m][1] / (double)scored);
+        else
+            iot_jw_null(b, "hit_fraction");
+        iot_jw_end_object(b);
+    }
     iot_jw_end_object(b);
     iot_jw_begin_object(b, "overhead");
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < NPARTS; i++)
         iot_jw_double(b, parts[i], over[i]);
-    iot_jw_double(b, "total_s", over[0] + over[1] + over[2]);
     iot_jw_end_object(b);
     iot_jw_value(b, "grammar", iot_json_get(first, "grammar"));
     iot_jw_value(b, "phases", iot_json_get(first, "phases"));
