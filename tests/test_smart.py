@@ -115,7 +115,7 @@ def test_prediction_hit_fraction_on_bundled_kernels(tmp_path, name, args):
     assert pred["hits"] + pred["misses"] > 20
     assert pred["hit_fraction"] >= 0.9, pred
     # SmartIO's own predictor (3.1.2: the rule beginning with the call, most used in S) made predictions
-    assert pred["rule"]["phases"] >= 1 and pred["rule"]["hit_fraction"] >= 0.9, pred
+    assert pred["rule"]["predictions"] >= 1 and pred["rule"]["hit_fraction"] >= 0.9, pred
 
 
 def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):

@@ -122,9 +122,8 @@ def print_summary(console: Console, rep: report.Report) -> None:
                   f"({_pct(pred['hit_fraction'])}), over {pred['predictions']} predictions")
     for method, what in (("rule", "SmartIO's rule (3.1.2)"), ("repeat", "the last phase under the same settings")):
         m = pred.get(method)
-        if m and m["phases"]:
-            console.print(f"  {m['phases']} phases predicted by {what}: {_pct(m['hit_fraction'])} of their calls "
-                          f"occurred")
+        if m and m["predictions"]:
+            console.print(f"  {m['predictions']} by {what}: {_pct(m['hit_fraction'])} of their calls occurred")
     console.print(f"overhead: prediction {render.fmt_seconds(over['prediction_s'])}, extraction "
                   f"{render.fmt_seconds(over['extraction_s'])}, optimization {render.fmt_seconds(over['optimization_s'])}; "
                   f"total {render.fmt_seconds(over['total_s'])} (slowest rank)")

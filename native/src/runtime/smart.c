@@ -101,7 +101,7 @@ typedef struct {
 } log_entry;
 
 typedef struct {
-    uint64_t phases, hits, misses;
+    uint64_t predictions, hits, misses;
 } method_score;
 
 static struct {
@@ -707,7 +707,7 @@ void iot_smart_phase_end(iot_phase *ph)
     S.total.unpredicted += sp->check.unpredicted;
     int m = !strcmp(sp->method, "rule") ? 0 : !strcmp(sp->method, "repeat") ? 1 : -1;
     if (m >= 0) {
-        S.by_method[m].phases++;
+        S.by_method[m].predictions++;
         S.by_method[m].hits += sp->check.hits;
         S.by_method[m].misses += sp->check.misses;
     }
@@ -800,7 +800,7 @@ char *iot_smart_rank_json(void)
     static const char *methods[] = {"rule", "repeat"};
     for (int i = 0; i < 2; i++) {
         iot_jw_begin_object(&b, methods[i]);
-        iot_jw_int(&b, "phases", (int64_t)S.by_method[i].phases);
+        iot_jw_int(&b, "predictions", (int64_t)S.by_method[i].predictions);
         iot_jw_int(&b, "hits", (int64_t)S.by_method[i].hits);
         iot_jw_int(&b, "misses", (int64_t)S.by_method[i].misses);
         iot_jw_end_object(&b);
@@ -872,7 +872,7 @@ void iot_smart_merge_json(iot_buf *b, const iot_json *const *ranks, int n)
 {
     static const char *counts[] = {"predictions", "hits", "misses", "superseded", "unpredicted"};
     static const char *methods[] = {"rule", "repeat"};
-    static const char *fields[] = {"phases", "hits", "misses"};
+    static const char *fields[] = {"predictions", "hits", "misses"};
     static const char *parts[] = {"prediction_s", "extraction_s", "optimization_s", "total_s"};
     enum { NCOUNTS = sizeof counts / sizeof *counts, NPARTS = sizeof parts / sizeof *parts };
     const iot_json *first = NULL;
