@@ -68,7 +68,7 @@ def describe_roti(r: Roti | None, why: str | None) -> str:
     if r is None:
         return f"RoTI: none ({why})"
     at = f"{r.peak_at_min * 60:.0f}s" if r.peak_at_min < 1.5 else f"{r.peak_at_min:.1f}min"
-    return f"RoTI: peak {r.peak:,.1f} (at {at} of tuning), final {r.final:,.1f} {r.unit}"
+    return f"RoTI: peak {r.peak:,.1f} {r.unit} (at {at} of tuning), final {r.final:,.1f} {r.unit}"
 
 
 def write_csv(store: StudyStore, path: Path) -> None:
