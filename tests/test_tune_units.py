@@ -12,7 +12,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from iotuner import catalogue
+from iotuner import catalogue, settings
 from iotuner.report import Report
 from iotuner.tune import noise, objective, space, strategies, synthetic
 from iotuner.tune.session import parse_duration
@@ -302,7 +302,7 @@ def test_synthetic_objective_follows_the_direction():
     m = synthetic.model("ufs")
     good = {"hdf5.transfer_mode": "independent"}
     bad = {"mpiio.romio_cb_write": "enable"}
-    doc = lambda flat: {"version": 1, **({"groups": [space.settings.from_flat(flat)["groups"][0]]} if flat else {})}
+    doc = settings.from_flat
     bw = synthetic.SyntheticEvaluator(m, objective.parse("write-bw"), noise=0.0)
     t = synthetic.SyntheticEvaluator(m, objective.parse("io-time"), noise=0.0)
     assert bw.evaluate(doc(good), "a").value > bw.evaluate(doc(bad), "b").value
@@ -316,7 +316,7 @@ def _signature_of(m, flat, nodes=1):
     from iotuner.tune import evaluate
     ev = synthetic.SyntheticEvaluator(m, objective.parse("perf"), noise=0.0)
     reference = evaluate.reference_of(ev.evaluate({"version": 1}, "baseline"))
-    doc = space.settings.from_flat(space.complete(flat, nodes)) if flat else {"version": 1}
+    doc = settings.from_flat(space.complete(flat, nodes))
     return evaluate.signature(ev.evaluate(doc, "t").effective, reference, nodes)
 
 
