@@ -265,3 +265,30 @@ def test_resume_with_a_larger_total_runs_more_and_confirms_again(tmp_path):
     again = study.StudyStore.resume(storage, "r", spaces.from_json)
     assert again.config["budget"]["trials"] == 20 and again.trials_run() == 20
     assert again.confirmation() == conf
+
+
+def test_three_confirmation_rounds_are_raised_so_a_gain_can_be_declared(tmp_path):
+    events = []
+    store, t = tuned(tmp_path, trials=15, confirm_rounds=3, confirm_top=1)
+    t.progress = events.append
+    outcome = t.run()
+    conf = store.confirmation()
+    assert conf["rounds_done"] == 4 and len(conf["default"]) == 4  # 3 vs 3 runs can never reach p < 0.05
+    assert outcome.significant
+    notes = [e["text"] for e in events if e["kind"] == "note"]
+    assert any("4 confirmation rounds instead of 3" in n for n in notes)
+
+
+def test_a_time_budget_too_small_for_the_confirmation_is_warned_about(tmp_path):
+    # a search of 8 trials, stopped before its confirmation round (as a killed tuner would be) ...
+    store, t = tuned(tmp_path, trials=8, delay=0.01, confirm_rounds=2, confirm_top=1)
+    t._measure_default()
+    t._search()
+    assert store.confirmation() is None
+    # ... resumed with a time budget that is already spent: no room for the 4 rounds a gain needs
+    again = tuner.Tuner(store, t.evaluator, t.space, t.objective, {"version": 1}, tuner.Budget(None, 0.1),
+                        tuner.Options(confirm_rounds=2, confirm_top=1))
+    outcome = again.run()
+    assert store.confirmation()["rounds_done"] == 2
+    assert not outcome.significant  # 2 vs 2 runs: p is at least 1/6
+    assert any("no gain can be declared" in n for n in outcome.notes)
