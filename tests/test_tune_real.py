@@ -66,6 +66,8 @@ def test_real_aa_dropped_knobs_change_nothing(tmp_path):
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["verdict"] is None and summary["winner"] is None
     assert "no configuration took effect differently from the default settings" in summary["notes"]
+    assert summary["roti"] is None and summary["roti_reason"].startswith("no gain to return")
+    assert "RoTI: none (no gain to return" in r.stdout
     best = json.loads((tmp_path / "out" / "best.json").read_text())
     assert best["meta"]["significant"] is False and best.get("groups", []) == []
 
