@@ -97,9 +97,14 @@ def test_h5evolve_space_has_the_ranges_of_paper_004():
     assert len(align) == int(row["HDF5 Alignment"][1])
     assert max(a[1] for a in align) == _size(last.split(",")[1])
 
-    without_chunking = int(re.search(r"([\d,]+) possible configurations on Lustre without chunking", text)[1]
-                           .replace(",", ""))
-    assert s.size() == without_chunking  # the paper's fifth parameter, the chunk size, is not in this space yet
+    lo, hi, n = re.search(r"^HDF5 Chunks Size (\d+ MB) (\d+ GB) (\d+)$", text, re.M).groups()
+    chunks = s.dimension("hdf5.chunk_bytes").values
+    assert (min(chunks), max(chunks), len(chunks)) == (_size(lo), _size(hi), int(n))
+    assert list(chunks) == sorted(set(chunks))
+
+    with_chunking = int(re.search(r"([\d,]+) possible configurations on Lustre with chunking", text)[1]
+                        .replace(",", ""))
+    assert s.size() == with_chunking
 
 
 # TunIO's parameter names (paper 002, section III-C) and the catalogue knobs they are
