@@ -18,6 +18,9 @@ HARMFUL = {"version": 1, "name": "harmful", "description": "test only",
            "rules": [{"id": 1, "title": "Force collective buffering through one aggregator", "source": "test",
                       "evaluated": False,
                       "cases": [{"when": {"files": "shared", "sequential": True}, "set": ONE_AGGREGATOR}]}]}
+# The injected harm costs 5-12x; a 50% margin keeps a harmless rule clear of this machine's noise (up to 1.4x
+# between identical runs, more while memory it has not touched is mapped in)
+HARM_MARGIN = "0.5"
 HARMFUL_AND_BENIGN = {**HARMFUL, "rules": HARMFUL["rules"] + [
     {"id": 2, "title": "A larger metadata cache", "source": "test", "evaluated": False,
      "cases": [{"when": {}, "set": {"hdf5.mdc_initial_size": "8M"}}]}]}
@@ -121,9 +124,9 @@ def test_prediction_hit_fraction_on_bundled_kernels(tmp_path, name, args):
 def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
         rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-x", "1M", "-t", "6", "-F", "-o", scratch],
-                        rules=HARMFUL)
+                        rules=HARMFUL, IOTUNER_SMART_MARGIN=HARM_MARGIN)
     smart = rep.data["smart"]
-    assert smart["rules_table"].endswith("rules.json")
+    assert smart["rules_table"].endswith("rules.json") and smart["margin"] == 0.5
     roles = [p["role"] for p in smart["phases"]]
     # two slow phases, then a probe with the default settings confirms the rule did the harm
     assert roles == ["learn", "optimized", "optimized", "probe", "default", "default"]
@@ -131,8 +134,8 @@ def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
     assert "the next phase is a probe" in smart["phases"][2]["feedback"]
     assert smart["phases"][3]["feedback"].startswith("rolled back rule 1: ")
     learned = smart["phases"][0]["bandwidth_mib_s"]
-    assert all(p["bandwidth_mib_s"] < 0.75 * learned for p in smart["phases"][1:3])
-    assert smart["phases"][3]["bandwidth_mib_s"] > 1.25 * max(p["bandwidth_mib_s"] for p in smart["phases"][1:3])
+    assert all(p["bandwidth_mib_s"] < 0.5 * learned for p in smart["phases"][1:3])
+    assert smart["phases"][3]["bandwidth_mib_s"] > 1.5 * max(p["bandwidth_mib_s"] for p in smart["phases"][1:3])
     data = rep.data_phases()
     assert any(c["knob"] == "romio_cb_write" and c["effective"] == "enable" for c in data[1]["settings"])
     assert all(p["settings"] == [] for p in data[3:])  # back to the application's own settings
@@ -141,7 +144,7 @@ def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
 def test_feedback_loop_rolls_back_only_the_rule_that_hurts(tmp_path):
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
         rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-x", "1M", "-t", "10", "-F", "-o", scratch],
-                        rules=HARMFUL_AND_BENIGN)
+                        rules=HARMFUL_AND_BENIGN, IOTUNER_SMART_MARGIN=HARM_MARGIN)
     phases = rep.data["smart"]["phases"]
     ran = [(p["role"], p["rules_applied"]) for p in phases]
     # harm confirmed by the probe, then each rule alone: rule 1 twice slower than the probe, rule 2 not
