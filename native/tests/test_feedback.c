@@ -58,14 +58,18 @@ int main(void)
     CHECK(next(&f, &mask) == IOT_FB_RUN_ISOLATED && mask == 2);
     CHECK(iot_feedback_observe(&f, 250, note, sizeof note) == IOT_FB_SLOW); /* once may be noise */
     CHECK_CONTAINS(note, "rule 4 alone ran at 250.0 MiB/s, below 1100.0");
+    CHECK(next(&f, &mask) == IOT_FB_RUN_PROBE && mask == 0); /* the defaults again, right away */
+    CHECK(iot_feedback_observe(&f, 1000, note, sizeof note) == IOT_FB_NONE);
+    CHECK_CONTAINS(note, "rule 4 alone is judged against that");
     CHECK(next(&f, &mask) == IOT_FB_RUN_ISOLATED && mask == 2);
     CHECK(iot_feedback_observe(&f, 260, note, sizeof note) == IOT_FB_ROLLED_BACK);
-    CHECK_CONTAINS(note, "rolled back rule 4: alone it ran twice below the default settings' 1100.0 MiB/s");
+    CHECK_CONTAINS(note, "rolled back rule 4: alone it ran twice below the default settings by more than 25% "
+                         "(last 260.0 against 1000.0 MiB/s)");
     CHECK(f.rolled_back_now == 2);
     CHECK(next(&f, &mask) == IOT_FB_RUN_ISOLATED && mask == 4);
-    CHECK(iot_feedback_observe(&f, 1000, NULL, 0) == IOT_FB_RULE_KEPT); /* within 25% of 1100 */
+    CHECK(iot_feedback_observe(&f, 1000, NULL, 0) == IOT_FB_RULE_KEPT); /* not below the latest defaults */
     CHECK(next(&f, &mask) == IOT_FB_RUN_RULES && mask == (1 | 4)); /* rules 1 and 7 together again */
-    CHECK(f.reference == 1100);
+    CHECK(f.reference == 1000); /* the latest measurement of the defaults */
     CHECK(iot_feedback_observe(&f, 1200, NULL, 0) == IOT_FB_NONE);
     /* a second harm (the kept rules hurt together) rolls back every rule still applied */
     CHECK(iot_feedback_observe(&f, 400, NULL, 0) == IOT_FB_SLOW);
@@ -80,11 +84,17 @@ int main(void)
     iot_feedback_observe(&f, 300, NULL, 0);
     CHECK(iot_feedback_observe(&f, 1000, NULL, 0) == IOT_FB_ISOLATE_NEXT);
     CHECK(iot_feedback_observe(&f, 100, NULL, 0) == IOT_FB_SLOW);
+    CHECK(iot_feedback_observe(&f, 1000, NULL, 0) == IOT_FB_NONE); /* the defaults again */
     CHECK(iot_feedback_observe(&f, 100, NULL, 0) == IOT_FB_ROLLED_BACK);
-    /* a slow phase, then a good one: the rule stays */
+    /* a burst: the rule alone and the defaults after it are both slow, the rule's second try is like the
+     * defaults': it stays */
+    CHECK(next(&f, &mask) == IOT_FB_RUN_ISOLATED && mask == 2);
     CHECK(iot_feedback_observe(&f, 100, NULL, 0) == IOT_FB_SLOW);
-    CHECK(iot_feedback_observe(&f, 900, NULL, 0) == IOT_FB_RULE_KEPT);
+    CHECK(iot_feedback_observe(&f, 150, NULL, 0) == IOT_FB_NONE);
+    CHECK(iot_feedback_observe(&f, 140, NULL, 0) == IOT_FB_RULE_KEPT);
     CHECK(next(&f, &mask) == IOT_FB_RUN_RULES && mask == 2);
+    CHECK(f.reference == 150); /* judged against the latest defaults from here */
+    CHECK(iot_feedback_observe(&f, 1000, NULL, 0) == IOT_FB_NONE);
     /* harmful after all, together: the second harm rolls it back */
     iot_feedback_observe(&f, 100, NULL, 0);
     iot_feedback_observe(&f, 100, NULL, 0);

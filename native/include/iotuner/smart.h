@@ -344,10 +344,12 @@ char *iot_rules_explain(const char *insights_json, const char *rules_json_or_NUL
  *     reference;
  *  3. the probe faster: the rules did harm. With one rule applied, it is
  *     rolled back. With several, each is tried alone in the next phases and
- *     judged against the probe: one slower than it by the margin twice is
- *     rolled back, the others stay and run together again. A second
- *     confirmed harm rolls back every rule still applied (rules can hurt
- *     only together).
+ *     judged against the probe. One slower than it by the margin gets a
+ *     second look, paired the same way: the default settings run again,
+ *     then the rule alone, judged against that new measurement; slower
+ *     again, it is rolled back. The others stay and run together again. A
+ *     second confirmed harm rolls back every rule still applied (rules can
+ *     hurt only together).
  * Rolled-back rules stay rolled back for the rest of the run. */
 #define IOT_FEEDBACK_MAX_RULES 32 /* rules that set knobs (at most one per setting) */
 
@@ -376,7 +378,7 @@ typedef struct {
     uint32_t untried;                   /* rules still to try alone */
     uint32_t rolled_back_now;           /* rules the last observation rolled back */
     int isolated;                       /* index of the rule tried alone now, -1 none */
-    int isolated_slow;                  /* its phases below the probe so far */
+    int isolated_slow;                  /* it ran below the probe once: the next probe and try are its second look */
     int probing, harms, regressions;
     double slow[2];   /* the last two phases below the reference */
     double probe;     /* the probe's bandwidth: what rules tried alone are judged against */

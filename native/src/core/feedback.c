@@ -94,16 +94,21 @@ static iot_feedback_action after_probe(iot_feedback *f, double mib_s, char *note
     return IOT_FB_ISOLATE_NEXT;
 }
 
-/* A rule tried alone is rolled back when it runs slower than the probe
- * beyond the margin twice, the evidence a first harm needed. */
+/* A rule tried alone and slower than the probe beyond the margin gets a
+ * second look, paired like the first: a phase with the default settings
+ * right away (the machine changes over minutes), then the rule alone again,
+ * judged against that. Rolled back only if it is slower both times. */
 static iot_feedback_action after_isolated(iot_feedback *f, double mib_s, char *note, size_t notelen)
 {
     int i = f->isolated;
     double floor = f->probe * (1 - f->margin);
-    if (mib_s < floor && ++f->isolated_slow < 2) {
+    if (mib_s < floor && !f->isolated_slow) {
+        f->isolated_slow = 1;
+        f->probing = 1;
         if (note)
             snprintf(note, notelen, "rule %d alone ran at %.1f MiB/s, below %.1f MiB/s with the default settings by "
-                     "more than %.0f%%: it runs alone once more", f->rules[i], mib_s, f->probe, f->margin * 100);
+                     "more than %.0f%%: the default settings run again, then the rule alone once more", f->rules[i],
+                     mib_s, f->probe, f->margin * 100);
         return IOT_FB_SLOW;
     }
     f->untried &= ~BIT(i);
@@ -111,8 +116,8 @@ static iot_feedback_action after_isolated(iot_feedback *f, double mib_s, char *n
     iot_feedback_action a;
     if (mib_s < floor) {
         char why[200];
-        snprintf(why, sizeof why, "alone it ran twice below the default settings' %.1f MiB/s by more than %.0f%% "
-                 "(last %.1f MiB/s)", f->probe, f->margin * 100, mib_s);
+        snprintf(why, sizeof why, "alone it ran twice below the default settings by more than %.0f%% (last %.1f "
+                 "against %.1f MiB/s)", f->margin * 100, mib_s, f->probe);
         a = roll_back(f, BIT(i), note, notelen, why);
     } else {
         if (note)
@@ -126,13 +131,24 @@ static iot_feedback_action after_isolated(iot_feedback *f, double mib_s, char *n
     return a;
 }
 
+/* The default settings again, between two tries of one rule alone: the new reference for its second try. */
+static iot_feedback_action after_reprobe(iot_feedback *f, double mib_s, char *note, size_t notelen)
+{
+    f->probing = 0;
+    f->probe = mib_s;
+    if (note)
+        snprintf(note, notelen, "the default settings ran at %.1f MiB/s: rule %d alone is judged against that",
+                 mib_s, f->rules[f->isolated]);
+    return IOT_FB_NONE;
+}
+
 iot_feedback_action iot_feedback_observe(iot_feedback *f, double mib_s, char *note, size_t notelen)
 {
     if (note && notelen)
         note[0] = 0;
     f->rolled_back_now = 0;
     if (f->probing)
-        return after_probe(f, mib_s, note, notelen);
+        return f->isolated >= 0 ? after_reprobe(f, mib_s, note, notelen) : after_probe(f, mib_s, note, notelen);
     if (f->isolated >= 0)
         return after_isolated(f, mib_s, note, notelen);
     if (!f->applied)
