@@ -123,22 +123,27 @@ def test_prediction_hit_fraction_on_bundled_kernels(tmp_path, name, args):
 
 def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-x", "1M", "-t", "6", "-F", "-o", scratch],
+        rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-x", "1M", "-t", "10", "-F", "-o", scratch],
                         rules=HARMFUL, IOTUNER_SMART_MARGIN=HARM_MARGIN)
     smart = rep.data["smart"]
     assert smart["rules_table"].endswith("rules.json") and smart["margin"] == 0.5
-    roles = [p["role"] for p in smart["phases"]]
-    # two slow phases, then a probe with the default settings confirms the rule did the harm
-    assert roles == ["learn", "optimized", "optimized", "probe", "default", "default"]
-    assert "below the reference" in smart["phases"][1]["feedback"]
-    assert "the next phase is a probe" in smart["phases"][2]["feedback"]
-    assert smart["phases"][3]["feedback"].startswith("rolled back rule 1: ")
-    learned = smart["phases"][0]["bandwidth_mib_s"]
-    assert all(p["bandwidth_mib_s"] < 0.5 * learned for p in smart["phases"][1:3])
-    assert smart["phases"][3]["bandwidth_mib_s"] > 1.5 * max(p["bandwidth_mib_s"] for p in smart["phases"][1:3])
+    phases = smart["phases"]
+    roles = [p["role"] for p in phases]
+    # two slow phases, then a probe with the default settings; it confirms the harm, unless it met one of
+    # this machine's bursts: then the rule is looked at again after four more slow phases
+    assert roles[:4] == ["learn", "optimized", "optimized", "probe"], roles
+    assert "below the reference" in phases[1]["feedback"]
+    assert "the next phase is a probe" in phases[2]["feedback"]
+    back = next(i for i, p in enumerate(phases) if (p["feedback"] or "").startswith("rolled back rule 1: "))
+    assert back in (3, 8) and roles[back] == "probe", roles
+    assert roles[back + 1:] == ["default"] * (len(roles) - back - 1)
+    learned = phases[0]["bandwidth_mib_s"]
+    harmed = [p["bandwidth_mib_s"] for p in phases[:back] if p["role"] == "optimized"]
+    assert sorted(harmed)[len(harmed) // 2] < 0.5 * learned  # the median phase under the rule
+    assert phases[back]["bandwidth_mib_s"] > 1.5 * max(harmed[-2:])
     data = rep.data_phases()
     assert any(c["knob"] == "romio_cb_write" and c["effective"] == "enable" for c in data[1]["settings"])
-    assert all(p["settings"] == [] for p in data[3:])  # back to the application's own settings
+    assert all(p["settings"] == [] for p in data[back:])  # back to the application's own settings
 
 
 def test_feedback_loop_rolls_back_only_the_rule_that_hurts(tmp_path):

@@ -29,16 +29,42 @@ int main(void)
     CHECK(iot_feedback_observe(&f, 10, note, sizeof note) == IOT_FB_NONE); /* nothing after a roll-back */
     CHECK(next(&f, NULL) == IOT_FB_RUN_DEFAULT);
 
-    /* drift: the machine slowed down, the default is no faster: keep the rules, new reference */
+    /* drift: the machine slowed down, the default is no faster: keep the rules and the reference; the next
+     * probe waits for four slow phases, then eight, and no more than sixteen */
     iot_feedback_init(&f, 1000, 0.25, three, 3);
     CHECK(next(&f, &mask) == IOT_FB_RUN_RULES && mask == 7);
     CHECK(iot_feedback_observe(&f, 700, NULL, 0) == IOT_FB_SLOW);
     CHECK(iot_feedback_observe(&f, 650, NULL, 0) == IOT_FB_PROBE_NEXT);
     CHECK(iot_feedback_observe(&f, 690, note, sizeof note) == IOT_FB_KEPT);
-    CHECK(f.applied == 7 && f.reference == 690);
+    CHECK(f.applied == 7 && f.reference == 1000);
     CHECK_CONTAINS(note, "not the rules'");
+    CHECK_CONTAINS(note, "the next probe comes after 4 phases");
     CHECK(next(&f, &mask) == IOT_FB_RUN_RULES && mask == 7);
-    CHECK(iot_feedback_observe(&f, 640, NULL, 0) == IOT_FB_NONE); /* judged against the new reference */
+    for (int i = 0; i < 3; i++)
+        CHECK(iot_feedback_observe(&f, 640, NULL, 0) == IOT_FB_SLOW);
+    CHECK(iot_feedback_observe(&f, 640, NULL, 0) == IOT_FB_PROBE_NEXT);
+    CHECK(iot_feedback_observe(&f, 650, NULL, 0) == IOT_FB_KEPT);
+    CHECK(f.patience == 8);
+    for (int i = 0; i < 7; i++)
+        iot_feedback_observe(&f, 640, NULL, 0);
+    CHECK(iot_feedback_observe(&f, 640, NULL, 0) == IOT_FB_PROBE_NEXT);
+    iot_feedback_observe(&f, 650, NULL, 0);
+    CHECK(f.patience == 16);
+    for (int i = 0; i < 15; i++)
+        iot_feedback_observe(&f, 640, NULL, 0);
+    CHECK(iot_feedback_observe(&f, 640, NULL, 0) == IOT_FB_PROBE_NEXT);
+    iot_feedback_observe(&f, 650, NULL, 0);
+    CHECK(f.patience == 16);
+
+    /* a probe that met a burst lets a harmful rule stay for a while, not for good: it is looked at again */
+    iot_feedback_init(&f, 1000, 0.25, one, 1);
+    iot_feedback_observe(&f, 200, NULL, 0);
+    iot_feedback_observe(&f, 210, NULL, 0);
+    CHECK(iot_feedback_observe(&f, 220, NULL, 0) == IOT_FB_KEPT); /* the burst */
+    for (int i = 0; i < 3; i++)
+        CHECK(iot_feedback_observe(&f, 200, NULL, 0) == IOT_FB_SLOW);
+    CHECK(iot_feedback_observe(&f, 200, NULL, 0) == IOT_FB_PROBE_NEXT);
+    CHECK(iot_feedback_observe(&f, 1000, NULL, 0) == IOT_FB_ROLLED_BACK);
 
     /* a probe only a little faster is noise, not harm */
     iot_feedback_init(&f, 1000, 0.25, three, 3);

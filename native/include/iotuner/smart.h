@@ -340,8 +340,10 @@ char *iot_rules_explain(const char *insights_json, const char *rules_json_or_NUL
  *     next phase is a probe with the default settings, to tell harm from a
  *     machine that slowed down;
  *  2. the probe no faster than the better of those two by the margin: the
- *     slowdown was the machine's, the rules stay and the probe is the new
- *     reference;
+ *     slowdown was the machine's (or the probe met a burst of it), the rules
+ *     stay and the reference too, but the next probe waits for twice as many
+ *     phases in a row below it (4, 8, up to 16): a harm is looked at again,
+ *     and a lasting slowdown costs few probes;
  *  3. the probe faster: the rules did harm. With one rule applied, it is
  *     rolled back. With several, each is tried alone in the next phases and
  *     judged against the probe. One slower than it by the margin gets a
@@ -352,6 +354,7 @@ char *iot_rules_explain(const char *insights_json, const char *rules_json_or_NUL
  *     hurt only together).
  * Rolled-back rules stay rolled back for the rest of the run. */
 #define IOT_FEEDBACK_MAX_RULES 32 /* rules that set knobs (at most one per setting) */
+#define IOT_FEEDBACK_MAX_PATIENCE 16 /* most phases in a row below the reference before a probe */
 
 typedef enum {
     IOT_FB_NONE,        /* nothing to report */
@@ -380,6 +383,7 @@ typedef struct {
     int isolated;                       /* index of the rule tried alone now, -1 none */
     int isolated_slow;                  /* it ran below the probe once: the next probe and try are its second look */
     int probing, harms, regressions;
+    int patience;     /* phases in a row below the reference that make the next one a probe */
     double slow[2];   /* the last two phases below the reference */
     double probe;     /* the probe's bandwidth: what rules tried alone are judged against */
 } iot_feedback;

@@ -13,6 +13,7 @@ void iot_feedback_init(iot_feedback *f, double learned_mib_s, double margin, con
     f->reference = learned_mib_s;
     f->margin = margin > 0 && margin < 1 ? margin : 0.25;
     f->isolated = -1;
+    f->patience = 2;
     for (int i = 0; i < nrules && f->nrules < IOT_FEEDBACK_MAX_RULES; i++)
         f->rules[f->nrules++] = rule_ids[i];
     f->applied = f->nrules ? (uint32_t)((1ull << f->nrules) - 1) : 0;
@@ -69,12 +70,15 @@ static iot_feedback_action after_probe(iot_feedback *f, double mib_s, char *note
     f->probing = 0;
     double better_slow = f->slow[0] > f->slow[1] ? f->slow[0] : f->slow[1];
     if (mib_s < better_slow * (1 + f->margin)) {
+        /* The machine's, or the probe hit a burst: keep the reference, so a harm is looked at again, but wait
+         * for twice as many slow phases before the next probe, so a lasting slowdown costs few of them. */
         f->regressions = 0;
-        f->reference = mib_s;
+        if (f->patience < IOT_FEEDBACK_MAX_PATIENCE)
+            f->patience *= 2;
         if (note)
             snprintf(note, notelen, "the default settings ran no faster (%.1f MiB/s against %.1f and %.1f under "
-                     "the rules), so the slowdown was not the rules'; %.1f MiB/s is the new reference", mib_s,
-                     f->slow[0], f->slow[1], mib_s);
+                     "the rules), so the slowdown was not the rules': they stay; the next probe comes after %d "
+                     "phases below the reference", mib_s, f->slow[0], f->slow[1], f->patience);
         return IOT_FB_KEPT;
     }
     f->probe = mib_s;
@@ -159,7 +163,7 @@ iot_feedback_action iot_feedback_observe(iot_feedback *f, double mib_s, char *no
     }
     f->slow[0] = f->slow[1];
     f->slow[1] = mib_s;
-    if (++f->regressions < 2) {
+    if (++f->regressions < f->patience) {
         if (note)
             snprintf(note, notelen, "%.1f MiB/s is below the reference %.1f MiB/s by more than %.0f%%", mib_s,
                      f->reference, f->margin * 100);
@@ -167,7 +171,7 @@ iot_feedback_action iot_feedback_observe(iot_feedback *f, double mib_s, char *no
     }
     f->probing = 1;
     if (note)
-        snprintf(note, notelen, "two phases below the reference %.1f MiB/s by more than %.0f%%: the next phase is a "
-                 "probe with the default settings", f->reference, f->margin * 100);
+        snprintf(note, notelen, "%d phases in a row below the reference %.1f MiB/s by more than %.0f%%: the next "
+                 "phase is a probe with the default settings", f->regressions, f->reference, f->margin * 100);
     return IOT_FB_PROBE_NEXT;
 }
