@@ -499,30 +499,6 @@ static void not_applicable_layer(iot_phase *ph, iot_layer layer, const char *why
                         why);
 }
 
-static void lustre_for_file(iot_phase *ph, hid_t fapl, unsigned flags, int create)
-{
-    if (!iot_lustre_wanted(ph))
-        return;
-    if (!create) {
-        not_applicable_layer(ph, IOT_LAYER_LUSTRE, "a Lustre layout is set only when a file is created");
-        return;
-    }
-    int truncating = (flags & ACC_TRUNC) != 0;
-    MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Info info = MPI_INFO_NULL;
-    if (is_mpio(ph) && H.Pget_fapl_mpio && iot_pmpi_resolve() && H.Pget_fapl_mpio(fapl, &comm, &info) >= 0) {
-        int r = 0;
-        iot_pmpi.Comm_rank(comm, &r);
-        iot_lustre_prepare(ph, ph->path, truncating, r == 0);
-        iot_pmpi.Barrier(comm); /* nobody opens before the layout exists */
-        iot_pmpi.Comm_free(&comm);
-        if (info != MPI_INFO_NULL)
-            iot_pmpi.Info_free(&info);
-    } else {
-        iot_lustre_prepare(ph, ph->path, truncating, 1);
-    }
-}
-
 /* The ranks that open the file (H5Fcreate / H5Fopen are collective on
  * them), as the duplicate H5Pget_fapl_mpio returns; MPI_COMM_NULL when the
  * file is not opened through MPI-IO. */
@@ -535,6 +511,27 @@ static MPI_Comm file_comm(iot_phase *ph, hid_t fapl)
     if (info != MPI_INFO_NULL)
         iot_pmpi.Info_free(&info);
     return comm;
+}
+
+static void lustre_for_file(iot_phase *ph, hid_t fapl, unsigned flags, int create)
+{
+    if (!iot_lustre_wanted(ph))
+        return;
+    if (!create) {
+        not_applicable_layer(ph, IOT_LAYER_LUSTRE, "a Lustre layout is set only when a file is created");
+        return;
+    }
+    int truncating = (flags & ACC_TRUNC) != 0;
+    MPI_Comm comm = file_comm(ph, fapl);
+    if (comm != MPI_COMM_NULL) {
+        int r = 0;
+        iot_pmpi.Comm_rank(comm, &r);
+        iot_lustre_prepare(ph, ph->path, truncating, r == 0);
+        iot_pmpi.Barrier(comm); /* nobody opens before the layout exists */
+        iot_pmpi.Comm_free(&comm);
+    } else {
+        iot_lustre_prepare(ph, ph->path, truncating, 1);
+    }
 }
 
 typedef hid_t (*fcreate_fn)(const char *, unsigned, hid_t, hid_t);
@@ -782,10 +779,11 @@ static void verify_chunking(iot_phase *ph, hid_t did, const char *dname, const i
         st = IOT_STATUS_DROPPED;
         snprintf(why, sizeof why, "the dataset is not chunked after creation");
     } else if (is_chunk_bytes(chunk)) { /* effective: "bytes (dims)" */
-        uint64_t g[H5S_MAX_RANK];
+        uint64_t g[H5S_MAX_RANK], bytes = elem;
         int same = 1;
         for (int i = 0; i < rank; i++) {
             g[i] = got[i];
+            bytes *= got[i];
             same &= got[i] == want[i];
         }
         iot_chunk_text(rank, g, elem, eff, sizeof eff);
@@ -794,7 +792,7 @@ static void verify_chunking(iot_phase *ph, hid_t did, const char *dname, const i
             dims_text(got, rank, gd, sizeof gd);
             st = IOT_STATUS_CHANGED;
             snprintf(why, sizeof why, "HDF5 reports chunk dimensions (%.120s), not (%.120s)", gd, asked);
-        } else if ((int64_t)strtoll(eff, NULL, 10) != chunk->ints[0]) {
+        } else if ((int64_t)bytes != chunk->ints[0]) {
             st = IOT_STATUS_CHANGED;
             snprintf(why, sizeof why, "%s", note);
         }

@@ -265,13 +265,15 @@ static inline void data_end(iot_phase *ph, int rc, uint64_t bytes, uint64_t dt, 
 
 /* Where a data call accesses the file, for smart mode's locality: the
  * explicit offset of the _at calls, the individual file pointer of the
- * others (a local query), unknown for the shared pointer. Offsets count
+ * others (a local query, made only while the phase is learned: no other
+ * phase keeps locality), unknown for the shared pointer. Offsets count
  * etypes from the view's displacement. */
 enum { AT_OFFSET, AT_POINTER, AT_SHARED };
 
 static inline int access_offset(MPI_File fh, const open_file *f, int where, MPI_Offset offset, int64_t *out)
 {
-    if (where == AT_POINTER && iot_pmpi.File_get_position(fh, &offset) != MPI_SUCCESS)
+    if (where == AT_POINTER &&
+        (!iot_smart_learning(f->ph) || iot_pmpi.File_get_position(fh, &offset) != MPI_SUCCESS))
         return 0;
     *out = f->disp + (int64_t)offset * f->etype_size;
     return where != AT_SHARED;

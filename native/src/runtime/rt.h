@@ -228,6 +228,8 @@ void iot_smart_call(iot_phase *ph, const char *func, const int64_t *args, int na
  * call's signature for the _at calls only (iotuner/smart.h). */
 void iot_smart_data(iot_phase *ph, const char *func, int64_t bytes, int64_t offset, int offset_known,
                     int offset_in_signature, int is_write);
+/* 1 while the phase is the learned one (its data calls' offsets are kept). */
+int iot_smart_learning(const iot_phase *ph);
 /* After the phase's file is closed: collective on the ranks that share the file. */
 void iot_smart_phase_end(iot_phase *ph);
 /* The phase's open failed: forget it. */

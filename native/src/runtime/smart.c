@@ -570,6 +570,11 @@ void iot_smart_phase_begin(iot_phase *ph, const char *func, const int64_t *args,
     unlock();
 }
 
+int iot_smart_learning(const iot_phase *ph)
+{
+    return ph && ph->smart && ph->smart->role == ROLE_LEARN; /* set at the phase start, then read only */
+}
+
 /* A call of a phase; a data call with a known offset (at >= 0) is also a point of its locality. */
 static void call(iot_phase *ph, const char *func, const int64_t *args, int nargs, int offset_index, int64_t at,
                  int is_write)
@@ -581,7 +586,7 @@ static void call(iot_phase *ph, const char *func, const int64_t *args, int nargs
     uint64_t t0 = w ? iot_ticks() : 0;
     smart_phase *sp = ph->smart;
     feed(sp, func, args, nargs, offset_index);
-    if (at >= 0 && sp->role == ROLE_LEARN) /* locality matters to the learned phase only */
+    if (at >= 0 && iot_smart_learning(ph)) /* locality matters to the learned phase only */
         iot_locality_add(is_write ? &sp->writes : &sp->reads, at, args[IOT_ARG_BYTES]);
     if (w)
         S.t_predict += (iot_ticks() - t0) * w;
