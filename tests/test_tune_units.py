@@ -407,30 +407,34 @@ def test_ga_mutation_rate():
 
 def test_demo_never_wipes_a_directory_that_is_not_its_output(tmp_path, monkeypatch, capsys):
     from iotuner import cli
+    from iotuner.commands import demo as command
     calls = []
     monkeypatch.setattr(cli, "main", lambda argv: calls.append(argv) or 0)  # the tuning itself: not here
+
+    def demo(out):
+        return command.main(cli.build_parser(["demo"]).parse_args(["demo", "--out", str(out)]))
 
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "thesis.tex").write_text("years of work")
-    assert cli.cmd_demo(cli.build_parser().parse_args(["demo", "--out", str(mine)])) == 2
+    assert demo(mine) == 2
     assert (mine / "thesis.tex").read_text() == "years of work" and not calls
     assert "not an earlier demo or tune output" in capsys.readouterr().err
 
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
-    assert cli.cmd_demo(cli.build_parser().parse_args(["demo", "--out", str(a_file)])) == 2
+    assert demo(a_file) == 2
     assert a_file.read_text() == "x"
 
     earlier = tmp_path / "earlier"
     earlier.mkdir()
     (earlier / "summary.json").write_text("{}")
     (earlier / "trials.csv").write_text("old")
-    assert cli.cmd_demo(cli.build_parser().parse_args(["demo", "--out", str(earlier)])) == 0
+    assert demo(earlier) == 0
     assert not (earlier / "trials.csv").exists() and (earlier / "baseline.json").exists() and len(calls) == 1
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert cli.cmd_demo(cli.build_parser().parse_args(["demo", "--out", str(empty)])) == 0
-    assert cli.cmd_demo(cli.build_parser().parse_args(["demo", "--out", str(tmp_path / "new")])) == 0
+    assert demo(empty) == 0
+    assert demo(tmp_path / "new") == 0
     assert len(calls) == 3

@@ -1,0 +1,25 @@
+"""iotuner check: validate a settings document."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+ORDER = 50
+HELP = "validate a settings document and print it normalized"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("settings", metavar="SETTINGS")
+
+
+def main(args: argparse.Namespace) -> int:
+    from .. import settings
+    try:
+        doc = settings.load(args.settings)
+    except settings.SettingsError as e:
+        print(f"iotuner check: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(doc, indent=2))
+    return 0

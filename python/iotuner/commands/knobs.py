@@ -1,0 +1,33 @@
+"""iotuner knobs: the knob catalogue."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+ORDER = 70
+HELP = "list the knobs iotuner can set"
+LAYERS = ("hdf5", "mpiio", "lustre")  # as catalogue.LAYERS, without loading the core
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--layer", choices=LAYERS)
+    p.add_argument("--json", action="store_true", help="the full catalogue as JSON")
+
+
+def main(args: argparse.Namespace) -> int:
+    from .. import catalogue, native, render
+    knobs = [k for k in catalogue.knobs().values() if not args.layer or k.layer == args.layer]
+    if args.json:
+        print(json.dumps(native.core().catalogue(), indent=2))
+        return 0
+    from rich.table import Table
+    t = Table(title="Knobs iotuner can set (settings documents: docs/settings.md)", title_justify="left")
+    for col in ("knob", "type", "default", "applied at", "what it does"):
+        t.add_column(col, overflow="fold")
+    for k in knobs:
+        typ = "|".join(k.choices) if k.choices else k.type
+        t.add_row(k.key, typ, k.default or "-", k.applied_at.replace("_", " "), k.description)
+    render.console_for_output().print(t)
+    print("Any other MPI-IO hint can be given by name under \"mpiio\"; it is passed through and read back.")
+    return 0
