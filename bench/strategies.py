@@ -31,7 +31,7 @@ from pathlib import Path
 import optuna
 
 from iotuner import native, settings
-from iotuner.tune import objective, space as spaces, study, synthetic, tuner
+from iotuner.tune import config as cfg, objective, space as spaces, store as stores, strategies, synthetic, tuner
 
 STRATEGIES = ("random", "ga", "ga-h5evolve", "bayes")
 REAL_STRATEGIES = ("random", "ga", "bayes")
@@ -57,12 +57,13 @@ def evaluations_to_target(space_name: str, model_name: str, strategy: str, seed:
     sp, mod = spaces.load(space_name), synthetic.model(model_name)
     target = 0.95 * mod.best(sp)
     obj = objective.parse("perf")
-    config = {"strategy": strategy, "seed": seed, "strategy_options": {}, "space": sp.to_json(),
-              "objective": {"name": obj.name, "pattern": None, "direction": obj.direction, "unit": obj.unit}}
-    store = study.StudyStore.create(optuna.storages.InMemoryStorage(), f"{space_name}-{strategy}-{seed}", config, sp)
+    config = cfg.StudyConfig(space=sp.to_json(), strategy=strategy, seed=seed, synthetic=cfg.SyntheticSpec(model_name),
+                             objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit), repeats=1,
+                             baseline_every=0, confirm_top=1, confirm_rounds=1)
+    store = stores.Store.create(optuna.storages.InMemoryStorage(), f"{space_name}-{strategy}-{seed}", config,
+                                cfg.Budget(budget, None))
     rec = Recorder(synthetic.SyntheticEvaluator(mod, obj, noise, 0.0, seed))
-    t = tuner.Tuner(store, rec, sp, obj, {"version": 1}, tuner.Budget(budget, None),
-                    tuner.Options(repeats=1, baseline_every=0, confirm_top=1, confirm_rounds=1))
+    t = tuner.Tuner(store, rec, sp, obj, strategies.make(strategy, sp, seed))
     t.run()
     return next((i for i, v in enumerate(rec.true_values, start=1) if v >= target), None)
 
@@ -89,9 +90,8 @@ def runs_to_winner(out: Path, summary: dict) -> int | None:
     """Trial runs (repeats and deduplicated runs included) until the confirmed winner's first trial ran."""
     if not summary["verdict"] or not summary["verdict"]["significant"]:
         return None
-    s = optuna.load_study(study_name=summary["study"], storage=f"sqlite:///{out / 'study.db'}")
-    return sum(t.user_attrs.get("cost_runs", 0) for t in s.trials if t.number <= summary["winner"]["trial"]
-               and not t.user_attrs.get("interrupted"))
+    store = stores.Store.open(f"sqlite:///{out / 'study.db'}", summary["study"], heartbeat_s=None)
+    return sum(r.cost_runs for i, r in enumerate(store.search_trials()) if i <= summary["winner"]["trial"])
 
 
 def real_part(opts) -> None:
@@ -117,7 +117,7 @@ def real_part(opts) -> None:
                 significant = bool(summary["verdict"] and summary["verdict"]["significant"])
                 gains.append(summary["verdict"]["gain"] if significant else 1.0)
                 times.append(summary["tuning_time_s"])
-                rotis.append(summary["roti"]["final"] if summary["roti"] else 0.0)
+                rotis.append(summary["roti"]["final"] or 0.0)
                 n = runs_to_winner(out, summary)
                 firsts.append(n if n is not None else float("inf"))
             first = statistics.median(firsts)

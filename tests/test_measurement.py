@@ -5,6 +5,8 @@ import pytest
 
 from conftest import kernel, run_job
 
+pytestmark = pytest.mark.mpi
+
 
 def phase_of(report, suffix):
     return next(p for p in report.phases if p["file"].endswith(suffix))

@@ -9,9 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-import optuna
 import pytest
-from optuna.trial import TrialState
+
+from iotuner.tune.store import Store
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -19,6 +19,11 @@ PROGRAMS = Path(__file__).parent / "programs"
 def tune(*args, **kw):
     return subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, args)], capture_output=True, text=True,
                           **kw)
+
+
+def records(storage, name):
+    """The study's records, through the store (the one reader of study state)."""
+    return Store.open(storage, name, heartbeat_s=None).records()
 
 
 def test_crash_and_hang_are_recorded_and_the_study_completes(tmp_path):
@@ -31,16 +36,15 @@ def test_crash_and_hang_are_recorded_and_the_study_completes(tmp_path):
              "--study", "faults", "--out", tmp_path / "out", "--", sys.executable, PROGRAMS / "fake_app.py",
              timeout=120)
     assert r.returncode == 0, r.stderr + r.stdout
-    store = optuna.load_study(study_name="faults", storage=f"sqlite:///{tmp_path / 'out' / 'study.db'}")
     by_mode = {}
-    for t in store.trials:
-        by_mode.setdefault(t.user_attrs["settings"]["mpiio.romio_cb_write"], []).append(t)
-    assert {t.state for t in by_mode["disable"]} == {TrialState.FAIL}
-    assert all("killed by SIGSEGV" in t.user_attrs["error"] and "segmentation fault ahead" in t.user_attrs["error"]
-               for t in by_mode["disable"])
-    assert {t.state for t in by_mode["enable"]} == {TrialState.FAIL}
-    assert all("timed out after 2 s" in t.user_attrs["error"] for t in by_mode["enable"])
-    assert {t.state for t in by_mode["automatic"]} == {TrialState.COMPLETE}
+    for t in records(f"sqlite:///{tmp_path / 'out' / 'study.db'}", "faults"):
+        if t.kind == "trial":
+            by_mode.setdefault(t.settings["mpiio.romio_cb_write"], []).append(t)
+    assert {t.state for t in by_mode["disable"]} == {"FAIL"}
+    assert all("killed by SIGSEGV" in t.error and "segmentation fault ahead" in t.error for t in by_mode["disable"])
+    assert {t.state for t in by_mode["enable"]} == {"FAIL"}
+    assert all("timed out after 2 s" in t.error for t in by_mode["enable"])
+    assert {t.state for t in by_mode["automatic"]} == {"COMPLETE"}
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["winner"]["settings"]["mpiio.romio_ds_write"] == "enable"  # 200 beats 100
     assert summary["verdict"]["significant"] is True
@@ -49,10 +53,9 @@ def test_crash_and_hang_are_recorded_and_the_study_completes(tmp_path):
 
 def completed(storage, name):
     try:
-        study = optuna.load_study(study_name=name, storage=storage)
+        return [t for t in records(storage, name) if t.kind == "trial" and t.state == "COMPLETE"]
     except Exception:
         return []
-    return [t for t in study.trials if t.state == TrialState.COMPLETE]
 
 
 # An MPI application stand-in (2 ranks under mpiexec): each rank leaves a start marker with its pid
@@ -94,6 +97,7 @@ def _running(pid):
 
 
 @pytest.mark.mpi
+@pytest.mark.slow
 def test_sigkill_during_a_trial_then_resume_loses_and_repeats_nothing(tmp_path):
     marks, scratch, out, log = (tmp_path / d for d in ("marks", "scratch", "out", "runs.jsonl"))
     marks.mkdir()
@@ -126,9 +130,10 @@ def test_sigkill_during_a_trial_then_resume_loses_and_repeats_nothing(tmp_path):
             pids += [mark["pid"], mark["ppid"]]  # the rank and its hydra proxy
         pids.append(_parent_of(pids[1]))  # mpiexec
         assert all(p and _running(p) for p in pids), pids  # the trial's application is running
-        before = {t.number: (t.value, t.user_attrs["settings"]) for t in completed(storage, "k")}
-        interrupted_number = int(label[1:5])
-        assert interrupted_number not in before
+        index = {t.number: i for i, t in enumerate(t for t in records(storage, "k") if t.kind == "trial")}
+        before = {index[t.number]: (t.runs, t.settings) for t in completed(storage, "k")}
+        interrupted = int(label[1:5])  # the trial's index, as in its run labels
+        assert interrupted not in before
 
         proc.send_signal(signal.SIGKILL)  # inside the trial
         proc.wait()
@@ -154,26 +159,23 @@ def test_sigkill_during_a_trial_then_resume_loses_and_repeats_nothing(tmp_path):
     assert not (scratch / label).exists()  # the interrupted run's scratch is removed on resume
     assert not [d for d in scratch.iterdir()]  # and no other run's is left
 
-    study = optuna.load_study(study_name="k", storage=storage)
-    after = {t.number: t for t in study.trials if t.state == TrialState.COMPLETE}
-    for number, (value, settings) in before.items():  # nothing completed was lost or changed
-        assert after[number].value == value and after[number].user_attrs["settings"] == settings
-    ran = [t for t in study.trials if t.user_attrs.get("cost_runs", 0) > 0 and not t.user_attrs.get("interrupted")]
+    trials = [t for t in records(storage, "k") if t.kind == "trial"]
+    after = {i: t for i, t in enumerate(trials) if t.state == "COMPLETE"}
+    for i, (runs, settings) in before.items():  # nothing completed was lost or changed
+        assert after[i].runs == runs and after[i].settings == settings
+    ran = [t for t in trials if t.cost_runs > 0 and not t.interrupted]
     assert len(ran) == 12  # the budget, counted once
     # no configuration completed before the kill ran again, under any number
     done_before = {json.dumps(s, sort_keys=True) for _, s in before.values()}
     resumed_labels = [json.loads(line)["label"] for line in log.read_text().splitlines()[lines_before:]]
     resumed_trials = {int(lbl[1:5]) for lbl in resumed_labels if lbl.startswith("t")}
     assert resumed_trials and all(n > max(before) for n in resumed_trials)
-    by_number = {t.number: t for t in study.trials}
-    rerun = [n for n in resumed_trials if json.dumps(by_number[n].user_attrs["settings"], sort_keys=True)
-             in done_before]
+    rerun = [n for n in resumed_trials if json.dumps(trials[n].settings, sort_keys=True) in done_before]
     assert rerun == [], f"trials {rerun} ran configurations completed before the kill"
-    # the trial cut short is run again, under a new number
-    cut = by_number[interrupted_number]
-    assert cut.user_attrs.get("interrupted") and cut.state == TrialState.FAIL
-    assert any(t.user_attrs.get("settings") == cut.user_attrs["settings"] and t.number > cut.number
-               for t in ran)
+    # the trial cut short is run again once, under a new number
+    cut = trials[interrupted]
+    assert cut.interrupted and cut.state == "FAIL"
+    assert sum(1 for t in ran if t.attrs.get("retry_of") == cut.number) == 1
     assert json.loads((out / "summary.json").read_text())["trials_run"] == 12
 
 

@@ -256,7 +256,7 @@ def test_every_module_in_the_strategies_directory_registers():
     files = sorted(p.stem for p in directory.glob("*.py") if not p.stem.startswith("_"))
     assert strategies.modules() == files
     strategies.names()
-    registered_by = {s.factory.__module__.rpartition(".")[2] for s in map(strategies.get, strategies.names())}
+    registered_by = {s.__module__.rpartition(".")[2] for s in map(strategies.get, strategies.names())}
     assert registered_by == set(files)
 
 
@@ -318,11 +318,11 @@ def test_synthetic_objective_follows_the_direction():
 
 
 def _signature_of(m, flat, nodes=1):
-    from iotuner.tune import evaluate
+    from iotuner.tune import evaluate, store
     ev = synthetic.SyntheticEvaluator(m, objective.parse("perf"), noise=0.0)
     reference = evaluate.reference_of(ev.evaluate({"version": 1}, "baseline"))
     doc = settings.from_flat(space.complete(flat, nodes))
-    return evaluate.signature(ev.evaluate(doc, "t").effective, reference, nodes)
+    return store.signature(ev.evaluate(doc, "t").effective, reference, nodes)
 
 
 def test_signatures_compare_effective_values_with_the_default():
@@ -340,16 +340,16 @@ def test_signatures_compare_effective_values_with_the_default():
 
 def test_signatures_from_run_reports():
     """The same on what a real run reads back: cb_nodes 4 on 2 ranks is capped at 2 by ROMIO."""
-    from iotuner.tune import evaluate
+    from iotuner.tune import store
     reference = {"mpiio.cb_nodes": "1", "mpiio.cb_config_list": "*:1", "mpiio.cb_buffer_size": "16777216"}
     four = {"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:4"]}
     two = {"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:2"]}
-    assert evaluate.signature(four, reference) == evaluate.signature(two, reference)
-    assert evaluate.signature({"mpiio.cb_buffer_size": ["16777216"]}, reference) == "{}"
-    assert evaluate.signature({"hdf5.transfer_mode": ["independent"]}, reference) != "{}"  # default not seen: kept
+    assert store.signature(four, reference) == store.signature(two, reference)
+    assert store.signature({"mpiio.cb_buffer_size": ["16777216"]}, reference) == "{}"
+    assert store.signature({"hdf5.transfer_mode": ["independent"]}, reference) != "{}"  # default not seen: kept
     # on two nodes, "*:1" allows 2 aggregators: cb_nodes 2 with "*:1" is not "*:2" on one node's terms
-    assert evaluate.signature({"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:1"]}, reference, nodes=2) == \
-        evaluate.signature({"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:4"]}, reference, nodes=2)
+    assert store.signature({"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:1"]}, reference, nodes=2) == \
+        store.signature({"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:4"]}, reference, nodes=2)
 
 
 def test_confirmation_rounds_are_raised_until_a_gain_can_be_significant():

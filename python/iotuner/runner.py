@@ -53,14 +53,14 @@ def environment(config: str | os.PathLike | None, report: str | os.PathLike,
 def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
         report: str | os.PathLike | None = None, capture: bool = False, timeout: float | None = None,
         cwd: str | os.PathLike | None = None, env: Mapping[str, str] | None = None,
-        verbose: bool = False) -> RunResult:
+        verbose: bool = False, tether: bool = True) -> RunResult:
     """Runs command (launcher included) with the settings in config.
 
     With capture, stdout and stderr are returned instead of shown. A job past
     its timeout is killed with its whole process group (launcher and ranks).
     The job never outlives this process: if it dies, even by SIGKILL, the job
     gets SIGTERM (mpiexec then stops its ranks), then SIGKILL if it lingers
-    (see `_Tether`).
+    (see `_Tether`; without tether, for a job run by hand, only the SIGTERM).
     """
     tmpdir = None
     if report is None:
@@ -73,7 +73,7 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
     start = time.monotonic()
     proc = subprocess.Popen(list(command), cwd=cwd, env=full_env, stdout=out, stderr=err, text=True,
                             errors="replace", start_new_session=True, preexec_fn=_die_with_parent(os.getpid()))
-    tether = _Tether(proc.pid)
+    tether = _Tether(proc.pid) if tether else None
     timed_out = False
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
@@ -86,7 +86,8 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
         proc.communicate()
         raise
     finally:
-        tether.release()
+        if tether is not None:
+            tether.release()
     elapsed = time.monotonic() - start
     rep, rep_err = None, None
     if report.exists():

@@ -39,7 +39,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"iotuner: warning: settings file '{args.config}' does not exist; the application runs untuned",
               file=sys.stderr)
     try:
-        result = runner.run(command, config=args.config, report=args.report, verbose=args.verbose)
+        # run by hand: PR_SET_PDEATHSIG stops the launcher if iotuner dies; the tuner's watchdog is not needed
+        result = runner.run(command, config=args.config, report=args.report, verbose=args.verbose, tether=False)
     except FileNotFoundError as e:
         print(f"iotuner run: cannot start '{command[0]}': {e.strerror}", file=sys.stderr)
         return 127

@@ -4,7 +4,6 @@ interface, so the tuner treats them alike."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -17,11 +16,11 @@ from typing import Any, Protocol, Sequence
 from .. import settings
 from ..report import Report
 from .launch import Launcher
-from .space import as_text, constraints
+from .space import as_text
 from .objective import Objective, ObjectiveError
 
 STDERR_TAIL = 2000
-RUN_DIR = re.compile(r"baseline-\d{3}|t(?P<trial>\d{4})-r\d+|confirm-\d+-(default|t\d{4})")  # the run labels
+RUN_DIR = re.compile(r"baseline-\d{3}|training-\d{3}|t(?P<trial>\d{4})-r\d+|confirm-\d+-(default|t\d{4})")  # run labels
 
 
 @dataclass
@@ -35,6 +34,8 @@ class Measurement:
     effective: dict[str, list[str]] | None = None
     observed: dict[str, str] = field(default_factory=dict)  # every value in effect, requested or not (hints)
     details: dict[str, Any] = field(default_factory=dict)
+    report: dict | None = None  # the run report, whole: what strategies observe
+    fault: str | None = None  # the tuner itself could not run it (its scratch or output is unwritable or full)
 
 
 class Evaluator(Protocol):
@@ -76,27 +77,6 @@ def requested(doc: dict) -> dict[str, list[str]]:
     return {k: [as_text(v)] for k, v in sorted(settings.flatten(doc).items())}
 
 
-def _normalize(eff: dict[str, list[str]], nodes: int) -> dict[str, list[str]]:
-    """Constraint targets in their canonical form (`Constraint.canonical`)."""
-    out = dict(eff)
-    for key, c in constraints().items():
-        if c.target in out and len(out.get(key, ())) == 1 and out[key][0].isdigit():
-            out[c.target] = sorted({c.canonical(v, int(out[key][0]), nodes) for v in out[c.target]})
-    return out
-
-
-def signature(effective: dict[str, list[str]], reference: dict[str, str], nodes: int = 1) -> str:
-    """What took effect that differs from the default's effective values, as canonical JSON.
-
-    Equal signatures are one experiment and share one result: knobs dropped,
-    not applicable, or in effect with the default's own value change nothing,
-    and cb_config_list "*:4" is "*:2" when cb_nodes is 2 on one node.
-    """
-    eff = _normalize(effective, nodes)
-    ref = {k: v[0] for k, v in _normalize({k: [v] for k, v in reference.items()}, nodes).items()}
-    return json.dumps({k: v for k, v in sorted(eff.items()) if v != [ref.get(k)]})
-
-
 class JobEvaluator:
     """Runs the real application through a launcher, in a scratch directory per run."""
 
@@ -108,9 +88,14 @@ class JobEvaluator:
 
     def evaluate(self, doc: dict, label: str) -> Measurement:
         workdir = self.scratch / label
-        shutil.rmtree(workdir, ignore_errors=True)
-        workdir.mkdir(parents=True)
-        cfg = settings.save(doc, workdir / "settings.json")
+        try:
+            shutil.rmtree(workdir, ignore_errors=True)
+            workdir.mkdir(parents=True)
+            cfg = settings.save(doc, workdir / "settings.json")
+        except OSError as e:  # the scratch is full or unwritable: no run can start, whatever the settings
+            shutil.rmtree(workdir, ignore_errors=True)
+            why = f"cannot prepare the run in the scratch directory {self.scratch}: {e.strerror or e}"
+            return Measurement(False, None, 0.0, why, fault=why)
         app = [a.replace("{scratch}", str(workdir)) for a in self.app]
         if self.drop_caches:
             self._drop_caches()
@@ -135,13 +120,17 @@ class JobEvaluator:
             return Measurement(False, None, duration, f"{e}; {result.report_error or ''} stderr: {tail}")
         effective, observed = read_back(result.report) if result.report else (requested(doc), {})
         t = result.report.totals if result.report else {}
+        run = result.report.data.get("run", {}) if result.report else {}
         return Measurement(True, value, duration, effective=effective, observed=observed, details={
             "bytes_written": t.get("bytes_written"), "bytes_read": t.get("bytes_read"),
-            "write_mib_s": t.get("write_bandwidth_mib_s"), "read_mib_s": t.get("read_bandwidth_mib_s")})
+            "write_mib_s": t.get("write_bandwidth_mib_s"), "read_mib_s": t.get("read_bandwidth_mib_s"),
+            "io_time_s": t.get("io_time_s"), "wall_time_s": run.get("wall_time_s")},
+            report=result.report.data if result.report else None)
 
-    def clean_leftovers(self, interrupted: Sequence[int] = ()) -> list[Path]:
-        """Removes the run directories a killed tuner left in the scratch directory: every one
-        (each finished run removes its own), or with --keep those of the interrupted trials."""
+    def clean_leftovers(self, interrupted: Sequence[int] = (), everything: bool = True) -> list[Path]:
+        """Removes the run directories a killed tuner left in the scratch directory: every one (each finished
+        run removes its own), or, with --keep or while other workers use the directory, those of the
+        interrupted trials."""
         removed = []
         if not self.scratch.is_dir():
             return removed
@@ -149,7 +138,7 @@ class JobEvaluator:
             m = RUN_DIR.fullmatch(d.name)
             if not m or not d.is_dir():
                 continue
-            if not self.keep or (m["trial"] is not None and int(m["trial"]) in interrupted):
+            if (everything and not self.keep) or (m["trial"] is not None and int(m["trial"]) in interrupted):
                 shutil.rmtree(d, ignore_errors=True)
                 removed.append(d)
         return removed

@@ -1,160 +1,253 @@
-"""What a study leaves behind: the best settings document, a CSV of every
-trial, a PNG tuning curve, and the return on tuning investment (RoTI)."""
+"""What a study leaves behind: the best settings, a CSV of every run, a PNG of
+the tuning, and summary.json with the verdict, RoTI and the viability point.
+
+Everything here is read from the store's records and trajectory (the store
+derives, this module only presents)."""
 
 from __future__ import annotations
 
 import csv
 import json
-from dataclasses import asdict, dataclass
+import statistics
+from dataclasses import asdict
 from pathlib import Path
 
-from optuna.trial import TrialState
-
 from .. import settings
+from . import noise, trajectory as traj
 from .objective import Objective
-from .study import StudyStore
+from .store import BASELINE, CONFIRMATION, DEFAULT, TRAINING, TRIAL, Store
 from .tuner import Outcome
 
 NO_GAIN = "no gain to return"
+CSV_COLUMNS = ["kind", "trial", "record", "state", "tuning_time_s", "value", "runs", "duplicate_of", "round",
+               "settings", "effective", "error"]
 
 
-@dataclass
-class Roti:
-    """TunIO's return on tuning investment, RoTI(t) = (perf_best(t) - perf_default) / t, t in minutes.
-
-    peak: the highest RoTI along the search's best-so-far curve (perf_default: the median of
-    the default's runs). final: the confirmed gain, (confirmed winner's median - confirmed
-    default's median), over the whole tuning time, confirmation included.
-    """
-    peak: float
-    peak_at_min: float
-    final: float
-    unit: str
-
-
-def trajectory(store: StudyStore, objective: Objective) -> list[tuple[float, int, float, float]]:
-    """(tuning time s, trial number, value, best so far) of completed trials, in the order they ran.
-
-    A trial's value is the median of its configuration's runs when it finished. The tuner
-    runs trials one after the other, so trial numbers give the order; a trial without a time
-    (a study from an older iotuner) takes the time of the one before it.
-    """
-    out: list[tuple[float, int, float, float]] = []
-    at, best = 0.0, None
-    for t in sorted(store.search_trials(), key=lambda t: t.number):
-        at = max(at, t.user_attrs.get("at_s", at))
-        if t.state != TrialState.COMPLETE or t.value is None:
-            continue
-        best = t.value if best is None or objective.better(t.value, best) else best
-        out.append((at, t.number, t.value, best))
-    return out
-
-
-def roti(store: StudyStore, objective: Objective, outcome: Outcome, end_s: float) -> tuple[Roti | None, str | None]:
-    """(RoTI, None), or (None, why there is none): only a confirmed, significant gain has a return."""
-    if not outcome.significant:
+def roti(store: Store, objective: Objective, outcome: Outcome, total_s: float) -> tuple[traj.Roti, str | None]:
+    """RoTI along the trajectory; its final value only for a confirmed, significant gain (else why not)."""
+    gain = None
+    why = None
+    if outcome.significant:
+        gain = objective.improvement(outcome.winner["median"], outcome.confirmed_default)
+    else:
         why = ("the confirmation round found no significant improvement over the default" if outcome.verdict
                else outcome.notes[-1] if outcome.notes else "there was no confirmation round")
-        return None, f"{NO_GAIN}: {why}"
-    default = outcome.default
-    per_min = [(objective.improvement(best, default) / (at / 60), at / 60)
-               for at, _, _, best in trajectory(store, objective) if at > 0]
-    peak, peak_at = max(per_min) if per_min else (0.0, 0.0)
-    final = objective.improvement(outcome.winner["median"], outcome.confirmed_default) / (end_s / 60)
-    return Roti(peak, peak_at, final, objective.roti_unit()), None
+        why = f"{NO_GAIN}: {why}"
+    return traj.roti(store.trajectory, objective, store.config.repeats, gain, total_s), why
 
 
-def describe_roti(r: Roti | None, why: str | None) -> str:
-    if r is None:
-        return f"RoTI: none ({why})"
-    at = f"{r.peak_at_min * 60:.0f}s" if r.peak_at_min < 1.5 else f"{r.peak_at_min:.1f}min"
-    return f"RoTI: peak {r.peak:,.1f} {r.unit} (at {at} of tuning), final {r.final:,.1f} {r.unit}"
+def viability(store: Store, outcome: Outcome, total_s: float) -> traj.Viability:
+    """The viability point: the production run time given at creation, or the default's measured run time
+    (with its measured I/O share)."""
+    gain = outcome.verdict.gain if outcome.significant else None
+    details = [r.attrs.get("details") or {} for r in store.records(BASELINE) if r.ok]
+    shares = [d["io_time_s"] / d["wall_time_s"] for d in details
+              if d.get("io_time_s") is not None and d.get("wall_time_s")]
+    share = statistics.median(shares) if shares else 1.0
+    runtime = store.config.production_runtime_s
+    source = "given"
+    if runtime is None:
+        walls = [d["wall_time_s"] for d in details if d.get("wall_time_s")] or \
+            [r.duration_s for r in store.records(BASELINE) if r.ok and r.duration_s > 0]
+        runtime = statistics.median(walls) if walls else None
+        source = "measured default"
+    return traj.viability(total_s, gain, runtime, share, source)
 
 
-def write_csv(store: StudyStore, path: Path) -> None:
+def describe_roti(r: traj.Roti | None, why: str | None) -> str:
+    if r is None or r.final is None:
+        peak = "" if r is None or r.peak is None else f"; peak along the search {r.peak:,.1f} {r.unit}"
+        return f"RoTI: none ({why}){peak}"
+    peak = f"peak {r.peak:,.1f} {r.unit} (at {fmt_time(r.peak_at_s)} of tuning), " if r.peak is not None else ""
+    return f"RoTI: {peak}final {r.final:,.1f} {r.unit}"
+
+
+def fmt_time(s: float | None) -> str:
+    if s is None:
+        return "?"
+    return f"{s:.1f}s" if s < 10 else f"{s:.0f}s" if s < 90 else f"{s / 60:.1f}min" if s < 5400 else f"{s / 3600:.1f}h"
+
+
+# ---- trials.csv ----
+
+def write_csv(store: Store, path: Path, plan: str | None) -> None:
+    at = {p.number: p.at_s for p in store.trajectory}
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["kind", "trial", "state", "tuning_time_s", "value", "runs", "duplicate_of", "settings",
-                    "effective", "error"])
-        for r in store.baseline_runs():
-            w.writerow(["baseline", r.get("trial", ""), "COMPLETE", round(r["at_s"], 3), r["value"],
-                        json.dumps([r["value"]]), "", "{}", r.get("signature") or "", ""])
-        for t in store.search_trials():
-            a = t.user_attrs
-            w.writerow(["trial", t.number, t.state.name, round(a.get("at_s", 0.0), 3),
-                        t.value if t.state == TrialState.COMPLETE else "", json.dumps(a.get("runs", [])),
-                        a.get("duplicate_of", ""), json.dumps(a.get("settings", {}), sort_keys=True),
-                        a.get("signature", ""), a.get("error", "")])
-        confirmations = [("confirm-superseded", c) for c in store.superseded_confirmations()]
-        confirmations.append(("confirm", store.confirmation() or {}))
-        for kind, conf in confirmations:
-            for value in conf.get("default", []):
-                w.writerow([f"{kind}-default", "", "COMPLETE", "", value, json.dumps([value]), "", "{}", "", ""])
-            for c in conf.get("candidates", []):
-                for value in conf.get("samples", {}).get(c["signature"], []):
-                    w.writerow([kind, c["trial"], "COMPLETE", "", value, json.dumps([value]), "",
-                                json.dumps(c["settings"], sort_keys=True), c["signature"], ""])
+        w.writerow(CSV_COLUMNS)
+        for r in store.records(BASELINE, TRIAL, TRAINING, CONFIRMATION):
+            kind, label, rnd = r.kind, "", ""
+            if r.kind == TRIAL:
+                label = store.index_of(r.number)
+            elif r.kind == TRAINING:
+                label = sum(1 for x in store.records(TRAINING) if x.number < r.number)
+            elif r.kind == CONFIRMATION:
+                kind = CONFIRMATION if r.attrs.get("plan") == plan else "confirmation-superseded"
+                label = "default" if r.attrs.get("candidate") == DEFAULT else r.attrs.get("trial", "")
+                rnd = r.attrs.get("round", "")
+            dup = r.duplicate_of
+            if isinstance(dup, int):
+                dup = store.index_of(dup)
+            value = (statistics.median(r.runs) if r.runs else "") if r.state == "COMPLETE" else ""
+            w.writerow([kind, label, r.number, r.state, round(at[r.number], 3) if r.number in at else "", value,
+                        json.dumps(list(r.runs)), "" if dup is None else dup, rnd,
+                        json.dumps(r.settings, sort_keys=True), r.signature or "", r.error or ""])
 
 
-def plot(store: StudyStore, objective: Objective, default: float | None, path: Path, title: str,
-         caption: str = "") -> bool:
-    traj = trajectory(store, objective)
-    if not traj:
+# ---- curve.png ----
+
+def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: traj.Viability, total_s: float,
+         path: Path, title: str, caption: str = "") -> bool:
+    points = store.trajectory
+    trials = [p for p in points if p.kind == TRIAL]
+    if not trials and not any(p.kind == TRAINING for p in points):
         return False
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
+    span = max((p.at_s for p in points), default=1.0)
+    scale, unit = (1, "s") if span < 120 else (60, "min") if span < 7200 else (3600, "h")
     label = f"{objective.name} ({objective.unit})" if objective.unit else objective.name
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
-    xs_trial = list(range(1, len(traj) + 1))
-    xs_time = [at / 60 for at, _, _, _ in traj]
-    for ax, xs, xlabel in ((axes[0], xs_trial, "completed trial"), (axes[1], xs_time, "tuning time (min)")):
-        ax.scatter(xs, [v for _, _, v, _ in traj], s=12, color="#9aa5b1", label="trial (median of its runs)")
-        ax.step(xs, [b for _, _, _, b in traj], where="post", color="#1f6feb", linewidth=2, label="best so far")
-        if default is not None:
-            ax.axhline(default, color="#d1242f", linestyle="--", linewidth=1.2, label="default settings")
-        ax.set_xlabel(xlabel)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel(label)
-    axes[0].legend(loc="lower right", fontsize=8)
+    fig, ax = plt.subplots(2, 2, figsize=(12, 8.2))
+    by_trial, by_time, roti_ax, life_ax = ax[0][0], ax[0][1], ax[1][0], ax[1][1]
+
+    default_runs = store.default_runs
+    if default_runs:
+        med = statistics.median(default_runs)
+        spread = noise.relative_spread(default_runs) * abs(med)
+        for a in (by_trial, by_time):
+            a.axhline(med, color="#d1242f", linestyle="--", linewidth=1.2,
+                      label=f"default (median of {len(default_runs)} runs)")
+            a.axhspan(med - spread, med + spread, color="#d1242f", alpha=0.08, label="default's spread (1.48 MAD)")
+
+    index = {p.number: store.index_of(p.number) for p in trials}
+    ok = [p for p in trials if p.ok and p.value is not None]
+    by_trial.scatter([index[p.number] for p in ok], [p.value for p in ok], s=14, color="#9aa5b1",
+                     label="trial (its configuration's median)", zorder=3)
+    bests = [(index[p.number], p.best) for p in trials if p.best is not None]
+    if bests:
+        by_trial.step([b[0] for b in bests], [b[1] for b in bests], where="post", color="#1f6feb", linewidth=2,
+                      label="best so far (current median)")
+    by_trial.set_xlabel("trial (numbered as in the log)")
+    by_trial.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+    styles = {BASELINE: ("#d1242f", "x", "default run"), TRAINING: ("#8250df", "^", "training run"),
+              TRIAL: ("#9aa5b1", "o", "trial"), CONFIRMATION: ("#1a7f37", "s", "confirmation run")}
+    for kind, (color, marker, name) in styles.items():
+        pts = [p for p in points if p.kind == kind and p.ok and p.value is not None]
+        if pts:
+            by_time.scatter([p.at_s / scale for p in pts], [p.value for p in pts], s=14, color=color, marker=marker,
+                            label=name, zorder=3)
+    line = [(p.at_s / scale, p.best) for p in points if p.kind != CONFIRMATION and p.best is not None]
+    if line:
+        by_time.step([x for x, _ in line], [y for _, y in line], where="post", color="#1f6feb", linewidth=2)
+    confirm = [p.at_s / scale for p in points if p.kind == CONFIRMATION]
+    if confirm:
+        by_time.axvspan(min(confirm), max(confirm), color="#1a7f37", alpha=0.07, label="confirmation round")
+    if outcome.winner:
+        for a, x in ((by_trial, outcome.winner["trial"]), (by_time, max(confirm) if confirm else span / scale)):
+            a.scatter([x], [outcome.winner["median"]], s=160, marker="*", color="#bf8700", zorder=5,
+                      edgecolors="black", linewidths=0.6,
+                      label="confirmed winner" if outcome.significant else "best candidate (not significant)")
+    by_time.set_xlabel(f"tuning time ({unit})")
+    for a in (by_trial, by_time):
+        a.set_ylabel(label)
+        a.grid(alpha=0.3)
+    by_trial.legend(loc="best", fontsize=7)
+    by_time.legend(loc="best", fontsize=7)
+
+    if r.curve:
+        roti_ax.plot([t / scale for t, _ in r.curve], [x for _, x in r.curve], color="#1f6feb", marker=".",
+                     label="RoTI(t) along the search")
+        if r.peak is not None:
+            roti_ax.scatter([r.peak_at_s / scale], [r.peak], color="#bf8700", zorder=5, label="peak")
+        if r.final is not None:
+            roti_ax.axhline(r.final, color="#1a7f37", linestyle=":", label="final (confirmed gain / all tuning time)")
+        roti_ax.legend(loc="best", fontsize=7)
+    else:
+        roti_ax.text(0.5, 0.5, "no RoTI yet: the default and a trial need their --repeats runs",
+                     ha="center", va="center", transform=roti_ax.transAxes, fontsize=8)
+    roti_ax.set_xlabel(f"tuning time ({unit})")
+    roti_ax.set_ylabel(f"RoTI ({r.unit})", fontsize=8)
+    roti_ax.set_title("return on tuning investment: gain over the default per minute of tuning", fontsize=8)
+    roti_ax.grid(alpha=0.3)
+
+    if v.runs is not None and v.saved_per_run_s:
+        n = max(2 * v.runs, 4)
+        life = traj.lifecycle(total_s, v.production_runtime_s, v.saved_per_run_s, n)
+        hs = 3600 if life[-1][2] > 7200 else 60 if life[-1][2] > 120 else 1
+        hu = {3600: "h", 60: "min", 1: "s"}[hs]
+        life_ax.plot([x for x, _, _ in life], [t / hs for _, t, _ in life], color="#1f6feb",
+                     label="tuning + n tuned runs")
+        life_ax.plot([x for x, _, _ in life], [u / hs for _, _, u in life], color="#d1242f", linestyle="--",
+                     label="n untuned runs")
+        life_ax.axvline(v.runs, color="#bf8700", linestyle=":", label=f"viability point: {v.runs} runs")
+        life_ax.set_xlabel("production runs")
+        life_ax.set_ylabel(f"time ({hu})")
+        life_ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        life_ax.legend(loc="best", fontsize=7)
+    else:
+        life_ax.text(0.5, 0.5, f"no viability point: {v.reason}", ha="center", va="center",
+                     transform=life_ax.transAxes, fontsize=8, wrap=True)
+    life_ax.set_title("lifecycle: when tuning pays for itself", fontsize=8)
+    life_ax.grid(alpha=0.3)
+
     fig.suptitle(title, fontsize=10)
     if caption:
-        fig.text(0.5, 0.01, caption, ha="center", va="bottom", fontsize=8)
-    fig.tight_layout(rect=(0, 0.05 if caption else 0, 1, 1))
-    fig.savefig(path, dpi=110)
+        fig.text(0.5, 0.005, caption, ha="center", va="bottom", fontsize=8)
+    fig.tight_layout(rect=(0, 0.03 if caption else 0, 1, 1))
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return True
 
 
-def write_all(store: StudyStore, objective: Objective, outcome: Outcome, out: Path, end_s: float) -> dict:
-    out.mkdir(parents=True, exist_ok=True)
-    files = {}
-    settings.save(outcome.best_doc, out / "best.json")
-    files["best"] = str(out / "best.json")
-    write_csv(store, out / "trials.csv")
-    files["trials"] = str(out / "trials.csv")
-    r, why = roti(store, objective, outcome, end_s)
-    if plot(store, objective, outcome.default, out / "curve.png",
-            f"study {store.study.study_name}: {objective.name}, strategy {store.config['strategy']}, "
-            f"space {store.config['space']['name']}", describe_roti(r, why)):
-        files["curve"] = str(out / "curve.png")
-    summary = {
-        "study": store.study.study_name,
+# ---- all of it ----
+
+def summary(store: Store, objective: Objective, outcome: Outcome, total_s: float, r: traj.Roti, why: str | None,
+            v: traj.Viability) -> dict:
+    return {
+        "study": store.name,
         "objective": {"name": objective.name, "direction": objective.direction, "unit": objective.unit},
+        "strategy": store.config.strategy,
+        "space": store.config.space.get("name"),
         "default": outcome.default,
         "confirmed_default": outcome.confirmed_default,
         "trials": len(store.search_trials()),
         "trials_run": store.trials_run(),
-        "budget": store.config.get("budget"),
-        "tuning_time_s": end_s,
+        "training_runs": len(store.records(TRAINING)),
+        "baseline_runs": len(store.records(BASELINE)),
+        "budget": asdict(store.budget),
+        "tuning_time_s": total_s,
+        "stop": outcome.stop.to_json(),
         "stopped_because": outcome.stopped_because,
         "winner": outcome.winner,
         "verdict": asdict(outcome.verdict) if outcome.verdict else None,
-        "roti": asdict(r) if r else None,
+        "roti": r.to_json(),
         "roti_reason": why,
+        "viability": v.to_json(),
         "notes": outcome.notes,
-        "files": files,
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return summary
+
+
+def write_all(store: Store, objective: Objective, outcome: Outcome, out: Path, total_s: float) -> dict:
+    """Writes best.json, trials.csv, curve.png and summary.json; OSError when the directory is unwritable."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = {}
+    settings.save(outcome.best_doc, out / "best.json")
+    files["best"] = str(out / "best.json")
+    write_csv(store, out / "trials.csv", outcome.plan)
+    files["trials"] = str(out / "trials.csv")
+    r, why = roti(store, objective, outcome, total_s)
+    v = viability(store, outcome, total_s)
+    doc = summary(store, objective, outcome, total_s, r, why, v)
+    if plot(store, objective, outcome, r, v, total_s, out / "curve.png",
+            f"study {store.name}: {objective.name}, strategy {store.config.strategy}, "
+            f"space {store.config.space.get('name')}", describe_roti(r, why)):
+        files["curve"] = str(out / "curve.png")
+    doc["files"] = files
+    tmp = out / "summary.json.tmp"
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    tmp.replace(out / "summary.json")
+    return doc

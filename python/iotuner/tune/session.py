@@ -16,9 +16,10 @@ from rich.text import Text
 
 from .. import render, settings
 from . import launch, objective as objectives, results, space as spaces, strategies, synthetic
+from .config import Budget, ConfigError, ObjectiveSpec, StudyConfig, SyntheticSpec
 from .evaluate import JobEvaluator
-from .study import StudyError, StudyStore
-from .tuner import SAME_AS_DEFAULT, Budget, Options, Tuner, TuneError
+from .store import Store, StudyError
+from .tuner import SAME_AS_DEFAULT, Tuner, TuneError
 
 
 def parse_duration(text: str) -> float:
@@ -92,52 +93,49 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(the search goes on until them, and the confirmation round is redone if it ran more trials)")
     g.add_argument("--seed", type=int, default=0, help="random seed of the strategy (default 0)")
     g.add_argument("--eval-log", metavar="FILE", help="append one JSON line per run (label, value, time)")
+    g.add_argument("--heartbeat", type=int, default=10, metavar="S",
+                   help="seconds between a running trial's heartbeats in the study storage; a trial whose worker "
+                        "is silent for 3 heartbeats is failed and run again once (default 10)")
+    g.add_argument("--production-runtime", metavar="DURATION",
+                   help="run time of one production run with the default settings, for the viability point (the "
+                        "production runs after which tuning has paid for itself); default: the default's measured "
+                        "run time")
     g.add_argument("command", nargs=argparse.REMAINDER, metavar="-- APP ARGS",
                    help="the application (without launcher); {scratch} becomes each run's directory")
 
 
-def _config_from_args(args: argparse.Namespace, out: Path) -> dict:
+def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig, Budget]:
     command = args.command[1:] if args.command and args.command[0] == "--" else args.command
-    if not command and not args.synthetic:
-        raise ValueError("give the application after --, e.g. iotuner tune -- ./vpicio -o {scratch}; "
-                         "or --synthetic MODEL")
     space_spec = args.space or ("tunio" if args.synthetic == "lustre" else "romio")
     space = spaces.load(space_spec)
     obj = objectives.parse(args.objective, args.direction)
-    strategies.get(args.strategy)
+    strategies.make(args.strategy, space, args.seed)  # an unknown strategy or bad options fail here, not later
     baseline = settings.load(args.baseline) if args.baseline else {"version": 1}
-    if args.repeats < 1 or args.confirm_rounds < 1 or args.confirm_top < 1:
-        raise ValueError("--repeats, --confirm-top and --confirm-rounds must be at least 1")
     trials = args.trials if args.trials is not None else (None if args.time else 30)
-    return {
-        "app": command, "launcher": args.launcher, "ranks": args.ranks, "mpiexec": args.mpiexec,
-        "nodes": args.nodes, "scratch": args.scratch, "timeout_s": parse_duration(args.timeout), "keep": args.keep,
-        "drop_caches": args.drop_caches,
-        "synthetic": {"model": args.synthetic, "noise": args.synthetic_noise, "delay": args.synthetic_delay}
-        if args.synthetic else None,
-        "space": space.to_json(), "objective": {"name": obj.name, "pattern": obj.pattern, "direction": obj.direction,
-                                                 "unit": obj.unit},
-        "strategy": args.strategy, "strategy_options": {}, "seed": args.seed, "baseline": baseline,
-        "repeats": args.repeats, "baseline_every": args.baseline_every, "confirm_top": args.confirm_top,
-        "confirm_rounds": args.confirm_rounds,
-        "budget": {"trials": trials, "seconds": parse_duration(args.time) if args.time else None},
-        "out": str(out),
-    }
+    config = StudyConfig(
+        space=space.to_json(), strategy=args.strategy, seed=args.seed, baseline=baseline,
+        objective=ObjectiveSpec(obj.name, obj.direction, obj.unit, obj.pattern),
+        repeats=args.repeats, baseline_every=args.baseline_every, confirm_top=args.confirm_top,
+        confirm_rounds=args.confirm_rounds, app=tuple(command), launcher=args.launcher, ranks=args.ranks,
+        mpiexec=args.mpiexec, nodes=args.nodes, scratch=args.scratch, timeout_s=parse_duration(args.timeout),
+        keep=args.keep, drop_caches=args.drop_caches,
+        synthetic=SyntheticSpec(args.synthetic, args.synthetic_noise, args.synthetic_delay) if args.synthetic else None,
+        production_runtime_s=parse_duration(args.production_runtime) if args.production_runtime else None,
+        out=str(out))
+    return config, Budget(trials, parse_duration(args.time) if args.time else None)
 
 
-def _objective(config: dict) -> objectives.Objective:
-    o = config["objective"]
-    return objectives.Objective(o["name"], o["direction"], o["unit"], o["pattern"])
+def _objective(config: StudyConfig) -> objectives.Objective:
+    o = config.objective
+    return objectives.Objective(o.name, o.direction, o.unit, o.pattern)
 
 
-def _evaluator(config: dict, obj: objectives.Objective, scratch: Path):
-    syn = config.get("synthetic")
+def _evaluator(config: StudyConfig, obj: objectives.Objective, scratch: Path | None):
+    syn = config.synthetic
     if syn:
-        return synthetic.SyntheticEvaluator(synthetic.model(syn["model"]), obj, syn["noise"], syn["delay"],
-                                            config["seed"])
-    launcher = launch.make(config["launcher"], config["ranks"], config["mpiexec"])
-    return JobEvaluator(config["app"], launcher, obj, scratch, config["timeout_s"], config["keep"],
-                        config["drop_caches"])
+        return synthetic.SyntheticEvaluator(synthetic.model(syn.model), obj, syn.noise, syn.delay, config.seed)
+    launcher = launch.make(config.launcher, config.ranks, config.mpiexec)
+    return JobEvaluator(config.app, launcher, obj, scratch, config.timeout_s, config.keep, config.drop_caches)
 
 
 def _fmt(value: float | None, obj: objectives.Objective) -> str:
@@ -147,16 +145,11 @@ def _fmt(value: float | None, obj: objectives.Objective) -> str:
     return f"{value:,.1f}{unit}" if abs(value) >= 10 else f"{value:.4g}{unit}"
 
 
-def _minutes(s: float | None) -> str:
-    if s is None:
-        return "?"
-    return f"{s:.0f}s" if s < 90 else f"{s / 60:.1f}min"
-
-
 def _progress_printer(console: Console, obj: objectives.Objective):
     shown: set[str] = set()
 
     def show(e: dict) -> None:
+        when = f"[dim]{results.fmt_time(e.get('clock')):>7}[/dim]"
         if e["kind"] == "note":
             shown.add(e["text"])
             console.print(f"[yellow]note:[/yellow] {e['text']}")
@@ -164,12 +157,16 @@ def _progress_printer(console: Console, obj: objectives.Objective):
             if e.get("error"):
                 console.print(Text(f"baseline run failed: {e['error'][:300]}", style="red"))
             else:
-                console.print(f"[dim]{_minutes(e['clock']):>7}[/dim]  baseline ({e['reason']}): "
-                              f"{_fmt(e['value'], obj)}; default now {_fmt(e['default'], obj)}")
+                console.print(f"{when}  baseline ({e['reason']}): {_fmt(e['value'], obj)}; default now "
+                              f"{_fmt(e['default'], obj)}")
+        elif e["kind"] == "training":
+            knobs = " ".join(f"{k}={json.dumps(v)}" for k, v in e["settings"].items())
+            result = "[red]failed[/red]" if e.get("error") else _fmt(e["value"], obj)
+            console.print(Text.from_markup(f"{when}  training {e['number']:>3}  {result}  ") + Text(knobs, style="dim"))
         elif e["kind"] == "trial":
-            head = f"[dim]{_minutes(e['clock']):>7}[/dim]  trial {e['number']:>3}"
+            head = f"{when}  trial {e['number']:>3}"
             budget = f"{e['done']}/{e['budget']}" if e.get("budget") else f"{e['done']}"
-            tail = f"[{budget}, ~{_minutes(e.get('left_s'))} left]"
+            tail = f"[{budget}, ~{results.fmt_time(e.get('left_s'))} left]"
             knobs = " ".join(f"{k}={json.dumps(v)}" for k, v in e["settings"].items())
             if e.get("error"):
                 console.print(Text.from_markup(f"{head}  [red]failed[/red]  {tail}  ") +
@@ -182,65 +179,63 @@ def _progress_printer(console: Console, obj: objectives.Objective):
                                            f"{gain}  {tail}  ") + Text(knobs, style="dim"))
         elif e["kind"] == "confirm":
             who = "default" if e["trial"] is None else f"trial {e['trial']}"
-            console.print(f"[dim]{_minutes(e['clock']):>7}[/dim]  confirm {e['round']}/{e['rounds']} {who}: "
+            console.print(f"{when}  confirm {e['round']}/{e['rounds']} {who}: "
                           f"{_fmt(e['value'], obj) if e.get('value') is not None else 'failed'}")
     show.shown = shown
     return show
 
 
-def run(args: argparse.Namespace) -> int:
-    console = render.console_for_output()
+def _open(args: argparse.Namespace, console: Console) -> tuple[Store, Path, str]:
     out = Path(args.out or f"iotuner-{args.study}").resolve()
     storage = args.storage or f"sqlite:///{out / 'study.db'}"
-    try:
-        if args.resume:
-            store = StudyStore.resume(storage, args.study, spaces.from_json)
-            config = dict(store.config)
-            if args.trials is not None or args.time:  # new totals for the study, kept in it
-                budget = dict(config["budget"])
-                if args.trials is not None:
-                    budget["trials"] = args.trials
-                if args.time:
-                    budget["seconds"] = parse_duration(args.time)
-                config["budget"] = budget
-                store.set_config(config)
-            out = Path(config["out"])
-            console.print(f"resuming study [bold]{args.study}[/bold]: {len(store.completed())} completed trials, "
-                          f"{len(store.baseline_runs())} baseline runs, {_minutes(store.clock)} of tuning so far")
-        else:
-            config = _config_from_args(args, out)
+    if args.resume:
+        store = Store.open(storage, args.study, heartbeat_s=args.heartbeat)
+        if args.trials is not None or args.time:  # new totals for the study, kept in it
+            b = store.budget
+            store.set_budget(Budget(args.trials if args.trials is not None else b.trials,
+                                    parse_duration(args.time) if args.time else b.seconds))
+        out = Path(store.config.out)
+        console.print(f"resuming study [bold]{args.study}[/bold]: {len(store.completed())} completed trials, "
+                      f"{len(store.default_runs)} runs of the default, {results.fmt_time(store.clock())} of "
+                      f"tuning so far")
+    else:
+        config, budget = _config_from_args(args, out)
+        try:
             out.mkdir(parents=True, exist_ok=True)
-            store = StudyStore.create(storage, args.study, config, spaces.from_json(config["space"]))
-    except (ValueError, StudyError, spaces.SpaceError, settings.SettingsError, objectives.ObjectiveError,
-            launch.LaunchError, KeyError) as e:
+        except OSError as e:
+            raise StudyError(f"cannot create the output directory {out}: {e.strerror}") from None
+        store = Store.create(storage, args.study, config, budget, heartbeat_s=args.heartbeat)
+    return store, out, storage
+
+
+def run(args: argparse.Namespace) -> int:
+    console = render.console_for_output()
+    try:
+        store, out, storage = _open(args, console)
+    except (ValueError, StudyError, ConfigError, spaces.SpaceError, settings.SettingsError,
+            objectives.ObjectiveError, launch.LaunchError, KeyError) as e:
         print(f"iotuner tune: {e.args[0] if e.args else e}", file=sys.stderr)
         return 2
+    config = store.config
     obj = _objective(config)
-    space = spaces.from_json(config["space"])
-    scratch, scratch_tmp = _scratch(config, store)
+    space = spaces.from_json(config.space)
+    scratch, scratch_tmp = _scratch(config, store, console)
     try:
         evaluator = _evaluator(config, obj, scratch)
-    except launch.LaunchError as e:
-        print(f"iotuner tune: {e}", file=sys.stderr)
+        strategy = strategies.make(config.strategy, space, store.worker_seed(config.seed), config.strategy_options)
+    except (launch.LaunchError, KeyError, ValueError) as e:
+        print(f"iotuner tune: {e.args[0] if e.args else e}", file=sys.stderr)
         return 2
-    if isinstance(evaluator, JobEvaluator):
-        for left in evaluator.clean_leftovers(store.interrupted):
-            console.print(f"[dim]removed {left}, left by an interrupted run[/dim]")
-    what = f"synthetic model '{config['synthetic']['model']}'" if config.get("synthetic") else \
-        f"{evaluator.launcher.describe()} {' '.join(config['app'])}"
-    b = config["budget"]
-    budget_text = ", ".join(x for x in (f"{b['trials']} trials" if b["trials"] else "",
-                                        _minutes(b["seconds"]) if b["seconds"] else "") if x)
+    what = f"synthetic model '{config.synthetic.model}'" if config.synthetic else \
+        f"{evaluator.launcher.describe()} {' '.join(config.app)}"
     console.print(f"tuning [bold]{what}[/bold]\n  space {space.name} ({len(space.dimensions)} dimensions, "
-                  f"{space.size():,} points), strategy {config['strategy']}, objective {obj.name}, "
-                  f"{config['repeats']} run(s) per trial, budget {budget_text}\n  study {args.study} in {storage}")
+                  f"{space.size():,} points), strategy {config.strategy}, objective {obj.name}, "
+                  f"{config.repeats} run(s) per trial, budget {store.budget.describe()}\n  study {args.study} in "
+                  f"{storage}")
     printer = _progress_printer(console, obj)
-    tuner = Tuner(store, evaluator, space, obj, config["baseline"], Budget(b["trials"], b["seconds"]),
-                  Options(config["repeats"], config["baseline_every"], config["confirm_top"],
-                          config["confirm_rounds"], config["nodes"]),
-                  printer, Path(args.eval_log) if args.eval_log else None)
+    tuner = Tuner(store, evaluator, space, obj, strategy, printer, Path(args.eval_log) if args.eval_log else None)
     try:
-        outcome = tuner.run()
+        outcome = tuner.run(str(scratch_tmp) if scratch_tmp else None)
     except TuneError as e:
         print(f"iotuner tune: {e}", file=sys.stderr)
         return 1
@@ -248,11 +243,23 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"\ninterrupted: completed trials are saved; continue with "
                       f"iotuner tune --resume --study {args.study} --storage {storage}")
         return 130
+    except Exception as e:  # the study database failed under us (a lost connection, a full disk)
+        if "sqlalchemy" not in type(e).__module__ and "sqlite" not in type(e).__module__:
+            raise
+        print(f"iotuner tune: the study storage failed: {e}; completed runs are saved, continue with "
+              f"--resume once it is back", file=sys.stderr)
+        return 1
     finally:
         if scratch_tmp:
             shutil.rmtree(scratch_tmp, ignore_errors=True)
-            store.set_scratch_in_use(None)
-    summary = results.write_all(store, obj, outcome, out, tuner.clock())
+    total = store.clock()
+    try:
+        summary = results.write_all(store, obj, outcome, out, total)
+    except OSError as e:
+        print(f"iotuner tune: the study is complete and saved in {storage}, but its results cannot be written to "
+              f"{out}: {e.strerror}. Free space or give another --out, then run iotuner tune --resume --study "
+              f"{args.study} --storage {storage} to write them", file=sys.stderr)
+        return 1
     _print_outcome(console, store, obj, outcome, summary, out)
     for note in list(getattr(evaluator, "notes", [])) + outcome.notes:
         if note not in printer.shown:
@@ -260,27 +267,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scratch(config: dict, store: StudyStore) -> tuple[Path | None, Path | None]:
-    """(where runs write, the temporary directory to remove at the end). Without --scratch, a
-    temporary directory, recorded in the study: one left by a killed tuner is removed on resume."""
-    if config.get("scratch"):
-        return Path(config["scratch"]), None
-    left = store.scratch_in_use
-    if left and Path(left).name.startswith("iotuner-scratch-"):
-        shutil.rmtree(left, ignore_errors=True)
-        store.set_scratch_in_use(None)
-    if config.get("synthetic"):
+def _scratch(config: StudyConfig, store: Store, console: Console) -> tuple[Path | None, Path | None]:
+    """(where runs write, the temporary directory to remove at the end). Without --scratch, a temporary
+    directory per session; one a killed tuner left on this host is removed now."""
+    for dead in store.dead_sessions_here():
+        if dead.scratch and Path(dead.scratch).name.startswith("iotuner-scratch-") and Path(dead.scratch).exists():
+            shutil.rmtree(dead.scratch, ignore_errors=True)
+            console.print(f"[dim]removed {dead.scratch}, left by a stopped tuner[/dim]")
+    if config.scratch:
+        return Path(config.scratch), None
+    if config.synthetic:
         return None, None
     tmp = Path(tempfile.mkdtemp(prefix="iotuner-scratch-"))
-    store.set_scratch_in_use(str(tmp))
     return tmp, tmp
 
 
-def _print_outcome(console, store, obj, outcome, summary, out: Path) -> None:
-    n_base = len(store.baseline_runs())
-    console.print(f"\n[bold]study {store.study.study_name}[/bold]: {summary['trials']} trials "
-                  f"({summary['trials_run']} run), {_minutes(summary['tuning_time_s'])} of tuning; "
-                  f"stopped: {outcome.stopped_because}")
+def _print_outcome(console, store: Store, obj, outcome, summary, out: Path) -> None:
+    n_base = len(store.default_runs)
+    console.print(f"\n[bold]study {store.name}[/bold]: {summary['trials']} trials ({summary['trials_run']} run"
+                  + (f", {summary['training_runs']} training runs" if summary["training_runs"] else "")
+                  + f"), {results.fmt_time(summary['tuning_time_s'])} of tuning; stopped: {outcome.stopped_because}")
     console.print(f"default settings: {_fmt(outcome.default, obj)} (median of the default's {n_base} runs)")
     if outcome.winner and outcome.verdict:
         console.print(f"best: trial {outcome.winner['trial']}, {_fmt(outcome.winner['median'], obj)} against the "
@@ -291,9 +297,17 @@ def _print_outcome(console, store, obj, outcome, summary, out: Path) -> None:
     flat = settings.flatten(outcome.best_doc)
     console.print(f"best settings ({out / 'best.json'}):" + ("" if flat else " the default settings"))
     for k, v in flat.items():
-        default = spaces.library_default(k)
-        same = default is not None and json.dumps(v) == json.dumps(default)
-        console.print(f"  {k} = {json.dumps(v)}" + ("  [dim](the library's default)[/dim]" if same else ""))
-    r = summary.get("roti")
-    console.print(results.describe_roti(results.Roti(**r) if r else None, summary.get("roti_reason")))
-    console.print(f"results: {out}/ (best.json, trials.csv, curve.png, summary.json); {n_base} baseline runs")
+        console.print(f"  {k} = {json.dumps(v)}")
+    inert = outcome.best_doc.get("meta", {}).get("same_as_default")
+    if inert:
+        console.print(f"  [dim]left out, as they took effect as in the default: "
+                      f"{', '.join(f'{k}={json.dumps(v)}' for k, v in inert.items())}[/dim]")
+    r = summary["roti"]
+    console.print(results.describe_roti(results.traj.Roti(r["unit"], (), r["peak"], r["peak_at_s"], r["final"]),
+                                        summary.get("roti_reason")))
+    v = summary["viability"]
+    if v["runs"] is not None:
+        console.print(f"viability: tuning pays for itself after {v['runs']} production run(s) ({v['reason']})")
+    else:
+        console.print(f"viability: none ({v['reason']})")
+    console.print(f"results: {out}/ (best.json, trials.csv, curve.png, summary.json)")

@@ -210,8 +210,10 @@ class SyntheticEvaluator:
     regex objective with --direction min) gets the time to move DATA_MB at
     that bandwidth instead, so every objective is tuned the right way round."""
 
-    def __init__(self, m: Model, objective: Objective, noise: float = 0.05, delay: float = 0.0, seed: int = 0):
+    def __init__(self, m: Model, objective: Objective, noise: float = 0.05, delay: float = 0.0, seed: int = 0,
+                 now: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep):
         self.model, self.objective, self.noise, self.delay, self.seed = m, objective, noise, delay, seed
+        self.now, self.sleep = now, sleep  # tests give a deterministic clock
         self.notes: list[str] = []
 
     def value(self, flat: Mapping[str, Any]) -> float:
@@ -220,13 +222,13 @@ class SyntheticEvaluator:
         return bandwidth if self.objective.direction == "maximize" else DATA_MB / bandwidth
 
     def evaluate(self, doc: dict, label: str) -> Measurement:
-        start = time.monotonic()
+        start = self.now()
         if self.delay:
-            time.sleep(self.delay)
+            self.sleep(self.delay)
         flat = settings.flatten(doc)
         rng = random.Random(f"{self.seed}:{label}")
         value = self.value(flat) * math.exp(rng.gauss(0.0, self.noise))
         eff = self.model.effective(flat)
-        return Measurement(True, value, time.monotonic() - start,
+        return Measurement(True, value, self.now() - start,
                            effective={k: [as_text(eff[k])] for k in complete(flat, self.model.nodes) if k in eff},
                            observed={k: as_text(v) for k, v in eff.items()})

@@ -1,48 +1,37 @@
-"""The tuning loop: ask the strategy, run, measure, tell; budgets, an
-interleaved baseline, deduplication, and a confirmation round at the end."""
+"""One worker's tuning loop: prepare the strategy, measure the default, ask the
+strategy, run, measure, tell; stop by rule; confirm the best against the noise.
+
+Every run becomes a record of the study (`store.Store`), which derives
+everything else. Several workers (processes, machines) can run this loop on
+one study: the confirmation round and a strategy's training are exclusive
+sections that one worker runs while the others wait.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
-
-from optuna.trial import TrialState
+from typing import Any, Callable, Mapping
 
 from .. import settings
-from . import noise
-from .evaluate import Evaluator, Measurement, reference_of, requested, signature
+from . import noise, stop as stops
+from .evaluate import Evaluator, Measurement, reference_of, requested
 from .objective import Objective
+from .protocol import SAMPLER, Context, Strategy, StudySampler
 from .space import SearchSpace, complete
-from .study import Pool, StudyStore, canonical
+from .store import BASELINE, CONFIRMATION, DEFAULT, TRAINING, Asked, Record, Store, canonical, signature
 
 Progress = Callable[[dict], None]
-MAX_REPROPOSALS = 50  # consecutive proposals of measured points before calling the space exhausted
-SAME_AS_DEFAULT = "default"  # duplicate_of of a trial whose settings took effect as the default's
+POLL_S = 0.5  # how often a worker looks again at a point another worker is measuring
+SAME_AS_DEFAULT = DEFAULT  # duplicate_of of a trial whose settings took effect as the default's
 
 
 class TuneError(RuntimeError):
     pass
-
-
-@dataclass
-class Budget:
-    """The study's totals, across resumes."""
-    trials: int | None = None
-    seconds: float | None = None
-
-
-@dataclass
-class Options:
-    repeats: int = 1
-    baseline_every: int = 5
-    confirm_top: int = 3
-    confirm_rounds: int = 5
-    nodes: int = 1
-    alpha: float = 0.05
 
 
 @dataclass
@@ -51,267 +40,334 @@ class Outcome:
     best_doc: dict
     verdict: noise.Verdict | None
     winner: dict | None  # {"trial", "signature", "settings", "median"} of the confirmed winner
-    stopped_because: str
+    stop: stops.Stop
     notes: list[str] = field(default_factory=list)
     confirmed_default: float | None = None  # median of the default's runs in the confirmation round
+    plan: str | None = None  # the confirmation round's key (its runs are records with this plan)
+
+    @property
+    def stopped_because(self) -> str:
+        return self.stop.reason
 
     @property
     def significant(self) -> bool:
         return bool(self.verdict and self.winner and self.verdict.significant)
 
 
-def trial_doc(baseline: dict, flat: dict[str, Any], meta: dict | None = None) -> dict:
+def trial_doc(baseline: dict, flat: Mapping[str, Any], meta: dict | None = None) -> dict:
     """The baseline document with the trial's knobs as a last group, overriding it knob by knob."""
     doc = settings.validate(baseline)
-    trial = settings.from_flat(flat)["groups"]
-    doc["groups"] = doc.get("groups", []) + trial
+    doc["groups"] = doc.get("groups", []) + settings.from_flat(flat)["groups"]
     if meta:
         doc["meta"] = meta
     return doc
 
 
+def effective_of(m: Measurement, doc: dict) -> dict[str, list[str]]:
+    """What took effect in a run: read back, or what was requested when nothing was read back."""
+    return m.effective if m.effective is not None else requested(doc)
+
+
 class Tuner:
-    def __init__(self, store: StudyStore, evaluator: Evaluator, space: SearchSpace, objective: Objective,
-                 baseline: dict, budget: Budget, options: Options, progress: Progress | None = None,
-                 eval_log: Path | None = None):
+    def __init__(self, store: Store, evaluator: Evaluator, space: SearchSpace, objective: Objective,
+                 strategy: Strategy, progress: Progress | None = None, eval_log: Path | None = None,
+                 rules: list[stops.StopRule] | None = None):
         self.store, self.evaluator, self.space, self.objective = store, evaluator, space, objective
-        self.baseline, self.budget, self.options = settings.validate(baseline), budget, options
+        self.strategy = strategy
+        c = store.config
+        self.baseline = settings.validate(c.baseline)
+        self.repeats, self.baseline_every, self.nodes = c.repeats, c.baseline_every, c.nodes
+        self.confirm_top, self.confirm_rounds, self.alpha = c.confirm_top, c.confirm_rounds, c.alpha
         self.progress = progress or (lambda event: None)
         self.eval_log = eval_log
-        self._start, self._clock0 = time.monotonic(), store.clock
-        self._durations: list[float] = [t.user_attrs.get("duration_s", 0) / max(1, len(t.user_attrs.get("runs", [1])))
-                                        for t in store.completed() if t.user_attrs.get("cost_runs")]
-        self._since_baseline = 0
+        self.rules = rules if rules is not None else stops.default_rules()
+        self.sampler = StudySampler(strategy.sampler(self.context()))
+        store.study.sampler = self.sampler
         self.notes: list[str] = []
+        self.reproposals = 0
+        self._since_baseline = 0
+
+    # ---- what strategies and stop rules see ----
+
+    @property
+    def budget(self):
+        return self.store.budget
+
+    def context(self) -> Context:
+        return Context(self.store, self.space, self.objective, self._strategy_measure, self.note,
+                       self.store.config.seed)
 
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)
             self.progress({"kind": "note", "text": text, "clock": self.clock()})
 
-    # ---- clocks and budgets ----
-
     def clock(self) -> float:
-        """Tuning time: time this study has spent running, across resumes."""
-        return self._clock0 + time.monotonic() - self._start
+        """Tuning time: how long the study has been worked on, across resumes and workers."""
+        return self.store.clock()
 
-    def _run_estimate(self) -> float:
-        return statistics.median(self._durations) if self._durations else 1.0
+    # ---- estimates, for the time budget ----
+
+    def run_estimate(self) -> float:
+        durations = [r.duration_s / max(1, r.cost_runs) for r in self.store.records()
+                     if r.ok and r.cost_runs and r.duration_s > 0]
+        return statistics.median(durations) if durations else 1.0
 
     def confirmation_rounds(self, candidates: int) -> tuple[int, int]:
         """(rounds planned, rounds needed): the rounds asked for, raised to the fewest with which
         a gain over this many candidates can be significant at all."""
-        needed = noise.rounds_needed(candidates, self.options.alpha)
-        return max(self.options.confirm_rounds, needed), needed
+        needed = noise.rounds_needed(candidates, self.alpha)
+        return max(self.confirm_rounds, needed), needed
 
-    def _confirmation_estimate(self, candidates: int | None = None) -> float:
-        k = self.options.confirm_top if candidates is None else candidates
-        return self.confirmation_rounds(k)[0] * (k + 1) * self._run_estimate()
+    def confirmation_estimate(self, candidates: int | None = None) -> float:
+        k = self.confirm_top if candidates is None else candidates
+        return self.confirmation_rounds(k)[0] * (k + 1) * self.run_estimate()
 
-    def _next_trial_estimate(self) -> float:
+    def next_trial_estimate(self) -> float:
         """The most the next trial can cost: its repeats, and the baseline run due before it."""
-        due = self.options.baseline_every and self._since_baseline >= self.options.baseline_every
-        return (self.options.repeats + (1 if due else 0)) * self._run_estimate()
+        due = self.baseline_every and self._since_baseline >= self.baseline_every
+        return (self.repeats + (1 if due else 0)) * self.run_estimate()
 
     def time_left(self) -> float | None:
         """Tuning time left: the time budget's rest, or the estimate of what the trial budget still costs
         (trials with their repeats, the interleaved baseline runs, the confirmation round)."""
-        if self.budget.seconds is not None:
-            return max(0.0, self.budget.seconds - self.clock())
-        if self.budget.trials is not None:
-            left = max(0, self.budget.trials - self.store.trials_run())
-            every = self.options.baseline_every
+        b = self.budget
+        if b.seconds is not None:
+            return max(0.0, b.seconds - self.clock())
+        if b.trials is not None:
+            left = max(0, b.trials - self.store.trials_run())
+            every = self.baseline_every
             baselines = (self._since_baseline + left) // every if every else 0
-            return (left * self.options.repeats + baselines) * self._run_estimate() + self._confirmation_estimate()
-        return None
-
-    def _search_over(self) -> str | None:
-        if len(self.store.requested) + len(self.store.failed) >= self.space.size():
-            return f"every one of the {self.space.size()} points of the space was measured"
-        if self.budget.trials is not None and self.store.trials_run() >= self.budget.trials:
-            return f"trial budget of {self.budget.trials} reached"
-        if self.budget.seconds is not None and \
-                self.clock() + self._confirmation_estimate() + self._next_trial_estimate() >= self.budget.seconds:
-            return "time budget reached (keeping time for the confirmation round)"
+            return (left * self.repeats + baselines) * self.run_estimate() + self.confirmation_estimate()
         return None
 
     # ---- measuring ----
 
     def _measure(self, doc: dict, label: str) -> Measurement:
-        m = self.evaluator.evaluate(doc, label)
-        if m.ok:
-            self._durations.append(m.duration_s)
+        try:
+            m = self.evaluator.evaluate(doc, label)
+        except OSError as e:  # the tuner's own files, not the application
+            why = f"the tuner could not run {label}: {e.strerror or e}"
+            m = Measurement(False, None, 0.0, why, fault=why)
         if self.eval_log:
-            with open(self.eval_log, "a") as f:
-                f.write(json.dumps({"label": label, "ok": m.ok, "value": m.value, "at_s": round(self.clock(), 3)})
-                        + "\n")
-        self.store.set_clock(self.clock())
+            try:
+                with open(self.eval_log, "a") as f:
+                    f.write(json.dumps({"label": label, "ok": m.ok, "value": m.value,
+                                        "at_s": round(self.clock(), 3)}) + "\n")
+            except OSError as e:
+                self.note(f"cannot append to --eval-log {self.eval_log}: {e.strerror}")
         return m
 
     def _signature(self, m: Measurement, doc: dict) -> str:
-        effective = m.effective if m.effective is not None else requested(doc)
-        return signature(effective, self.store.reference or {}, self.options.nodes)
+        return self.store.signature(effective_of(m, doc))
 
-    def default_value(self) -> float | None:
-        values = [r["value"] for r in self.store.baseline_runs()]
-        return statistics.median(values) if values else None
+    def _observe(self, record: Record, m: Measurement | None) -> None:
+        self.strategy.observe(self.context(), record, m)
+
+    def _record(self, kind: str, flat: Mapping[str, Any], doc: dict, m: Measurement,
+                attrs: Mapping[str, Any] | None = None) -> Record:
+        attrs = dict(attrs or {})
+        sig = self._signature(m, doc) if m.ok else None
+        if kind == BASELINE and m.ok:
+            attrs["details"] = {k: m.details.get(k) for k in ("io_time_s", "wall_time_s")}
+            if self.store.reference is None:  # the default's effective settings: signatures are relative to them
+                attrs["reference"] = reference_of(m)
+                sig = signature(effective_of(m, doc), attrs["reference"], self.nodes)
+        rec = self.store.add_run(kind, settings=flat, value=m.value if m.ok else None, error=m.error,
+                                 signature=sig, duration_s=m.duration_s, attrs=attrs)
+        self._observe(rec, m)
+        return rec
 
     def _baseline(self, reason: str) -> Measurement:
-        n = len(self.store.baseline_runs())
+        n = len(self.store.records(BASELINE))
         m = self._measure(self.baseline, f"baseline-{n:03d}")
-        if m.ok:
-            if self.store.reference is None:
-                self.store.set_reference(reference_of(m))
-            self.store.add_baseline_run(m.value, self.clock(), self._signature(m, self.baseline))
-        self.progress({"kind": "baseline", "value": m.value, "error": m.error, "default": self.default_value(),
+        if m.fault is None:
+            self._record(BASELINE, {}, self.baseline, m)
+        self.progress({"kind": "baseline", "value": m.value, "error": m.error, "default": self.store.default_value(),
                        "reason": reason, "clock": self.clock()})
         return m
 
-    def _value_of(self, sig: str) -> float | None:
-        """The current result of an effective configuration: the median of all its runs."""
-        if sig in self.store.default_signatures():
-            return self.default_value()
-        pool = self.store.pools.get(sig)
-        return noise.median(pool.samples) if pool and pool.samples else None
+    def _strategy_measure(self, flat: Mapping[str, Any], kind: str = TRAINING, label: str | None = None
+                          ) -> tuple[Record, Measurement]:
+        """A strategy's own run of a point (flat settings), recorded under its kind."""
+        flat = complete(dict(flat), self.nodes)
+        n = len(self.store.records(kind))
+        m = self._measure(trial_doc(self.baseline, flat), label or f"{kind}-{n:03d}")
+        if m.fault:
+            raise TuneError(m.fault)
+        rec = self._record(kind, flat, trial_doc(self.baseline, flat), m)
+        self.progress({"kind": kind, "number": n, "settings": flat, "value": m.value, "error": m.error,
+                       "clock": self.clock()})
+        return rec, m
 
-    # ---- the search ----
+    # ---- the study ----
 
     def best(self) -> tuple[int, float] | None:
-        """(first trial, current value) of the best effective configuration measured so far."""
-        pools = [p for p in self.store.pools.values() if p.samples]
-        if not pools:
-            return None
-        top = max(pools, key=lambda p: self.objective.key(noise.median(p.samples)))
-        return top.first_trial, noise.median(top.samples)
+        """(first record, current value) of the best effective configuration measured so far."""
+        ranked = self.store.ranked_pools(self.objective.key)
+        return (ranked[0].first, ranked[0].median) if ranked else None
 
-    def run(self) -> Outcome:
-        self._measure_default()
-        stopped = self._search()
-        outcome = self._confirm(stopped)
-        self.store.set_clock(self.clock())
+    def run(self, scratch: str | None = None) -> Outcome:
+        self.store.begin_session(scratch)
+        for number in self.store.recover():
+            self.note(f"trial {self.store.index_of(number)} was left running by a stopped tuner: it runs again")
+        if hasattr(self.evaluator, "clean_leftovers"):  # runs a killed tuner left in the scratch directory
+            interrupted = [self.store.index_of(r.number) for r in self.store.search_trials() if r.interrupted]
+            for left in self.evaluator.clean_leftovers(interrupted, everything=not self.store.live_peers()):
+                self.progress({"kind": "note", "text": f"removed {left}, left by an interrupted run",
+                               "clock": self.clock()})
+        self._measure_default()  # first: signatures of every other run are relative to the default's settings
+        self._prepare()
+        stop = self.search()
+        outcome = self.confirm(stop)
+        self.store.touch_session()
         return outcome
+
+    def _prepare(self) -> None:
+        """The strategy's training runs, once for the study: one worker prepares, the others wait."""
+        if type(self.strategy).prepare is Strategy.prepare:
+            return
+        with self.store.exclusive("training", self.strategy.name) as mine:
+            if mine:
+                self.strategy.prepare(self.context())
 
     def _measure_default(self) -> None:
         """The default's first runs (as many as a trial's). A run that fails is tried again, a bounded
         number of times; with no run at all there is nothing to tune."""
-        wanted = max(1, self.options.repeats)
+        wanted = self.repeats
         attempts = 0
-        while len(self.store.baseline_runs()) < wanted:
+        while len(self.store.default_runs) < wanted:
             if attempts >= 2 * wanted:
-                self.note(f"only {len(self.store.baseline_runs())} of {wanted} runs of the default settings "
+                self.note(f"only {len(self.store.default_runs)} of {wanted} runs of the default settings "
                           f"succeeded in {attempts} attempts; the default is the median of those")
                 return
             m = self._baseline("start")
             attempts += 1
-            if not m.ok and not self.store.baseline_runs():
+            if m.fault:
+                raise TuneError(m.fault)
+            if not m.ok and not self.store.default_runs:
                 raise TuneError(f"the application fails with its default settings, so there is nothing to tune: "
                                 f"{m.error}")
 
-    def _search(self) -> str:
-        reproposals = 0
+    def search(self) -> stops.Stop:
         while True:
-            reason = self._search_over()
-            if reason:
-                return reason
-            if self.options.baseline_every and self._since_baseline >= self.options.baseline_every:
-                self._baseline("interleaved")
+            self.store.recover()  # a peer that died: its trial runs again
+            stop = stops.first_stop(self.rules, self)
+            if stop:
+                return stop
+            if self.baseline_every and self._since_baseline >= self.baseline_every:
+                if self._baseline("interleaved").fault:
+                    return stops.Stop("tuner-io", self._baseline_fault())
                 self._since_baseline = 0
                 continue
-            trial = self.store.study.ask()
-            params = {d.name: trial.suggest_categorical(d.name, d.labels) for d in self.space.dimensions}
-            flat = complete(self.space.point_settings(self.space.decode(params)), self.options.nodes)
-            key = canonical(flat)
-            trial.set_user_attr("settings", flat)
-            if self._reuse(trial, key):
-                reproposals += 1
-                if reproposals >= MAX_REPROPOSALS:
-                    return f"the strategy proposed only measured points {MAX_REPROPOSALS} times in a row"
+            point = self.strategy.propose(self.context())
+            if point is None:
+                return stops.Stop("strategy", "the strategy has no more points to try")
+            self.sampler.pending = None if point is SAMPLER else dict(point)
+            try:
+                asked = self.store.ask()
+                params = {d.name: asked.trial.suggest_categorical(d.name, d.labels) for d in self.space.dimensions}
+            finally:
+                self.sampler.pending = None
+            flat = complete(self.space.point_settings(self.space.decode(params)), self.nodes)
+            self.store.proposed(asked, flat)
+            if self._reuse(asked, flat):
+                self.reproposals += 1
                 continue
-            reproposals = 0
-            self._evaluate_trial(trial, flat, key)
+            self.reproposals = 0
+            fault = self._evaluate_trial(asked, flat)
+            if fault:
+                return stops.Stop("tuner-io", fault)
             self._since_baseline += 1
 
-    def _reuse(self, trial, key: str) -> bool:
+    def _baseline_fault(self) -> str:
+        return "the tuner cannot run the application: its scratch directory is full or unwritable"
+
+    def _reuse(self, asked: Asked, flat: dict) -> bool:
         """A point measured before costs no run: it shares that result, or that failure. It is
-        placed on the tuning clock when it was proposed."""
+        placed on the tuning clock when it was proposed. A point another worker is measuring right
+        now is waited for, then shared."""
+        while self.store.in_flight(flat, asked.number) is not None:
+            time.sleep(POLL_S)
+            self.store.recover()
+        key = canonical(flat)
         if key in self.store.failed:
             first = self.store.failed[key]
-            trial.set_user_attr("error", f"same settings as trial {first}, which failed")
-            state, value = TrialState.FAIL, None
+            self.store.tell(asked, settings=flat, runs=[], signature=None, cost_runs=0, duration_s=0.0,
+                            duplicate_of=first, error=f"same settings as trial {self.store.index_of(first)}, "
+                                                       f"which failed")
         elif key in self.store.requested:
             first, sig = self.store.requested[key]
-            trial.set_user_attr("signature", sig)
-            state, value = TrialState.COMPLETE, self._value_of(sig)
+            self.store.tell(asked, settings=flat, runs=[], signature=sig, cost_runs=0, duration_s=0.0,
+                            duplicate_of=first if sig not in self.store.default_signatures() else DEFAULT,
+                            error=None, value=self.store.value_of(sig))
         else:
             return False
-        trial.set_user_attr("duplicate_of", first)
-        trial.set_user_attr("cost_runs", 0)
-        trial.set_user_attr("duration_s", 0.0)
-        trial.set_user_attr("at_s", self.clock())
-        self.store.study.tell(trial, value, state=state)
         return True
 
-    def _evaluate_trial(self, trial, flat: dict, key: str) -> None:
+    def _evaluate_trial(self, asked: Asked, flat: dict) -> str | None:
+        """Runs a new point; returns why the tuner must stop when its own I/O failed."""
         doc = trial_doc(self.baseline, flat)
+        label = f"t{asked.index:04d}"
         runs: list[float] = []
+        measured: list[Measurement] = []
         duplicate_of: int | str | None = None
         start = self.clock()
-        first = self._measure(doc, f"t{trial.number:04d}-r1")
-        attempted = 1
-        error = first.error
-        sig = None
+        first = self._measure(doc, f"{label}-r1")
+        if first.fault:
+            self.store.abandon(asked, first.fault)
+            return first.fault
+        measured.append(first)
+        attempted, error, sig = 1, first.error, None
         if first.ok:
             runs.append(first.value)
             sig = self._signature(first, doc)
-            pool = self.store.pools.get(sig)
             if sig in self.store.default_signatures():  # took effect as the default: a run of the default
-                duplicate_of = SAME_AS_DEFAULT
-                self.store.add_baseline_run(first.value, self.clock(), sig, trial=trial.number)
-            elif pool is not None:  # the same settings took effect before: one result for both
-                duplicate_of = pool.first_trial
-                pool.samples.append(first.value)
+                duplicate_of = DEFAULT
+            elif sig in self.store.pools:  # the same settings took effect before: one result for both
+                duplicate_of = self.store.pools[sig].first
             else:
-                for r in range(2, self.options.repeats + 1):
-                    m = self._measure(doc, f"t{trial.number:04d}-r{r}")
+                for r in range(2, self.repeats + 1):
+                    m = self._measure(doc, f"{label}-r{r}")
+                    if m.fault:
+                        self.store.abandon(asked, m.fault)
+                        return m.fault
+                    measured.append(m)
                     attempted += 1
                     if not m.ok:
-                        error = f"run {r} of {self.options.repeats} failed: {m.error}"
+                        error = f"run {r} of {self.repeats} failed: {m.error}"
                         break
                     runs.append(m.value)
-                else:
-                    self.store.pools[sig] = Pool(sig, list(runs), trial.number, flat)
-        trial.set_user_attr("runs", runs)
-        trial.set_user_attr("cost_runs", attempted)
-        trial.set_user_attr("duration_s", self.clock() - start)
-        trial.set_user_attr("at_s", self.clock())
-        event = {"kind": "trial", "number": trial.number, "settings": flat, "clock": self.clock()}
+        value = None
+        if error is None:
+            shared = self.store.default_runs if duplicate_of == DEFAULT else \
+                self.store.pools[sig].runs if sig in self.store.pools else []
+            value = statistics.median(list(shared) + runs)
+        rec = self.store.tell(asked, settings=flat, runs=runs if error is None else [], signature=sig,
+                              error=error, cost_runs=attempted, duration_s=self.clock() - start,
+                              duplicate_of=duplicate_of, value=value)
+        for m in measured:
+            self._observe(rec, m)
+        best = self.best()
+        default = self.store.default_value()
+        event = {"kind": "trial", "number": asked.index, "settings": flat, "clock": self.clock(),
+                 "best": best[1] if best else None, "default": default,
+                 "gain": self.objective.gain(best[1], default) if best and default else None,
+                 "done": self.store.trials_run(), "budget": self.budget.trials, "left_s": self.time_left()}
         if error is not None:
-            trial.set_user_attr("error", error)
-            self.store.study.tell(trial, state=TrialState.FAIL)
-            self.store.failed[key] = trial.number
             event.update(error=error)
         else:
-            value = self._value_of(sig)
-            trial.set_user_attr("signature", sig)
-            if duplicate_of is not None:
-                trial.set_user_attr("duplicate_of", duplicate_of)
-            self.store.study.tell(trial, value)
-            self.store.requested[key] = (trial.number, sig)
-            event.update(value=value, duplicate_of=duplicate_of, runs=runs)
-        best = self.best()
-        default = self.default_value()
-        event.update(best=best[1] if best else None, default=default,
-                     gain=self.objective.gain(best[1], default) if best and default else None,
-                     done=self.store.trials_run(), budget=self.budget.trials, left_s=self.time_left())
+            event.update(value=value, runs=runs, duplicate_of=duplicate_of if duplicate_of in (None, DEFAULT)
+                         else self.store.index_of(duplicate_of))
         self.progress(event)
+        return None
 
     # ---- confirmation ----
 
-    def _candidates(self) -> list[Pool]:
-        default = self.store.default_signatures()
-        pools = [p for p in self.store.pools.values() if p.samples and p.signature not in default]
-        pools.sort(key=lambda p: self.objective.key(noise.median(p.samples)), reverse=True)
-        return pools[: self.options.confirm_top]
+    def candidates(self) -> list[dict]:
+        pools = self.store.ranked_pools(self.objective.key)[: self.confirm_top]
+        return [{"signature": p.signature, "settings": p.settings, "trial": self.store.index_of(p.first),
+                 "record": p.first} for p in pools]
 
     def _rounds(self, k: int, done: int) -> int:
         """The confirmation rounds to run for k candidates (done: those run already), saying so when
@@ -319,85 +375,140 @@ class Tuner:
         planned, needed = self.confirmation_rounds(k)
         rounds = planned
         if self.budget.seconds is not None:
-            affordable = done + int(max(0.0, self.budget.seconds - self.clock()) // ((k + 1) * self._run_estimate()))
-            rounds = max(self.options.confirm_rounds, min(planned, affordable))
-        smallest = noise.smallest_p(self.options.confirm_rounds)
+            per_round = (k + 1) * self.run_estimate()
+            affordable = done + int(max(0.0, self.budget.seconds - self.clock()) // per_round)
+            rounds = max(self.confirm_rounds, min(planned, affordable))
         if rounds < needed:
             self.note(f"the time budget leaves room for {rounds} confirmation rounds, but with {k} candidate(s) a "
                       f"gain needs at least {needed} (with {rounds} the smallest possible p is "
-                      f"{noise.smallest_p(rounds):.3g}, and {self.options.alpha / k:.3g} is needed): no gain can "
+                      f"{noise.smallest_p(rounds):.3g}, and {self.alpha / k:.3g} is needed): no gain can "
                       f"be declared. Give more --time, or fewer --confirm-top")
-        elif rounds > self.options.confirm_rounds:
-            self.note(f"{rounds} confirmation rounds instead of {self.options.confirm_rounds}: with "
-                      f"{self.options.confirm_rounds} and {k} candidate(s) the smallest possible p is {smallest:.3g}, "
-                      f"and a gain needs p < {self.options.alpha / k:.3g}")
+        elif rounds > self.confirm_rounds:
+            self.note(f"{rounds} confirmation rounds instead of {self.confirm_rounds}: with "
+                      f"{self.confirm_rounds} and {k} candidate(s) the smallest possible p is "
+                      f"{noise.smallest_p(self.confirm_rounds):.3g}, and a gain needs p < {self.alpha / k:.3g}")
         return rounds
 
-    def _confirm(self, stopped: str) -> Outcome:
-        record = self.store.confirmation()
-        trials_run = self.store.trials_run()
-        if record is not None and record.get("trials_run") != trials_run:
-            self.note(f"the search ran {trials_run - record.get('trials_run', 0)} more trial(s) since the last "
-                      f"confirmation round: confirming again")
-            self.store.supersede_confirmation()
-            record = None
-        if record is None:
-            candidates = self._candidates()
-            record = {"candidates": [{"signature": p.signature, "settings": p.settings, "trial": p.first_trial}
-                                     for p in candidates],
-                      "default": [], "samples": {p.signature: [] for p in candidates}, "rounds_done": 0,
-                      "trials_run": trials_run}
-            self.store.set_confirmation(record)
-        cands = record["candidates"]
-        default = self.default_value()
+    def confirm(self, stop: stops.Stop) -> Outcome:
+        default = self.store.default_value()
+        if stop.rule == "tuner-io":
+            return Outcome(default, self._best_doc(None, None), None, None, stop,
+                           self.notes + ["no confirmation round: the tuner cannot run the application any more"])
+        cands = self.candidates()
         if not cands:
-            return Outcome(default, self._best_doc(None, None), None, None, stopped,
+            return Outcome(default, self._best_doc(None, None), None, None, stop,
                            self.notes + ["no configuration took effect differently from the default settings"])
-        rounds = self._rounds(len(cands), record["rounds_done"])
-        for rnd in range(record["rounds_done"], rounds):
+        trials_run = self.store.trials_run()
+        key = plan_key(trials_run, cands)
+        earlier = {r.attrs.get("plan") for r in self.store.records(CONFIRMATION)} - {key}
+        if earlier:
+            self.note("the search ran more trials since the last confirmation round: confirming again")
+        done = confirmation_rounds_done(self.store, key, cands)
+        rounds = self._rounds(len(cands), done)
+        with self.store.exclusive("confirmation", key, {"candidates": cands, "trials_run": trials_run,
+                                                        "rounds": rounds}) as mine:
+            if mine:
+                self._confirmation_rounds(key, cands, rounds)
+        return self._verdict(stop, key, cands)
+
+    def _confirmation_rounds(self, key: str, cands: list[dict], rounds: int) -> None:
+        for rnd in range(rounds):
             entries = [None] + cands
             shift = rnd % len(entries)
             for entry in entries[shift:] + entries[:shift]:  # rotated, so no one always runs first
-                if entry is None:
-                    m = self._measure(self.baseline, f"confirm-{rnd}-default")
-                    if m.ok:
-                        record["default"].append(m.value)
-                else:
-                    m = self._measure(trial_doc(self.baseline, entry["settings"]), f"confirm-{rnd}-t{entry['trial']:04d}")
-                    if m.ok:
-                        record["samples"][entry["signature"]].append(m.value)
+                who = DEFAULT if entry is None else entry["signature"]
+                if confirmation_runs(self.store, key, rnd, who):
+                    continue  # run before this worker resumed
+                flat = {} if entry is None else entry["settings"]
+                doc = self.baseline if entry is None else trial_doc(self.baseline, flat)
+                label = f"confirm-{rnd}-default" if entry is None else f"confirm-{rnd}-t{entry['trial']:04d}"
+                m = self._measure(doc, label)
+                if m.fault:
+                    raise TuneError(m.fault)
+                self._record(CONFIRMATION, flat, doc, m, {"plan": key, "round": rnd, "candidate": who,
+                                                          "trial": None if entry is None else entry["trial"]})
                 self.progress({"kind": "confirm", "round": rnd + 1, "rounds": rounds,
                                "trial": entry and entry["trial"], "value": m.value, "error": m.error,
                                "clock": self.clock()})
-            record["rounds_done"] = rnd + 1
-            self.store.set_confirmation(record)
-        measured = [c for c in cands if record["samples"][c["signature"]]]
-        if not measured or not record["default"]:
-            return Outcome(default, self._best_doc(None, None), None, None, stopped,
-                           self.notes + ["the confirmation runs failed; keeping the default settings"])
-        winner = max(measured, key=lambda c: self.objective.key(noise.median(record["samples"][c["signature"]])))
-        verdict = noise.compare(record["samples"][winner["signature"]], record["default"], self.objective,
-                                self.options.alpha, comparisons=len(measured))
-        record["verdict"] = {"trial": winner["trial"], "gain": verdict.gain, "p_value": verdict.p_value,
-                             "noise": verdict.noise, "significant": verdict.significant}
-        self.store.set_confirmation(record)
-        win = {**winner, "median": noise.median(record["samples"][winner["signature"]])}
-        return Outcome(default, self._best_doc(win, verdict), verdict, win, stopped, list(self.notes),
-                       noise.median(record["default"]))
+
+    def _verdict(self, stop: stops.Stop, key: str, cands: list[dict]) -> Outcome:
+        default = self.store.default_value()
+        samples = confirmation_samples(self.store, key)
+        base = samples.get(DEFAULT, [])
+        measured = [c for c in cands if samples.get(c["signature"])]
+        if not measured or not base:
+            return Outcome(default, self._best_doc(None, None), None, None, stop,
+                           self.notes + ["the confirmation runs failed; keeping the default settings"], plan=key)
+        winner = max(measured, key=lambda c: self.objective.key(noise.median(samples[c["signature"]])))
+        verdict = noise.compare(samples[winner["signature"]], base, self.objective, self.alpha,
+                                comparisons=len(measured))
+        win = {"trial": winner["trial"], "signature": winner["signature"], "settings": winner["settings"],
+               "median": noise.median(samples[winner["signature"]])}
+        return Outcome(default, self._best_doc(win, verdict), verdict, win, stop, list(self.notes),
+                       noise.median(base), key)
 
     def _best_doc(self, winner: dict | None, verdict: noise.Verdict | None) -> dict:
-        name = self.store.study.study_name
+        """best.json: the default settings with the winner's knobs that took effect differently from the
+        default's, in one group; the winner's other knobs are named in meta."""
+        name = self.store.name
+        base = settings.flatten(self.baseline)
         if winner is None or verdict is None or not verdict.significant:
-            doc = dict(self.baseline)
-            doc["description"] = (f"iotuner tune, study {name}: no configuration beat the default settings beyond "
-                                  f"the measured noise, so these are the default settings")
-            doc["meta"] = {"tool": "iotuner tune", "study": name, "significant": False,
-                           "objective": self.objective.name}
-            return settings.validate(doc)
+            doc = settings.from_flat(base, description=f"iotuner tune, study {name}: no configuration beat the "
+                                     f"default settings beyond the measured noise, so these are the default settings",
+                                     meta={"tool": "iotuner tune", "study": name, "significant": False,
+                                           "objective": self.objective.name})
+            return settings.validate(_keep_scoped(doc, self.baseline))
+        differs = set(json.loads(winner["signature"])) if winner["signature"] else set()
+        matters = {k: v for k, v in winner["settings"].items() if any(d.split("[")[0] == k for d in differs)}
+        inert = {k: v for k, v in winner["settings"].items() if k not in matters}
         meta = {"tool": "iotuner tune", "study": name, "trial": winner["trial"], "objective": self.objective.name,
                 "unit": self.objective.unit, "value": winner["median"], "gain": verdict.gain,
                 "p_value": verdict.p_value, "significant": True}
-        doc = trial_doc(self.baseline, winner["settings"], meta)
-        doc["description"] = (f"iotuner tune, study {name}: trial {winner['trial']}, {verdict.gain:.2f}x the "
-                              f"default {self.objective.name}")
-        return settings.validate(doc)
+        if inert:
+            meta["same_as_default"] = inert
+            meta["note"] = ("the winner also set these knobs, but they took effect as in the default settings "
+                            "(dropped, not applicable, or the value in effect anyway), so they are left out")
+        doc = settings.from_flat({**base, **matters}, meta=meta,
+                                 description=f"iotuner tune, study {name}: trial {winner['trial']}, "
+                                             f"{verdict.gain:.2f}x the default {self.objective.name}")
+        return settings.validate(_keep_scoped(doc, self.baseline))
+
+
+def _keep_scoped(doc: dict, baseline: dict) -> dict:
+    """The baseline's groups matched by file or dataset globs stay as they were, before the merged group."""
+    scoped = [g for g in settings.validate(baseline).get("groups", []) if "file" in g or "dataset" in g]
+    if scoped:
+        doc = dict(doc)
+        doc["groups"] = scoped + doc.get("groups", [])
+    return doc
+
+
+# ---- the confirmation round, from its records ----
+
+def plan_key(trials_run: int, cands: list[dict]) -> str:
+    """Identifies a confirmation round: the search it follows and its candidates."""
+    text = json.dumps([trials_run, [c["signature"] for c in cands]])
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def confirmation_runs(store: Store, key: str, rnd: int, who: str) -> list[Record]:
+    return [r for r in store.records(CONFIRMATION) if r.attrs.get("plan") == key and r.attrs.get("round") == rnd
+            and r.attrs.get("candidate") == who]
+
+
+def confirmation_rounds_done(store: Store, key: str, cands: list[dict]) -> int:
+    rounds = {r.attrs.get("round") for r in store.records(CONFIRMATION) if r.attrs.get("plan") == key}
+    done = 0
+    for rnd in sorted(x for x in rounds if isinstance(x, int)):
+        if all(confirmation_runs(store, key, rnd, w) for w in [DEFAULT] + [c["signature"] for c in cands]):
+            done += 1
+    return done
+
+
+def confirmation_samples(store: Store, key: str) -> dict[str, list[float]]:
+    """The successful runs of a confirmation round, by candidate (DEFAULT for the default)."""
+    out: dict[str, list[float]] = {}
+    for r in store.records(CONFIRMATION):
+        if r.attrs.get("plan") == key and r.ok:
+            out.setdefault(r.attrs.get("candidate"), []).extend(r.runs)
+    return out

@@ -1,40 +1,36 @@
-"""Search strategies, one module each, behind one small interface.
+"""Search strategies, one module each, on the strategy protocol (`..protocol`).
 
-A strategy is a factory that returns an Optuna sampler for a search space:
-the study (storage, resume, ask/tell) stays outside the algorithm, and every
-dimension is a categorical choice over the labels of its values. Adding a
-strategy (model-driven, hybrid, TunIO) is one module in this package that calls
-`register`: every module here is found and imported, nothing else to edit.
+A module registers its strategy with `register(name, description)`: on a
+`Strategy` subclass, or on a factory `(space, seed, options) -> Optuna
+sampler` for a strategy that is only a sampler. Every module in this package
+is found and imported, so a new strategy is one new module; nothing else to
+edit.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import optuna
 
+from ..protocol import SamplerStrategy, Strategy
 from ..space import SearchSpace
 
-Factory = Callable[[SearchSpace, int, dict[str, Any]], optuna.samplers.BaseSampler]
+_REGISTRY: dict[str, type[Strategy]] = {}
 
 
-@dataclass(frozen=True)
-class Strategy:
-    name: str
-    description: str
-    factory: Factory
-
-
-_REGISTRY: dict[str, Strategy] = {}
-
-
-def register(name: str, description: str) -> Callable[[Factory], Factory]:
-    def deco(factory: Factory) -> Factory:
-        _REGISTRY[name] = Strategy(name, description, factory)
-        return factory
+def register(name: str, description: str) -> Callable:
+    def deco(obj):
+        if isinstance(obj, type) and issubclass(obj, Strategy):
+            cls = obj
+        else:  # a sampler factory
+            cls = type(f"{obj.__name__}_strategy", (SamplerStrategy,),
+                       {"factory": staticmethod(obj), "__module__": obj.__module__})
+        cls.name, cls.description = name, description
+        _REGISTRY[name] = cls
+        return obj
     return deco
 
 
@@ -55,15 +51,15 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def get(name: str) -> Strategy:
+def get(name: str) -> type[Strategy]:
     _load()
     if name not in _REGISTRY:
         raise KeyError(f"unknown strategy '{name}': use {', '.join(names())}")
     return _REGISTRY[name]
 
 
-def sampler(name: str, space: SearchSpace, seed: int, options: dict[str, Any] | None = None):
-    return get(name).factory(space, seed, dict(options or {}))
+def make(name: str, space: SearchSpace, seed: int, options: dict[str, Any] | None = None) -> Strategy:
+    return get(name)(space, seed, dict(options or {}))
 
 
 def distributions(space: SearchSpace) -> dict[str, optuna.distributions.CategoricalDistribution]:
@@ -71,15 +67,6 @@ def distributions(space: SearchSpace) -> dict[str, optuna.distributions.Categori
     return {d.name: optuna.distributions.CategoricalDistribution(d.labels) for d in space.dimensions}
 
 
-def current_values(trials) -> dict[int, float]:
-    """Each completed trial's value as it stands now: trials whose settings took effect alike
-    (the same signature) share one result, the median of all their runs, which later runs
-    update. Trials without recorded runs keep the value they were told."""
-    import statistics
-    runs: dict[str, list[float]] = {}
-    for t in trials:
-        sig = t.user_attrs.get("signature")
-        if sig is not None and t.user_attrs.get("runs"):
-            runs.setdefault(sig, []).extend(t.user_attrs["runs"])
-    return {t.number: statistics.median(runs[t.user_attrs["signature"]]) if t.user_attrs.get("signature") in runs
-            else t.value for t in trials}
+def sampler(name: str, space: SearchSpace, seed: int, options: dict[str, Any] | None = None, ctx=None):
+    """A strategy's Optuna sampler on its own (tests, benchmarks without a study)."""
+    return make(name, space, seed, options).sampler(ctx)

@@ -1,38 +1,54 @@
 """Genetic algorithms: H5Evolve's and TunIO's.
 
-Generations are consecutive blocks of `population` trials. Each generation
-carries the best `elites` points found so far (elitism); every other member
-is a child of two parents from the previous generation and the elites,
-mixed gene by gene (uniform crossover), each gene then mutated with
-probability `mutation`.
+Generations are consecutive blocks of `population` search trials (counted
+among the study's search trials, not by Optuna's trial numbers, which other
+records share). Each generation carries the best `elites` points found so far
+(elitism); every other member is a child of two parents from the previous
+generation and the elites, mixed gene by gene (uniform crossover), each gene
+then mutated with probability `mutation`.
 - ga (TunIO): tournament selection: three random individuals, the best two
   are the parents.
 - ga-h5evolve (H5Evolve): a larger population; parents drawn from the better
   half (truncation selection).
 
-The population is read back from the study's trials, so a resumed study
-continues the same evolution; a child equal to a point already measured is
-mutated again, since re-measuring it would cost a run and teach nothing.
+Fitness is each point's configuration as it stands now in the study (the
+median of all its runs, `Store.current_values`). The population is read back
+from the study's records, so a resumed study continues the same evolution; a
+child equal to a point already measured is mutated again, since re-measuring
+it would cost a run and teach nothing.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Callable
 
 import optuna
 from optuna.trial import TrialState
 
-from . import current_values, distributions, register
+from ..protocol import Strategy
+from . import distributions, register
+
+
+def search_indices(study, number: int) -> dict[int, int]:
+    """Each search trial's place among the study's search trials, up to trial `number` (records of other
+    kinds carry a kind attribute; a trial being asked has none yet)."""
+    out: dict[int, int] = {}
+    for t in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
+        if t.number == number or t.user_attrs.get("kind", "trial") == "trial":
+            out[t.number] = len(out)
+    return out
 
 
 class GeneticSampler(optuna.samplers.BaseSampler):
-    def __init__(self, space, seed: int, population: int, elites: int, mutation: float, selection: str):
+    def __init__(self, space, seed: int, population: int, elites: int, mutation: float, selection: str,
+                 values: Callable[[], dict[int, float]] | None = None):
         if population < 3 or not 0 <= elites < population:
             raise ValueError("the population needs at least 3 members and fewer elites than members")
         self._dists = distributions(space)
         self._seed, self.population, self.elites = seed, population, elites
         self.mutation, self.selection = mutation, selection
+        self._values = values
         self._independent = optuna.samplers.RandomSampler(seed=seed)
 
     def infer_relative_search_space(self, study, trial):
@@ -41,21 +57,23 @@ class GeneticSampler(optuna.samplers.BaseSampler):
     def sample_relative(self, study, trial, search_space) -> dict[str, Any]:
         if not search_space:
             return {}
-        rng = random.Random(f"{self._seed}:{trial.number}")
+        order = search_indices(study, trial.number)
+        index = order[trial.number]
+        rng = random.Random(f"{self._seed}:{index}")
         done = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
                 if t.value is not None and all(name in t.params for name in search_space)]
-        generation = trial.number // self.population
+        generation = index // self.population
         if generation == 0 or len(done) < 2:
             return {name: rng.choice(dist.choices) for name, dist in search_space.items()}
         maximize = study.direction == optuna.study.StudyDirection.MAXIMIZE
-        now = current_values(done)  # a shared result counts with all its runs, as it stands now
-        fitness = {t.number: now[t.number] if maximize else -now[t.number] for t in done}
+        now = self._values() if self._values else {}  # a shared result counts with all its runs, as it stands now
+        fitness = {t.number: (now.get(t.number, t.value) if maximize else -now.get(t.number, t.value)) for t in done}
         ranked = sorted(done, key=lambda t: fitness[t.number], reverse=True)
-        slot = trial.number % self.population
+        slot = index % self.population
         if slot < self.elites:
             return {name: ranked[slot].params[name] for name in search_space}
         start = (generation - 1) * self.population
-        previous = [t for t in done if start <= t.number < start + self.population]
+        previous = [t for t in done if start <= order.get(t.number, -1) < start + self.population]
         pool = previous + [t for t in ranked[: self.elites] if t not in previous]
         if len(pool) < 2:
             pool = ranked[: self.population]
@@ -90,19 +108,21 @@ class GeneticSampler(optuna.samplers.BaseSampler):
         return self._independent.sample_independent(study, trial, param_name, param_distribution)
 
 
-def _mutation(space, options) -> float:
-    return float(options.get("mutation", max(0.1, 1.0 / len(space.dimensions))))
+class _Genetic(Strategy):
+    population, selection = 8, "tournament"
+
+    def sampler(self, ctx):
+        mutation = float(self.options.get("mutation", max(0.1, 1.0 / len(self.space.dimensions))))
+        return GeneticSampler(self.space, self.seed, population=int(self.options.get("population", self.population)),
+                              elites=int(self.options.get("elites", 1)), mutation=mutation, selection=self.selection,
+                              values=ctx.store.current_values if ctx else None)
 
 
 @register("ga", "genetic algorithm as in TunIO: elitism, tournament of 3, uniform crossover, mutation")
-def tunio_ga(space, seed, options):
-    return GeneticSampler(space, seed, population=int(options.get("population", 8)),
-                          elites=int(options.get("elites", 1)), mutation=_mutation(space, options),
-                          selection="tournament")
+class TunioGA(_Genetic):
+    population, selection = 8, "tournament"
 
 
 @register("ga-h5evolve", "genetic algorithm as in H5Evolve: population 15, elitism, truncation selection")
-def h5evolve_ga(space, seed, options):
-    return GeneticSampler(space, seed, population=int(options.get("population", 15)),
-                          elites=int(options.get("elites", 1)), mutation=_mutation(space, options),
-                          selection="truncation")
+class H5EvolveGA(_Genetic):
+    population, selection = 15, "truncation"

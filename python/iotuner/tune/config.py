@@ -1,0 +1,118 @@
+"""A study's configuration: typed, versioned, stored once in the study.
+
+Everything a worker needs to take part in a study comes from here, so a
+study resumed (or joined by another worker) runs exactly as it was created.
+The budget is kept apart (`Budget`): a user may raise it on resume.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+VERSION = 3  # 3: every run a record of its own (baseline, trial, training, confirmation)
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The study's totals, across resumes and workers: trials that ran, and tuning time."""
+    trials: int | None = None
+    seconds: float | None = None
+
+    def describe(self) -> str:
+        parts = [f"{self.trials} trials" if self.trials else "",
+                 f"{self.seconds:.0f} s" if self.seconds else ""]
+        return ", ".join(p for p in parts if p) or "unbounded"
+
+
+@dataclass(frozen=True)
+class ObjectiveSpec:
+    name: str = "perf"
+    direction: str = "maximize"
+    unit: str = "MB/s"
+    pattern: str | None = None
+
+
+@dataclass(frozen=True)
+class SyntheticSpec:
+    """A model instead of a job (tests, benchmarks); `replay` models answer from a recorded sweep."""
+    model: str
+    noise: float = 0.05
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    space: dict  # the search space as JSON (SearchSpace.to_json)
+    strategy: str = "bayes"
+    strategy_options: dict = field(default_factory=dict)
+    seed: int = 0
+    objective: ObjectiveSpec = ObjectiveSpec()
+    baseline: dict = field(default_factory=lambda: {"version": 1})
+    # measurement
+    repeats: int = 1
+    baseline_every: int = 5
+    confirm_top: int = 3
+    confirm_rounds: int = 5
+    alpha: float = 0.05
+    # the job
+    app: tuple[str, ...] = ()
+    launcher: str = "local"
+    ranks: int = 2
+    mpiexec: str = "mpiexec.mpich"
+    nodes: int = 1
+    scratch: str | None = None
+    timeout_s: float | None = 600.0
+    keep: bool = False
+    drop_caches: bool = False
+    synthetic: SyntheticSpec | None = None
+    # what the tuning is for: the run time of one production run (viability), and how many are planned
+    production_runtime_s: float | None = None
+    production_runs: int | None = None
+    out: str = ""
+    version: int = VERSION
+    created: str = ""
+
+    def __post_init__(self):
+        if self.repeats < 1 or self.confirm_rounds < 1 or self.confirm_top < 1:
+            raise ConfigError("--repeats, --confirm-top and --confirm-rounds must be at least 1")
+        if self.baseline_every < 0:
+            raise ConfigError("--baseline-every must be 0 or more")
+        if not 0 < self.alpha < 1:
+            raise ConfigError("alpha must be between 0 and 1")
+        if not self.app and self.synthetic is None:
+            raise ConfigError("give the application after --, e.g. iotuner tune -- ./vpicio -o {scratch}; "
+                              "or --synthetic MODEL")
+
+    def stamped(self) -> "StudyConfig":
+        return replace(self, created=self.created or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+
+    def to_json(self) -> dict[str, Any]:
+        doc = asdict(self)
+        doc["app"] = list(self.app)
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Any) -> "StudyConfig":
+        if not isinstance(doc, dict):
+            raise ConfigError("the study has no iotuner configuration: it was not made by iotuner tune")
+        if doc.get("version") != VERSION:
+            raise ConfigError(f"the study was made by another iotuner (configuration version {doc.get('version')}, "
+                              f"this one reads {VERSION}): start a new study")
+        known = {f.name for f in fields(cls)}
+        unknown = set(doc) - known
+        if unknown:
+            raise ConfigError(f"the study's configuration has fields this iotuner does not know: {sorted(unknown)}")
+        args = dict(doc)
+        args["objective"] = ObjectiveSpec(**doc.get("objective") or {})
+        args["synthetic"] = SyntheticSpec(**doc["synthetic"]) if doc.get("synthetic") else None
+        args["app"] = tuple(doc.get("app") or ())
+        try:
+            return cls(**args)
+        except TypeError as e:
+            raise ConfigError(f"the study's configuration is damaged: {e}") from None

@@ -1,0 +1,127 @@
+"""The strategy protocol: what a search method can do in a study.
+
+A strategy is one class (or, for a plain Optuna sampler, one factory
+function) registered under a name. The tuner drives it:
+
+1. `prepare(ctx)`: runs of its own before the search (a training sweep,
+   micro-benchmarks), made with `ctx.measure(point, kind="training")`. They
+   are recorded as training runs, count in tuning time and RoTI, and are shown
+   apart in trials.csv and on the curve. With several workers one of them
+   prepares while the others wait, and all see the records.
+2. `propose(ctx)`: the next point, or `SAMPLER` to let the strategy's Optuna
+   sampler (`sampler(ctx)`) choose it inside ask/tell, or None when the
+   strategy has nothing more to try.
+3. `observe(ctx, record, measurement)`: every run this worker makes (baseline,
+   trial, training, confirmation), with its full run report
+   (`measurement.report`: phases, settings read back, per-level counters).
+4. `stop(ctx)`: a reason to end the search, or None; `searched_size()`: the
+   size of the subspace it searches now, for the exhaustion rule.
+
+Everything a strategy knows of the study it reads from `ctx.store` (records,
+pools, current medians, the trajectory); it never writes there itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+import optuna
+
+from .space import SearchSpace
+
+if TYPE_CHECKING:
+    from .evaluate import Measurement
+    from .store import Record, Store
+
+SAMPLER = object()  # propose(): the Optuna sampler chooses the point
+
+
+class Context:
+    """A strategy's view of the running study; the tuner provides it."""
+
+    def __init__(self, store: "Store", space: SearchSpace, objective, measure: Callable[..., tuple],
+                 note: Callable[[str], None], seed: int):
+        self.store, self.space, self.objective, self.seed = store, space, objective, seed
+        self._measure, self.note = measure, note
+
+    def measure(self, point: Mapping[str, Any], kind: str = "training", label: str | None = None
+                ) -> tuple["Record", "Measurement"]:
+        """Runs the application once with the baseline and this point's settings ({dimension: value}, or flat
+        {"layer.knob": value} settings with flat=True in the point's dict key "__flat__"); records the run."""
+        return self._measure(point, kind, label)
+
+    def clock(self) -> float:
+        return self.store.clock()
+
+
+class Strategy:
+    """A search method. Subclass, set name and description, decorate with `strategies.register`."""
+
+    name = ""
+    description = ""
+
+    def __init__(self, space: SearchSpace, seed: int, options: Mapping[str, Any]):
+        self.space, self.seed, self.options = space, seed, dict(options)
+
+    def prepare(self, ctx: Context) -> None:
+        """Training runs of its own, before the search."""
+
+    def sampler(self, ctx: Context) -> optuna.samplers.BaseSampler:
+        """The Optuna sampler that proposes points when `propose` returns SAMPLER."""
+        return optuna.samplers.RandomSampler(seed=self.seed)
+
+    def propose(self, ctx: Context) -> Mapping[str, str] | object | None:
+        """The next point as {dimension name: value label}, SAMPLER, or None when done."""
+        return SAMPLER
+
+    def observe(self, ctx: Context, record: "Record", measurement: "Measurement | None") -> None:
+        """Every run this worker makes, with its run report."""
+
+    def searched_size(self) -> int | None:
+        """How many points the strategy searches now (None: the whole space)."""
+        return None
+
+    def stop(self, ctx: Context) -> str | None:
+        """Why the search should end now, or None."""
+        return None
+
+
+class SamplerStrategy(Strategy):
+    """A strategy that is just an Optuna sampler (random, grid, bayes)."""
+
+    factory: Callable[[SearchSpace, int, dict], optuna.samplers.BaseSampler]
+
+    def sampler(self, ctx: Context) -> optuna.samplers.BaseSampler:
+        return type(self).factory(self.space, self.seed, self.options)
+
+
+class StudySampler(optuna.samplers.BaseSampler):
+    """The study's sampler: a point the strategy proposed, else the strategy's own sampler."""
+
+    def __init__(self, inner: optuna.samplers.BaseSampler):
+        self.inner = inner
+        self.pending: Mapping[str, str] | None = None
+
+    def infer_relative_search_space(self, study, trial):
+        if self.pending is not None:
+            return {}
+        return self.inner.infer_relative_search_space(study, trial)
+
+    def sample_relative(self, study, trial, search_space):
+        if self.pending is not None:
+            return {}
+        return self.inner.sample_relative(study, trial, search_space)
+
+    def sample_independent(self, study, trial, param_name, param_distribution):
+        if self.pending is not None and param_name in self.pending:
+            return self.pending[param_name]
+        return self.inner.sample_independent(study, trial, param_name, param_distribution)
+
+    def before_trial(self, study, trial):
+        self.inner.before_trial(study, trial)
+
+    def after_trial(self, study, trial, state, values):
+        self.inner.after_trial(study, trial, state, values)
+
+    def reseed_rng(self) -> None:
+        self.inner.reseed_rng()

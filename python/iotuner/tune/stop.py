@@ -1,0 +1,103 @@
+"""Stop rules: when the search ends, and why.
+
+The tuner asks each rule before every trial; the first that gives a reason
+ends the search, and its name and reason go to summary.json and the
+printout. A rule is a small object with a `name` and `check(state)`; new ones
+(TunIO's learned stopper, a production-runs stopper) are one more class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+MAX_REPROPOSALS = 50  # consecutive proposals of measured points before calling the space exhausted
+
+
+@dataclass(frozen=True)
+class Stop:
+    rule: str
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "reason": self.reason}
+
+
+class SearchState(Protocol):
+    """What the rules see (the tuner provides it)."""
+    store: object
+    budget: object
+    strategy: object
+    space: object
+    reproposals: int
+
+    def clock(self) -> float: ...
+    def next_trial_estimate(self) -> float: ...
+    def confirmation_estimate(self) -> float: ...
+    def context(self) -> object: ...
+
+
+class StopRule(Protocol):
+    name: str
+
+    def check(self, state: SearchState) -> str | None: ...
+
+
+class TrialBudget:
+    name = "trial-budget"
+
+    def check(self, state: SearchState) -> str | None:
+        n = state.budget.trials
+        if n is not None and state.store.trials_run() >= n:
+            return f"trial budget of {n} reached"
+        return None
+
+
+class TimeBudget:
+    """A trial starts only if it, with its repeats and a baseline run when one is due, and the confirmation
+    round still fit in the time budget."""
+    name = "time-budget"
+
+    def check(self, state: SearchState) -> str | None:
+        s = state.budget.seconds
+        if s is not None and state.clock() + state.confirmation_estimate() + state.next_trial_estimate() >= s:
+            return "time budget reached (keeping time for the confirmation round)"
+        return None
+
+
+class Exhaustion:
+    """Every point the strategy searches was measured (its subspace, or the whole space), or it keeps
+    proposing measured points."""
+    name = "exhaustion"
+
+    def check(self, state: SearchState) -> str | None:
+        size = state.strategy.searched_size()
+        whole = size is None
+        size = state.space.size() if whole else size
+        measured = len(state.store.requested) + len(state.store.failed)
+        if measured >= size:
+            return (f"every one of the {size} points of the space was measured" if whole else
+                    f"every one of the {size} points the strategy searches was measured")
+        if state.reproposals >= MAX_REPROPOSALS:
+            return f"the strategy proposed only measured points {MAX_REPROPOSALS} times in a row"
+        return None
+
+
+class StrategyStop:
+    """The strategy's own decision (a model that ran its top k, a learned stopper)."""
+    name = "strategy"
+
+    def check(self, state: SearchState) -> str | None:
+        return state.strategy.stop(state.context())
+
+
+def default_rules() -> list[StopRule]:
+    return [Exhaustion(), TrialBudget(), TimeBudget(), StrategyStop()]
+
+
+def first_stop(rules: list[StopRule], state: SearchState) -> Stop | None:
+    for rule in rules:
+        reason = rule.check(state)
+        if reason:
+            return Stop(rule.name, reason)
+    return None
