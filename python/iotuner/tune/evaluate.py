@@ -36,6 +36,7 @@ class Measurement:
     details: dict[str, Any] = field(default_factory=dict)
     report: dict | None = None  # the run report, whole: what strategies observe
     fault: str | None = None  # the tuner itself could not run it (its scratch or output is unwritable or full)
+    retry: bool = False  # the scheduler ended it (time limit, node failure, cancelled): worth one more try
 
 
 class Evaluator(Protocol):
@@ -108,6 +109,9 @@ class JobEvaluator:
                 shutil.rmtree(workdir, ignore_errors=True)
         duration = time.monotonic() - start
         tail = (result.stderr or "")[-STDERR_TAIL:]
+        if result.scheduler_killed:
+            return Measurement(False, None, duration, f"the scheduler ended the job ({result.scheduler_state}); "
+                                                      f"stderr: {tail}", retry=True)
         if result.timed_out:
             return Measurement(False, None, duration, f"timed out after {self.timeout:.0f} s; stderr: {tail}")
         if result.returncode != 0:
