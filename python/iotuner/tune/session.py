@@ -89,7 +89,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("several workers, Slurm")
     g.add_argument("--workers", type=int, default=1, metavar="N",
                    help="N workers tune the study at once, each an ask/run/tell loop on the shared study (default 1); "
-                        "more can join any time with iotuner worker")
+                        "more can join any time with iotuner worker; 0: only create the study, for workers you "
+                        "start yourself")
     g.add_argument("--submit", action="store_true",
                    help="with --launcher slurm: submit the workers as a Slurm job array (each runs its trials as job "
                         "steps in its allocation) and watch them; the study storage must be reachable from the nodes")
@@ -99,6 +100,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tasks-per-node", type=int, metavar="N", help="Slurm tasks per node")
     g.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG",
                    help="another sbatch option, as one argument (repeat it: --sbatch-arg=--qos=high)")
+    g.add_argument("--srun-mpi", default="pmi2", metavar="TYPE",
+                   help="srun's --mpi plugin for the trials (default pmi2, as Debian's MPICH needs; cray_shasta on "
+                        "HPE Cray EX; none: leave it to the site's default)")
 
     g = p.add_argument_group("the study")
     g.add_argument("--study", default="iotuner", metavar="NAME", help="study name (default iotuner)")
@@ -145,7 +149,8 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
 
 def _slurm_spec(args: argparse.Namespace) -> SlurmSpec:
     return SlurmSpec(nodes=args.nodes, tasks_per_node=args.tasks_per_node, partition=args.partition,
-                     account=args.account, time_limit=args.time_limit, sbatch_args=tuple(args.sbatch_arg))
+                     account=args.account, time_limit=args.time_limit, sbatch_args=tuple(args.sbatch_arg),
+                     mpi=args.srun_mpi)
 
 
 def add_worker_arguments(p: argparse.ArgumentParser) -> None:
@@ -247,8 +252,8 @@ def run(args: argparse.Namespace) -> int:
     """iotuner tune: create (or resume) the study, work on it with --workers workers, write the results."""
     console = render.console_for_output()
     try:
-        if args.workers < 1:
-            raise ValueError("--workers must be at least 1")
+        if args.workers < 0:
+            raise ValueError("--workers must be 0 or more")
         if args.submit and args.launcher != "slurm" and not args.resume:
             raise ValueError("--submit needs --launcher slurm")
         store, out, storage = _open(args, console)
@@ -256,6 +261,13 @@ def run(args: argparse.Namespace) -> int:
             objectives.ObjectiveError, launch.LaunchError, KeyError) as e:
         print(f"iotuner tune: {e.args[0] if e.args else e}", file=sys.stderr)
         return 2
+    if args.workers == 0:
+        from . import workers
+        command = workers.worker_command(store.name, storage, args.heartbeat)[3:]  # after python -m iotuner
+        console.print(f"study [bold]{store.name}[/bold] is ready in {storage}; start workers with\n  iotuner "
+                      f"{workers.slurm.quote_all(command)}\nand write "
+                      f"its results at the end with\n  iotuner tune --resume --study {store.name} --storage {storage}")
+        return 0
     if args.submit:
         from . import workers
         return workers.submit(store, storage, out, args.workers, args.heartbeat, console,

@@ -107,7 +107,7 @@ class Slurm(Launcher):
         self.ranks, self.spec, self.label = ranks, spec, label
 
     def command(self, app: Sequence[str]) -> list[str]:
-        argv = ["srun", f"--mpi={self.spec.mpi}", "-n", str(self.ranks)]
+        argv = ["srun"] + ([f"--mpi={self.spec.mpi}"] if self.spec.mpi != "none" else []) + ["-n", str(self.ranks)]
         if self.spec.tasks_per_node:
             argv.append(f"--ntasks-per-node={self.spec.tasks_per_node}")
         return argv + list(app)
