@@ -3,6 +3,7 @@ application's own compiler and flags, and run it."""
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 from . import emit, flags
 
 EXECUTABLE = "kernel"
+_PROBLEM = re.compile(r"error|cannot find|undefined reference|No such file", re.I)
 _LINK_TOO = ("-fopenmp", "-pthread", "-flto", "-fsanitize", "-m")
 
 
@@ -82,5 +84,6 @@ def run(outdir: Path, timeout: float = 600) -> Built:
     (outdir / "build.log").write_text(log)
     if r.returncode == 0 and (outdir / EXECUTABLE).exists():
         return Built(True, cmd, log, None)
-    errors = [ln.strip() for ln in log.splitlines() if "error" in ln.lower()]
+    errors = [ln.strip() for ln in log.splitlines()
+              if _PROBLEM.search(ln) and not ln.startswith(("make:", "collect2:"))]
     return Built(False, cmd, log, "; ".join(errors[:3]) or f"make exited with status {r.returncode}")

@@ -61,7 +61,7 @@ def emit(prog: Program, loop_fraction: float, path_prefix: str | None) -> Result
                     continue
                 if path_prefix or loop_fraction < 1.0:
                     _switch_paths(src, st, edits, res, bool(path_prefix))
-                if st.kind == "for" and loop_fraction < 1.0 and _has_io(st):
+                if st.kind in ("for", "while", "do") and loop_fraction < 1.0 and _has_io(st):
                     _reduce(src, st, prog, written_by, edits, res)
         dropped = {f.key for f in src.funcs if not f.kept}
         for key, start, end, static in src.prototypes:
@@ -296,10 +296,13 @@ def _trip_count(src: Source, st: Stmt, prog: Program, written_by: dict) -> tuple
 
 
 def _reduce(src: Source, st: Stmt, prog: Program, written_by: dict, edits: list, res: Result) -> None:
-    parts = _header(src.text, st)
-    header = src.text[st.start:(parts[2][1] + 1) if parts else st.start + 60].decode(errors="replace")
-    r = _trip_count(src, st, prog, written_by)
     lid = len(res.loops) + 1
+    header = src.text[st.start:src.text.find(b"\n", st.start)].decode(errors="replace").strip()
+    if st.kind != "for":
+        res.loops.append(Loop(lid, src.path.name, st.line, header, False,
+                              f"a {st.kind} loop: its trip count is not known before it starts"))
+        return
+    r = _trip_count(src, st, prog, written_by)
     if isinstance(r, str):
         res.loops.append(Loop(lid, src.path.name, st.line, header, False, r))
         return

@@ -21,6 +21,12 @@ class Extraction:
     formatted: dict[str, bytes] = field(default_factory=dict)   # kernel file name -> formatted original
 
 
+def _first_line(st) -> str:
+    text = st.func.source.text
+    end = text.find(b"\n", st.start)
+    return text[st.start:end if end >= 0 else len(text)].decode(errors="replace").strip()
+
+
 def _index():
     import clang.cindex as ci
     return ci.Index.create()
@@ -60,7 +66,8 @@ def extract(toolchain: flags.Toolchain, *, loop_fraction: float = 1.0,
     result = emit.emit(prog, loop_fraction, path_prefix)
     names = {e.original: e.name for e in result.files}
     funcs = [f for f in prog.funcs.values() if f.rewritable]
-    blocked = [f"{st.func.name} line {st.line}: {st.why or 'needed'}" for st in marker.blocked]
+    blocked = [f"{st.func.source.path.name}:{st.line} in {st.func.name}: "
+               f"{_first_line(st)!r} {why}" for st, why in marker.blocked]
     return Extraction(prog, result, list(prog.unsupported), blocked,
                       sorted(f.name for f in funcs if f.kept), sorted(f.name for f in funcs if not f.kept),
                       {names[p]: t for p, t in formatted.items()})

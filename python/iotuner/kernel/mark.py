@@ -22,7 +22,7 @@ class Marker:
         self.prog = prog
         self.marked: set[Var] = set()
         self.queue: deque = deque()
-        self.blocked: list[Stmt] = []       # needed, but inside a drop region
+        self.blocked: list[tuple[Stmt, str]] = []   # needed, but inside a drop region (and why needed)
         self.labels: dict[tuple[Func, str], Stmt] = {}
         self.gotos: dict[tuple[Func, str], list[Stmt]] = {}
         self.jumps: dict[Stmt, list[Stmt]] = {}     # loop/switch -> its break/continue statements
@@ -97,7 +97,8 @@ class Marker:
         if st.kept:
             return
         if st.forbidden:
-            self.blocked.append(st)
+            if all(b is not st for b, _ in self.blocked):
+                self.blocked.append((st, why))
             return
         st.kept, st.why = True, why
         here = f"line {st.line}"

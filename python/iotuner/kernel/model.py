@@ -500,8 +500,11 @@ class Program:
                     "it cannot be found", ", ".join(sorted(set(wheres)))))
 
     def written_args(self, call: Call) -> list[tuple[int, set[Var]]]:
-        """(position, variables) of the arguments the call may write through."""
+        """(position, variables) of the arguments the call may write through. Logging calls
+        write nothing the kernel keeps: they are dropped, so they must not pull code in."""
         out = []
+        if catalog.is_logging(call.name or ""):
+            return out
         callee = self.funcs.get(call.key) if call.key else None
         for i, bases in enumerate(call.arg_bases):
             if callee is not None:
