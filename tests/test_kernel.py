@@ -182,3 +182,20 @@ def test_cli_builds_without_validating_and_refuses_bad_input(kernel_apps, tmp_pa
     bad.write_text("int main(void)\n{\n    /* iotuner:keep begin */\n    return 0;\n}\n")
     r = subprocess.run(cli + [str(bad), "-o", str(out)], capture_output=True, text=True)
     assert r.returncode == 2 and "bad.c:3" in r.stderr and "has no 'iotuner:keep end'" in r.stderr
+
+
+def test_bundled_benchmark_kernels(tmp_path):
+    """Code written without the extractor in mind (option parsing through callbacks, a context struct,
+    switch tables): VPIC-IO's kernel reproduces its bytes; FLASH-IO writes its header through a hook
+    in a struct of function pointers, which the extractor refuses."""
+    from iotuner import native
+    root = Path(__file__).resolve().parents[1] / "kernels"
+    k = discover.discover_io(discover.Options(
+        [root / "vpicio.c", root / "common.c"], tmp_path / "vpic",
+        app_command=[str(native.executable("vpicio")), "-o", "{scratch}", "-t", "2", "-r"]))
+    assert k.status == "validated", k.reason
+    assert k.validation["totals"]["written"]["app"] > 0 and k.validation["totals"]["read"]["app"] > 0
+    k = discover.discover_io(discover.Options(
+        [root / "flashio.c", root / "common.c"], tmp_path / "flash",
+        app_command=[str(native.executable("flashio")), "-o", "{scratch}"]))
+    assert k.status == "fallback" and "function pointer" in k.reason and "write_header" in k.reason

@@ -261,3 +261,37 @@ def test_missing_source_and_bad_fraction_are_bad_input(tmp_path):
     (tmp_path / "a.c").write_text("int main(void) { return 0; }\n")
     with pytest.raises(discover.OptionsError, match="loop-fraction"):
         discover.discover_io(discover.Options([tmp_path / "a.c"], tmp_path / "k", loop_fraction=0.0))
+
+
+def test_values_errno_and_functions_that_never_return(tmp_path):
+    """Found on the bundled kernels: a switch of returns whose value kept code uses, errno (a write
+    through a call's result) and a usage error that exits."""
+    _, text = kernel_of(tmp_path, """\
+        #include <errno.h>
+        #include <stdio.h>
+        #include <stdlib.h>
+        static int size_of(int t) {
+            switch (t) { case 1: return 1; case 2: return 4; default: return 8; }
+        }
+        static void usage_error(const char *what) { fprintf(stderr, "bad %s\\n", what); exit(2); }
+        static long parse(const char *arg) {
+            char *end;
+            errno = 0;
+            long v = strtol(arg, &end, 10);
+            if (errno || end == arg) usage_error(arg);
+            return v;
+        }
+        int main(int argc, char **argv) {
+            long n = parse(argv[1]);
+            FILE *f = fopen("out.bin", "wb");
+            char buf[64] = {0};
+            fwrite(buf, size_of(argc), n, f);
+            fclose(f);
+            return 0;
+        }
+        """)
+    kept = lines(text)
+    assert ["return 1;", "return 4;", "return 8;"] == [ln for ln in kept if ln.startswith("return") and
+                                                        ln[7:8].isdigit() and ln != "return 0;"]
+    assert "errno = 0;" in kept                              # read by the check below it
+    assert "usage_error(arg);" in kept and "exit(2);" in kept  # a check that ends the run stays

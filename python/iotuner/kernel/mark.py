@@ -42,6 +42,9 @@ class Marker:
         for f in self.prog.funcs.values():
             if f.name == "main" and f.rewritable:
                 self.keep_func(f)
+        for key in self.prog.global_func_refs:   # tables of function pointers are kept, so are their entries
+            if key in self.prog.funcs:
+                self.keep_whole(self.prog.funcs[key], "named in the initialiser of a global")
         self._drain()
         while self._early_exits():
             self._drain()
@@ -55,7 +58,7 @@ class Marker:
                 self._var(item, why)
 
     def _early_exits(self) -> bool:
-        """Control dependence: a return or goto before a kept statement decides whether
+        """Control dependence: a return, goto or exit before a kept statement decides whether
         that statement runs (`if (fd < 0) return -1;` before a write), so it stays."""
         added = False
         for f in self.prog.funcs.values():
@@ -63,7 +66,8 @@ class Marker:
                 continue
             last = max((s.start for s in f.stmts if s.kept and s.kind != "compound"), default=-1)
             for s in f.stmts:
-                if not s.kept and not s.forbidden and s.kind in ("return", "goto") and s.start < last:
+                if not s.kept and not s.forbidden and (s.kind in ("return", "goto") or s.terminator) \
+                        and s.start < last:
                     self.keep(s, f"may skip the kept code after it in {f.name}")
                     added = True
         return added
@@ -79,13 +83,22 @@ class Marker:
             self.marked.add(cls)
             self.queue.append(("var", cls, why))
 
+    def keep_whole(self, f: Func, why: str) -> None:
+        """A function that runs in ways the slicer cannot see (called through a pointer, or not
+        rewritten) keeps all its statements."""
+        if f.whole:
+            return
+        f.whole = True
+        f.kept = True
+        for st in f.stmts:
+            self.keep(st, f"in {f.name}: {why} (kept whole)")
+
     def keep_func(self, f: Func) -> None:
         if f.kept:
             return
         f.kept = True
-        if not f.rewritable:  # a header's function: kept whole
-            for st in f.stmts:
-                self.keep(st, f"in {f.name}, defined in a header (kept whole)")
+        if not f.rewritable:
+            self.keep_whole(f, "defined in a header")
             return
         self.keep(f.body, f"body of {f.name}")
         for st in f.body.children:
@@ -104,10 +117,18 @@ class Marker:
         here = f"line {st.line}"
         for v in st.reads | st.writes:
             self.mark(v, f"used by {here} of {st.func.name}")
+        for key in st.func_refs:
+            if key in self.prog.funcs:
+                self.keep_whole(self.prog.funcs[key], f"used as a value at {here}")
         for call in st.calls:
             callee = self.prog.funcs.get(call.key) if call.key else None
             if callee is not None:
                 self.keep_func(callee)
+                if call.value_used and not callee.value_needed:
+                    callee.value_needed = True   # every return computes the value kept code uses
+                    for r in callee.stmts:
+                        if r.kind == "return":
+                            self.keep(r, f"returns the value of {callee.name} used at {here}")
             if call.name in catalog.MPI_RECEIVES:
                 for send in self.prog.sends:
                     self.keep(send, f"a send that may match the receive at {here}")

@@ -146,6 +146,7 @@ class Call:
     has_proto: bool
     io: str | None = None
     line: int = 0
+    value_used: bool = True          # False: a call statement whose result is discarded
 
 
 @dataclass(eq=False)
@@ -165,6 +166,7 @@ class Stmt:
     declares: list[Var] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     own: list[ci.Cursor] = field(default_factory=list)   # the statement's own expressions
+    func_refs: set[str] = field(default_factory=set)      # functions it uses as values (not calls)
     target: "Stmt | None" = None       # break/continue: the loop or switch
     label: str = ""                    # goto/label name
     is_root: bool = False
@@ -202,6 +204,9 @@ class Func:
     writes_params: set[int] = field(default_factory=set)
     writes_globals: set[Var] = field(default_factory=set)   # class roots
     kept: bool = False
+    whole: bool = False                # kept with every statement
+    noreturn: bool = False             # every path ends in exit(), abort() or MPI_Abort()
+    value_needed: bool = False         # kept code uses its return value
 
     @property
     def rewritable(self) -> bool:
@@ -245,6 +250,7 @@ class Program:
         self.vars: dict[str, Var] = {}
         self.stmts: list[Stmt] = []
         self.address_taken: dict[str, tuple[str, list[str]]] = {}  # function key -> (name, where used as a value)
+        self.global_func_refs: set[str] = set()     # functions named in initialisers of globals
         self.unsupported: list[Unsupported] = []
         self.writers: dict[Var, list[tuple[Stmt, tuple[Func, int] | None]]] = {}
         self.sends: list[Stmt] = []
@@ -306,6 +312,7 @@ class Program:
         for d in c.walk_preorder():
             if d.kind == CK.DECL_REF_EXPR and d.referenced is not None and d.referenced.kind == CK.FUNCTION_DECL:
                 self._taken(d.referenced, d)
+                self.global_func_refs.add(d.referenced.get_usr())
 
     def _add_function(self, c: ci.Cursor, src: Source | None) -> None:
         key = c.get_usr()
@@ -361,6 +368,7 @@ class Program:
                 s.reads.add(self.var(ref))
             elif ref.kind == CK.FUNCTION_DECL:  # a function used as a value, not called
                 self._taken(ref, c)
+                s.func_refs.add(ref.get_usr())
             return
         if k == CK.VAR_DECL:
             v = self.var(c)
@@ -426,13 +434,25 @@ class Program:
         call = Call(s, c, name, key, args, [text_of(a) for a in args],
                     [self.ptr_bases(a) if is_pointerish(a.type) else set() for a in args],
                     [self.lvalue_bases(a) if name in catalog.MUTATES_HANDLE else set() for a in args],
-                    readonly, variadic, has_proto, line=c.location.line)
+                    readonly, variadic, has_proto, line=c.location.line,
+                    value_used=not (s.kind == "expr" and strip(s.cursor) == c))
+        if name is not None and canon(c.type).kind == TK.POINTER:
+            s.reads.add(self.pseudo(name))   # *f() and f()->x read what f returns
         if name is not None:
             call.io = catalog.io_kind(name, call.arg_texts)
         s.calls.append(call)
         s.func.calls.append(call)
         for a in args:
             self._expr(a, s)
+
+    def pseudo(self, name: str) -> Var:
+        """The storage a pointer returned by function `name` points to, as one global
+        variable: `errno = 0` is a write to *__errno_location(), `if (errno)` a read."""
+        key = f"iotuner:result:{name}"
+        v = self.vars.get(key)
+        if v is None:
+            v = self.vars[key] = Var(key, f"*{name}()", True, True)
+        return v
 
     def lvalue_bases(self, c: ci.Cursor) -> set[Var]:
         """The variables whose storage an lvalue denotes (a field or element belongs to its base)."""
@@ -443,13 +463,24 @@ class Program:
             return {self.var(ref)} if ref is not None and ref.kind in (CK.VAR_DECL, CK.PARM_DECL) else set()
         ch = list(c.get_children())
         if k == CK.MEMBER_REF_EXPR and ch:
-            return self.lvalue_bases(ch[0]) if canon(ch[0].type).kind != TK.POINTER else self.ptr_bases(ch[0])
+            return self.lvalue_bases(ch[0]) if canon(ch[0].type).kind != TK.POINTER else self._through(ch[0])
         if k == CK.ARRAY_SUBSCRIPT_EXPR and len(ch) == 2:
             base = ch[0] if is_pointerish(ch[0].type) else ch[1]
-            return self.ptr_bases(base)
+            return self._through(base)
         if k == CK.UNARY_OPERATOR and ch:
-            return self.ptr_bases(ch[0]) if unary_op(c) == "*" else self.lvalue_bases(ch[0])
+            return self._through(ch[0]) if unary_op(c) == "*" else self.lvalue_bases(ch[0])
         return self.ptr_bases(c)
+
+    def _through(self, ptr: ci.Cursor) -> set[Var]:
+        """What a write through the pointer expression ptr changes; through a call's result
+        (`*__errno_location() = 0`, `get()->n = 1`) that is the call's pseudo variable."""
+        out = self.ptr_bases(ptr)
+        p = strip(ptr)
+        if p.kind == CK.CALL_EXPR:
+            callee = strip(next(iter(p.get_children()), p))
+            if callee.kind == CK.DECL_REF_EXPR and callee.referenced is not None:
+                out.add(self.pseudo(callee.referenced.spelling))
+        return out
 
     def ptr_bases(self, c: ci.Cursor) -> set[Var]:
         """The variables whose storage a pointer-valued expression can point into."""
@@ -484,6 +515,7 @@ class Program:
 
     def finish(self) -> None:
         """Summaries, writers per alias class, I/O reach, markers and unsupported constructs."""
+        self._noreturn()
         self._summaries()
         self._writers()
         self._io_reach()
@@ -521,6 +553,32 @@ class Program:
             if i < len(call.handle_bases) and call.handle_bases[i]:
                 out.append((i, call.handle_bases[i]))
         return out
+
+    def _noreturn(self) -> None:
+        """Functions that end in a terminator at their top level (k_fatal, usage errors): their
+        calls are terminators too."""
+        for f in self.funcs.values():
+            if f.cursor.type.get_canonical().spelling.endswith("__attribute__((noreturn))"):
+                f.noreturn = True
+        changed = True
+        while changed:
+            changed = False
+            for f in self.funcs.values():
+                if f.noreturn or f.body is None:
+                    continue
+                for st in f.body.children:
+                    if st.kind == "expr" and any(self._ends(c) for c in st.calls if not c.value_used):
+                        f.noreturn = changed = True
+                        break
+        for st in self.stmts:
+            if st.kind == "expr" and any(self._ends(c) for c in st.calls if not c.value_used):
+                st.terminator = True
+
+    def _ends(self, call: Call) -> bool:
+        if call.name in catalog.TERMINATORS:
+            return True
+        g = self.funcs.get(call.key) if call.key else None
+        return g is not None and g.noreturn
 
     def _summaries(self) -> None:
         def classes_written(f: Func) -> set[Var]:
@@ -567,7 +625,7 @@ class Program:
     def _io_reach(self) -> None:
         for f in self.funcs.values():
             for call in f.calls:
-                if call.io:
+                if call.io and call.io != "mpi":  # MPI_Init/Finalize: kept, but no reason to keep callers
                     f.leads_to_io, f.io_why = True, f"calls {call.name}"
                     break
         changed = True
