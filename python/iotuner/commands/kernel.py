@@ -12,7 +12,7 @@ DESCRIPTION = ("Reduce an MPI + HDF5 application written in C to the code its I/
                "MPI-IO, POSIX and stdio file calls, everything their arguments, conditions and loops need, "
                "across source files. The kernel is built with the application's own flags, then the "
                "application and the kernel both run under iotuner's runtime and their bytes per I/O phase "
-               "must match (0.01%%). A kernel that does not build or does not match is not used: "
+               "must match (0.01%). A kernel that does not build or does not match is not used: "
                "OUTDIR/kernel.json then says why, and tools fall back to the application. "
                "Mark code with /* iotuner:keep begin */ ... /* iotuner:keep end */ (or drop) to override "
                "the extractor; see docs/kernel.md.")

@@ -72,9 +72,11 @@ def run_once(role: str, index: int, command: list[str], launch: Launch, workdir:
         shutil.rmtree(scratch)
     scratch.mkdir(parents=True)
     env = None
-    stats_dir = scratch / ".iotk"
+    stats_dir = workdir / f"{role}-{index}.iotk"   # beside the run's directory: the application owns that one
     if env_extra is not None:
         import os
+        if stats_dir.exists():
+            shutil.rmtree(stats_dir)
         stats_dir.mkdir()
         env = dict(os.environ, IOTUNER_KERNEL_STATS=str(stats_dir), **env_extra)
     argv = [a.replace(SCRATCH, str(scratch)) for a in command]
