@@ -295,3 +295,24 @@ def test_values_errno_and_functions_that_never_return(tmp_path):
                                                         ln[7:8].isdigit() and ln != "return 0;"]
     assert "errno = 0;" in kept                              # read by the check below it
     assert "usage_error(arg);" in kept and "exit(2);" in kept  # a check that ends the run stays
+
+
+def test_statements_from_a_macro_stay_whole(tmp_path):
+    """A checking macro expands to statements that share its invocation's text: cutting the logging
+    out of it would cut the write inside it too."""
+    _, text = kernel_of(tmp_path, """\
+        #include <stdio.h>
+        #include <stdlib.h>
+        #define CHECK(x) do { if ((x) != 1) { fprintf(stderr, "failed\\n"); exit(1); } } while (0)
+        int main(void) {
+            FILE *f = fopen("a.bin", "wb");
+            double v = 3;
+            double unused = v * 2;
+            CHECK(fwrite(&v, sizeof v, 1, f));
+            fclose(f);
+            return 0;
+        }
+        """)
+    kept = lines(text)
+    assert "CHECK(fwrite(&v, sizeof v, 1, f));" in kept and "double v = 3;" in kept
+    assert "double unused = v * 2;" not in kept

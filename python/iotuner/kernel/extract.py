@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import emit, flags, fmt, mark
-from .model import MarkerError, ParseError, Program, Unsupported
+from .model import ParseError, Program, Unsupported
 
 
 @dataclass
@@ -57,10 +57,7 @@ def extract(toolchain: flags.Toolchain, *, loop_fraction: float = 1.0,
             shown = "; ".join(f"{Path(str(d.location.file)).name}:{d.location.line}: {d.spelling}"
                               for d in errors[:3])
             raise ParseError(f"libclang cannot parse {unit.source.name} with the application's flags: {shown}")
-        try:
-            prog.add_source(unit.source, text, tu)
-        except MarkerError:
-            raise
+        prog.add_source(unit.source, text, tu)   # MarkerError: unbalanced markers, for the caller
     prog.finish()
     marker = mark.run(prog)
     result = emit.emit(prog, loop_fraction, path_prefix)

@@ -116,7 +116,7 @@ def from_database(directory: Path, sources: list[Path]) -> Toolchain:
         d = Path(e["directory"])
         units.append(Unit(src, argv[0], _absolute(_strip(argv[1:], src, d), d), d))
     linker = units[0].compiler
-    link = link_flags_for(linker, [u.flags for u in units])
+    link = link_flags_for(linker)
     return Toolchain(units, linker, link, "compile_commands.json",
                      [f"link flags derived ({' '.join(link)}): a compilation database has no link commands"])
 
@@ -153,11 +153,19 @@ def is_wrapper(compiler: str) -> bool:
     return bool(WRAPPER.match(Path(compiler).name)) and bool(wrapper_show(compiler))
 
 
-def link_flags_for(compiler: str, compile_flags: list[list[str]]) -> list[str]:
+def _any_wrapper() -> str | None:
+    try:
+        return default_compiler()
+    except FlagsError:
+        return None
+
+
+def link_flags_for(compiler: str) -> list[str]:
     """Libraries the kernel links: the shared parallel HDF5, libm, and MPI when the compiler is no wrapper."""
     flags = [f for f in pkg_config("hdf5-mpich", "--libs") if f.startswith(("-L", "-l", "-Wl"))] or ["-lhdf5"]
-    if not is_wrapper(compiler):
-        flags += [f for f in wrapper_show(default_compiler()) if f.startswith(("-L", "-l", "-Wl"))]
+    wrapper = None if is_wrapper(compiler) else _any_wrapper()
+    if wrapper:
+        flags += [f for f in wrapper_show(wrapper) if f.startswith(("-L", "-l", "-Wl"))]
     return flags + ["-lm"]
 
 
@@ -166,7 +174,7 @@ def derived(sources: list[Path], cc: str | None, cflags: str | None, ldflags: st
     flags = shlex.split(cflags) if cflags is not None else ["-O2"]
     flags += pkg_config("hdf5-mpich", "--cflags")
     units = [Unit(s, compiler, _absolute(list(flags), Path.cwd()), s.parent) for s in sources]
-    link = shlex.split(ldflags) if ldflags is not None else link_flags_for(compiler, [flags])
+    link = shlex.split(ldflags) if ldflags is not None else link_flags_for(compiler)
     return Toolchain(units, compiler, link, "derived")
 
 
@@ -190,10 +198,9 @@ def parse_flags(unit: Unit) -> list[str]:
     wrapper's include directories, and the compiler's builtin headers."""
     out: list[str] = ["-x", "c"]
     flags = list(unit.flags)
-    if is_wrapper(unit.compiler):
-        flags += [f for f in wrapper_show(unit.compiler) if f.startswith(("-I", "-D", "-isystem"))]
-    else:
-        flags += [f for f in wrapper_show(default_compiler()) if f.startswith("-I")] if shutil.which("mpicc.mpich") else []
+    wrapper = unit.compiler if is_wrapper(unit.compiler) else _any_wrapper()
+    if wrapper:
+        flags += [f for f in wrapper_show(wrapper) if f.startswith(("-I", "-D", "-isystem"))]
     flags += [f for f in pkg_config("hdf5-mpich", "--cflags") if f.startswith("-I")]
     i = 0
     while i < len(flags):

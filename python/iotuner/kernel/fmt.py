@@ -13,7 +13,8 @@ STYLE = ("{BasedOnStyle: LLVM, ColumnLimit: 400, BreakBeforeBraces: Allman, Inse
          "AllowShortBlocksOnASingleLine: Never, AllowShortIfStatementsOnASingleLine: Never, "
          "AllowShortLoopsOnASingleLine: false, AllowShortFunctionsOnASingleLine: None, "
          "AllowShortCaseLabelsOnASingleLine: false, AllowShortEnumsOnASingleLine: false, "
-         "IndentWidth: 4, IndentCaseLabels: true, SortIncludes: Never, ReflowComments: false}")
+         "IndentWidth: 4, IndentCaseLabels: true, SortIncludes: Never, ReflowComments: false, "
+         "AlignEscapedNewlines: DontAlign}")
 
 
 class FormatError(RuntimeError):

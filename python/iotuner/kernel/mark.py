@@ -136,6 +136,9 @@ class Marker:
             self.keep(st.parent, f"encloses {here}")
         else:
             self.keep_func(st.func)
+        for c in st.children:   # statements of a macro's body cannot be cut out of its invocation
+            if c.glued:
+                self.keep(c, f"expanded from the same macro as {here}")
         if st.kind in ("for", "while", "do", "switch"):
             for j in self.jumps.get(st, ()):
                 self.keep(j, f"leaves the loop at line {st.line}")

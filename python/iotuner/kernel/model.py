@@ -173,6 +173,7 @@ class Stmt:
     root_why: str = ""
     terminator: bool = False
     kept: bool = False
+    glued: bool = False                # same text as its parent (expanded from a macro): kept with it
     forbidden: bool = False            # inside a drop region
     why: str = ""
 
@@ -336,6 +337,7 @@ class Program:
         kind, own, subs = _shape(c)
         s = Stmt(len(self.stmts), kind, c, f, parent, c.extent.start.offset, c.extent.end.offset,
                  c.extent.start.line, slot, own=own)
+        s.glued = parent is not None and s.start <= parent.start and s.end >= parent.end
         self.stmts.append(s)
         f.stmts.append(s)
         if kind in ("break", "continue"):
