@@ -5,6 +5,7 @@ constructs the extractor refuses. No MPI job runs here."""
 from __future__ import annotations
 
 import re
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -12,14 +13,23 @@ import pytest
 
 pytest.importorskip("clang.cindex")
 
+import iotuner.kernel as kernel_api  # noqa: E402
 from iotuner.kernel import discover, extract, flags  # noqa: E402
 from iotuner.kernel.model import MarkerError  # noqa: E402
 
 
 def kernel_of(tmp_path: Path, code: str, name: str = "t.c", **kw) -> tuple[extract.Extraction, str]:
+    """The kernel of one source; it must compile (with -Werror=implicit-function-declaration etc.)."""
     src = tmp_path / name
     src.write_text(textwrap.dedent(code))
-    ex = extract.extract(flags.derived([src.resolve()], None, None, None), **kw)
+    tc = flags.derived([src.resolve()], None, None, None)
+    ex = extract.extract(tc, **kw)
+    out = tmp_path / f"kernel_{name}"
+    out.write_bytes(ex.emitted.files[0].text)
+    unit = tc.units[0]
+    r = subprocess.run([unit.compiler, *unit.flags, "-fsyntax-only", "-Werror=implicit-function-declaration",
+                        f"-I{Path(kernel_api.__file__).parent}", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0 or ex.unsupported, r.stderr
     return ex, ex.emitted.files[0].text.decode()
 
 
@@ -148,7 +158,8 @@ def test_markers_keep_and_drop(tmp_path):
             for (int i = 0; i < 5; i++) heavy *= 3.0;
             /* iotuner:drop end */
             fwrite(&heavy, sizeof heavy, 1, f);
-            double solo = 2; // iotuner:drop
+            double solo = 2;
+            solo *= 5; // iotuner:drop
             fwrite(&solo, sizeof solo, 1, f);
             fclose(f);
             return 0;
@@ -157,7 +168,7 @@ def test_markers_keep_and_drop(tmp_path):
     kept = lines(text)
     assert 'printf("energy %f\\n", e);' in kept and "e += i;" in kept   # kept by hand, with its dependence
     assert "heavy *= 3.0;" not in kept and "fwrite(&heavy, sizeof heavy, 1, f);" in kept
-    assert "double solo = 2; // iotuner:drop" not in kept
+    assert "double solo = 2;" in kept and "solo *= 5; // iotuner:drop" not in kept
     # the kernel is told what a drop marker removed although the I/O needed it
     assert any("heavy" in b for b in ex.blocked) and any("solo" in b for b in ex.blocked)
 
@@ -316,3 +327,27 @@ def test_statements_from_a_macro_stay_whole(tmp_path):
     kept = lines(text)
     assert "CHECK(fwrite(&v, sizeof v, 1, f));" in kept and "double v = 3;" in kept
     assert "double unused = v * 2;" not in kept
+
+
+def test_local_types_and_cleanup_labels(tmp_path):
+    _, text = kernel_of(tmp_path, """\
+        #include <stdio.h>
+        int main(void) {
+            typedef struct { int magic; double v; } header_t;
+            header_t h = {7, 1.5};
+            double junk = 0;
+            for (int i = 0; i < 100; i++) junk += i;
+            FILE *f = fopen("h.bin", "wb");
+            if (!f) goto fail;
+            if (fwrite(&h, sizeof h, 1, f) != 1) goto fail;
+            fclose(f);
+            return 0;
+        fail:
+            fprintf(stderr, "cannot write (%f)\\n", junk);
+            return 1;
+        }
+        """)
+    kept = lines(text)
+    assert "typedef struct" in text and "header_t h = {7, 1.5};" in kept
+    assert kept.count("goto fail;") == 2 and "fail:;" not in kept and "fail:" in kept
+    assert "return 1;" in kept and "junk += i;" not in kept

@@ -104,6 +104,9 @@ class Marker:
         for st in f.body.children:
             if st.terminator:
                 self.keep(st, f"ends {f.name}")
+        for st in f.stmts:   # local types cost nothing and kept declarations may need them
+            if st.declares_type:
+                self.keep(st, f"declares a type in {f.name}")
 
     # -- the rules
     def _stmt(self, st: Stmt, why: str) -> None:

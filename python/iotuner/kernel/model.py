@@ -174,6 +174,7 @@ class Stmt:
     terminator: bool = False
     kept: bool = False
     glued: bool = False                # same text as its parent (expanded from a macro): kept with it
+    declares_type: bool = False        # a local struct, union, enum or typedef
     forbidden: bool = False            # inside a drop region
     why: str = ""
 
@@ -350,6 +351,9 @@ class Program:
                 (ch.spelling for ch in c.get_children() if ch.kind == CK.LABEL_REF), "")
         if kind in ("return", "goto"):
             s.terminator = True
+        if kind == "decl":
+            s.declares_type = any(ch.kind in (CK.STRUCT_DECL, CK.UNION_DECL, CK.ENUM_DECL, CK.TYPEDEF_DECL)
+                                  and ch.is_definition() for ch in c.get_children())
         for e in own:
             self._expr(e, s)
         if kind == "expr" and any(call.name in catalog.TERMINATORS for call in s.calls):
