@@ -5,6 +5,7 @@ back; code the extractor cannot handle falls back with its reason."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -122,9 +123,15 @@ def test_loop_reduction_scales_back_and_paths_move(kernel_apps, tmp_path):
     assert k.scale == pytest.approx((pred["written"]["app"] + pred["read"]["app"]) /
                                     (pred["written"]["kernel"] + pred["read"]["kernel"]))
     scratch = k.outdir / "validation" / "kernel-0"
-    moved = prefix / str(scratch).lstrip("/")
-    assert sorted(p.name for p in moved.glob("*.dat")) == ["dump_000.dat", "final.dat"]
-    assert not list(scratch.glob("*.dat"))   # nothing written at the application's paths
+    opened = {}
+    for f in (k.outdir / "validation" / "kernel-0.iotk").glob("loops.*.json"):   # one per rank
+        opened.update(json.loads(f.read_text())["opens"])
+    mirror = str(prefix / str(scratch).lstrip("/"))
+    assert {p: lid for p, lid in opened.items() if p.endswith(".dat")} == {
+        f"{mirror}/dump_000.dat": int(next(iter(red["loops_run"]))), f"{mirror}/final.dat": 0}
+    assert set(opened) == {f"{mirror}/{n}" for n in ("dump_000.dat", "final.dat", "sim.log")}
+    assert not list(scratch.glob("*.dat"))                  # nothing written at the application's paths
+    assert not list(prefix.rglob("*.dat"))                  # and the validation cleaned up under the prefix
 
 
 def test_function_pointer_io_falls_back_with_its_reason(kernel_apps, tmp_path):

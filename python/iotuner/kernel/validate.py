@@ -103,7 +103,23 @@ def run_once(role: str, index: int, command: list[str], launch: Launch, workdir:
     run = Run(role, error is None, r.elapsed, phases, console, error)
     if env_extra is not None:
         run.loops, run.opened_in = _loop_stats(stats_dir, scratch, prefix)
+    if prefix:
+        _remove_mirror(Path(prefix), scratch)
     return run
+
+
+def _remove_mirror(prefix: Path, scratch: Path) -> None:
+    """Removes what the kernel wrote under the path prefix for this run's directory (often in
+    /dev/shm), and the directories left empty, up to the prefix."""
+    mirror = prefix / str(scratch).lstrip("/")
+    shutil.rmtree(mirror, ignore_errors=True)
+    d = mirror.parent
+    while d != prefix and prefix in d.parents:
+        try:
+            d.rmdir()
+        except OSError:
+            break
+        d = d.parent
 
 
 def _loop_stats(d: Path, scratch: Path, prefix: str | None) -> tuple[dict[int, dict], dict[tuple[str, int], int]]:
