@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import Kernel, KIND, VERSION, build, flags, load, save
+from . import KIND, MANIFEST, VERSION, Kernel, build, flags, load, save
 from .validate import Launch, validate
 
 
@@ -81,6 +81,7 @@ def discover_io(opts: Options, progress: Callable[[str], None] = lambda s: None)
         (opts.outdir / "validation.txt").write_text(summary.render(k))
         return k
 
+    (opts.outdir / MANIFEST).unlink(missing_ok=True)   # never leave the manifest of an earlier kernel
     progress(f"formatting and parsing {len(opts.sources)} source file(s)")
     try:
         ex = extract.extract(tc, loop_fraction=opts.loop_fraction, path_prefix=opts.path_prefix)
@@ -111,6 +112,7 @@ def discover_io(opts: Options, progress: Callable[[str], None] = lambda s: None)
     if not (opts.validate and opts.app_command):
         return finish("unvalidated", "not validated (no application command given)" if not opts.app_command
                       else "not validated (--no-validate)")
+    finish("unvalidated", "the validation did not finish")   # what an interrupted run leaves
 
     v = validate(opts.app_command, data["kernel"]["command"], opts.launch, opts.outdir / "validation", opts.cwd,
                  repeats=opts.repeats, tolerance=opts.tolerance, loop_fraction=opts.loop_fraction,
