@@ -21,10 +21,12 @@ from iotuner.kernel import discover  # noqa: E402
 
 pytestmark = pytest.mark.mpi
 
-# kernel_app: 4 steps, 65536 cells per rank, 300 diagnostic sweeps (about 3 s of compute here);
-# kernel_mpiio: 12 steps, a dump every 3, 20000 particles per rank, a window of 4000 (about 3.5 s)
-APP_ARGS = ["{scratch}", "4", "65536", "300"]
-MPIIO_ARGS = ["{scratch}", "12", "3", "20000", "4000"]
+# kernel_app: 4 steps, 65536 cells per rank, 500 diagnostic sweeps (about 4-5 s of compute on a quiet
+# machine); kernel_mpiio: 12 steps, a dump every 3, 20000 particles per rank, a window of 6000 (4-5 s).
+# Their kernels take 0.1-0.2 s, mostly MPI start-up, which load on this shared machine stretches more
+# than the compute: the margin of the 10x test needs applications of a few seconds.
+APP_ARGS = ["{scratch}", "4", "65536", "500"]
+MPIIO_ARGS = ["{scratch}", "12", "3", "20000", "6000"]
 
 
 def make(app, out: Path, args: list[str], **kw) -> kernel_api.Kernel:
@@ -95,9 +97,9 @@ def test_mpiio_kernel_from_a_compilation_database(mpiio_kernel):
 
 @pytest.mark.slow
 def test_one_evaluation_is_at_least_ten_times_faster(app_kernel, mpiio_kernel):
-    """Timing: run the suite under `flock /tmp/iotuner-timing.lock`. The applications take about 3 s, their
-    kernels 0.1-0.2 s, but a kernel run is mostly MPI start-up and a burst on this shared machine can
-    stretch it several times: the ratio of the fastest of three alternated runs each is asserted."""
+    """Timing: run the suite under `flock /tmp/iotuner-timing.lock`. A kernel run is mostly MPI start-up,
+    and a burst on this shared machine can stretch it several times: the ratio of the fastest of three
+    alternated runs each is asserted. One run under the lock, on a loaded machine: 17x and 55x."""
     for k in (app_kernel, mpiio_kernel):
         v = k.validation
         assert v["speedup_min"] >= 10, (k.outdir, v["app"], v["kernel"])
