@@ -89,7 +89,9 @@ class StudyConfig:
     confirm_rounds: int = 5
     alpha: float = 0.05
     # the job
-    app: tuple[str, ...] = ()
+    app: tuple[str, ...] = ()  # what trials run: the application, or its I/O kernel (--kernel)
+    confirm_app: tuple[str, ...] = ()  # what the confirmation round runs, when not app: the application itself
+    kernel: str | None = None  # the I/O kernel's directory (iotuner kernel -o), when trials run one
     launcher: str = "local"
     ranks: int = 2
     mpiexec: str = "mpiexec.mpich"
@@ -124,6 +126,7 @@ class StudyConfig:
     def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
         doc["app"] = list(self.app)
+        doc["confirm_app"] = list(self.confirm_app)
         if self.slurm:
             doc["slurm"]["sbatch_args"] = list(self.slurm.sbatch_args)
         return doc
@@ -145,6 +148,7 @@ class StudyConfig:
         args["slurm"] = SlurmSpec(**{**doc["slurm"], "sbatch_args": tuple(doc["slurm"].get("sbatch_args", ()))}) \
             if doc.get("slurm") else None
         args["app"] = tuple(doc.get("app") or ())
+        args["confirm_app"] = tuple(doc.get("confirm_app") or ())
         try:
             return cls(**args)
         except TypeError as e:

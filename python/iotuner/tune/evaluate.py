@@ -154,3 +154,22 @@ class JobEvaluator:
         except OSError as e:
             self.drop_caches = False
             self.notes.append(f"page caches cannot be dropped here ({e.strerror}); continuing without")
+
+
+class KernelEvaluator:
+    """Trials on an application's I/O kernel, the confirmation round on the application itself (TunIO):
+    runs labelled confirm-* go to `application`, every other run to `kernel`."""
+
+    def __init__(self, kernel: JobEvaluator, application: JobEvaluator):
+        self.kernel, self.application = kernel, application
+        self.objective, self.launcher, self.scratch = kernel.objective, kernel.launcher, kernel.scratch
+
+    @property
+    def notes(self) -> list[str]:
+        return self.kernel.notes + [n for n in self.application.notes if n not in self.kernel.notes]
+
+    def evaluate(self, doc: dict, label: str) -> Measurement:
+        return (self.application if label.startswith("confirm-") else self.kernel).evaluate(doc, label)
+
+    def clean_leftovers(self, interrupted: Sequence[int] = (), everything: bool = True) -> list[Path]:
+        return self.kernel.clean_leftovers(interrupted, everything)

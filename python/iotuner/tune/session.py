@@ -19,7 +19,7 @@ from rich.text import Text
 from .. import render, settings
 from . import launch, objective as objectives, results, space as spaces, strategies, synthetic
 from .config import Budget, ConfigError, ObjectiveSpec, SlurmSpec, StudyConfig, SyntheticSpec
-from .evaluate import JobEvaluator
+from .evaluate import JobEvaluator, KernelEvaluator
 from .store import Store, StudyError
 from .tuner import SAME_AS_DEFAULT, Tuner, TuneError
 
@@ -46,6 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="perf (TunIO: bandwidth weighted by the written and read shares, MB/s; default), write-bw, "
                         "read-bw, io-time, or regex:PATTERN (a number in the application's output)")
     g.add_argument("--direction", choices=("max", "min"), help="for regex objectives (default max)")
+    g.add_argument("--kernel", metavar="OUTDIR",
+                   help="run the trials on the application's I/O kernel (made by iotuner kernel -o OUTDIR), and the "
+                        "confirmation round on the application itself; the command after -- is then optional")
     g.add_argument("--baseline", metavar="FILE",
                    help="the default settings: measured as the baseline, and under every trial's settings "
                         "(default: none, the application's own)")
@@ -127,6 +130,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig, Budget]:
     command = args.command[1:] if args.command and args.command[0] == "--" else args.command
+    confirm_app: list[str] = []
+    if args.kernel:
+        from .. import kernel as kernels
+        k = kernels.load(args.kernel)  # KernelError is a ValueError: reported as bad input
+        confirm_app = list(command) or k.app_command()
+        command = k.command()
+        if not k.usable:
+            print(f"iotuner tune: the kernel in {args.kernel} is not used ({k.reason}); the trials run the "
+                  f"application", file=sys.stderr)
     space_spec = args.space or ("tunio" if args.synthetic == "lustre" else "romio")
     space = spaces.load(space_spec)
     obj = objectives.parse(args.objective, args.direction)
@@ -138,6 +150,8 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
         objective=ObjectiveSpec(obj.name, obj.direction, obj.unit, obj.pattern),
         repeats=args.repeats, baseline_every=args.baseline_every, confirm_top=args.confirm_top,
         confirm_rounds=args.confirm_rounds, app=tuple(command), launcher=args.launcher, ranks=args.ranks,
+        confirm_app=tuple(confirm_app) if confirm_app != list(command) else (),
+        kernel=str(Path(args.kernel).resolve()) if args.kernel else None,
         mpiexec=args.mpiexec, nodes=args.nodes, scratch=args.scratch, timeout_s=parse_duration(args.timeout),
         keep=args.keep, drop_caches=args.drop_caches,
         synthetic=SyntheticSpec(args.synthetic, args.synthetic_noise, args.synthetic_delay) if args.synthetic else None,
@@ -175,7 +189,11 @@ def _evaluator(config: StudyConfig, obj: objectives.Objective, scratch: Path | N
     if syn:
         return synthetic.SyntheticEvaluator(synthetic.model(syn.model), obj, syn.noise, syn.delay, config.seed)
     how = launch.make(launcher, config.ranks, config.mpiexec, config.slurm, label=f"iotuner-{study}")
-    return JobEvaluator(config.app, how, obj, scratch, config.timeout_s, config.keep, config.drop_caches)
+    trials = JobEvaluator(config.app, how, obj, scratch, config.timeout_s, config.keep, config.drop_caches)
+    if not config.confirm_app:
+        return trials
+    app = JobEvaluator(config.confirm_app, how, obj, scratch, config.timeout_s, config.keep, config.drop_caches)
+    return KernelEvaluator(trials, app)
 
 
 def _fmt(value: float | None, obj: objectives.Objective) -> str:
@@ -321,6 +339,8 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
         return 2
     what = f"synthetic model '{config.synthetic.model}'" if config.synthetic else \
         f"{evaluator.launcher.describe()} {' '.join(config.app)}"
+    if config.confirm_app:
+        what += f"\n  (the I/O kernel of {' '.join(config.confirm_app)}, which the confirmation round runs)"
     console.print(f"tuning [bold]{what}[/bold]\n  space {space.name} ({len(space.dimensions)} dimensions, "
                   f"{space.size():,} points), strategy {config.strategy}, objective {obj.name}, "
                   f"{config.repeats} run(s) per trial, budget {store.budget.describe()}\n  study {store.name} in "
@@ -411,6 +431,10 @@ def _scratch(config: StudyConfig, store: Store, console: Console, scratch: str |
     return tmp, tmp
 
 
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.1f}"
+
+
 def _print_outcome(console, store: Store, obj, outcome, summary, out: Path) -> None:
     n_base = len(store.default_runs)
     for note in outcome.notes:
@@ -437,6 +461,13 @@ def _print_outcome(console, store: Store, obj, outcome, summary, out: Path) -> N
     r = summary["roti"]
     console.print(results.describe_roti(results.traj.Roti(r["unit"], (), r["peak"], r["peak_at_s"], r["final"]),
                                         summary.get("roti_reason")))
+    k = summary.get("kernel")
+    if k and k.get("speedup"):
+        w = k["roti_without_kernel"]
+        console.print(f"kernel: one evaluation {k['evaluation_s']['kernel']:.3g} s against "
+                      f"{k['evaluation_s']['application']:.3g} s for the application ({k['speedup']:.1f}x); RoTI peak "
+                      f"{_num(k['roti']['peak'])} with the kernel, {_num(w['peak'])} had the search run the "
+                      f"application ({r['unit']})")
     v = summary["viability"]
     if v["runs"] is not None:
         console.print(f"viability: tuning pays for itself after {v['runs']} production run(s) ({v['reason']})")

@@ -19,8 +19,8 @@ tuning time. From it:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, replace
+from typing import Mapping, Sequence
 
 from .objective import Objective
 from .store import Point
@@ -100,3 +100,14 @@ def lifecycle(tuning_s: float, production_runtime_s: float, saved_per_run_s: flo
     """TunIO's Fig. 12: (n, tuning + n tuned runs, n untuned runs) for n = 0..runs, in seconds."""
     tuned = production_runtime_s - saved_per_run_s
     return [(n, tuning_s + n * tuned, n * production_runtime_s) for n in range(runs + 1)]
+
+
+def costing_more(points: Sequence[Point], runs: Mapping[int, int], extra_s: float) -> list[Point]:
+    """The trajectory as if every run but the confirmation's had cost extra_s more: what tuning the
+    application itself would have taken where the search ran its I/O kernel (runs: a record's runs)."""
+    out, n = [], 0
+    for p in points:
+        if p.kind != "confirmation":
+            n += runs.get(p.number, 1)
+        out.append(replace(p, at_s=p.at_s + n * extra_s))
+    return out
