@@ -353,15 +353,25 @@ def _shared_imbalance(kind: str):
     return test
 
 
+def _per_process_groups(p: Profile) -> dict[str, list[FileFacts]]:
+    """Files of one name (numbers normalized), each written by one rank, of at least two distinct ranks: the
+    files of a file-per-process pattern (numbered files of one process are not)."""
+    groups: dict[str, list[FileFacts]] = {}
+    for f in p.files:
+        if not f.shared and f.rank_ids and len(f.rank_ids) == 1 and f.identity and "#" in f.identity:
+            groups.setdefault(f.identity, []).append(f)
+    return {k: g for k, g in groups.items() if len({f.rank_ids[0] for f in g}) >= 2}
+
+
 def _fpp_imbalance(p: Profile, th: dict) -> list[Hit]:
     groups: dict[str, list[tuple[int, int]]] = {}
-    for f in p.files:  # per-process files of one name, and files whose ranks have records of their own
+    for f in p.files:  # files whose ranks have records of their own
         if f.per_rank_bytes_written:
             for r in f.per_rank_bytes_written:
                 groups.setdefault(f.path, []).append(
                     (f.per_rank_bytes_written[r], (f.per_rank_bytes_read or {}).get(r, 0)))
-        elif not f.shared and f.ranks == 1 and f.identity and f.identity != f.path and "#" in f.identity:
-            groups.setdefault(f.identity, []).append((f.write.bytes, f.read.bytes))
+    for ident, files in _per_process_groups(p).items():
+        groups[ident] = [(f.write.bytes, f.read.bytes) for f in files]
     bad = []
     for name, vals in groups.items():
         if len(vals) < 2:
@@ -378,10 +388,7 @@ def _fpp_imbalance(p: Profile, th: dict) -> list[Hit]:
 
 
 def _fpp_stragglers(p: Profile, th: dict) -> list[Hit]:
-    groups: dict[str, list[FileFacts]] = {}
-    for f in p.files:
-        if not f.shared and f.io_time_s and f.identity and "#" in f.identity:
-            groups.setdefault(f.identity, []).append(f)
+    groups = {k: [f for f in g if f.io_time_s] for k, g in _per_process_groups(p).items()}
     if not any(len(g) >= 4 for g in groups.values()):
         if not any(f.io_time_s is not None for f in p.files):
             raise NotEvaluated("no per-file I/O times")
