@@ -178,13 +178,15 @@ def test_bad_run_report_maps_to_the_fix(tmp_path):
     assert out.returncode == 1
     a = json.loads(out.stdout)
     f = codes(a)["write-amplification"][0]
-    assert f["level"] == "high" and f["knobs"] == {"mpiio.romio_cb_write": "automatic"}
+    assert f["level"] == "high"
+    assert f["knobs"] == {"mpiio.romio_cb_write": "automatic", "hdf5.transfer_mode": "independent"}
     assert f["evidence"]["aggregators"] == 1 and f["evidence"]["ranks"] == 2
     assert codes(a)["aggregators-nodes"][0]["level"] == "ok"  # one per node: Drishti's rule is satisfied
     doc = settings.load(tmp_path / "fixes.json")
     assert doc["groups"][0] == {"mpiio": {"romio_cb_write": "enable"}}  # the run's settings first
     last = doc["groups"][-1]
     assert last["file"] == "h5ior.h5" and last["mpiio"]["romio_cb_write"] == "automatic"
+    assert last["hdf5"]["transfer_mode"] == "independent"
     reasons = {n["code"] for n in a["not_evaluated"]}
     assert {"small-writes", "random-writes", "misaligned-file"} <= reasons  # said, not guessed
 

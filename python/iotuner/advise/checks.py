@@ -298,6 +298,13 @@ def _write_amplification(p: Profile, th: dict) -> list[Hit]:
             why = (f"collective buffering is forced on (romio_cb_write=enable) through {aggregators or '?'} "
                    f"aggregator(s) for {f.ranks} ranks: the aggregators read and rewrite the holes between "
                    "the ranks' pieces")
+            if reads >= f.write.bytes and _uses_hdf5_mpiio(f):
+                # at least as many bytes of holes as of data: each call's pieces lie far apart, so collective
+                # buffering has nothing to merge; independent transfers write only the pieces (and never hang:
+                # it is the switch to collective that needs every rank)
+                knobs["hdf5.transfer_mode"] = "independent"
+                why += (f"; {reads / f.write.bytes:.1f} bytes of holes per byte of data: the pieces of each "
+                        "collective call lie far apart, nothing to merge, so independent transfers")
         elif hints.get("romio_ds_write") in ("enable", "automatic") and reads:
             knobs["mpiio.romio_ds_write"] = "disable"
             why = "data sieving reads and rewrites whole buffers around independent noncontiguous writes"
@@ -563,9 +570,9 @@ CHECKS: tuple[Check, ...] = (
           "read each byte once, or cache it", _redundant("read")),
     Check("write-amplification", "high", "the file system wrote much more than the application",
           "iotuner run report (write_amplification, docs/report.md); Drishti P10 is the Darshan analogue",
-          ("write_amplification",), ("mpiio.romio_cb_write", "mpiio.romio_ds_write"), "",
-          "let ROMIO decide collective buffering (automatic), or disable data sieving for noncontiguous "
-          "independent writes", None, _write_amplification),
+          ("write_amplification",), ("mpiio.romio_cb_write", "mpiio.romio_ds_write", "hdf5.transfer_mode"), "",
+          "let ROMIO decide collective buffering (automatic) and, when the holes outweigh the data, transfer "
+          "independently; or disable data sieving for noncontiguous independent writes", None, _write_amplification),
     Check("metadata-time", "high", "ranks spend long in metadata", "Drishti P17", ("metadata_time_s",),
           ("hdf5.coll_metadata_reads", "hdf5.coll_metadata_writes"),
           "{ranks} rank(s) spend more than {threshold_s:.0f} s in POSIX metadata calls (worst {worst_s:.1f} s)",
