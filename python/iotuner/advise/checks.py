@@ -50,8 +50,8 @@ THRESHOLDS = {t.name: t for t in (
     Threshold("metadata_time_s", 30, "seconds", "a rank's POSIX metadata time (open, stat, seek, ...) over all "
               "files that makes a finding", "Drishti metadata_time_rank"),
     Threshold("redundant_ratio", 1.1, "ratio", "bytes moved / highest offset of a file: above it, data was "
-              "moved more than once", "Drishti's redundant traffic (it flags any excess; iotuner leaves 10% "
-              "for metadata rewrites)"),
+              "moved more than once", "iotuner, for Drishti P09 / P10 (whose test fires when the highest offset "
+              "exceeds the bytes, the opposite of its message); 10% left for metadata rewrites"),
     Threshold("straggler_factor", 2.0, "ratio", "a file of a per-process group whose I/O time exceeds this "
               "multiple of the group's median is a straggler", "iotuner (Drishti's P19 covers shared files only)"),
     Threshold("write_amplification", 2.0, "ratio", "POSIX bytes written / the application's bytes of a phase "
