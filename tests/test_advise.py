@@ -228,3 +228,11 @@ def test_advise_commands_import_light():
             "print(sorted(m for m in ('rich', 'pandas', 'darshan', 'numpy', 'optuna') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_docs_list_every_check_and_threshold():
+    doc = (Path(__file__).parent.parent / "docs" / "advise.md").read_text()
+    for c in checks.CHECKS:
+        assert f"| `{c.code}` | {c.level} |" in doc, c.code
+    for t in checks.THRESHOLDS.values():
+        assert f"| `{t.name}` |" in doc, t.name

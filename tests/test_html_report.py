@@ -137,3 +137,66 @@ def test_page_in_a_real_browser(pages, kind, chromium, tmp_path):
     for text in EXPECT[kind]:
         assert text in dom
     assert ink_fraction(shot) >= 0.03
+
+
+def _study_dir(tmp: Path, rows: list[list], summary: dict) -> Path:
+    import csv
+    d = tmp / "study"
+    d.mkdir()
+    with open(d / "trials.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["kind", "trial", "state", "tuning_time_s", "value", "runs", "duplicate_of", "settings", "effective",
+                    "error"])
+        w.writerows(rows)
+    (d / "summary.json").write_text(json.dumps(summary))
+    return d
+
+
+def test_importance_without_a_study_database(tmp_path):
+    """The fallback: the share of the trials' variance each knob explains alone. A knob that decides the
+    value explains all of it; one that varies independently of the value, none."""
+    from iotuner.htmlreport import study
+    rows = []
+    for i in range(12):
+        cb = ["enable", "disable"][i % 2]
+        other = [1, 2, 3][i // 4]  # balanced against cb
+        rows.append(["trial", i, "COMPLETE", i * 0.5, 100.0 if cb == "enable" else 400.0, "[]", "",
+                     json.dumps({"mpiio.romio_cb_write": cb, "mpiio.cb_nodes": other}), "", ""])
+    d = _study_dir(tmp_path, rows, {"study": "x", "objective": {"name": "write-bw", "direction": "maximize"},
+                                    "verdict": None})
+    imp, how = study.importance(study.read_tune_dir(d))
+    assert "eta squared" in how
+    assert dict(imp)["mpiio.romio_cb_write"] == pytest.approx(1.0)
+    assert dict(imp)["mpiio.cb_nodes"] == pytest.approx(0.0)
+
+
+def test_study_page_reads_the_new_tune_fields(tmp_path):
+    """The tuner-core rewrite's fields: training / confirmation rows with times, roti.curve, viability, stop."""
+    from iotuner.htmlreport import render
+    rows = [["baseline", "", "COMPLETE", 0.1, 100, "[100]", "", "{}", "", ""],
+            ["training", 0, "COMPLETE", 1.0, 150, "[150]", "", '{"mpiio.cb_nodes": 2}', "", ""],
+            ["trial", 1, "COMPLETE", 2.0, 300, "[300]", "", '{"mpiio.cb_nodes": 4}', "", ""],
+            ["confirmation", 1, "COMPLETE", 3.0, 290, "[290]", "", '{"mpiio.cb_nodes": 4}', "", ""]]
+    summary = {"study": "new", "objective": {"name": "write-bw", "direction": "maximize", "unit": "MB/s"},
+               "default": 100, "winner": {"median": 290}, "verdict": {"gain": 2.9, "significant": True},
+               "roti": {"unit": "MB/s per minute", "curve": [{"t_s": 1, "roti": 10}, {"t_s": 3, "roti": 20}],
+                        "peak": 20, "final": 18},
+               "viability": {"production_runtime_s": 3600, "runs": 12, "reason": "pays back after 12 runs", "t_s": 2.5},
+               "stop": {"rule": "plateau", "reason": "no gain in 10 trials"}}
+    d = _study_dir(tmp_path, rows, summary)
+    html, kind = render(d)
+    assert kind == "study"
+    for text in ("Return on tuning investment over time", "viability point", "confirmation run",
+                 "pays back after 12 runs", "no gain in 10 trials", "training"):
+        assert text in html, text
+    assert_self_contained(html)
+
+
+def test_report_of_something_else(tmp_path):
+    (tmp_path / "x.json").write_text('{"kind": "other"}')
+    (tmp_path / "bin").write_bytes(b"\x00\xff" * 10)
+    for path, msg in ((tmp_path / "x.json", "neither a run report"), (tmp_path / "bin", "is not JSON"),
+                      (tmp_path, "without summary.json"), (tmp_path / "none.json", "cannot read")):
+        r = iotuner("report", path, "-o", tmp_path / "out.html")
+        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "out.html").exists()
