@@ -2,7 +2,6 @@
 check table's thresholds, SmartIO's rules through the core, and the fixes document."""
 
 import json
-import os
 import random
 import subprocess
 import sys

@@ -19,7 +19,6 @@ KiB, MiB, GiB = 1024, 1024 ** 2, 1024 ** 3
 SIZE_BINS = (("0_100", 100), ("100_1K", KiB), ("1K_10K", 10 * KiB), ("10K_100K", 100 * KiB),
              ("100K_1M", MiB), ("1M_4M", 4 * MiB), ("4M_10M", 10 * MiB), ("10M_100M", 100 * MiB),
              ("100M_1G", GiB), ("1G_PLUS", float("inf")))
-STD_STREAMS = ("<STDIN>", "<STDOUT>", "<STDERR>")
 HDF5_EXTENSIONS = (".h5", ".hdf5", ".he5", ".h5part")
 _LOCALITY_ORDER = {"unknown": 0, "sequential": 1, "strided": 2, "random": 3}
 
@@ -180,9 +179,6 @@ def build(facts: dict, path: str) -> Profile:
             f.write, f.read = _mpiio_direction(mpiio, "write"), _mpiio_direction(mpiio, "read")
         elif posix:
             f.write, f.read = f.posix_write, f.posix_read
-        if h5d:
-            for d, up, word in (("write", "WRITE", "WRITTEN"), ("read", "READ", "READ")):
-                getattr(f, d).hdf5_ops = _sum(h5d, f"H5D_{up}S")  # type: ignore[attr-defined]
         traces = dxt.get(fid, {})
         level = traces.get("MPIIO") or traces.get("POSIX") or []
         _apply_dxt(f.write, level, "write")
