@@ -110,6 +110,7 @@ EXPECT = {
 }
 
 
+@pytest.mark.mpi  # the smart page comes from a real run
 @pytest.mark.parametrize("kind", list(EXPECT))
 def test_page_is_self_contained(pages, kind):
     html = pages[kind].read_text()
