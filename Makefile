@@ -26,6 +26,7 @@ test-c: $(STAMP)
 	ctest --test-dir build/py --output-on-failure
 
 test-py: $(STAMP)
+	./scripts/setup-browser.sh
 	$(PY) -m pytest -q
 
 # Every benchmark in bench/: the runtime's overhead, the search strategies (synthetic, then a

@@ -150,6 +150,11 @@ typedef struct {
 void iot_locality_init(iot_locality_tracker *t);
 void iot_locality_add(iot_locality_tracker *t, int64_t offset, int64_t size);
 iot_locality iot_locality_classify(const iot_locality_tracker *t);
+/* For ctypes (offline analysis, e.g. a Darshan DXT trace): the class of n
+ * accesses (offsets[i], sizes[i]) in the order they were made, as the
+ * tracker above gives it; *extent (may be NULL) gets their highest end, -1
+ * none. */
+iot_locality iot_locality_of_accesses(const int64_t *offsets, const int64_t *sizes, size_t n, int64_t *extent);
 
 typedef struct {
     iot_xfer write_xfer, read_xfer;      /* from MPI-IO function names: *_all collective, others independent */

@@ -219,6 +219,17 @@ iot_locality iot_locality_classify(const iot_locality_tracker *t)
     return IOT_LOC_RANDOM;
 }
 
+iot_locality iot_locality_of_accesses(const int64_t *offsets, const int64_t *sizes, size_t n, int64_t *extent)
+{
+    iot_locality_tracker t;
+    iot_locality_init(&t);
+    for (size_t i = 0; offsets && sizes && i < n; i++)
+        iot_locality_add(&t, offsets[i], sizes[i]);
+    if (extent)
+        *extent = t.extent;
+    return iot_locality_classify(&t);
+}
+
 /* ---- insights ---- */
 
 void iot_insights_init(iot_insights *in)
