@@ -72,8 +72,12 @@ def importance(study: dict) -> tuple[list[tuple[str, float]], str]:
             import optuna
             optuna.logging.set_verbosity(optuna.logging.WARNING)
             st = optuna.load_study(study_name=name, storage=f"sqlite:///{study['db']}")
-            imp = optuna.importance.get_param_importances(st)
-            n = sum(1 for t in st.get_trials() if t.state.name == "COMPLETE")
+            # the search trials only: the study's other records (baseline, confirmation runs) have no params
+            search = optuna.create_study(directions=st.directions)
+            search.add_trials([t for t in st.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+                               if t.params and t.user_attrs.get("kind", "trial") == "trial"])
+            imp = optuna.importance.get_param_importances(search)
+            n = len(search.trials)
             return sorted(imp.items(), key=lambda kv: -kv[1]), (
                 f"Optuna's fANOVA importance over the study's {n} completed trials (sums to 1)")
         except Exception:  # noqa: BLE001 - another storage, an older study: fall back to the CSV

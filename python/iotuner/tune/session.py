@@ -398,6 +398,12 @@ def _finish(store: Store, outcome, out: Path, console: Console, storage: str) ->
               f"{store.name} --storage {storage} to write them", file=sys.stderr)
         return 1
     _print_outcome(console, store, _objective(store.config), outcome, summary, out)
+    try:  # the page to share: curve, verdict, RoTI, importance, every run
+        from .. import htmlreport
+        htmlreport.write(htmlreport.render_study(out), out / "report.html")
+        console.print(f"report: {out / 'report.html'}")
+    except (OSError, ValueError) as e:
+        console.print(f"[yellow]note:[/yellow] no HTML report: {e}")
     return 0
 
 
@@ -473,4 +479,4 @@ def _print_outcome(console, store: Store, obj, outcome, summary, out: Path) -> N
         console.print(f"viability: tuning pays for itself after {v['runs']} production run(s) ({v['reason']})")
     else:
         console.print(f"viability: none ({v['reason']})")
-    console.print(f"results: {out}/ (best.json, trials.csv, curve.png, summary.json)")
+    console.print(f"results: {out}/ (best.json, trials.csv, curve.png, summary.json, report.html)")
