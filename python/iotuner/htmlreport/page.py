@@ -30,6 +30,7 @@ overflow-wrap:anywhere;word-break:break-word}
 th{background:var(--soft);font-weight:600}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+pre{white-space:pre-wrap;overflow-wrap:anywhere}
 .lvl{display:inline-block;min-width:3.6em;text-align:center;border-radius:10px;padding:0 7px;color:#fff;
 font-size:12px;font-weight:600}
 .lvl-high{background:var(--high)}.lvl-warn{background:var(--warn)}.lvl-info{background:var(--info)}
