@@ -66,6 +66,39 @@ int main(void)
     CHECK(iot_json_parse(deep, 400, err, sizeof err) == NULL);
     CHECK_CONTAINS(err, "too deep");
 
+    /* a repeated key is an error that names it (the first value would be lost silently) */
+    CHECK(parse("{\"hdf5\": {\"alignmnet\": 1},\n \"hdf5\": {\"alignment\": 2}}", err) == NULL);
+    CHECK_CONTAINS(err, "key 'hdf5' appears twice");
+    CHECK_CONTAINS(err, "line 2");
+    CHECK(parse("{\"a\": {\"x\": 1, \"x\": 1}}", err) == NULL);
+    v = parse("{\"a\": {\"x\": 1}, \"b\": {\"x\": 1}}", err); /* the same key in two objects is fine */
+    CHECK(v != NULL);
+    iot_json_free(v);
+
+    /* strings are UTF-8: a stray byte, an overlong form, a surrogate encoded raw or escaped alone */
+    static const char *bad_utf8[] = {"\"\xff\"", "\"ab\xc3\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"",
+                                     "\"\xf4\x90\x80\x80\"", "\"\\ud800\"", "\"\\ud800\\u0041\"", "\"\\udc00\""};
+    for (size_t i = 0; i < sizeof bad_utf8 / sizeof *bad_utf8; i++) {
+        CHECK(parse(bad_utf8[i], err) == NULL);
+        CHECK(strstr(err, "UTF-8") || strstr(err, "surrogate"));
+    }
+    v = parse("\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"", err);
+    CHECK(v && !strcmp(v->string, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+    iot_json_free(v);
+    CHECK(iot_utf8_valid("plain") && iot_utf8_valid("\xc3\xa9") && !iot_utf8_valid("\xc3") &&
+          !iot_utf8_valid("a\x80" "b"));
+
+    /* the writer always writes valid UTF-8: a file name of any bytes becomes U+FFFD where it is not text */
+    iot_buf_init(&b);
+    iot_jw_string(&b, NULL, "f\xff\xc3\xa9\xc3.h5");
+    text = iot_buf_take(&b);
+    CHECK_STR(text, "\"f\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd.h5\"");
+    CHECK(iot_utf8_valid(text));
+    v = parse(text, err);
+    CHECK(v != NULL);
+    iot_json_free(v);
+    free(text);
+
     /* writer escapes and commas */
     iot_buf_init(&b);
     iot_jw_begin_object(&b, NULL);

@@ -195,6 +195,14 @@ const char *iot_fs_name(int64_t magic);
 /* Is this a parallel file system whose striping iotuner can set? */
 int iot_fs_is_lustre(const char *fs_name);
 
+/* ---- files ---- */
+
+/* Reads a whole file of at most max bytes: a regular file only (a FIFO, a
+ * directory or a device is refused, never waited on), opened with
+ * O_NONBLOCK. Returns the NUL-terminated text (caller frees) and its length,
+ * or NULL with the reason in err ("'PATH' is not a regular file (a FIFO)"). */
+char *iot_read_regular_file(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+
 /* ---- for ctypes callers ---- */
 
 const char *iot_version(void);

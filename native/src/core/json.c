@@ -142,6 +142,16 @@ static char *parse_string_raw(parser *ps)
             fail(ps, "control character in string");
             break;
         }
+        if (c >= 0x80) { /* a whole UTF-8 sequence, or an error: reports and messages stay valid text */
+            size_t n = iot_utf8_valid_prefix((const unsigned char *)ps->p, (size_t)(ps->end - ps->p));
+            if (n == 0) {
+                fail(ps, "invalid UTF-8 in string");
+                break;
+            }
+            iot_buf_append(&b, (const char *)ps->p, n);
+            ps->p += n;
+            continue;
+        }
         if (c != '\\') {
             iot_buf_append(&b, (const char *)ps->p, 1);
             ps->p++;
@@ -171,8 +181,14 @@ static char *parse_string_raw(parser *ps)
                 ps->p += 2;
                 if (hex4(ps, &lo) < 0)
                     goto out;
-                if (lo >= 0xDC00 && lo < 0xE000)
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                if (lo < 0xDC00 || lo >= 0xE000) {
+                    fail(ps, "\\u escape: a high surrogate without its low half");
+                    goto out;
+                }
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            } else if (cp >= 0xD800 && cp < 0xE000) {
+                fail(ps, "\\u escape: a lone surrogate is not a character");
+                goto out;
             }
             if (cp == 0) {
                 fail(ps, "\\u0000 is not allowed in strings");
@@ -295,6 +311,14 @@ static iot_json *parse_container(parser *ps, int depth, int is_object)
                 break;
             }
             ps->p++;
+            for (size_t i = 0; i < v->count; i++)
+                if (!strcmp(v->keys[i], key)) {
+                    char what[200];
+                    snprintf(what, sizeof what, "key '%.120s' appears twice in this object", key);
+                    free(key);
+                    fail(ps, what);
+                    goto bad;
+                }
         }
         iot_json *item = parse_value(ps, depth + 1);
         if (!item) {
@@ -318,6 +342,7 @@ static iot_json *parse_container(parser *ps, int depth, int is_object)
         fail(ps, is_object ? "expected ',' or '}'" : "expected ',' or ']'");
         break;
     }
+bad:
     iot_json_free(v);
     return NULL;
 }
@@ -425,6 +450,53 @@ const char *iot_json_type_name(iot_json_type t)
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
+size_t iot_utf8_valid_prefix(const unsigned char *s, size_t len)
+{
+    if (!len)
+        return 0;
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF; /* bounds of the second byte: no overlong forms, surrogates or > U+10FFFF */
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (len < n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+int iot_utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len = strlen(s);
+    while (*p) {
+        size_t n = iot_utf8_valid_prefix(p, len);
+        if (!n)
+            return 0;
+        p += n;
+        len -= n;
+    }
+    return 1;
+}
+
 /* ---- buffer ---- */
 
 void iot_buf_init(iot_buf *b)
@@ -524,10 +596,19 @@ void iot_json_quote(iot_buf *b, const char *s)
         case '\r': iot_buf_append(b, "\\r", 2); break;
         case '\t': iot_buf_append(b, "\\t", 2); break;
         default:
-            if (*p < 0x20)
+            if (*p < 0x20) {
                 iot_buf_printf(b, "\\u%04x", *p);
-            else
+            } else if (*p < 0x80) {
                 iot_buf_append(b, (const char *)p, 1);
+            } else {
+                size_t n = iot_utf8_valid_prefix(p, strlen((const char *)p));
+                if (n) {
+                    iot_buf_append(b, (const char *)p, n);
+                    p += n - 1;
+                } else {
+                    iot_buf_append(b, "\xef\xbf\xbd", 3); /* U+FFFD for a byte that is not UTF-8 */
+                }
+            }
         }
     }
     iot_buf_append(b, "\"", 1);
@@ -578,7 +659,23 @@ void iot_jw_string(iot_buf *b, const char *key, const char *value)
 void iot_jw_int(iot_buf *b, const char *key, int64_t value)
 {
     member(b, key);
-    iot_buf_printf(b, "%lld", (long long)value);
+    char digits[24], *p = digits + sizeof digits; /* no printf: reports can hold many thousands of numbers */
+    uint64_t v = value < 0 ? -(uint64_t)value : (uint64_t)value;
+    do
+        *--p = (char)('0' + v % 10);
+    while (v /= 10);
+    if (value < 0)
+        *--p = '-';
+    iot_buf_append(b, p, (size_t)(digits + sizeof digits - p));
+}
+
+void iot_jw_raw(iot_buf *b, const char *key, const char *json)
+{
+    member(b, key);
+    if (json)
+        iot_buf_puts(b, json);
+    else
+        iot_buf_append(b, "null", 4);
 }
 
 void iot_jw_double(iot_buf *b, const char *key, double value)

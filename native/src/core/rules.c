@@ -386,9 +386,6 @@ static int parse_when(pctx *p, const iot_json *when, rule_case *rc)
                 kind = j;
         if (kind < 0)
             return pfail(p, "unknown condition '%s' (conditions: " COND_LIST ")", k);
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(when->keys[j], k))
-                return pfail(p, "condition '%s' written twice", k);
         if (kind == C_DECIDED) {
             if (v->type != IOT_JSON_OBJECT || v->count == 0)
                 return pfail(p, "condition 'decided': expected an object like {\"hdf5.transfer_mode\": \"independent\"}");

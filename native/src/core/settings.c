@@ -289,9 +289,6 @@ static int parse_layer(ctx *c, iot_group *g, int layer, const iot_json *obj, con
         const char *name = obj->keys[i];
         const iot_json *v = obj->items[i];
         snprintf(where, sizeof where, "%s.%s.%s", gwhere, iot_layer_name((iot_layer)layer), name);
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(obj->keys[j], name))
-                return fail(c, v, where, "written twice");
         iot_setting *s = &g->items[g->count];
         memset(s, 0, sizeof *s);
         s->layer = (iot_layer)layer;
@@ -444,6 +441,7 @@ iot_settings *iot_settings_parse(const char *text, size_t len, char *err, size_t
                 rc = fail(&c, v, "description", "must be a string");
                 goto done;
             }
+            free(s->description);
             s->description = dupstr(v->string);
         } else if (!strcmp(key, "meta")) {
             if (v->type != IOT_JSON_OBJECT) {
