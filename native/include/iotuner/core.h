@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 #define IOT_SETTINGS_VERSION 1
-#define IOT_REPORT_VERSION 1
+#define IOT_REPORT_VERSION 2
 #define IOT_MAX_DIMS 32
 
 /* ---- units ---- */
@@ -243,8 +243,9 @@ int iot_fs_is_lustre(const char *fs_name);
 /* Reads a whole file of at most max bytes: a regular file only (a FIFO, a
  * directory or a device is refused, never waited on), opened with
  * O_NONBLOCK. Returns the NUL-terminated text (caller frees) and its length,
- * or NULL with the reason in err ("'PATH' is not a regular file (a FIFO)"). */
-char *iot_read_regular_file(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+ * or NULL with the reason in err, naming the file as what it is ("settings
+ * file 'PATH' is not a regular file (a FIFO)"). */
+char *iot_read_regular_file(const char *path, const char *what, size_t max, size_t *len, char *err, size_t errlen);
 
 /* ---- for ctypes callers ---- */
 

@@ -12,32 +12,48 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-char *iot_read_regular_file(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+char *iot_read_regular_file(const char *path, const char *what, size_t max, size_t *len, char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot read %s '%s': %s", what, path, strerror(errno));
         return NULL;
     }
     struct stat st;
     char *text = NULL;
+    if (errlen)
+        err[0] = 0;
     if (fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot read %s '%s': %s", what, path, strerror(errno));
     } else if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "'%s' is not a regular file (%s)", path,
+        snprintf(err, errlen, "%s '%s' is not a regular file (%s)", what, path,
                  S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" : "a device or socket");
     } else if ((uint64_t)st.st_size > max) {
-        snprintf(err, errlen, "'%s' is larger than %zu bytes", path, max);
-    } else if (!(text = malloc((size_t)st.st_size + 1))) {
-        snprintf(err, errlen, "out of memory reading '%s'", path);
+        snprintf(err, errlen, "%s '%s' is larger than %zu bytes", what, path, max);
     } else {
-        size_t got = 0;
-        while (got < (size_t)st.st_size) { /* the file may shrink while read: stop at its end */
-            ssize_t r = read(fd, text + got, (size_t)st.st_size - got);
+        /* until the end of the file: pseudo-files (/proc, /sys) report a size of 0 or a page */
+        size_t cap = (size_t)st.st_size + 1 > 4096 ? (size_t)st.st_size + 1 : 4096, got = 0;
+        text = malloc(cap);
+        while (text) {
+            if (got + 1 == cap) { /* full: room for one byte past the bound tells a file that is too large */
+                if (got > max)
+                    break;
+                size_t want = cap * 2 < max + 2 ? cap * 2 : max + 2;
+                char *t = realloc(text, want);
+                if (!t) {
+                    snprintf(err, errlen, "out of memory reading %s '%s'", what, path);
+                    free(text);
+                    text = NULL;
+                    break;
+                }
+                text = t;
+                cap = want;
+            }
+            ssize_t r = read(fd, text + got, cap - got - 1);
             if (r < 0 && errno == EINTR)
                 continue;
             if (r < 0) {
-                snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+                snprintf(err, errlen, "cannot read %s '%s': %s", what, path, strerror(errno));
                 free(text);
                 text = NULL;
                 break;
@@ -47,9 +63,17 @@ char *iot_read_regular_file(const char *path, size_t max, size_t *len, char *err
             got += (size_t)r;
         }
         if (text) {
-            text[got] = 0;
-            if (len)
-                *len = got;
+            if (got > max) {
+                snprintf(err, errlen, "%s '%s' is larger than %zu bytes", what, path, max);
+                free(text);
+                text = NULL;
+            } else {
+                text[got] = 0;
+                if (len)
+                    *len = got;
+            }
+        } else if (!err[0]) {
+            snprintf(err, errlen, "out of memory reading %s '%s'", what, path);
         }
     }
     close(fd);
