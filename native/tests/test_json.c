@@ -1,5 +1,6 @@
 #include "check.h"
 #include "iotuner/json.h"
+#include <math.h>
 #include <stdlib.h>
 
 static iot_json *parse(const char *s, char *err)
@@ -98,6 +99,30 @@ int main(void)
     CHECK(v != NULL);
     iot_json_free(v);
     free(text);
+
+    /* numbers: as printf's %.9g writes them, without printf */
+    static const double exact[] = {0.5, 1, -2.25, 123.456, 0.0001, 12345678.9, 0.000123456789, 1e-5, 3e9, 999999999.5,
+                                   65536, 0.75, 1.0 / 3, 2.0 / 3, 0.1, 419.810001, -0.03125, 2.5e-7, 1.23456789e12,
+                                   -4.2e-100, 9.99999999e-5, 6.02214076e23};
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "%.9g", exact[i]);
+        iot_buf_init(&b);
+        iot_jw_double(&b, NULL, exact[i]);
+        text = iot_buf_take(&b);
+        CHECK_STR(text, want);
+        free(text);
+    }
+    srand(7);
+    for (int i = 0; i < 20000; i++) { /* any value reads back within the 9 digits */
+        double x = (rand() / (double)RAND_MAX) * pow(10, rand() % 40 - 20);
+        iot_buf_init(&b);
+        iot_jw_double(&b, NULL, x);
+        text = iot_buf_take(&b);
+        double back = strtod(text, NULL);
+        CHECK(fabs(back - x) <= 1.1e-8 * fabs(x)); /* one unit in the ninth digit */
+        free(text);
+    }
 
     /* writer escapes and commas */
     iot_buf_init(&b);

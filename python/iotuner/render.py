@@ -57,6 +57,8 @@ def console_for_output() -> Console:
 def _file_cell(p: dict, cwd: str | None) -> str:
     """The file; a file-per-process phase by its name pattern and how many files it has."""
     files = p.get("files", 1)
+    if p.get("folded"):
+        return f"{_short(p['file'], cwd)} ({files} more files, one after another)"
     if files > 1 and p.get("identity"):
         return f"{_short(p['identity'], cwd)} ({files} files)"
     return _short(p["file"], cwd)

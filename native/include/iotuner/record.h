@@ -53,6 +53,7 @@ enum {
     IOT_REC_CREATED = 1u,
     IOT_REC_OPEN_AT_EXIT = 2u,
     IOT_REC_TIME_SAMPLED = 4u,
+    IOT_REC_FOLDED = 8u, /* one rank's many files of one identity, one after another, as one record */
 };
 
 typedef struct {
@@ -67,6 +68,8 @@ typedef struct {
     int32_t ranks;      /* ranks in the record */
     int32_t group_size; /* ranks of the opening communicator (1: independent) */
     uint32_t flags;     /* IOT_REC_* of any rank */
+    uint32_t files;     /* files behind one rank's record: 1, or more for a folded record (IOT_REC_FOLDED) */
+    uint32_t pad;
     double t_open;      /* seconds on the run's common clock: the first open */
     double t_close;     /* the last close (the report's time for a phase still open at exit) */
     double sync_time, meta_time; /* POSIX fsync and open/close: the slowest rank */

@@ -69,11 +69,22 @@ typedef struct {
     size_t outlen, at;
 } emitter;
 
-static void emit(emitter *e, char c)
+static inline void emit(emitter *e, char c)
 {
     e->h = (e->h ^ (unsigned char)c) * FNV_PRIME;
-    if (e->out && e->at + 1 < e->outlen)
+    if (e->at + 1 < e->outlen)
         e->out[e->at++] = c;
+}
+
+/* ASCII classes without the locale (every file the runtime opens goes through here) */
+static inline int digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static inline int letter(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
 /* One path component: digit runs (step and rank numbers) become '#', except
@@ -85,14 +96,13 @@ static void emit_component(emitter *e, const char *start, const char *end)
     int in_extension = 0;
     for (const char *p = start; p < end; p++) {
         if (*p == '.') {
-            in_extension = p != start && p + 1 < end && isalpha((unsigned char)p[1]);
+            in_extension = p != start && p + 1 < end && letter(p[1]);
             emit(e, '.');
-        } else if (isdigit((unsigned char)*p) && !in_extension) {
+        } else if (digit(*p) && !in_extension) {
             const char *last = p;
-            while (last + 1 < end && isdigit((unsigned char)last[1]))
+            while (last + 1 < end && digit(last[1]))
                 last++;
-            int in_word = p > start && isalpha((unsigned char)p[-1]) && last + 1 < end &&
-                          isalpha((unsigned char)last[1]);
+            int in_word = p > start && letter(p[-1]) && last + 1 < end && letter(last[1]);
             if (in_word)
                 for (const char *d = p; d <= last; d++)
                     emit(e, *d);
@@ -107,7 +117,7 @@ static void emit_component(emitter *e, const char *start, const char *end)
 
 uint64_t iot_identity(const char *path, char *out, size_t outlen)
 {
-    emitter e = {FNV_OFFSET, out, outlen, 0};
+    emitter e = {FNV_OFFSET, out, out ? outlen : 0, 0};
     if (out && outlen)
         out[0] = 0;
     if (!path)

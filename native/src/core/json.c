@@ -588,7 +588,15 @@ char *iot_buf_take(iot_buf *b)
 void iot_json_quote(iot_buf *b, const char *s)
 {
     iot_buf_append(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const unsigned char *p = (const unsigned char *)s;
+    for (;;) {
+        const unsigned char *run = p; /* printable ASCII needs no escape: copied in one piece */
+        while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+            p++;
+        if (p > run)
+            iot_buf_append(b, (const char *)run, (size_t)(p - run));
+        if (!*p)
+            break;
         switch (*p) {
         case '"': iot_buf_append(b, "\\\"", 2); break;
         case '\\': iot_buf_append(b, "\\\\", 2); break;
@@ -598,8 +606,6 @@ void iot_json_quote(iot_buf *b, const char *s)
         default:
             if (*p < 0x20) {
                 iot_buf_printf(b, "\\u%04x", *p);
-            } else if (*p < 0x80) {
-                iot_buf_append(b, (const char *)p, 1);
             } else {
                 size_t n = iot_utf8_valid_prefix(p, strlen((const char *)p));
                 if (n) {
@@ -610,6 +616,7 @@ void iot_json_quote(iot_buf *b, const char *s)
                 }
             }
         }
+        p++;
     }
     iot_buf_append(b, "\"", 1);
 }
@@ -617,13 +624,35 @@ void iot_json_quote(iot_buf *b, const char *s)
 static void member(iot_buf *b, const char *key)
 {
     int d = b->depth < 64 ? b->depth : 63;
-    if (b->need_comma[d])
-        iot_buf_append(b, ",", 1);
+    int comma = b->need_comma[d];
     b->need_comma[d] = 1;
-    if (key) {
+    if (!key) {
+        if (comma)
+            iot_buf_append(b, ",", 1);
+        return;
+    }
+    size_t n = 0;
+    while (key[n] >= 0x20 && key[n] < 0x7f && key[n] != '"' && key[n] != '\\')
+        n++;
+    if (key[n]) { /* a key that needs escaping */
+        if (comma)
+            iot_buf_append(b, ",", 1);
         iot_json_quote(b, key);
         iot_buf_append(b, ":", 1);
+        return;
     }
+    if (reserve(b, n + 4) < 0) /* ,"key": in one piece */
+        return;
+    char *o = b->data + b->len;
+    if (comma)
+        *o++ = ',';
+    *o++ = '"';
+    memcpy(o, key, n);
+    o += n;
+    *o++ = '"';
+    *o++ = ':';
+    *o = 0;
+    b->len = (size_t)(o - b->data);
 }
 
 static void open_level(iot_buf *b, const char *key, char c)
@@ -678,13 +707,109 @@ void iot_jw_raw(iot_buf *b, const char *key, const char *json)
         iot_buf_append(b, "null", 4);
 }
 
+/* digits of m (at least min_digits) at the end of buf; returns their start */
+static char *utoa_end(uint64_t m, char *end, int min_digits)
+{
+    int n = 0;
+    do {
+        *--end = (char)('0' + m % 10);
+        m /= 10;
+        n++;
+    } while (m || n < min_digits);
+    return end;
+}
+
+/* %.9g's scientific form ("2.5e-07", "1.23456789e+12") for 1e-300 < |value| < 1e300. */
+static size_t format_e9(double value, char *out, size_t outlen)
+{
+    double a = fabs(value);
+    if (!(a > 1e-300 && a < 1e300))
+        return (size_t)snprintf(out, outlen, "%.9g", value);
+    int e = (int)floor(log10(a));
+    uint64_t m = (uint64_t)llround(a * pow(10, 8 - e));
+    if (m >= 1000000000ull) {
+        m = (m + 5) / 10;
+        e++;
+    } else if (m < 100000000ull) { /* log10 rounded the wrong way */
+        m = (uint64_t)llround(a * pow(10, 9 - e));
+        e--;
+    }
+    int decimals = 8;
+    while (decimals > 0 && m % 10 == 0) {
+        m /= 10;
+        decimals--;
+    }
+    char digits[24], *d = utoa_end(m, digits + sizeof digits, 1);
+    size_t o = 0;
+    if (value < 0)
+        out[o++] = '-';
+    out[o++] = *d++;
+    if (decimals) {
+        out[o++] = '.';
+        memcpy(out + o, d, (size_t)decimals);
+        o += (size_t)decimals;
+    }
+    out[o++] = 'e';
+    out[o++] = e < 0 ? '-' : '+';
+    char exp[8], *x = utoa_end((uint64_t)(e < 0 ? -e : e), exp + sizeof exp, 2);
+    memcpy(out + o, x, (size_t)(exp + sizeof exp - x));
+    return o + (size_t)(exp + sizeof exp - x);
+}
+
+/* value as printf's "%.9g" writes it, without printf in the common range (a report can hold a hundred
+ * thousand numbers); the last digit may differ from printf's correctly rounded one. */
+static size_t format_g9(double value, char *out, size_t outlen)
+{
+    static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13};
+    double a = fabs(value);
+    if (value == 0) {
+        out[0] = '0';
+        return 1;
+    }
+    if (!(a >= 1e-4 && a < 1e9)) /* printf's scientific notation */
+        return format_e9(value, out, outlen);
+    int e = 0; /* the exponent: 10^e <= a < 10^(e+1) */
+    while (e < 8 && a >= p10[e + 1])
+        e++;
+    while (a < 1 && e > -4 && a < 1 / p10[-e])
+        e--;
+    int decimals = 8 - e;
+    uint64_t m = (uint64_t)llround(a * p10[decimals]);
+    if (m >= 1000000000ull) { /* rounded up into the next decade */
+        m = (m + 5) / 10;
+        if (--decimals < 0)
+            return (size_t)snprintf(out, outlen, "%.9g", value);
+    }
+    while (decimals > 0 && m % 10 == 0) { /* %g drops trailing zeros */
+        m /= 10;
+        decimals--;
+    }
+    char digits[24], *d = utoa_end(m, digits + sizeof digits, decimals + 1);
+    int n = (int)(digits + sizeof digits - d);
+    size_t o = 0;
+    if (value < 0)
+        out[o++] = '-';
+    int whole = n - decimals;
+    memcpy(out + o, d, (size_t)whole);
+    o += (size_t)whole;
+    if (decimals) {
+        out[o++] = '.';
+        memcpy(out + o, d + whole, (size_t)decimals);
+        o += (size_t)decimals;
+    }
+    return o;
+}
+
 void iot_jw_double(iot_buf *b, const char *key, double value)
 {
     member(b, key);
-    if (isfinite(value))
-        iot_buf_printf(b, "%.9g", value);
-    else
+    if (isfinite(value)) {
+        char text[40];
+        size_t n = format_g9(value, text, sizeof text);
+        iot_buf_append(b, text, n < sizeof text ? n : sizeof text - 1);
+    } else {
         iot_buf_append(b, "null", 4);
+    }
 }
 
 void iot_jw_bool(iot_buf *b, const char *key, int value)

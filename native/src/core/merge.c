@@ -37,6 +37,7 @@ void iot_record_init(iot_record *r, const iot_phase_key *key, uint64_t identity,
     r->identity = identity;
     r->rank = rank;
     r->ranks = 1;
+    r->files = 1;
     r->group_size = group_size > 0 ? group_size : 1;
 }
 
@@ -301,7 +302,7 @@ static void open_phase(iot_merge *m, int j)
     phase *p = &m->p[m->np];
     p->rec = m->e[j].rec;
     p->leader = j;
-    p->files = 1;
+    p->files = (int)p->rec.files;
     m->e[j].phase = (int)m->np++;
 }
 
@@ -315,15 +316,21 @@ static void join_phase(iot_merge *m, int j)
         p->leader = j;
 }
 
-/* Distinct files of the independent entries idx[0..n) (paths: scratch of n). */
+/* Distinct files of the independent entries idx[0..n) (paths: scratch of n); a folded record brings its own. */
 static int count_files(const iot_merge *m, const int *idx, size_t n, uint64_t *paths)
 {
-    for (size_t q = 0; q < n; q++)
-        paths[q] = m->e[idx[q]].rec.key.path;
-    qsort(paths, n, sizeof *paths, cmp_u64);
-    int files = n ? 1 : 0;
-    for (size_t q = 1; q < n; q++)
-        files += paths[q] != paths[q - 1];
+    size_t np = 0;
+    int files = 0;
+    for (size_t q = 0; q < n; q++) {
+        const iot_record *r = &m->e[idx[q]].rec;
+        if (r->flags & IOT_REC_FOLDED)
+            files += (int)r->files;
+        else
+            paths[np++] = r->key.path;
+    }
+    qsort(paths, np, sizeof *paths, cmp_u64);
+    for (size_t q = 0; q < np; q++)
+        files += q == 0 || paths[q] != paths[q - 1];
     return files;
 }
 
@@ -501,6 +508,7 @@ void iot_merge_write(const iot_merge *m, iot_buf *b, iot_totals *t)
         iot_jw_string(b, "identity", d && d->identity ? d->identity : NULL);
         iot_jw_string(b, "scope", r->key.group ? "collective" : "independent");
         iot_jw_int(b, "files", m->p[i].files);
+        iot_jw_bool(b, "folded", r->flags & IOT_REC_FOLDED);
         iot_jw_int(b, "occurrence", seen && counts ? occurrence(seen, counts, nslots, r->key.path) : 0);
         iot_jw_bool(b, "created", r->flags & IOT_REC_CREATED);
         iot_jw_bool(b, "open_at_exit", r->flags & IOT_REC_OPEN_AT_EXIT);

@@ -258,6 +258,7 @@ __attribute__((constructor(102))) static void iot_start(void)
     calib_ticks0 = __rdtsc();
     iot_g.t_init = iot_ticks();
     if (!iot_g.disabled) {
+        iot_paths_init();
         load_settings();
         const char *rp = getenv("IOTUNER_REPORT");
         if (rp && *rp)

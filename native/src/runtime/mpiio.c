@@ -220,12 +220,14 @@ static int open_with_hints(file_open_fn real, iot_phase *ph, MPI_Comm comm, cons
     iot_pmpi.Allreduce(&ok, &any_ok, 1, MPI_INT, MPI_MAX, comm);
     if (all_ok || any_ok)
         return rc;
-    char err[MPI_MAX_ERROR_STRING] = "";
+    char text[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
-    iot_pmpi.Error_string(rc, err, &len);
-    char *nl = strchr(err, '\n');
-    if (nl)
-        *nl = 0;
+    iot_pmpi.Error_string(rc, text, &len);
+    /* MPICH: "Other I/O error , error stack:\nADIO_OPEN(219): cb_config_list: No aggregators match": the cause */
+    char *err = text, *line;
+    for (char *save = NULL, *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
+        if (*(line = p + strspn(p, " \t")))
+            err = line;
     rc = real(comm, filename, amode, info, fh); /* the application's own open: its errors are its own */
     char why[400];
     snprintf(why, sizeof why, "the MPI library refused to open the file with iotuner's hints (%.200s); opened "
@@ -234,7 +236,7 @@ static int open_with_hints(file_open_fn real, iot_phase *ph, MPI_Comm comm, cons
         iot_phase_check(ph, "mpiio", hints[i]->name, NULL, hints[i]->text, NULL, IOT_STATUS_FAILED, why);
     ph->retried = 1;
     iot_warn_once(&warned_refused, "MPI_File_open of %s failed with iotuner's hints (%.200s); opened with the "
-                  "application's own, and so will every file the MPI library refuses", ph->path, err);
+                  "application's own (so is any file the MPI library refuses; the report lists them)", ph->path, err);
     return rc;
 }
 

@@ -76,6 +76,46 @@ static uint32_t next_seq(uint64_t group, uint64_t path)
     return seqs[j].count++;
 }
 
+/* ---- POSIX files per name: how many phases, and the folded one past IOT_FOLD_AFTER ---- */
+
+typedef struct {
+    uint64_t identity;
+    uint32_t phases;
+    iot_phase *folded;
+} name_slot;
+
+static name_slot *names;
+static size_t nnames, capnames; /* open addressing; past the quota of phases it stops growing */
+
+/* The slot of a name, or NULL when the table cannot grow. Under the lock. */
+static name_slot *name_of(uint64_t identity)
+{
+    if ((nnames + 1) * 2 > capnames) {
+        size_t cap = capnames ? capnames * 2 : 256;
+        name_slot *t = cap <= 4 * (size_t)IOT_MAX_PHASES ? calloc(cap, sizeof *t) : NULL;
+        if (!t)
+            return NULL;
+        for (size_t i = 0; i < capnames; i++)
+            if (names[i].identity) {
+                size_t j = bucket(names[i].identity) & (cap - 1);
+                while (t[j].identity)
+                    j = (j + 1) & (cap - 1);
+                t[j] = names[i];
+            }
+        free(names);
+        names = t;
+        capnames = cap;
+    }
+    size_t j = bucket(identity) & (capnames - 1);
+    while (names[j].identity && names[j].identity != identity)
+        j = (j + 1) & (capnames - 1);
+    if (!names[j].identity) {
+        names[j].identity = identity;
+        nnames++;
+    }
+    return &names[j];
+}
+
 /* ---- paths ---- */
 
 static pthread_mutex_t path_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -89,8 +129,26 @@ void iot_cwd_changed(void)
     pthread_mutex_unlock(&path_lock);
 }
 
+/* An absolute path with nothing to collapse ("//", "/./", "/../", a trailing "/" or "/."). */
+static int plain_absolute(const char *path, size_t *len)
+{
+    if (path[0] != '/')
+        return 0;
+    const char *p = path;
+    for (; *p; p++)
+        if (*p == '/' && (p[1] == '/' || p[1] == 0 || (p[1] == '.' && (p[2] == '/' || p[2] == 0 || p[2] == '.'))))
+            return 0;
+    *len = (size_t)(p - path);
+    return 1;
+}
+
 void iot_normalize_path(const char *path, char *out, size_t outlen)
 {
+    size_t len;
+    if (plain_absolute(path, &len) && len < outlen) { /* the common case: as it is */
+        memcpy(out, path, len + 1);
+        return;
+    }
     char tmp[PATH_MAX * 2];
     const char *colon = strchr(path, ':');
     /* ROMIO accepts "ufs:/path", "nfs:...", "testfs:..." prefixes */
@@ -141,18 +199,28 @@ static struct {
     const char *name; /* iot_fs_name's static strings */
 } fs_cache[FS_CACHE];
 
+static const char *forced_fs; /* tests only: IOTUNER_TEST_FSTYPE pretends to be on this file system */
+
+void iot_paths_init(void)
+{
+    forced_fs = getenv("IOTUNER_TEST_FSTYPE");
+    if (forced_fs && !*forced_fs)
+        forced_fs = NULL;
+}
+
 const char *iot_file_system_of(const char *path)
 {
-    const char *forced = getenv("IOTUNER_TEST_FSTYPE"); /* tests only: pretend to be on this file system */
-    if (forced && *forced)
-        return forced;
+    if (forced_fs)
+        return forced_fs;
     char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir)
-        *slash = 0;
-    else if (slash)
-        slash[1] = 0;
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : strlen(path);
+    if (n == 0 && slash)
+        n = 1; /* "/" */
+    if (n >= sizeof dir)
+        n = sizeof dir - 1;
+    memcpy(dir, path, n);
+    dir[n] = 0;
     uint64_t h = iot_path_hash(dir) | 1;
     size_t i = bucket(h) & (FS_CACHE - 1);
     pthread_mutex_lock(&path_lock);
@@ -171,8 +239,15 @@ const char *iot_file_system_of(const char *path)
 
 /* Files never measured: the system's (as Darshan leaves them out), and the
  * ones iotuner or ROMIO read for their settings. */
-static const char *const system_dirs[] = {"/proc/", "/sys/", "/dev/", "/etc/", "/usr/", "/bin/", "/sbin/",
-                                          "/lib/", "/lib32/", "/lib64/", "/boot/", "/run/"};
+static const struct {
+    const char *dir;
+    size_t len;
+} system_dirs[] = {
+#define DIR(d) {d, sizeof d - 1}
+    DIR("/proc/"), DIR("/sys/"), DIR("/dev/"),   DIR("/etc/"),   DIR("/usr/"),  DIR("/bin/"),
+    DIR("/sbin/"), DIR("/lib/"), DIR("/lib32/"), DIR("/lib64/"), DIR("/boot/"), DIR("/run/"),
+#undef DIR
+};
 #define MAX_IGNORED 4
 static char *ignored_files[MAX_IGNORED];
 static int nignored;
@@ -191,7 +266,7 @@ void iot_path_ignore(const char *path)
 int iot_path_ignored(const char *norm)
 {
     for (size_t i = 0; i < sizeof system_dirs / sizeof *system_dirs; i++)
-        if (!strncmp(norm, system_dirs[i], strlen(system_dirs[i])))
+        if (norm[1] == system_dirs[i].dir[1] && !strncmp(norm, system_dirs[i].dir, system_dirs[i].len))
             return strncmp(norm, "/dev/shm/", 9) != 0; /* files in shared memory are real files */
     for (int i = 0; i < nignored; i++)
         if (!strcmp(norm, ignored_files[i]))
@@ -245,7 +320,7 @@ iot_phase *iot_phase_begin(iot_phase_kind kind, const char *path, int created)
     return iot_phase_begin_normalized(kind, norm, created);
 }
 
-iot_phase *iot_phase_begin_normalized(iot_phase_kind kind, const char *norm, int created)
+static iot_phase *begin(iot_phase_kind kind, const char *norm, uint64_t identity, int created)
 {
     iot_phase *ph = calloc(1, sizeof *ph);
     if (!ph || !(ph->path = strdup(norm))) {
@@ -257,7 +332,8 @@ iot_phase *iot_phase_begin_normalized(iot_phase_kind kind, const char *norm, int
     ph->open = 1;
     ph->handle = -1;
     ph->group_size = 1;
-    ph->identity = iot_identity(norm, NULL, 0);
+    ph->files = 1;
+    ph->identity = identity;
     ph->key.path = iot_path_hash(norm);
     ph->key.kind = (uint32_t)kind;
     snprintf(ph->file_system, sizeof ph->file_system, "%s", iot_file_system_of(norm));
@@ -296,6 +372,72 @@ iot_phase *iot_phase_begin_normalized(iot_phase_kind kind, const char *norm, int
     pthread_mutex_unlock(&registry_lock);
     ph->t_start = iot_ticks();
     return ph;
+}
+
+iot_phase *iot_phase_begin_normalized(iot_phase_kind kind, const char *norm, int created)
+{
+    return begin(kind, norm, iot_identity(norm, NULL, 0), created);
+}
+
+iot_phase *iot_phase_begin_posix(const char *norm, int created)
+{
+    uint64_t h = iot_identity(norm, NULL, 0);
+    pthread_mutex_lock(&registry_lock);
+    name_slot *n = name_of(h);
+    iot_phase *folded = n && n->phases >= IOT_FOLD_AFTER ? n->folded : NULL;
+    int fold = n && n->phases >= IOT_FOLD_AFTER;
+    if (n && !fold)
+        n->phases++;
+    if (folded) {
+        atomic_fetch_add(&folded->files, 1);
+        if (!folded->open) /* the sequence goes on: its time runs from the first open to the last close */
+            folded->open = 1;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    if (folded)
+        return folded;
+    if (!fold)
+        return begin(IOT_KIND_POSIX, norm, h, created);
+    /* the first file past the bound: the name's folded phase, named by the pattern */
+    char identity[PATH_MAX];
+    iot_identity(norm, identity, sizeof identity);
+    iot_phase *ph = begin(IOT_KIND_POSIX, identity, h, created);
+    if (!ph)
+        return NULL;
+    ph->folded = 1;
+    snprintf(ph->file_system, sizeof ph->file_system, "%s", iot_file_system_of(norm));
+    pthread_mutex_lock(&registry_lock);
+    n = name_of(h);
+    if (n && !n->folded) {
+        n->folded = ph;
+    } else if (n) { /* another thread made it meanwhile */
+        iot_phase *other = n->folded;
+        atomic_fetch_add(&other->files, 1);
+        other->open = 1;
+        pthread_mutex_unlock(&registry_lock);
+        iot_phase_abort(ph);
+        return other;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return ph;
+}
+
+void iot_phase_posix_closed(iot_phase *ph)
+{
+    const iot_level_counters *c = &ph->level[IOT_LEVEL_POSIX];
+    if (ph->folded) {
+        ph->t_end = iot_ticks();
+        ph->open = 0;
+    } else if (atomic_load(&c->bytes_written) == 0 && atomic_load(&c->bytes_read) == 0) {
+        pthread_mutex_lock(&registry_lock); /* a file opened and closed without I/O is not a phase: not counted */
+        name_slot *n = name_of(ph->identity);
+        if (n && n->phases)
+            n->phases--;
+        pthread_mutex_unlock(&registry_lock);
+        iot_phase_abort(ph);
+    } else {
+        iot_phase_end(ph);
+    }
 }
 
 void iot_phase_set_group(iot_phase *ph, uint64_t group, int size, int rank)

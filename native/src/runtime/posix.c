@@ -28,9 +28,11 @@ static void track_open(int fd, const char *path, int flags, uint64_t t0)
     iot_phase *ph = NULL;
     if (!iot_path_ignored(norm)) {
         ph = iot_phase_find_open(norm); /* an HDF5 or MPI-IO file being opened */
+        /* only regular files are phases; an open that may create the file makes one (devices and FIFOs are
+         * not made by open), which spares a program creating many files a system call per file */
         struct stat st;
-        if (!ph && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-            ph = iot_phase_begin_normalized(IOT_KIND_POSIX, norm, (flags & (O_CREAT | O_TRUNC)) != 0);
+        if (!ph && ((flags & O_CREAT) || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))))
+            ph = iot_phase_begin_posix(norm, (flags & (O_CREAT | O_TRUNC)) != 0);
     }
     if (ph) {
         atomic_fetch_add_explicit(&ph->open_fds, 1, memory_order_relaxed);
@@ -117,11 +119,7 @@ IOT_EXPORT int close(int fd)
     atomic_fetch_add_explicit(&ph->meta_ticks, iot_ticks() - t0, memory_order_relaxed);
     if (atomic_fetch_sub_explicit(&ph->open_fds, 1, memory_order_acq_rel) == 1 && ph->kind == IOT_KIND_POSIX) {
         int saved = errno;
-        const iot_level_counters *c = &ph->level[IOT_LEVEL_POSIX];
-        if (atomic_load(&c->bytes_written) == 0 && atomic_load(&c->bytes_read) == 0)
-            iot_phase_abort(ph); /* a file opened and closed without I/O is not a phase */
-        else
-            iot_phase_end(ph);
+        iot_phase_posix_closed(ph);
         errno = saved;
     }
     return rc;

@@ -138,6 +138,8 @@ typedef struct iot_phase {
 
     struct iot_smart_phase *smart; /* smart mode's state of this phase, NULL when off */
     int xfer_checked;              /* HDF5: the transfer mode was read back */
+    int folded;                    /* POSIX: the files of one name past IOT_FOLD_AFTER, one phase */
+    _Atomic uint32_t files;        /* files opened into it (a folded phase: many) */
     int retried;                   /* the open was retried without iotuner's settings */
 
     struct iot_phase *next_path, *next_handle; /* hash chains of the open phases */
@@ -178,6 +180,14 @@ char *iot_phase_checks_json(iot_phase *ph, int smart_form);
 iot_phase **iot_phases(size_t *n);
 /* The phase quota: phases past it are not recorded (their bytes go untracked). */
 #define IOT_MAX_PHASES 65536
+/* A POSIX file of a name (iot_identity: numbers folded) this rank already opened this many times joins one
+ * phase of the later ones: a program writing thousands of small files one after another gets a bounded
+ * report, and the folded phase's bandwidth is that of the whole sequence. */
+#define IOT_FOLD_AFTER 256
+/* The POSIX phase of a regular file being opened: its own, or its name's folded one. */
+iot_phase *iot_phase_begin_posix(const char *normpath, int created);
+/* A POSIX phase's last descriptor was closed. */
+void iot_phase_posix_closed(iot_phase *ph);
 
 /* Lexical normalization to an absolute path; strips ROMIO prefixes ("ufs:"). */
 void iot_normalize_path(const char *path, char *out, size_t outlen);
@@ -188,6 +198,8 @@ int iot_path_ignored(const char *normpath);
 void iot_path_ignore(const char *path);
 /* The working directory changed (chdir wrappers). */
 void iot_cwd_changed(void);
+/* At start-up: what the path helpers read from the environment. */
+void iot_paths_init(void);
 
 /* ---- file descriptors -> phase (the POSIX hot path) ---- */
 

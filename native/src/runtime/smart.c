@@ -740,7 +740,7 @@ void iot_smart_phase_end(iot_phase *ph)
     if (sp->role == ROLE_LEARN && bytes == 0) {
         /* a check of the file (opened, looked at, closed): nothing to learn the I/O from, nor a reference */
         e->role = ROLE_DEFAULT;
-        snprintf(e->feedback, sizeof e->feedback, "moved no data: not learned; the next phase of this file is");
+        snprintf(e->feedback, sizeof e->feedback, "moved no data: nothing to learn from; the next phase of this file is learned instead");
     } else if (sp->role == ROLE_LEARN) {
         learn(ph, sp, e);
     } else if (sp->role != ROLE_DEFAULT) {
