@@ -301,6 +301,7 @@ static iot_json *parse_container(parser *ps, int depth, int is_object)
                 fail(ps, "expected a quoted key");
                 break;
             }
+            const char *key_at = ps->p;
             key = parse_string_raw(ps);
             if (!key)
                 break;
@@ -316,6 +317,7 @@ static iot_json *parse_container(parser *ps, int depth, int is_object)
                     char what[200];
                     snprintf(what, sizeof what, "key '%.120s' appears twice in this object", key);
                     free(key);
+                    ps->p = key_at; /* the message points at the repeated key */
                     fail(ps, what);
                     goto bad;
                 }

@@ -738,7 +738,7 @@ static void unused_knobs(iot_phase *ph)
         if (k->apply == IOT_APPLY_FILE_ACCESS || iot_phase_has_check(ph, "hdf5", s[i]->name))
             continue;
         const char *why = k->apply == IOT_APPLY_TRANSFER
-                              ? "the phase made no H5Dwrite / H5Dread (its data calls, if any, were direct chunk I/O)"
+                              ? "the phase made no H5Dwrite / H5Dread"
                               : "the phase created no dataset";
         iot_phase_check(ph, "hdf5", s[i]->name, NULL, s[i]->text, NULL, IOT_STATUS_NOT_APPLICABLE, why);
     }
