@@ -189,3 +189,19 @@ def test_a_version_1_report_is_still_read_and_printed():
     render.print_report(rep, console)
     smart_cli.print_summary(console, rep)
     assert "a.h5" in out.getvalue() and "1 phase(s) that moved no data (a.h5)" in out.getvalue()
+
+
+@pytest.mark.mpi
+def test_the_tuner_reads_the_applications_own_transfer_mode(tmp_path):
+    """A default run of an application that chose collective transfers itself: the tuner's reference says so,
+    so a best setting of "independent" is not called "the library's default" for it."""
+    from iotuner.tune.evaluate import Measurement, read_back, reference_of
+    result = run_job(mpi() + [kernel("h5ior"), "-b", "2M", "-m", "collective", "-o", tmp_path])
+    assert result.ok, result.stderr
+    assert result.report.application_value("hdf5.transfer_mode") == "collective"
+    effective, observed = read_back(result.report)
+    assert observed["hdf5.transfer_mode"] == "collective"
+    assert reference_of(Measurement(True, 1.0, 1.0, effective=effective, observed=observed))[
+        "hdf5.transfer_mode"] == "collective"
+    independent = run_job(mpi() + [kernel("h5ior"), "-b", "2M", "-m", "independent", "-o", tmp_path])
+    assert "hdf5.transfer_mode" not in read_back(independent.report)[1]  # the library's default: not reported

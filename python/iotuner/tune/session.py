@@ -292,7 +292,8 @@ def _print_outcome(console, store, obj, outcome, summary, out: Path) -> None:
     console.print(f"best settings ({out / 'best.json'}):" + ("" if flat else " the default settings"))
     for k, v in flat.items():
         default = spaces.library_default(k)
-        same = default is not None and json.dumps(v) == json.dumps(default)
+        own = (store.reference or {}).get(k)  # the application's own value, read back in the default's runs
+        same = default is not None and json.dumps(v) == json.dumps(default) and own in (None, spaces.as_text(default))
         console.print(f"  {k} = {json.dumps(v)}" + ("  [dim](the library's default)[/dim]" if same else ""))
     r = summary.get("roti")
     console.print(results.describe_roti(results.Roti(**r) if r else None, summary.get("roti_reason")))
