@@ -28,11 +28,12 @@ char *iot_read_regular_file(const char *path, const char *what, size_t max, size
     } else if (!S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s '%s' is not a regular file (%s)", what, path,
                  S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" : "a device or socket");
-    } else if ((uint64_t)st.st_size > max) {
-        snprintf(err, errlen, "%s '%s' is larger than %zu bytes", what, path, max);
     } else {
-        /* until the end of the file: pseudo-files (/proc, /sys) report a size of 0 or a page */
-        size_t cap = (size_t)st.st_size + 1 > 4096 ? (size_t)st.st_size + 1 : 4096, got = 0;
+        /* until the end of the file, and at most max + 1 bytes (a file larger than max is refused): st_size
+         * does not say, pseudo-files (/proc, /sys) report 0 or a page whatever they hold */
+        size_t cap = (size_t)st.st_size < max ? (size_t)st.st_size + 2 : max + 2, got = 0;
+        if (cap < 64)
+            cap = 64;
         text = malloc(cap);
         while (text) {
             if (got + 1 == cap) { /* full: room for one byte past the bound tells a file that is too large */

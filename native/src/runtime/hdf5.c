@@ -1285,15 +1285,15 @@ static inline __attribute__((always_inline)) int transfer_begin(transfer *t, int
     if (!dset_get(dids[0], &t->ph, &t->xfer))
         return 0;
     if (t->xfer) {
+        int temporary;
         iot_internal++;
-        t->use = transfer_plist(dxpl, t->xfer, &t->temporary);
+        t->use = transfer_plist(dxpl, t->xfer, &temporary);
         iot_internal--;
+        t->temporary = temporary;
     }
     if (iot_smart_on) { /* the call is recorded when entered, before the MPI-IO calls it makes */
         for (size_t i = 0; i < count; i++) {
-            iot_internal++;
             uint64_t b = transfer_bytes(dids[i], mts[i], mss[i], fss[i]);
-            iot_internal--;
             t->bytes += b;
             int64_t sig[1] = {(int64_t)b};
             iot_smart_call(t->ph, is_write ? IOT_SIG_H5DWRITE : IOT_SIG_H5DREAD, sig, 1, -1);
@@ -1313,12 +1313,9 @@ static inline __attribute__((always_inline)) void transfer_end(transfer *t, herr
                                                                const hid_t *mss, const hid_t *fss)
 {
     uint64_t dt = t->weight ? iot_ticks() - t->t0 : 0;
-    if (rc >= 0 && !iot_smart_on) {
-        iot_internal++;
+    if (rc >= 0 && !iot_smart_on) /* HDF5's own queries: nothing of them is intercepted */
         for (size_t i = 0; i < count; i++)
             t->bytes += transfer_bytes(dids[i], mts[i], mss[i], fss[i]);
-        iot_internal--;
-    }
     iot_level_end(t->ph, IOT_LEVEL_HDF5, rc >= 0 ? t->bytes : 0, dt, t->weight, t->is_write);
     if (rc >= 0 && !t->ph->xfer_checked) {
         iot_internal++;
