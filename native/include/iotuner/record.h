@@ -37,6 +37,10 @@ typedef enum { IOT_LEVEL_POSIX, IOT_LEVEL_MPIIO, IOT_LEVEL_HDF5, IOT_LEVELS } io
 
 const char *iot_kind_name(iot_phase_kind k);   /* "hdf5", "mpiio", "posix" */
 const char *iot_level_name(iot_level l);       /* "posix", "mpiio", "hdf5" */
+/* The level at which a phase of this kind counts the application's data: its H5Dwrite / H5Dread for an
+ * HDF5 file (HDF5's metadata and MPI-IO's rewriting of holes are not the application's), its MPI_File_write /
+ * read for an MPI-IO one, POSIX calls otherwise. */
+iot_level iot_data_level(iot_phase_kind kind);
 
 typedef struct {
     uint64_t group; /* hash of the opening communicator's group; 0: one process alone (independent) */

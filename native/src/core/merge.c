@@ -442,14 +442,9 @@ static double mib_s(uint64_t bytes, double seconds)
     return seconds > 0 ? (double)bytes / (1024.0 * 1024.0) / seconds : 0;
 }
 
-/* The application's data is counted at the level of the phase's kind: the
- * elements of H5Dwrite / H5Dread for an HDF5 file, MPI_File_write / read for
- * an MPI-IO one, POSIX calls otherwise. The levels below move more (HDF5's
- * metadata, collective buffering rewriting holes) or less than the data. */
-static iot_level data_level(const iot_record *r)
+iot_level iot_data_level(iot_phase_kind kind)
 {
-    return r->key.kind == IOT_KIND_HDF5 ? IOT_LEVEL_HDF5 : r->key.kind == IOT_KIND_MPIIO ? IOT_LEVEL_MPIIO
-                                                                                      : IOT_LEVEL_POSIX;
+    return kind == IOT_KIND_HDF5 ? IOT_LEVEL_HDF5 : kind == IOT_KIND_MPIIO ? IOT_LEVEL_MPIIO : IOT_LEVEL_POSIX;
 }
 
 static void write_level(iot_buf *b, iot_level l, const iot_level_stats *s)
@@ -486,7 +481,7 @@ void iot_merge_write(const iot_merge *m, iot_buf *b, iot_totals *t)
     for (size_t i = 0; i < m->np; i++) {
         const iot_record *r = &m->p[i].rec;
         const iot_phase_desc *d = iot_merge_desc(m, i);
-        iot_level lvl = data_level(r);
+        iot_level lvl = iot_data_level((iot_phase_kind)r->key.kind);
         const iot_level_stats *data = &r->level[lvl], *posix = &r->level[IOT_LEVEL_POSIX];
         double wall = r->t_close > r->t_open ? r->t_close - r->t_open : 0;
         /* a phase's wall time is split between writing and reading by bytes */

@@ -354,6 +354,7 @@ static IOT_TLS hid_t cached_id = -1;
 static IOT_TLS iot_phase *cached_ph;
 static IOT_TLS int cached_xfer;
 
+/* 1: this thread's last dataset; 2: found in the table (this thread's first call on it); 0: not tracked. */
 static inline int dset_get(hid_t id, iot_phase **ph, int *xfer)
 {
     if (id == cached_id) {
@@ -377,7 +378,7 @@ static inline int dset_get(hid_t id, iot_phase **ph, int *xfer)
         cached_ph = *ph;
         cached_xfer = *xfer;
     }
-    return found;
+    return found ? 2 : 0;
 }
 
 static void dset_drop(hid_t id)
@@ -1268,6 +1269,7 @@ static uint64_t transfer_bytes(hid_t did, hid_t mem_type, hid_t mem_space, hid_t
 typedef struct {
     iot_phase *ph;
     int xfer, temporary, is_write;
+    int first; /* this thread's first call on the dataset: the phase's transfer mode may still be unread */
     hid_t app, use;
     uint64_t bytes;
     unsigned weight;
@@ -1282,8 +1284,10 @@ static inline __attribute__((always_inline)) int transfer_begin(transfer *t, int
     t->is_write = is_write;
     t->temporary = 0;
     t->bytes = 0;
-    if (!dset_get(dids[0], &t->ph, &t->xfer))
+    int found = dset_get(dids[0], &t->ph, &t->xfer);
+    if (!found)
         return 0;
+    t->first = found == 2;
     if (t->xfer) {
         int temporary;
         iot_internal++;
@@ -1317,7 +1321,7 @@ static inline __attribute__((always_inline)) void transfer_end(transfer *t, herr
         for (size_t i = 0; i < count; i++)
             t->bytes += transfer_bytes(dids[i], mts[i], mss[i], fss[i]);
     iot_level_end(t->ph, IOT_LEVEL_HDF5, rc >= 0 ? t->bytes : 0, dt, t->weight, t->is_write);
-    if (rc >= 0 && !t->ph->xfer_checked) {
+    if (rc >= 0 && (t->first || t->xfer) && !t->ph->xfer_checked) { /* once per phase; the rest skip the load */
         iot_internal++;
         verify_transfer(t->ph, t->app, t->use, t->xfer);
         iot_internal--;

@@ -190,16 +190,22 @@ static void add_warning(const char *msg)
     pthread_mutex_unlock(&state_lock);
 }
 
-void iot_warn(const char *fmt, ...)
+/* loud: printed on rank 0 whatever IOTUNER_VERBOSE says */
+static void vwarn(int loud, const char *fmt, va_list ap)
 {
     char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    add_warning(msg);
+    if (loud ? iot_g.rank == 0 : iot_g.verbose)
+        fprintf(stderr, loud ? "iotuner: warning: %s\n" : "iotuner: %s\n", msg);
+}
+
+void iot_warn(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vwarn(0, fmt, ap);
     va_end(ap);
-    add_warning(msg);
-    if (iot_g.verbose)
-        fprintf(stderr, "iotuner: %s\n", msg);
 }
 
 void iot_warn_once(int *flag, const char *fmt, ...)
@@ -210,14 +216,10 @@ void iot_warn_once(int *flag, const char *fmt, ...)
     pthread_mutex_unlock(&state_lock);
     if (!first)
         return;
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vwarn(1, fmt, ap);
     va_end(ap);
-    add_warning(msg);
-    if (iot_g.rank == 0)
-        fprintf(stderr, "iotuner: warning: %s\n", msg);
 }
 
 /* ---- start and end ---- */

@@ -38,82 +38,54 @@ static uint64_t handle_hash(iot_phase_kind kind, int64_t handle)
     return (uint64_t)handle * 31 + (uint64_t)kind;
 }
 
-/* ---- collective opens per (group, path): the key's sequence number ---- */
+/* ---- counters by a 64-bit key: collective opens per (group, path) (the key's sequence number), and
+ * POSIX phases per name (with the name's folded phase) ---- */
 
 typedef struct {
-    uint64_t group, path;
+    uint64_t key; /* 0: empty */
     uint32_t count;
-} seq_slot;
+    iot_phase *folded;
+} counter;
 
-static seq_slot *seqs;
-static size_t nseqs, capseqs; /* open addressing, capseqs a power of two */
+typedef struct {
+    counter *slots;
+    size_t n, cap; /* open addressing, cap a power of two, bounded: the phases are */
+} counters;
 
-static uint32_t next_seq(uint64_t group, uint64_t path)
+static counters opens, names;
+
+/* The counter of key (not 0), or NULL when the table cannot grow. Under the lock. */
+static counter *counter_of(counters *t, uint64_t key)
 {
-    if ((nseqs + 1) * 2 > capseqs) {
-        size_t cap = capseqs ? capseqs * 2 : 64;
-        seq_slot *t = calloc(cap, sizeof *t);
-        if (!t)
-            return UINT32_MAX;
-        for (size_t i = 0; i < capseqs; i++)
-            if (seqs[i].group) {
-                size_t j = bucket(seqs[i].group ^ seqs[i].path) & (cap - 1);
-                while (t[j].group)
+    if ((t->n + 1) * 2 > t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        counter *slots = cap <= 4 * (size_t)IOT_MAX_PHASES ? calloc(cap, sizeof *slots) : NULL;
+        if (!slots)
+            return NULL;
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->slots[i].key) {
+                size_t j = bucket(t->slots[i].key) & (cap - 1);
+                while (slots[j].key)
                     j = (j + 1) & (cap - 1);
-                t[j] = seqs[i];
+                slots[j] = t->slots[i];
             }
-        free(seqs);
-        seqs = t;
-        capseqs = cap;
+        free(t->slots);
+        t->slots = slots;
+        t->cap = cap;
     }
-    size_t j = bucket(group ^ path) & (capseqs - 1);
-    while (seqs[j].group && !(seqs[j].group == group && seqs[j].path == path))
-        j = (j + 1) & (capseqs - 1);
-    if (!seqs[j].group) {
-        seqs[j] = (seq_slot){group, path, 0};
-        nseqs++;
+    size_t j = bucket(key) & (t->cap - 1);
+    while (t->slots[j].key && t->slots[j].key != key)
+        j = (j + 1) & (t->cap - 1);
+    if (!t->slots[j].key) {
+        t->slots[j].key = key;
+        t->n++;
     }
-    return seqs[j].count++;
+    return &t->slots[j];
 }
 
-/* ---- POSIX files per name: how many phases, and the folded one past IOT_FOLD_AFTER ---- */
-
-typedef struct {
-    uint64_t identity;
-    uint32_t phases;
-    iot_phase *folded;
-} name_slot;
-
-static name_slot *names;
-static size_t nnames, capnames; /* open addressing; past the quota of phases it stops growing */
-
-/* The slot of a name, or NULL when the table cannot grow. Under the lock. */
-static name_slot *name_of(uint64_t identity)
+static uint64_t name_key(uint64_t identity)
 {
-    if ((nnames + 1) * 2 > capnames) {
-        size_t cap = capnames ? capnames * 2 : 256;
-        name_slot *t = cap <= 4 * (size_t)IOT_MAX_PHASES ? calloc(cap, sizeof *t) : NULL;
-        if (!t)
-            return NULL;
-        for (size_t i = 0; i < capnames; i++)
-            if (names[i].identity) {
-                size_t j = bucket(names[i].identity) & (cap - 1);
-                while (t[j].identity)
-                    j = (j + 1) & (cap - 1);
-                t[j] = names[i];
-            }
-        free(names);
-        names = t;
-        capnames = cap;
-    }
-    size_t j = bucket(identity) & (capnames - 1);
-    while (names[j].identity && names[j].identity != identity)
-        j = (j + 1) & (capnames - 1);
-    if (!names[j].identity) {
-        names[j].identity = identity;
-        nnames++;
-    }
-    return &names[j];
+    return identity ? identity : 1;
 }
 
 /* ---- paths ---- */
@@ -383,11 +355,11 @@ iot_phase *iot_phase_begin_posix(const char *norm, int created)
 {
     uint64_t h = iot_identity(norm, NULL, 0);
     pthread_mutex_lock(&registry_lock);
-    name_slot *n = name_of(h);
-    iot_phase *folded = n && n->phases >= IOT_FOLD_AFTER ? n->folded : NULL;
-    int fold = n && n->phases >= IOT_FOLD_AFTER;
+    counter *n = counter_of(&names, name_key(h));
+    iot_phase *folded = n && n->count >= IOT_FOLD_AFTER ? n->folded : NULL;
+    int fold = n && n->count >= IOT_FOLD_AFTER;
     if (n && !fold)
-        n->phases++;
+        n->count++;
     if (folded) {
         atomic_fetch_add(&folded->files, 1);
         if (!folded->open) /* the sequence goes on: its time runs from the first open to the last close */
@@ -407,7 +379,7 @@ iot_phase *iot_phase_begin_posix(const char *norm, int created)
     ph->folded = 1;
     snprintf(ph->file_system, sizeof ph->file_system, "%s", iot_file_system_of(norm));
     pthread_mutex_lock(&registry_lock);
-    n = name_of(h);
+    n = counter_of(&names, name_key(h));
     if (n && !n->folded) {
         n->folded = ph;
     } else if (n) { /* another thread made it meanwhile */
@@ -430,9 +402,9 @@ void iot_phase_posix_closed(iot_phase *ph)
         ph->open = 0;
     } else if (atomic_load(&c->bytes_written) == 0 && atomic_load(&c->bytes_read) == 0) {
         pthread_mutex_lock(&registry_lock); /* a file opened and closed without I/O is not a phase: not counted */
-        name_slot *n = name_of(ph->identity);
-        if (n && n->phases)
-            n->phases--;
+        counter *n = counter_of(&names, name_key(ph->identity));
+        if (n && n->count)
+            n->count--;
         pthread_mutex_unlock(&registry_lock);
         iot_phase_abort(ph);
     } else {
@@ -445,7 +417,8 @@ void iot_phase_set_group(iot_phase *ph, uint64_t group, int size, int rank)
     if (!ph || ph->key.group || !group || size < 2)
         return;
     pthread_mutex_lock(&registry_lock);
-    uint32_t seq = next_seq(group, ph->key.path);
+    counter *c = counter_of(&opens, (group ^ (ph->key.path * 0x9E3779B97F4A7C15ull)) | 1);
+    uint32_t seq = c ? c->count++ : UINT32_MAX;
     if (seq != UINT32_MAX) {
         ph->key.group = group;
         ph->key.seq = seq;

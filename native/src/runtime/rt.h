@@ -228,8 +228,7 @@ static inline void iot_level_end(iot_phase *ph, iot_level l, uint64_t bytes, uin
                                  int is_write)
 {
     iot_level_counters *c = &ph->level[l];
-    if (bytes)
-        atomic_fetch_add_explicit(is_write ? &c->bytes_written : &c->bytes_read, bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(is_write ? &c->bytes_written : &c->bytes_read, bytes, memory_order_relaxed);
     if (weight)
         atomic_fetch_add_explicit(is_write ? &c->write_ticks : &c->read_ticks, dt * weight, memory_order_relaxed);
 }

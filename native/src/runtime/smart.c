@@ -64,7 +64,6 @@ typedef struct {
     uint64_t hash;
     int created;    /* create and open of the same name are different phases */
     uint64_t group; /* the opening communicator's group (iot_phase_key), 0: one rank alone */
-    int ranks;      /* its size */
     int occurrences;
     int learned;
     iot_grammar *grammar;
@@ -220,7 +219,6 @@ static identity_rec *identity_for(const iot_phase *ph)
     id->hash = hash;
     id->created = ph->created;
     id->group = ph->key.group;
-    id->ranks = ph->group_size;
     id->grammar = g;
     return id;
 }
@@ -405,8 +403,7 @@ static size_t grammars_memory(void)
 /* The application's bytes of a phase, at its kind's level (as the report counts them). */
 static int64_t phase_bytes(const iot_phase *ph)
 {
-    iot_level l = ph->kind == IOT_KIND_HDF5 ? IOT_LEVEL_HDF5 : ph->kind == IOT_KIND_MPIIO ? IOT_LEVEL_MPIIO
-                                                                                       : IOT_LEVEL_POSIX;
+    iot_level l = iot_data_level(ph->kind);
     return (int64_t)(atomic_load(&ph->level[l].bytes_written) + atomic_load(&ph->level[l].bytes_read));
 }
 
