@@ -79,7 +79,8 @@ def phase_table(smart: dict) -> Table:
         phase = p.get("phase")
         t.add_row(str(phase) if phase is not None else "-", Text(_label(p)), str(p["occurrence"]), role,
                   f"{pred['calls']} ({pred['method']})" if pred["calls"] else "-", _pct(hit),
-                  render.fmt_bw(p["bandwidth_mib_s"]), vs, Text(p.get("feedback") or ""))
+                  render.fmt_bw(p["bandwidth_mib_s"]) if p["bandwidth_mib_s"] else "-", vs,
+                  Text(p.get("feedback") or ""))
     if cold:
         t.caption = ("* against the file's first phase, the only one with the default settings: it may have been "
                      "a cold start")
