@@ -113,11 +113,6 @@ static int h5_resolve(void)
     return h5_ok;
 }
 
-const char *iot_hdf5_version(void)
-{
-    return iot_g.hdf5_library;
-}
-
 /* HDF5 prints its error stack by default; our own property calls stay quiet. */
 typedef struct {
     H5E_auto2_t func;

@@ -314,8 +314,6 @@ int iot_report_phase_id(const iot_phase_key *key);
  * is_root: this process creates it; the caller synchronizes others. */
 void iot_lustre_prepare(iot_phase *ph, const char *path, int truncating, int is_root);
 int iot_lustre_wanted(const iot_phase *ph);
-/* HDF5 (hdf5.c) */
-const char *iot_hdf5_version(void);
 
 /* Smart mode (smart.c): SmartIO's workflow with a feedback loop. */
 extern int iot_smart_on;
