@@ -58,6 +58,9 @@ def read_back(report: Report) -> tuple[dict[str, list[str]], dict[str, str]]:
     for phase in report.phases:
         for name, value in phase.get("mpi_hints", {}).items():
             hints.setdefault(f"mpiio.{name}", set()).add(str(value))
+        for key, value in phase.get("application_settings", {}).items():  # report 2: the application's own
+            if key.startswith("hdf5.") and key not in eff:
+                hints.setdefault(key, set()).add(str(value))
     return ({k: sorted(v) for k, v in sorted(eff.items())},
             {k: next(iter(v)) for k, v in sorted(hints.items()) if len(v) == 1})
 
