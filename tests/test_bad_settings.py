@@ -24,6 +24,9 @@ CASES = {
     # written raw into the report, bytes that are not UTF-8 made every reader of it fail
     "invalid_utf8": (b'{"version": 1, "mpiio": {"cb_config_list": "*:2\xff"}}', "invalid UTF-8 in string"),
     "fifo": (FIFO, "is not a regular file (a FIFO)"),
+    # several errors: the one warning line names the first and where to see them all
+    "several_errors": ('{"version": 1, "mpiio": {"cb_nodes": "two", "romio_cb_write": "on"}}',
+                       "cb_nodes: expected a whole number, got \"two\" (and more: 'iotuner check' lists every error)"),
 }
 
 

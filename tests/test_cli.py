@@ -49,6 +49,18 @@ def test_check(tmp_path):
     assert r.returncode == 1 and "cannot read" in r.stderr
 
 
+def test_check_lists_every_error_with_its_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 1,\n "mpiio": {"cb_nodes": "two", "romio_cb_write": "on"},\n'
+                   ' "groups": [{"hdf5": {"alignmnet": 1, "sieve_buf_size": "16MB"}}]}')
+    r = iotuner("check", bad)
+    assert r.returncode == 1
+    lines = r.stderr.splitlines()
+    assert "rejected, 4 errors:" in lines[0]
+    assert [x.split(":")[0].strip() for x in lines[1:]] == ["line 2", "line 2", "line 3", "line 3"]
+    assert "did you mean hdf5.alignment" in r.stderr and "ambiguous" in r.stderr and "enable|disable" in r.stderr
+
+
 def test_knobs_and_kernels():
     r = iotuner("knobs", "--layer", "lustre")
     assert r.returncode == 0 and "lustre.layout" in r.stdout and "hdf5.alignment" not in r.stdout

@@ -108,6 +108,28 @@ int main(void)
     CHECK_CONTAINS(err, "not valid JSON: line 2");
     CHECK(!parse("[]", err));
 
+    /* every error of a document, one per line, in document order; a later knob is still checked */
+    CHECK(!parse("{\"hdf5\": {\"alignmnet\": 1},\n \"mpiio\": {\"cb_nodes\": \"two\", \"cb_buffer_size\": \"4M\"},\n"
+                 " \"groups\": [{\"colour\": 1, \"lustre\": {\"stripe_size\": 1000}}]}", err));
+    CHECK(!strncmp(err, "line 1: version: missing", 24));
+    CHECK_CONTAINS(err, "\nline 1: document.hdf5.alignmnet: unknown hdf5 knob");
+    CHECK_CONTAINS(err, "\nline 2: document.mpiio.cb_nodes: expected a whole number");
+    CHECK_CONTAINS(err, "\nline 3: groups[0]: unknown key 'colour'");
+    CHECK_CONTAINS(err, "\nline 3: groups[0].lustre.stripe_size");
+    {
+        int lines = 1;
+        for (const char *p = err; *p; p++)
+            lines += *p == '\n';
+        CHECK(lines == 5);
+    }
+    /* a buffer too small for them all keeps whole lines, never half of one */
+    {
+        char small[80];
+        const char *doc = "{\"version\": 1, \"mpiio\": {\"cb_nodes\": \"a\", \"cb_buffer_size\": \"b\"}}";
+        CHECK(!iot_settings_parse(doc, strlen(doc), small, sizeof small));
+        CHECK(strchr(small, '\n') == NULL && strstr(small, "cb_nodes") != NULL);
+    }
+
     /* an empty document is a valid pass-through */
     s = parse("{\"version\": 1}", err);
     CHECK(s && iot_settings_resolve(s, "/a.h5", NULL, -1, r, 64) == 0);

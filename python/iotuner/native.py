@@ -94,7 +94,7 @@ class Core:
 
     def check_settings(self, text: str) -> dict:
         """Normalized settings document; raises ValueError with the core's message."""
-        err = ctypes.create_string_buffer(1024)
+        err = ctypes.create_string_buffer(16384)  # every error of the document, one per line
         ptr = self._lib.iot_settings_check(text.encode(), err, len(err))
         if not ptr:
             raise ValueError(err.value.decode())

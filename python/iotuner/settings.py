@@ -39,7 +39,11 @@ def load(path: str | os.PathLike) -> dict:
     try:
         return validate(text)
     except SettingsError as e:
-        raise SettingsError(f"settings file '{path}' rejected: {e}") from None
+        errors = str(e).splitlines()
+        if len(errors) == 1:
+            raise SettingsError(f"settings file '{path}' rejected: {errors[0]}") from None
+        raise SettingsError(f"settings file '{path}' rejected, {len(errors)} errors:\n"
+                            + "\n".join(f"  {x}" for x in errors)) from None
 
 
 def save(doc: Mapping[str, Any], path: str | os.PathLike) -> Path:

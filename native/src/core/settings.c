@@ -12,9 +12,11 @@
 
 #define ERRLEN 512
 
+/* Every error of a document is collected, one per line, so a user fixes them in one pass. */
 typedef struct {
     char *err;
     size_t errlen;
+    int errors;
 } ctx;
 
 static int fail(ctx *c, const iot_json *at, const char *where, const char *fmt, ...)
@@ -27,10 +29,17 @@ static int fail(ctx *c, const iot_json *at, const char *where, const char *fmt, 
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    if (at)
-        snprintf(c->err, c->errlen, "line %d: %s: %s", at->line, where, what);
-    else
-        snprintf(c->err, c->errlen, "%s: %s", where, what);
+    size_t used = c->errors ? strlen(c->err) : 0;
+    if (c->errlen && used + 1 < c->errlen) {
+        char *p = c->err + used;
+        size_t room = c->errlen - used;
+        const char *sep = c->errors ? "\n" : "";
+        int n = at ? snprintf(p, room, "%sline %d: %s: %s", sep, at->line, where, what)
+                   : snprintf(p, room, "%s%s: %s", sep, where, what);
+        if (c->errors && (n < 0 || (size_t)n >= room))
+            p[0] = 0; /* no room for this one: keep the earlier ones whole */
+    }
+    c->errors++;
     return -1;
 }
 
@@ -259,17 +268,24 @@ static int parse_layer(ctx *c, iot_group *g, int layer, const iot_json *obj, con
         if (s->knob < 0 && layer != IOT_LAYER_MPIIO) {
             char hint[128];
             if (iot_knob_suggest(name, hint, sizeof hint))
-                return fail(c, v, where, "unknown %s knob (did you mean %s?)", iot_layer_name((iot_layer)layer), hint);
-            return fail(c, v, where, "unknown %s knob; 'iotuner knobs' lists them", iot_layer_name((iot_layer)layer));
+                fail(c, v, where, "unknown %s knob (did you mean %s?)", iot_layer_name((iot_layer)layer), hint);
+            else
+                fail(c, v, where, "unknown %s knob; 'iotuner knobs' lists them", iot_layer_name((iot_layer)layer));
+            continue;
         }
         if (s->knob >= 0) {
             const iot_knob *k = &iot_catalogue[s->knob];
-            if (g->dataset_glob && !dataset_level(k))
-                return fail(c, v, where, "applies to a whole file, so it cannot be in a group with a 'dataset' pattern");
-            if (convert_value(c, k, v, where, s) < 0)
-                return -1;
+            if (g->dataset_glob && !dataset_level(k)) {
+                fail(c, v, where, "applies to a whole file, so it cannot be in a group with a 'dataset' pattern");
+                continue;
+            }
+            if (convert_value(c, k, v, where, s) < 0) {
+                free(s->text);
+                continue;
+            }
         } else if (convert_hint(c, name, v, where, s) < 0) {
-            return -1;
+            free(s->text);
+            continue;
         }
         s->name = strdup(name);
         if (!s->name) {
@@ -298,6 +314,7 @@ static int parse_group(ctx *c, iot_group *g, const iot_json *obj, const char *wh
 {
     if (obj->type != IOT_JSON_OBJECT)
         return fail(c, obj, where, "expected an object, got %s", iot_json_type_name(obj->type));
+    int before = c->errors;
     size_t total = 0;
     for (size_t i = 0; i < obj->count; i++) {
         const char *key = obj->keys[i];
@@ -311,28 +328,27 @@ static int parse_group(ctx *c, iot_group *g, const iot_json *obj, const char *wh
             continue; /* top-level keys are checked by the caller */
         if (!strcmp(key, "file") || !strcmp(key, "dataset") || !strcmp(key, "description")) {
             if (v->type != IOT_JSON_STRING || !*v->string)
-                return fail(c, v, where, "'%s' must be a non-empty string", key);
+                fail(c, v, where, "'%s' must be a non-empty string", key);
             continue;
         }
-        return fail(c, v, where, "unknown key '%s' (a group has file, dataset, description, hdf5, mpiio, lustre)",
-                    key);
+        fail(c, v, where, "unknown key '%s' (a group has file, dataset, description, hdf5, mpiio, lustre)", key);
     }
     if (!implicit) {
         const iot_json *f = iot_json_get(obj, "file"), *d = iot_json_get(obj, "dataset");
-        g->file_glob = f ? dupstr(f->string) : NULL;
-        g->dataset_glob = d ? dupstr(d->string) : NULL;
+        g->file_glob = f && f->type == IOT_JSON_STRING ? dupstr(f->string) : NULL;
+        g->dataset_glob = d && d->type == IOT_JSON_STRING ? dupstr(d->string) : NULL;
     }
     g->items = calloc(total ? total : 1, sizeof *g->items);
     if (!g->items)
         return fail(c, obj, where, "out of memory");
     for (int layer = 0; layer < IOT_LAYER_COUNT; layer++) {
         const iot_json *l = iot_json_get(obj, iot_layer_name((iot_layer)layer));
-        if (l && parse_layer(c, g, layer, l, where) < 0)
-            return -1;
+        if (l)
+            parse_layer(c, g, layer, l, where);
     }
     if (has_part(g, IOT_LUSTRE_LAYOUT) && has_part(g, IOT_LUSTRE_STRIPING))
-        return fail(c, obj, where, "lustre.layout replaces stripe_count and stripe_size: give one or the other");
-    return 0;
+        fail(c, obj, where, "lustre.layout replaces stripe_count and stripe_size: give one or the other");
+    return c->errors > before ? -1 : 0;
 }
 
 static void free_group(iot_group *g)
@@ -381,20 +397,17 @@ iot_settings *iot_settings_parse(const char *text, size_t len, char *err, size_t
         rc = fail(&c, doc, "document", "expected an object with \"version\" and \"groups\"");
         goto done;
     }
-    if (!ver) {
-        rc = fail(&c, doc, "version", "missing: write \"version\": %d", IOT_SETTINGS_VERSION);
-        goto done;
-    }
-    if (ver->type != IOT_JSON_NUMBER || !ver->is_integer || ver->integer < 1) {
-        rc = fail(&c, ver, "version", "must be a positive whole number");
-        goto done;
-    }
-    if (ver->integer > IOT_SETTINGS_VERSION) {
+    /* a missing or malformed version is reported with the rest; a newer one cannot be read at all */
+    if (!ver)
+        fail(&c, doc, "version", "missing: write \"version\": %d", IOT_SETTINGS_VERSION);
+    else if (ver->type != IOT_JSON_NUMBER || !ver->is_integer || ver->integer < 1)
+        fail(&c, ver, "version", "must be a positive whole number");
+    else if (ver->integer > IOT_SETTINGS_VERSION) {
         rc = fail(&c, ver, "version", "%lld is newer than this iotuner reads (%d)", (long long)ver->integer,
                   IOT_SETTINGS_VERSION);
         goto done;
     }
-    s->version = (int)ver->integer;
+    s->version = c.errors ? IOT_SETTINGS_VERSION : (int)ver->integer;
     for (size_t i = 0; i < doc->count; i++) {
         const char *key = doc->keys[i];
         const iot_json *v = doc->items[i];
@@ -404,30 +417,28 @@ iot_settings *iot_settings_parse(const char *text, size_t len, char *err, size_t
             implicit = 1;
         } else if (!strcmp(key, "description")) {
             if (v->type != IOT_JSON_STRING) {
-                rc = fail(&c, v, "description", "must be a string");
-                goto done;
+                fail(&c, v, "description", "must be a string");
+                continue;
             }
             free(s->description);
             s->description = dupstr(v->string);
         } else if (!strcmp(key, "meta")) {
             if (v->type != IOT_JSON_OBJECT) {
-                rc = fail(&c, v, "meta", "must be an object");
-                goto done;
+                fail(&c, v, "meta", "must be an object");
+                continue;
             }
             iot_buf b;
             iot_buf_init(&b);
             iot_jw_value(&b, NULL, v);
             s->meta = iot_buf_take(&b);
         } else {
-            rc = fail(&c, v, "document",
-                      "unknown key '%s' (the document has version, description, meta, groups, hdf5, mpiio, lustre)",
-                      key);
-            goto done;
+            fail(&c, v, "document",
+                 "unknown key '%s' (the document has version, description, meta, groups, hdf5, mpiio, lustre)", key);
         }
     }
     if (groups && groups->type != IOT_JSON_ARRAY) {
-        rc = fail(&c, groups, "groups", "expected an array of groups");
-        goto done;
+        fail(&c, groups, "groups", "expected an array of groups");
+        groups = NULL;
     }
     size_t n = (size_t)implicit + (groups ? groups->count : 0);
     s->groups = calloc(n ? n : 1, sizeof *s->groups);
@@ -436,19 +447,17 @@ iot_settings *iot_settings_parse(const char *text, size_t len, char *err, size_t
         goto done;
     }
     if (implicit) {
-        rc = parse_group(&c, &s->groups[0], doc, "document", 1);
+        parse_group(&c, &s->groups[0], doc, "document", 1);
         s->ngroups = 1;
-        if (rc < 0)
-            goto done;
     }
     for (size_t i = 0; groups && i < groups->count; i++) {
         char where[32];
         snprintf(where, sizeof where, "groups[%zu]", i);
-        rc = parse_group(&c, &s->groups[s->ngroups], groups->items[i], where, 0);
+        parse_group(&c, &s->groups[s->ngroups], groups->items[i], where, 0);
         s->ngroups++;
-        if (rc < 0)
-            goto done;
     }
+    if (c.errors)
+        rc = -1;
 done:
     iot_json_free(doc);
     if (rc < 0) {

@@ -112,8 +112,13 @@ static void load_settings(void)
         snprintf(err, sizeof err, "%s", why);
     } else {
         iot_g.settings = iot_settings_parse(text, len, why, sizeof why);
-        if (!iot_g.settings)
-            snprintf(err, sizeof err, "settings file '%s' rejected: %s", path, why);
+        if (!iot_g.settings) {
+            char *more = strchr(why, '\n'); /* one warning line: the first error, and where to see the rest */
+            if (more)
+                *more = 0;
+            snprintf(err, sizeof err, "settings file '%s' rejected: %s%s", path, why,
+                     more ? " (and more: 'iotuner check' lists every error)" : "");
+        }
         free(text);
     }
     if (err[0])
