@@ -141,6 +141,7 @@ typedef struct iot_phase {
     int folded;                    /* POSIX: the files of one name past IOT_FOLD_AFTER, one phase */
     _Atomic uint32_t files;        /* files opened into it (a folded phase: many) */
     int retried;                   /* the open was retried without iotuner's settings */
+    _Atomic(struct iot_access *) access; /* MPI-IO: the collective calls' pattern (access.c), NULL until one */
 
     struct iot_phase *next_path, *next_handle; /* hash chains of the open phases */
 } iot_phase;
@@ -307,6 +308,8 @@ MPI_Comm iot_mpi_run_comm(void);
 void iot_report_write(void);
 /* While a report is being built: the report's phase that this rank's phase went into, or -1. */
 int iot_report_phase_id(const iot_phase_key *key);
+/* Gathers every rank's bytes to rank 0 of comm (collective): *all (rank 0 only, to free) and *total. */
+int iot_gather_bytes(MPI_Comm comm, const char *mine, size_t len, char **all, size_t *total);
 
 /* ---- modules that others call ---- */
 
