@@ -20,11 +20,25 @@ typedef struct {
     int64_t last_call_first, unflattened;
 } acc_dir;
 
+/* counting mode: calls of one operation with one size */
+typedef struct {
+    int32_t op, pad;
+    int64_t bytes, calls;
+} op_count;
+
+#define OP_SLOTS 128 /* distinct (operation, size) pairs per phase; more are counted as dropped */
+
 typedef struct iot_access {
     pthread_mutex_t lock;
     acc_dir dir[2]; /* read, write */
     int64_t view_size, view_extent, view_pieces; /* the last view a collective call used */
+    int nops;
+    int64_t ops_dropped;
+    op_count ops[OP_SLOTS];
 } iot_access;
+
+IOT_TLS iot_phase *iot_op_phase;
+int iot_count_ops;
 
 static void dir_init(acc_dir *d)
 {
@@ -274,27 +288,29 @@ static void fold_value(int64_t *slot, int64_t value)
         *slot = VARIES;
 }
 
+static iot_access *access_of(iot_phase *ph)
+{
+    iot_access *a = atomic_load(&ph->access);
+    if (a)
+        return a;
+    iot_access *fresh = calloc(1, sizeof *fresh);
+    if (!fresh)
+        return NULL;
+    pthread_mutex_init(&fresh->lock, NULL);
+    dir_init(&fresh->dir[0]);
+    dir_init(&fresh->dir[1]);
+    iot_access *none = NULL;
+    if (atomic_compare_exchange_strong(&ph->access, &none, fresh))
+        return fresh;
+    free(fresh);
+    return none;
+}
+
 void iot_access_note(iot_phase *ph, const iot_view *v, int64_t offset, uint64_t bytes, int is_write)
 {
-    if (!ph || !bytes)
+    iot_access *a;
+    if (!ph || !bytes || !(a = access_of(ph)))
         return;
-    iot_access *a = atomic_load(&ph->access);
-    if (!a) {
-        iot_access *fresh = malloc(sizeof *fresh);
-        if (!fresh)
-            return;
-        pthread_mutex_init(&fresh->lock, NULL);
-        dir_init(&fresh->dir[0]);
-        dir_init(&fresh->dir[1]);
-        fresh->view_size = fresh->view_extent = fresh->view_pieces = 0;
-        iot_access *none = NULL;
-        if (atomic_compare_exchange_strong(&ph->access, &none, fresh))
-            a = fresh;
-        else {
-            free(fresh);
-            a = none;
-        }
-    }
     call_walk w = {0, INT64_MAX, 0, INT64_MAX, 0, 0, 0, 0, 0};
     int known = walk_view(v, offset * (v ? v->etype : 1), (int64_t)bytes, &w);
     walk_flush(&w);
@@ -325,6 +341,46 @@ void iot_access_note(iot_phase *ph, const iot_view *v, int64_t offset, uint64_t 
     pthread_mutex_unlock(&a->lock);
 }
 
+/* ---- counting mode ---- */
+
+void iot_op_note(int op, long long bytes)
+{
+    iot_access *a;
+    iot_phase *ph = iot_op_phase;
+    if (!ph || iot_internal || op < 0 || op >= IOT_NOPS || !(a = access_of(ph)))
+        return;
+    pthread_mutex_lock(&a->lock);
+    int i = 0;
+    while (i < a->nops && !(a->ops[i].op == op && a->ops[i].bytes == bytes))
+        i++;
+    if (i < a->nops)
+        a->ops[i].calls++;
+    else if (i < OP_SLOTS)
+        a->ops[a->nops++] = (op_count){op, 0, bytes, 1};
+    else
+        a->ops_dropped++;
+    pthread_mutex_unlock(&a->lock);
+}
+
+IOT_EXPORT int iotuner_op_active(void)
+{
+    return iot_op_phase != NULL && !iot_internal;
+}
+
+IOT_EXPORT void iotuner_op_note(int op, long long bytes)
+{
+    iot_op_note(op, bytes);
+}
+
+#define OP_NAME(id, name) #name,
+static const char *const op_names[IOT_NOPS] = {IOT_OPS(OP_NAME)};
+
+static void access_init(void)
+{
+    const char *on = getenv("IOTUNER_COUNT_OPS");
+    iot_count_ops = on && *on && strcmp(on, "0") != 0;
+}
+
 /* ---- the report's "access" section ---- */
 
 typedef struct {
@@ -332,6 +388,7 @@ typedef struct {
     int32_t rank, pad;
     acc_dir dir[2];
     int64_t view_size, view_extent, view_pieces;
+    int64_t nops, ops_dropped; /* nops op_count records follow the entry */
 } acc_entry;
 
 #define LISTED_RANKS 256 /* per phase; the others are counted, not listed */
@@ -366,85 +423,160 @@ static void write_dir(iot_buf *b, const char *name, const acc_dir *d)
     iot_jw_end_object(b);
 }
 
+/* one rank's entry of a phase, with its operations, as rank 0 unpacked it */
+typedef struct {
+    acc_entry e;
+    op_count *ops;
+    int phase;
+} unpacked;
+
 static int by_phase(const void *x, const void *y)
 {
-    const acc_entry *a = x, *b = y;
-    if (a->pad != b->pad)
-        return a->pad < b->pad ? -1 : 1;
-    return a->rank - b->rank;
+    const unpacked *a = x, *b = y;
+    if (a->phase != b->phase)
+        return a->phase < b->phase ? -1 : 1;
+    return a->e.rank - b->e.rank;
+}
+
+static int op_order(const void *x, const void *y)
+{
+    const op_count *a = x, *b = y;
+    if (a->op != b->op)
+        return a->op - b->op;
+    return a->bytes < b->bytes ? -1 : a->bytes > b->bytes;
+}
+
+/* This rank's entries: each collective phase's summary, then its operations. */
+static char *pack_entries(size_t *len)
+{
+    size_t nph;
+    iot_phase **phases = iot_phases(&nph);
+    iot_buf b;
+    iot_buf_init(&b);
+    for (size_t i = 0; phases && i < nph; i++) {
+        iot_access *a = atomic_load(&phases[i]->access);
+        if (!a || !phases[i]->key.group || phases[i]->group_size < 2)
+            continue; /* a collective call on one process is its own access: nothing to aggregate */
+        acc_entry e;
+        memset(&e, 0, sizeof e);
+        e.key = phases[i]->key;
+        e.rank = iot_g.rank;
+        pthread_mutex_lock(&a->lock);
+        e.dir[0] = a->dir[0];
+        e.dir[1] = a->dir[1];
+        e.view_size = a->view_size;
+        e.view_extent = a->view_extent;
+        e.view_pieces = a->view_pieces;
+        e.nops = a->nops;
+        e.ops_dropped = a->ops_dropped;
+        iot_buf_append(&b, (const char *)&e, sizeof e);
+        iot_buf_append(&b, (const char *)a->ops, (size_t)a->nops * sizeof(op_count));
+        pthread_mutex_unlock(&a->lock);
+    }
+    free(phases);
+    *len = b.len;
+    return iot_buf_take(&b);
+}
+
+static unpacked *unpack_entries(const char *data, size_t len, size_t *count)
+{
+    size_t n = 0, cap = 0;
+    unpacked *all = NULL;
+    for (size_t off = 0; data && off + sizeof(acc_entry) <= len;) {
+        acc_entry e;
+        memcpy(&e, data + off, sizeof e);
+        off += sizeof e;
+        size_t bytes = (size_t)e.nops * sizeof(op_count);
+        if (e.nops < 0 || e.nops > OP_SLOTS || off + bytes > len)
+            break;
+        if (n == cap) {
+            unpacked *more = realloc(all, (cap = cap ? 2 * cap : 16) * sizeof *all);
+            if (!more)
+                break;
+            all = more;
+        }
+        all[n].e = e;
+        all[n].ops = malloc(bytes ? bytes : 1);
+        if (all[n].ops) {
+            memcpy(all[n].ops, data + off, bytes);
+            qsort(all[n].ops, (size_t)e.nops, sizeof(op_count), op_order);
+        } else
+            all[n].e.nops = 0;
+        all[n].phase = iot_report_phase_id(&e.key);
+        off += bytes;
+        n++;
+    }
+    *count = n;
+    return all;
+}
+
+static void write_rank(iot_buf *b, const unpacked *u)
+{
+    iot_jw_begin_object(b, NULL);
+    iot_jw_int(b, "rank", u->e.rank);
+    if (u->e.view_extent) {
+        iot_jw_begin_object(b, "view");
+        iot_jw_int(b, "filetype_size", u->e.view_size);
+        iot_jw_int(b, "filetype_extent", u->e.view_extent);
+        write_value(b, "filetype_requests", u->e.view_pieces ? u->e.view_pieces : UNSET);
+        iot_jw_end_object(b);
+    }
+    write_dir(b, "write", &u->e.dir[1]);
+    write_dir(b, "read", &u->e.dir[0]);
+    if (iot_count_ops) {
+        iot_jw_begin_array(b, "operations");
+        for (int64_t k = 0; k < u->e.nops; k++) {
+            iot_jw_begin_object(b, NULL);
+            iot_jw_string(b, "op", op_names[u->ops[k].op]);
+            iot_jw_int(b, "bytes", u->ops[k].bytes);
+            iot_jw_int(b, "calls", u->ops[k].calls);
+            iot_jw_end_object(b);
+        }
+        iot_jw_end_array(b);
+        iot_jw_int(b, "operations_dropped", u->e.ops_dropped);
+    }
+    iot_jw_end_object(b);
 }
 
 static void access_report(const iot_report_ctx *ctx)
 {
-    size_t nph;
-    iot_phase **phases = iot_phases(&nph);
-    acc_entry *mine = calloc(nph ? nph : 1, sizeof *mine);
-    int n = 0;
-    for (size_t i = 0; mine && phases && i < nph; i++) {
-        iot_access *a = atomic_load(&phases[i]->access);
-        if (!a || !phases[i]->key.group || phases[i]->group_size < 2)
-            continue; /* a collective call on one process is its own access: nothing to aggregate */
-        acc_entry *e = &mine[n++];
-        e->key = phases[i]->key;
-        e->rank = iot_g.rank;
-        pthread_mutex_lock(&a->lock);
-        e->dir[0] = a->dir[0];
-        e->dir[1] = a->dir[1];
-        e->view_size = a->view_size;
-        e->view_extent = a->view_extent;
-        e->view_pieces = a->view_pieces;
-        pthread_mutex_unlock(&a->lock);
-    }
-    free(phases);
-    acc_entry *all = mine;
-    size_t total = (size_t)n;
-    if (ctx->comm != MPI_COMM_NULL) {
-        char *got = NULL;
-        size_t len = 0;
-        iot_gather_bytes(ctx->comm, (char *)mine, (size_t)n * sizeof *mine, &got, &len);
-        all = (acc_entry *)got;
-        total = len / sizeof *mine;
-    }
-    if (ctx->root && ctx->out && total) {
-        for (size_t i = 0; i < total; i++)
-            all[i].pad = iot_report_phase_id(&all[i].key); /* the report's phase, for sorting */
+    size_t mine_len = 0, len = 0, total = 0;
+    char *mine = pack_entries(&mine_len), *got = mine;
+    len = mine_len;
+    if (ctx->comm != MPI_COMM_NULL)
+        iot_gather_bytes(ctx->comm, mine, mine_len, &got, &len);
+    if (ctx->root && ctx->out) {
+        unpacked *all = unpack_entries(got, len, &total);
         qsort(all, total, sizeof *all, by_phase);
         iot_buf *b = ctx->out;
-        iot_jw_begin_array(b, "access");
+        if (total)
+            iot_jw_begin_array(b, "access");
         for (size_t i = 0; i < total;) {
             size_t j = i;
-            while (j < total && all[j].pad == all[i].pad)
+            while (j < total && all[j].phase == all[i].phase)
                 j++;
-            if (all[i].pad >= 0) {
+            if (all[i].phase >= 0) {
                 iot_jw_begin_object(b, NULL);
-                iot_jw_int(b, "phase", all[i].pad);
+                iot_jw_int(b, "phase", all[i].phase);
                 iot_jw_int(b, "ranks_total", (int64_t)(j - i));
                 iot_jw_begin_array(b, "ranks");
-                for (size_t k = i; k < j && k < i + LISTED_RANKS; k++) {
-                    iot_jw_begin_object(b, NULL);
-                    iot_jw_int(b, "rank", all[k].rank);
-                    if (all[k].view_extent) {
-                        iot_jw_begin_object(b, "view");
-                        iot_jw_int(b, "filetype_size", all[k].view_size);
-                        iot_jw_int(b, "filetype_extent", all[k].view_extent);
-                        write_value(b, "filetype_requests", all[k].view_pieces ? all[k].view_pieces : UNSET);
-                        iot_jw_end_object(b);
-                    }
-                    write_dir(b, "write", &all[k].dir[1]);
-                    write_dir(b, "read", &all[k].dir[0]);
-                    iot_jw_end_object(b);
-                }
+                for (size_t k = i; k < j && k < i + LISTED_RANKS; k++)
+                    write_rank(b, &all[k]);
                 iot_jw_end_array(b);
                 iot_jw_end_object(b);
             }
             i = j;
         }
-        iot_jw_end_array(b);
-    }
-    if (all != mine)
+        if (total)
+            iot_jw_end_array(b);
+        for (size_t i = 0; i < total; i++)
+            free(all[i].ops);
         free(all);
+    }
+    if (got != mine)
+        free(got);
     free(mine);
 }
 
-static const iot_module access_module = {.name = "access", .report = access_report};
+static const iot_module access_module = {.name = "access", .init = access_init, .report = access_report};
 IOT_MODULE(access_module)

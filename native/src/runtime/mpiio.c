@@ -394,7 +394,10 @@ static inline void note_collective(MPI_File fh, const open_file *f, int where, M
             note_collective(fh, f, AT_##where, OFFSET_ARG_##where, bytes, is_write);                         \
         w = (timed) ? w : 0;                                                                                 \
         uint64_t t0 = w ? iot_ticks() : 0;                                                                   \
+        if (iot_count_ops)                                                                                   \
+            iot_op_phase = ph;                                                                               \
         int rc = real args;                                                                                  \
+        iot_op_phase = NULL;                                                                                 \
         iot_level_end(ph, IOT_LEVEL_MPIIO, rc == MPI_SUCCESS ? bytes : 0, w ? iot_ticks() - t0 : 0, w, is_write); \
         return rc;                                                                                           \
     }
