@@ -86,3 +86,15 @@ def test_file_domains_and_aggregators():
     assert twophase.file_domains([0, 100], [99, 209], 2, aligned)[2:] == ([0, 128], [127, 209])
     with pytest.raises(ValueError, match="romio_cb_write"):
         hybrid_hints.Hints.from_mapping({"romio_cb_write": "sometimes"}, 2)
+
+
+def test_counting_report_matches_schema(tmp_path, programs):
+    from test_contracts import validate_report
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": {"cb_buffer_size": "4096", **MODES["two-phase"]}})
+    result = run_job(mpi() + [programs["two_phase"], tmp_path / "d.bin", 4096, COUNT, "strided", "both"], config=cfg,
+                     report=tmp_path / "r.json", count_ops=True)
+    assert result.ok
+    raw = json.loads((tmp_path / "r.json").read_text())
+    validate_report(raw)
+    ops = {o["op"] for e in raw["access"] for r in e["ranks"] for o in r["operations"]}
+    assert {"allgather", "alltoall", "allreduce", "isend", "irecv", "waitall", "pwrite", "pread"} <= ops
