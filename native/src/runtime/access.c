@@ -80,14 +80,37 @@ static int64_t extent_of(MPI_Datatype t)
 
 static void flatten(MPI_Datatype t, int64_t base, pieces *p, int depth);
 
-/* count blocks of blen elements of old, block i at disp[i] bytes */
+/* count instances of old, stride bytes apart, from base: old is flattened once, and a dense old (one piece
+ * as long as its extent, like MPI_BYTE) makes the run one piece, so a 1 MiB block of bytes costs one step */
+static void replicate(MPI_Datatype old, int64_t count, int64_t stride, int64_t base, pieces *p, int depth)
+{
+    if (count <= 0 || p->failed)
+        return;
+    int64_t off[64], len[64];
+    pieces sub = {off, len, 0, 64, 0};
+    flatten(old, 0, &sub, depth + 1);
+    int64_t ext = extent_of(old);
+    if (sub.failed) { /* many pieces per element: one element at a time */
+        for (int64_t i = 0; i < count && !p->failed; i++)
+            flatten(old, base + i * stride, p, depth + 1);
+        return;
+    }
+    if (sub.n == 1 && sub.off[0] == 0 && sub.len[0] == ext && stride == ext) {
+        add_piece(p, base, count * ext);
+        return;
+    }
+    for (int64_t i = 0; i < count && !p->failed; i++)
+        for (int k = 0; k < sub.n && !p->failed; k++)
+            add_piece(p, base + i * stride + sub.off[k], sub.len[k]);
+}
+
+/* count blocks of blen (or fixed_blen) elements of old, block i at disp[i] bytes */
 static void blocks(MPI_Datatype old, int count, const int *blen, int fixed_blen, const int64_t *disp, int64_t base,
                    pieces *p, int depth)
 {
     int64_t ext = extent_of(old);
     for (int i = 0; i < count && !p->failed; i++)
-        for (int j = 0; j < (blen ? blen[i] : fixed_blen) && !p->failed; j++)
-            flatten(old, base + disp[i] + j * ext, p, depth + 1);
+        replicate(old, blen ? blen[i] : fixed_blen, ext, base + disp[i], p, depth);
 }
 
 static void flatten(MPI_Datatype t, int64_t base, pieces *p, int depth)
@@ -118,12 +141,9 @@ static void flatten(MPI_Datatype t, int64_t base, pieces *p, int depth)
     case MPI_COMBINER_RESIZED: /* the extent changes, not where the data is */
         flatten(types[0], base, p, depth + 1);
         break;
-    case MPI_COMBINER_CONTIGUOUS: {
-        int64_t ext = extent_of(types[0]);
-        for (int i = 0; i < ints[0] && !p->failed; i++)
-            flatten(types[0], base + i * ext, p, depth + 1);
+    case MPI_COMBINER_CONTIGUOUS:
+        replicate(types[0], ints[0], extent_of(types[0]), base, p, depth);
         break;
-    }
     case MPI_COMBINER_VECTOR:
     case MPI_COMBINER_HVECTOR: {
         int64_t stride = comb == MPI_COMBINER_VECTOR ? ints[2] * extent_of(types[0]) : (int64_t)aints[0];
@@ -150,11 +170,8 @@ static void flatten(MPI_Datatype t, int64_t base, pieces *p, int depth)
         break;
     }
     case MPI_COMBINER_STRUCT:
-        for (int i = 0; i < ints[0] && !p->failed; i++) {
-            int64_t ext = extent_of(types[i]);
-            for (int j = 0; j < ints[1 + i] && !p->failed; j++)
-                flatten(types[i], base + (int64_t)aints[i] + j * ext, p, depth + 1);
-        }
+        for (int i = 0; i < ints[0] && !p->failed; i++)
+            replicate(types[i], ints[1 + i], extent_of(types[i]), base + (int64_t)aints[i], p, depth);
         break;
     default: /* subarray, darray, ...: bytes only */
         p->failed = 1;
