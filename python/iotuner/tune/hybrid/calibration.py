@@ -124,9 +124,24 @@ class Calibration:
     def cost(self, op: str, nbytes: int, *, nprocs: int = 1, writers: int = 1, first: bool = False,
              sync: bool = False) -> float:
         """Seconds of one operation."""
-        s = self.surrogates[op]
-        rec = {"bytes": nbytes, "nprocs": nprocs, "writers": writers, "first": int(first), "sync": int(sync)}
-        return s.predict([_features(op, rec)])[0]
+        key = (op, nbytes, nprocs, writers, bool(first), bool(sync))
+        cache = self.__dict__.setdefault("_costs", {})
+        if key not in cache:  # a ranking asks for the same few operations thousands of times
+            rec = {"bytes": nbytes, "nprocs": nprocs, "writers": writers, "first": int(first), "sync": int(sync)}
+            cache[key] = self.surrogates[op].predict([_features(op, rec)])[0]
+        return cache[key]
+
+    def refit(self, records: list[dict]) -> "Calibration":
+        """The same learners, with the same parameters, on other measurements (the noise study)."""
+        import numpy as np
+        surrogates = {}
+        for name, s in self.surrogates.items():
+            rows = [r for r in records if r["op"] == name and r["seconds"] > 0]
+            X = np.array([_features(name, r) for r in rows])
+            y = np.log10([r["seconds"] for r in rows])
+            surrogates[name] = Surrogate(name, s.learner, s.params, s.cv_r2, s.cv_rmse_s, s.cv_rmse_log10,
+                                         len(rows), _learner(s.learner, s.params).fit(X, y))
+        return Calibration(records, surrogates, dict(self.meta))
 
     # ---- the file ----
 
