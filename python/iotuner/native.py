@@ -39,6 +39,15 @@ def runtime_library() -> Path:
     return native_dir() / "lib" / "libiotuner.so"
 
 
+def ops_library() -> Path:
+    """Counting mode's library (IOTUNER_COUNT_OPS=1): preloaded after libiotuner.so, it sees the MPI calls
+    ROMIO makes inside collective I/O (docs/runtime.md, Counting mode)."""
+    path = native_dir() / "lib" / "libiotuner_ops.so"
+    if not path.exists():
+        raise NativeMissing(f"counting mode's library not found at {path}; rebuild with 'make build'")
+    return path
+
+
 def executable(name: str) -> Path:
     """A bundled kernel or benchmark program."""
     path = native_dir() / "bin" / name

@@ -47,6 +47,13 @@ class Report:
         """Phases that moved no data: a file opened to look at it, or created and left empty."""
         return [p for p in self.phases if not (p["bytes_written"] or p["bytes_read"])]
 
+    def access(self, phase: int) -> list[dict]:
+        """Per rank, the access pattern of a phase's collective MPI-IO calls (docs/report.md); [] when none."""
+        for entry in self.data.get("access", []):
+            if entry["phase"] == phase:
+                return entry["ranks"]
+        return []
+
     def application_value(self, knob: str) -> str | None:
         """The application's own value of "layer.knob", as it opened its files (None: it left the library's
         default, or the report does not say: version 1)."""

@@ -37,10 +37,15 @@ class RunResult:
 
 
 def environment(config: str | os.PathLike | None, report: str | os.PathLike,
-                base: Mapping[str, str] | None = None, verbose: bool = False) -> dict[str, str]:
-    """The environment that puts the runtime into every process of a job."""
+                base: Mapping[str, str] | None = None, verbose: bool = False,
+                count_ops: bool = False) -> dict[str, str]:
+    """The environment that puts the runtime into every process of a job (with count_ops: counting mode,
+    the operations ROMIO makes inside each MPI-IO data call, in the report's access section)."""
     env = dict(os.environ if base is None else base)
     lib = str(native.runtime_library())
+    if count_ops:
+        lib = f"{lib}:{native.ops_library()}"
+        env["IOTUNER_COUNT_OPS"] = "1"
     preload = env.get("LD_PRELOAD", "")
     env["LD_PRELOAD"] = lib if not preload else f"{lib}:{preload}"
     if config is not None:
@@ -56,7 +61,7 @@ def environment(config: str | os.PathLike | None, report: str | os.PathLike,
 def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
         report: str | os.PathLike | None = None, capture: bool = False, timeout: float | None = None,
         cwd: str | os.PathLike | None = None, env: Mapping[str, str] | None = None,
-        verbose: bool = False, tether: bool = True) -> RunResult:
+        verbose: bool = False, tether: bool = True, count_ops: bool = False) -> RunResult:
     """Runs command (launcher included) with the settings in config.
 
     With capture, stdout and stderr are returned instead of shown. A job past
@@ -71,7 +76,7 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
         report = Path(tmpdir.name) / "report.json"
     report = Path(report)
     report.unlink(missing_ok=True)  # never read a stale report
-    full_env = environment(config, report, env, verbose)
+    full_env = environment(config, report, env, verbose, count_ops)
     out = err = subprocess.PIPE if capture else None
     start = time.monotonic()
     proc = subprocess.Popen(list(command), cwd=cwd, env=full_env, stdout=out, stderr=err, text=True,

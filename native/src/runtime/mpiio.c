@@ -9,6 +9,7 @@
 
 #include "iotuner/calls.h"
 #include "iotuner/smart.h"
+#include "access.h"
 #include "module.h"
 #include "pmpi.h"
 
@@ -24,6 +25,7 @@ typedef struct open_file {
     MPI_File fh;
     iot_phase *ph;
     int64_t disp, etype_size;
+    iot_view *view; /* flattened for the access pattern; NULL: the default view */
     struct open_file *next;
 } open_file;
 
@@ -43,7 +45,7 @@ static void file_put(MPI_File fh, iot_phase *ph)
     open_file *f = malloc(sizeof *f);
     if (!f)
         return;
-    *f = (open_file){fh, ph, 0, 1, NULL};
+    *f = (open_file){fh, ph, 0, 1, NULL, NULL};
     size_t b = file_bucket(fh);
     pthread_mutex_lock(&files_lock);
     f->next = files[b];
@@ -51,7 +53,7 @@ static void file_put(MPI_File fh, iot_phase *ph)
     pthread_mutex_unlock(&files_lock);
 }
 
-static void file_set_view(MPI_File fh, int64_t disp, int64_t etype_size)
+static void file_set_view(MPI_File fh, int64_t disp, int64_t etype_size, iot_view *view)
 {
     if (cached_file.fh == fh)
         cached_file.fh = MPI_FILE_NULL;
@@ -60,8 +62,14 @@ static void file_set_view(MPI_File fh, int64_t disp, int64_t etype_size)
         if (f->fh == fh) {
             f->disp = disp;
             f->etype_size = etype_size > 0 ? etype_size : 1;
+            if (view) { /* the old one stays readable until close: another thread may hold it */
+                view->older = f->view;
+                f->view = view;
+                view = NULL;
+            }
         }
     pthread_mutex_unlock(&files_lock);
+    iot_view_free(view);
 }
 
 static void file_drop(MPI_File fh)
@@ -73,6 +81,7 @@ static void file_drop(MPI_File fh)
         if ((*p)->fh == fh) {
             open_file *f = *p;
             *p = f->next;
+            iot_view_free(f->view);
             free(f);
             break;
         }
@@ -353,6 +362,16 @@ static inline int access_offset(MPI_File fh, const open_file *f, int where, MPI_
     return where != AT_SHARED;
 }
 
+/* A collective call's requests, for the access pattern (a local position query for the pointer calls). */
+static inline void note_collective(MPI_File fh, const open_file *f, int where, MPI_Offset offset, uint64_t bytes,
+                                   int is_write)
+{
+    if (where == AT_POINTER && iot_pmpi.File_get_position(fh, &offset) != MPI_SUCCESS)
+        return;
+    if (where != AT_SHARED)
+        iot_access_note(f->ph, f->view, (int64_t)offset, bytes, is_write);
+}
+
 /* Blocking calls are timed; nonblocking ones count their bytes when started.
  * Smart mode records the call when entered, with its bytes and offset. */
 #define DATA_CALL(name, is_write, collective, where, timed, params, args)                                    \
@@ -371,9 +390,14 @@ static inline int access_offset(MPI_File fh, const open_file *f, int where, MPI_
             int known = access_offset(fh, f, AT_##where, OFFSET_ARG_##where, &at);                           \
             iot_smart_data(ph, #name, (int64_t)bytes, at, known, AT_##where == AT_OFFSET, is_write);         \
         }                                                                                                    \
+        if (collective)                                                                                      \
+            note_collective(fh, f, AT_##where, OFFSET_ARG_##where, bytes, is_write);                         \
         w = (timed) ? w : 0;                                                                                 \
         uint64_t t0 = w ? iot_ticks() : 0;                                                                   \
+        if (iot_count_ops)                                                                                   \
+            iot_op_phase = ph;                                                                               \
         int rc = real args;                                                                                  \
+        iot_op_phase = NULL;                                                                                 \
         iot_level_end(ph, IOT_LEVEL_MPIIO, rc == MPI_SUCCESS ? bytes : 0, w ? iot_ticks() - t0 : 0, w, is_write); \
         return rc;                                                                                           \
     }
@@ -392,7 +416,10 @@ IOT_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etyp
         iot_pmpi.Type_size(etype, &size);
         if (iot_pmpi.Type_get_true_extent(filetype, &lb, &extent) != MPI_SUCCESS)
             lb = 0;
-        file_set_view(fh, (int64_t)disp + (int64_t)lb, size);
+        iot_internal++;
+        iot_view *view = iot_view_new((int64_t)disp, etype, filetype);
+        iot_internal--;
+        file_set_view(fh, (int64_t)disp + (int64_t)lb, size, view);
     }
     return rc;
 }

@@ -51,7 +51,10 @@
     X(int, Error_string, (int, char *, int *))                                                                 \
     X(int, Get_library_version, (char *, int *))                                                               \
     X(int, Type_size, (MPI_Datatype, int *))                                                                   \
-    X(int, Type_get_true_extent, (MPI_Datatype, MPI_Aint *, MPI_Aint *))
+    X(int, Type_get_true_extent, (MPI_Datatype, MPI_Aint *, MPI_Aint *))                                     \
+    X(int, Type_get_extent, (MPI_Datatype, MPI_Aint *, MPI_Aint *))                                          \
+    X(int, Type_get_envelope, (MPI_Datatype, int *, int *, int *, int *))                                    \
+    X(int, Type_get_contents, (MPI_Datatype, int, int, int, int *, MPI_Aint *, MPI_Datatype *))
 
 typedef struct {
 #define IOT_PMPI_FIELD(ret, name, params) ret(*name) params;

@@ -160,6 +160,7 @@ IOT_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     static ssize_t (*real)(int, const void *, size_t);
     IOT_REAL(real, "write");
+    IOT_OP_NOTE(IOT_OP_WRITE, n);
     TIMED(1, n, real(fd, buf, n));
 }
 
@@ -167,6 +168,7 @@ IOT_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
     static ssize_t (*real)(int, void *, size_t);
     IOT_REAL(real, "read");
+    IOT_OP_NOTE(IOT_OP_READ, n);
     TIMED(0, n, real(fd, buf, n));
 }
 
@@ -174,6 +176,7 @@ IOT_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     static ssize_t (*real)(int, const void *, size_t, off_t);
     IOT_REAL(real, "pwrite");
+    IOT_OP_NOTE(IOT_OP_PWRITE, n);
     TIMED(1, n, real(fd, buf, n, off));
 }
 
@@ -181,6 +184,7 @@ IOT_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
     static ssize_t (*real)(int, void *, size_t, off_t);
     IOT_REAL(real, "pread");
+    IOT_OP_NOTE(IOT_OP_PREAD, n);
     TIMED(0, n, real(fd, buf, n, off));
 }
 
@@ -188,6 +192,7 @@ IOT_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
     static ssize_t (*real)(int, const void *, size_t, off64_t);
     IOT_REAL(real, "pwrite64");
+    IOT_OP_NOTE(IOT_OP_PWRITE, n);
     TIMED(1, n, real(fd, buf, n, off));
 }
 
@@ -195,6 +200,7 @@ IOT_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
     static ssize_t (*real)(int, void *, size_t, off64_t);
     IOT_REAL(real, "pread64");
+    IOT_OP_NOTE(IOT_OP_PREAD, n);
     TIMED(0, n, real(fd, buf, n, off));
 }
 

@@ -173,7 +173,7 @@ static void combine_op(void *in, void *inout, int *len, MPI_Datatype *type)
 }
 
 /* Gathers every rank's bytes to rank 0: *all (rank 0 only) and *total. */
-static int gather_bytes(MPI_Comm comm, const char *mine, size_t len, char **all, size_t *total)
+int iot_gather_bytes(MPI_Comm comm, const char *mine, size_t len, char **all, size_t *total)
 {
     int n = iot_g.nprocs, me = (int)len, *lens = NULL, *displs = NULL;
     *all = NULL;
@@ -278,9 +278,9 @@ static char *build(void)
             }
         qsort(recs, nshared, sizeof *recs, by_key);
         size_t reduced = reduce_shared(comm, recs, nshared, m);
-        gather_bytes(comm, (char *)(recs + reduced), (nrec - reduced) * sizeof *recs, &all_recs, &all_rec_len);
-        gather_bytes(comm, desc_text, desc_len, &all_descs, &all_desc_len);
-        gather_bytes(comm, warn_text, warn_len, &all_warn, &all_warn_len);
+        iot_gather_bytes(comm, (char *)(recs + reduced), (nrec - reduced) * sizeof *recs, &all_recs, &all_rec_len);
+        iot_gather_bytes(comm, desc_text, desc_len, &all_descs, &all_desc_len);
+        iot_gather_bytes(comm, warn_text, warn_len, &all_warn, &all_warn_len);
     } else {
         all_warn = warn_text;
         all_warn_len = warn_len;

@@ -24,6 +24,7 @@
 
 #include "iotuner/core.h"
 #include "iotuner/record.h"
+#include "iotuner/ops.h"
 
 #define IOT_EXPORT __attribute__((visibility("default")))
 /* initial-exec: a preloaded library gets static TLS, so no __tls_get_addr call on the hot path */
@@ -141,6 +142,7 @@ typedef struct iot_phase {
     int folded;                    /* POSIX: the files of one name past IOT_FOLD_AFTER, one phase */
     _Atomic uint32_t files;        /* files opened into it (a folded phase: many) */
     int retried;                   /* the open was retried without iotuner's settings */
+    _Atomic(struct iot_access *) access; /* MPI-IO: the collective calls' pattern (access.c), NULL until one */
 
     struct iot_phase *next_path, *next_handle; /* hash chains of the open phases */
 } iot_phase;
@@ -307,6 +309,19 @@ MPI_Comm iot_mpi_run_comm(void);
 void iot_report_write(void);
 /* While a report is being built: the report's phase that this rank's phase went into, or -1. */
 int iot_report_phase_id(const iot_phase_key *key);
+
+/* Counting mode (IOTUNER_COUNT_OPS=1, access.c): while this thread is inside an MPI-IO data call, the phase
+ * whose operations are counted; NULL otherwise (always NULL when the mode is off). */
+extern IOT_TLS struct iot_phase *iot_op_phase;
+extern int iot_count_ops;
+void iot_op_note(int op, long long bytes);
+#define IOT_OP_NOTE(op, bytes)                                                                                 \
+    do {                                                                                                       \
+        if (__builtin_expect(iot_op_phase != NULL, 0))                                                         \
+            iot_op_note(op, (long long)(bytes));                                                               \
+    } while (0)
+/* Gathers every rank's bytes to rank 0 of comm (collective): *all (rank 0 only, to free) and *total. */
+int iot_gather_bytes(MPI_Comm comm, const char *mine, size_t len, char **all, size_t *total);
 
 /* ---- modules that others call ---- */
 

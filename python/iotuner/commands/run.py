@@ -21,6 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report", metavar="FILE", help="also keep the run report (JSON) in FILE")
     p.add_argument("--json", action="store_true", help="print the run report as JSON instead of tables")
     p.add_argument("--verbose", action="store_true", help="the runtime prints what it does on stderr")
+    p.add_argument("--count-ops", action="store_true",
+                   help="count the MPI and POSIX operations inside each MPI-IO data call (the report's access "
+                        "section; for checking the hybrid model, not for timing)")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- LAUNCHER APP ARGS",
                    help="the job to run, launcher included")
 
@@ -40,7 +43,8 @@ def main(args: argparse.Namespace) -> int:
               file=sys.stderr)
     try:
         # run by hand: PR_SET_PDEATHSIG stops the launcher if iotuner dies; the tuner's watchdog is not needed
-        result = runner.run(command, config=args.config, report=args.report, verbose=args.verbose, tether=False)
+        result = runner.run(command, config=args.config, report=args.report, verbose=args.verbose, tether=False,
+                            count_ops=args.count_ops)
     except FileNotFoundError as e:
         print(f"iotuner run: cannot start '{command[0]}': {e.strerror}", file=sys.stderr)
         return 127

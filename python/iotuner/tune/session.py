@@ -42,6 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"--synthetic lustre)")
     g.add_argument("--strategy", default="bayes", metavar="NAME",
                    help=f"search strategy: {', '.join(strategies.names())} (default bayes)")
+    g.add_argument("--strategy-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option of the strategy (repeatable), e.g. top=3 or calibration=FILE for hybrid")
     g.add_argument("--objective", default="perf", metavar="NAME",
                    help="perf (TunIO: bandwidth weighted by the written and read shares, MB/s; default), write-bw, "
                         "read-bw, io-time, or regex:PATTERN (a number in the application's output)")
@@ -142,11 +144,17 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
     space_spec = args.space or ("tunio" if args.synthetic == "lustre" else "romio")
     space = spaces.load(space_spec)
     obj = objectives.parse(args.objective, args.direction)
-    strategies.make(args.strategy, space, args.seed)  # an unknown strategy or bad options fail here, not later
+    options = {}
+    for item in args.strategy_option:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise SystemExit(f"iotuner tune: --strategy-option {item!r}: expected KEY=VALUE")
+        options[key.strip()] = value.strip()
+    strategies.make(args.strategy, space, args.seed, options)  # an unknown strategy or bad options fail here
     baseline = settings.load(args.baseline) if args.baseline else {"version": 1}
     trials = args.trials if args.trials is not None else (None if args.time else 30)
     config = StudyConfig(
-        space=space.to_json(), strategy=args.strategy, seed=args.seed, baseline=baseline,
+        space=space.to_json(), strategy=args.strategy, strategy_options=options, seed=args.seed, baseline=baseline,
         objective=ObjectiveSpec(obj.name, obj.direction, obj.unit, obj.pattern),
         repeats=args.repeats, baseline_every=args.baseline_every, confirm_top=args.confirm_top,
         confirm_rounds=args.confirm_rounds, app=tuple(command), launcher=args.launcher, ranks=args.ranks,

@@ -289,7 +289,23 @@ def romio() -> SearchSpace:
         ])
 
 
-BUILTIN = {"h5evolve": h5evolve, "tunio": tunio, "romio": romio}
+def twophase() -> SearchSpace:
+    """Isaila et al.'s space at one node's scale: aggregators x collective buffer, and whether ROMIO aggregates
+    at all; every point is one the hybrid model predicts."""
+    modes = ("automatic", "enable", "disable")
+    return SearchSpace(
+        name="twophase",
+        description="ROMIO two-phase I/O (Isaila et al., Cluster'15): romio_cb_write/read, cb_nodes, "
+                    "cb_buffer_size",
+        dimensions=[
+            _dim("mpiio.romio_cb_write", modes),
+            _dim("mpiio.romio_cb_read", modes),
+            _dim("mpiio.cb_nodes", (1, 2)),
+            _dim("mpiio.cb_buffer_size", (256 * K, 1 * M, 4 * M, 16 * M, 64 * M)),
+        ])
+
+
+BUILTIN = {"h5evolve": h5evolve, "tunio": tunio, "romio": romio, "twophase": twophase}
 
 
 def from_json(doc: Mapping[str, Any], source: str = "space") -> SearchSpace:

@@ -1,0 +1,185 @@
+/* iotuner-microbench: the application-independent micro-benchmarks of
+ * `iotuner calibrate` (the hybrid model's elementary operations, Isaila et al.
+ * Cluster'15 section V-C). Run with mpiexec; rank 0 prints one JSON object per
+ * measurement: {"op", "nprocs", "bytes", "writers", "first", "sync", "seconds"}.
+ *
+ *   allgather / alltoall / allreduce / bcast   a collective of `bytes` per rank on the first nprocs ranks
+ *   p2p      each rank of a pair posts MPI_Irecv + MPI_Isend of `bytes` and waits (one exchange round)
+ *   pwrite   `writers` ranks each pwrite `bytes` to their own region of one shared file: first = a new file
+ *            (the blocks are allocated), else overwriting; sync = followed by fdatasync
+ *   pread    `writers` ranks each pread `bytes` of a file just written (the page cache, as ROMIO's reads here)
+ *
+ * Each value is the median of `reps` timings of the slowest rank. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank, size, reps = 7;
+static long max_bytes = 16L << 20;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* the slowest rank's time of one repetition */
+static double slowest(double t, MPI_Comm comm)
+{
+    double m = 0;
+    MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return m;
+}
+
+static void emit(const char *op, int nprocs, long bytes, int writers, int first, int sync, double s)
+{
+    if (rank == 0)
+        printf("{\"op\": \"%s\", \"nprocs\": %d, \"bytes\": %ld, \"writers\": %d, \"first\": %d, \"sync\": %d, "
+               "\"seconds\": %.9g}\n", op, nprocs, bytes, writers, first, sync, s);
+}
+
+static void collectives(MPI_Comm comm, int n, char *a, char *b)
+{
+    double t[64];
+    const char *names[] = {"allgather", "alltoall", "allreduce", "bcast"};
+    for (int op = 0; op < 4; op++)
+        for (long bytes = 4; bytes <= (op == 0 || op == 1 ? 65536 : 1 << 20); bytes *= 2) {
+            int count = (int)bytes;
+            for (int r = -1; r < reps; r++) {
+                MPI_Barrier(comm);
+                double t0 = MPI_Wtime();
+                if (op == 0)
+                    MPI_Allgather(a, count, MPI_BYTE, b, count, MPI_BYTE, comm);
+                else if (op == 1)
+                    MPI_Alltoall(a, count, MPI_BYTE, b, count, MPI_BYTE, comm);
+                else if (op == 2)
+                    MPI_Allreduce(a, b, count / 4, MPI_INT, MPI_MAX, comm);
+                else
+                    MPI_Bcast(a, count, MPI_BYTE, 0, comm);
+                double s = slowest(MPI_Wtime() - t0, comm);
+                if (r >= 0)
+                    t[r] = s;
+            }
+            emit(names[op], n, bytes, 0, 0, 0, median(t, reps));
+        }
+}
+
+static void p2p(MPI_Comm comm, int n, char *a, char *b)
+{
+    double t[64];
+    int me;
+    MPI_Comm_rank(comm, &me);
+    int peer = n == 1 ? 0 : me ^ 1;
+    int active = peer < n;
+    for (long bytes = 1; bytes <= max_bytes; bytes *= 2) {
+        for (int r = -1; r < reps; r++) {
+            MPI_Barrier(comm);
+            double t0 = MPI_Wtime();
+            if (active) {
+                MPI_Request q[2];
+                MPI_Irecv(b, (int)bytes, MPI_BYTE, peer, 7, comm, &q[0]);
+                MPI_Isend(a, (int)bytes, MPI_BYTE, peer, 7, comm, &q[1]);
+                MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+            }
+            double s = slowest(MPI_Wtime() - t0, comm);
+            if (r >= 0)
+                t[r] = s;
+        }
+        emit("p2p", n, bytes, 0, 0, 0, median(t, reps));
+    }
+}
+
+static void storage(const char *dir, char *a)
+{
+    double t[64];
+    char path[4096];
+    snprintf(path, sizeof path, "%s/iotuner-microbench.%d", dir, (int)getpid());
+    MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (int writers = 1; writers <= size; writers++) {
+        int writing = rank < writers;
+        for (long bytes = 4096; bytes <= max_bytes; bytes *= 2)
+            for (int variant = 0; variant < 4; variant++) { /* first, steady, steady + sync, read */
+                int first = variant == 0, sync = variant == 2, reading = variant == 3;
+                int n = bytes >= (4L << 20) ? (reps < 3 ? reps : 3) : reps;
+                for (int r = -1; r < n; r++) {
+                    if (first && rank == 0)
+                        unlink(path);
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    int fd = open(path, O_RDWR | O_CREAT, 0600);
+                    off_t at = (off_t)rank * bytes;
+                    if (!first && r == -1 && writing && pwrite(fd, a, (size_t)bytes, at) < 0)
+                        perror("iotuner-microbench: pwrite");
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    double t0 = MPI_Wtime();
+                    if (writing) {
+                        ssize_t rc = reading ? pread(fd, a, (size_t)bytes, at) : pwrite(fd, a, (size_t)bytes, at);
+                        if (rc < 0)
+                            perror("iotuner-microbench: I/O");
+                        if (sync)
+                            fdatasync(fd);
+                    }
+                    double s = slowest(MPI_Wtime() - t0, MPI_COMM_WORLD);
+                    close(fd);
+                    if (r >= 0)
+                        t[r] = s;
+                }
+                emit(reading ? "pread" : "pwrite", size, bytes, writers, first, sync, median(t, n));
+            }
+    }
+    if (rank == 0)
+        unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *dir = ".";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+            dir = argv[++i];
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc)
+            max_bytes = atol(argv[++i]);
+        else {
+            if (rank == 0)
+                fprintf(stderr, "usage: mpiexec -n P %s [--dir DIR] [--reps N] [--max-bytes B]\n", argv[0]);
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (reps < 1 || reps > 64)
+        reps = 7;
+    char *a = malloc((size_t)max_bytes * (size_t)(size > 1 ? size : 1) + 65536 * (size_t)size);
+    char *b = malloc((size_t)max_bytes * (size_t)(size > 1 ? size : 1) + 65536 * (size_t)size);
+    if (!a || !b)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    memset(a, 1, (size_t)max_bytes);
+    for (int n = 1; n <= size; n++) { /* the first n ranks: the collectives' and pairs' rank counts */
+        MPI_Comm comm;
+        MPI_Comm_split(MPI_COMM_WORLD, rank < n ? 0 : MPI_UNDEFINED, rank, &comm);
+        if (comm != MPI_COMM_NULL) {
+            collectives(comm, n, a, b);
+            p2p(comm, n, a, b);
+            MPI_Comm_free(&comm);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    storage(dir, a);
+    free(a);
+    free(b);
+    MPI_Finalize();
+    return 0;
+}

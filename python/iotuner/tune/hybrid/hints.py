@@ -1,0 +1,70 @@
+"""The ROMIO hints that shape collective and independent I/O, with the generic (UFS) driver's defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ... import native
+
+MODES = ("enable", "disable", "automatic")
+
+
+def _size(value, default: int) -> int:
+    if value is None or value == "":
+        return default
+    return native.core().parse_size(str(value))
+
+
+def _mode(hints: dict, name: str, default: str = "automatic") -> str:
+    value = hints.get(name)
+    v = str(value).lower() if value is not None else default
+    if v not in MODES:
+        raise ValueError(f"ROMIO hint {name}='{value}': expected one of {', '.join(MODES)}")
+    return v
+
+
+def aggregators(cb_config_list: str, nodes: list[list[int]], cb_nodes: int | None) -> list[int]:
+    """ROMIO's aggregator ranks (its ranklist) for a `cb_config_list` of the `*:k` form (`*` alone: one per node):
+    per node in order, its first k ranks; then the first cb_nodes of them. Other lists name hosts, which a
+    model of one allocation cannot know: they fall back to one aggregator per node."""
+    per_node = 1
+    spec = (cb_config_list or "*:1").strip()
+    if spec.startswith("*"):
+        tail = spec[1:]
+        if tail.startswith(":"):
+            per_node = len(nodes[0]) if tail[1:] == "*" else int(tail[1:])
+    ranks = [r for node in nodes for r in node[:per_node]]
+    if cb_nodes is not None and cb_nodes > 0:
+        ranks = ranks[:cb_nodes]
+    return ranks
+
+
+@dataclass(frozen=True)
+class Hints:
+    cb_nodes: int                 # aggregators (after ROMIO's cap by cb_config_list)
+    ranklist: tuple[int, ...]     # their ranks
+    cb_buffer_size: int = 16 * 1024 * 1024
+    cb_write: str = "automatic"
+    cb_read: str = "automatic"
+    ds_write: str = "automatic"
+    ds_read: str = "automatic"
+    ind_wr_buffer_size: int = 512 * 1024
+    ind_rd_buffer_size: int = 4 * 1024 * 1024
+    striping_unit: int = 0
+    min_fdomain_size: int = 0
+
+    @classmethod
+    def from_mapping(cls, hints: dict, nprocs: int, ranks_per_node: int | None = None) -> "Hints":
+        """From MPI-IO hint strings (a settings document's `mpiio` part, or the hints read back)."""
+        per = ranks_per_node or nprocs
+        nodes = [list(range(i, min(i + per, nprocs))) for i in range(0, nprocs, per)]
+        want = hints.get("cb_nodes")
+        ranklist = aggregators(hints.get("cb_config_list", "*:1"), nodes, int(want) if want else None)
+        return cls(cb_nodes=len(ranklist), ranklist=tuple(ranklist),
+                   cb_buffer_size=_size(hints.get("cb_buffer_size"), 16 * 1024 * 1024),
+                   cb_write=_mode(hints, "romio_cb_write"), cb_read=_mode(hints, "romio_cb_read"),
+                   ds_write=_mode(hints, "romio_ds_write"), ds_read=_mode(hints, "romio_ds_read"),
+                   ind_wr_buffer_size=_size(hints.get("ind_wr_buffer_size"), 512 * 1024),
+                   ind_rd_buffer_size=_size(hints.get("ind_rd_buffer_size"), 4 * 1024 * 1024),
+                   striping_unit=_size(hints.get("striping_unit"), 0),
+                   min_fdomain_size=_size(hints.get("romio_min_fdomain_size"), 0))

@@ -1,0 +1,88 @@
+"""A phase's collective access pattern, rebuilt from the run report's `access` section.
+
+Each rank's summary (docs/report.md, Access patterns) describes its calls exactly when they are regular:
+every call has the same number of equal requests at one stride, and successive calls start one step apart.
+That is the shape of block, strided and IOR-like patterns; anything else is rebuilt approximately (one
+request per call over the call's share of the extent) and marked inexact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+Request = tuple[int, int]  # (file offset, length)
+
+
+@dataclass
+class RankPattern:
+    rank: int
+    calls: list[list[Request]] = field(default_factory=list)
+    exact: bool = True
+
+    @property
+    def bytes(self) -> int:
+        return sum(n for call in self.calls for _, n in call)
+
+
+@dataclass
+class Pattern:
+    """One direction of one phase: every rank's collective calls, as ROMIO sees their requests."""
+    direction: str  # "write" or "read"
+    ranks: list[RankPattern]
+
+    @property
+    def nprocs(self) -> int:
+        return len(self.ranks)
+
+    @property
+    def ncalls(self) -> int:
+        return max((len(r.calls) for r in self.ranks), default=0)
+
+    @property
+    def exact(self) -> bool:
+        return all(r.exact for r in self.ranks)
+
+    @property
+    def bytes(self) -> int:
+        return sum(r.bytes for r in self.ranks)
+
+    def call(self, k: int) -> list[list[Request]]:
+        """The requests of every rank in its k-th collective call (a rank with fewer calls: none)."""
+        return [r.calls[k] if k < len(r.calls) else [] for r in self.ranks]
+
+
+def _rank_calls(d: dict) -> tuple[list[list[Request]], bool]:
+    calls, nreq = d["calls"], d.get("call_requests")
+    size, stride, step = d.get("request_min"), d.get("request_stride"), d.get("call_step")
+    regular = (d.get("unflattened_calls", 0) == 0 and nreq is not None and size is not None
+               and size == d.get("request_max") and stride is not None and step is not None
+               and d.get("offset") is not None)
+    if regular:
+        first = d["offset"]
+        return [[(first + k * step + j * stride, size) for j in range(nreq)] for k in range(calls)], True
+    # approximate: the extent split evenly over the calls, one request each
+    start = d.get("offset") or 0
+    end = d.get("end") or start + d["bytes"]
+    per_call = max(1, d["bytes"] // max(1, calls))
+    span = max(per_call, (end - start) // max(1, calls))
+    return [[(start + k * span, per_call)] for k in range(calls)], False
+
+
+def from_access(ranks: list[dict], direction: str) -> Pattern | None:
+    """The pattern of one direction from a phase's `access` entries (report.Report.access); None if no rank
+    made a collective call in that direction."""
+    out = []
+    for entry in sorted(ranks, key=lambda e: e["rank"]):
+        d = entry.get(direction)
+        if d is None:
+            out.append(RankPattern(entry["rank"], []))
+            continue
+        calls, exact = _rank_calls(d)
+        out.append(RankPattern(entry["rank"], calls, exact))
+    if not any(r.calls for r in out):
+        return None
+    return Pattern(direction, out)
+
+
+def from_report(rep, phase: int, direction: str) -> Pattern | None:
+    return from_access(rep.access(phase), direction)

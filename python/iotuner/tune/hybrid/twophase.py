@@ -1,0 +1,207 @@
+"""The operations of one collective MPI-IO call in ROMIO's generic two-phase driver
+(adio/common/ad_write_coll.c, ad_read_coll.c, ad_aggregate.c), rank by rank.
+
+  every rank   2 x MPI_Allgather (8 B: its start and end offset), then the interleave check;
+               not interleaved and romio_cb_* = automatic, or disabled: the independent path (independent.py)
+  file domains the accessed range split evenly over cb_nodes aggregators (aligned to striping_unit if set)
+  offsets      MPI_Alltoall (4 B: request counts), then Irecv/Isend of the offset-length lists (16 B per
+               request) between each rank and each aggregator it has data for, one MPI_Waitall
+  rounds       MPI_Allreduce (4 B) of ntimes = ceil(aggregator's extent / cb_buffer_size); then max ntimes
+               rounds, in each: MPI_Alltoall (4 B), Irecv/Isend of that round's bytes per pair, MPI_Waitall;
+               a writing aggregator reads its window first if the round's data leaves holes
+               (read-modify-write) and writes the window; a reading aggregator reads it first
+  end (write)  MPI_Bcast (one aggregator) or MPI_Allreduce (4 B) of the error code
+"""
+
+from __future__ import annotations
+
+from . import independent
+from .fileio import File
+from .hints import Hints
+from .ops import Ops
+from .pattern import Request
+
+
+def file_domains(st: list[int], end: list[int], naggr: int, hints: Hints):
+    """ADIOI_Calc_file_domains: (min start, fd_size, fd_start, fd_end); an empty domain is (-1, -1)."""
+    lo, hi = min(st), max(end)
+    fd_size = max((hi - lo + 1 + naggr - 1) // naggr, hints.min_fdomain_size)
+    starts, ends = [], []
+    su = hints.striping_unit
+    if su > 0:
+        starts.append(lo)
+        for i in range(naggr):
+            e = lo + fd_size * (i + 1)
+            front = e % su
+            e = e - front if front < su - front else e + su - front
+            if i:
+                starts.append(ends[-1] + 1)
+            ends.append(e - 1)
+        ends[-1] = hi
+    else:
+        for i in range(naggr):
+            starts.append(lo + i * fd_size)
+            ends.append(lo + (i + 1) * fd_size - 1)
+    for i in range(naggr):
+        if starts[i] > hi:
+            starts[i] = ends[i] = -1
+        elif ends[i] > hi:
+            ends[i] = hi
+    return lo, fd_size, starts, ends
+
+
+def _owner(off: int, lo: int, fd_size: int, ends: list[int], hints: Hints) -> int:
+    if hints.striping_unit > 0:
+        i = 0
+        while off > ends[i]:
+            i += 1
+        return i
+    return (off - lo + fd_size) // fd_size - 1
+
+
+def split_requests(reqs: list[Request], lo, fd_size, ends, hints: Hints) -> dict[int, list[Request]]:
+    """ADIOI_Calc_my_req: a rank's requests cut at file-domain ends, by aggregator index."""
+    out: dict[int, list[Request]] = {}
+    for off, n in reqs:
+        while n > 0:
+            a = _owner(off, lo, fd_size, ends, hints)
+            take = min(n, ends[a] + 1 - off)
+            out.setdefault(a, []).append((off, take))
+            off, n = off + take, n - take
+    return out
+
+
+def _overlap(pieces: list[Request], lo: int, hi: int) -> list[Request]:
+    """The parts of pieces inside [lo, hi)."""
+    out = []
+    for off, n in pieces:
+        a, b = max(off, lo), min(off + n, hi)
+        if a < b:
+            out.append((a, b - a))
+    return out
+
+
+def _has_hole(segments: list[Request], off: int, size: int) -> bool:
+    """ROMIO's check before writing a round: do the received pieces cover [off, off + size) without a gap?"""
+    if not segments:
+        return False
+    segs = sorted(segments)
+    if segs[0][0] != off:
+        return True
+    start, length = segs[0]
+    for s, n in segs[1:]:
+        if s > start + length:
+            return True
+        length = max(length, s + n - start)
+    return length != size
+
+
+def collective(call: list[list[Request]], hints: Hints, direction: str, f: File) -> Ops:
+    """The operations of one collective call; call[r] = rank r's requests in file order."""
+    nprocs = len(call)
+    ops = Ops(nprocs)
+    writing = direction == "write"
+    mode = hints.cb_write if writing else hints.cb_read
+    active = [r for r in range(nprocs) if call[r]]
+    if not active:
+        return ops
+    st = [call[r][0][0] if call[r] else 0 for r in range(nprocs)]
+    end = [call[r][-1][0] + call[r][-1][1] - 1 if call[r] else -1 for r in range(nprocs)]
+    interleaved = False
+    if mode != "disable":
+        ops.all("allgather", 8)
+        ops.all("allgather", 8)
+        interleaved = any(st[i] < end[i - 1] and st[i] <= end[i] for i in range(1, nprocs))
+    if mode == "disable" or (mode == "automatic" and not interleaved):
+        for r in range(nprocs):
+            (independent.write if writing else independent.read)(ops, r, call[r], hints, f)
+        return ops
+
+    naggr = hints.cb_nodes
+    agg_rank = list(hints.ranklist)
+    lo, fd_size, _, ends = file_domains([st[r] for r in active], [end[r] for r in active], naggr, hints)
+    mine = [split_requests(call[r], lo, fd_size, ends, hints) for r in range(nprocs)]
+    # ADIOI_Calc_others_req
+    ops.all("alltoall", 4)
+    for r in range(nprocs):
+        n = 0
+        for a, rank in enumerate(agg_rank):
+            if rank == r:
+                for i in range(nprocs):
+                    if a in mine[i]:
+                        ops.add(r, "irecv", 16 * len(mine[i][a]))
+                        n += 1
+        for a, pieces in mine[r].items():
+            ops.add(r, "isend", 16 * len(pieces))
+            n += 1
+        if n:
+            ops.add(r, "waitall", n)
+    # rounds per aggregator
+    cb = hints.cb_buffer_size
+    plan = {}  # aggregator index -> (st_loc, end_loc, ntimes)
+    for a in range(naggr):
+        pieces = [p for i in range(nprocs) for p in mine[i].get(a, [])]
+        if pieces:
+            s = min(o for o, _ in pieces)
+            e = max(o + n - 1 for o, n in pieces)
+            plan[a] = (s, e, (e - s + cb) // cb)
+        else:
+            plan[a] = (-1, -1, 0)
+    ops.all("allreduce", 4)
+    rounds = max(p[2] for p in plan.values())
+    index_of = {rank: a for a, rank in enumerate(agg_rank)}
+    for m in range(rounds):
+        # what moves in round m: flow[a][i] = rank i's pieces in aggregator a's window
+        window, flow = {}, {}
+        for a, (s, e, nt) in plan.items():
+            if m < nt:
+                off = s + m * cb
+                size = min(cb, e - s + 1 - m * cb)
+                window[a] = (off, size)
+                flow[a] = {i: _overlap(mine[i].get(a, []), off, off + size) for i in range(nprocs)}
+        for r in range(nprocs):
+            ops.add(r, "alltoall", 4)
+            a_me = index_of.get(r)
+            incoming = outgoing = 0
+            if writing:
+                if a_me in window:
+                    for i in range(nprocs):
+                        got = sum(n for _, n in flow[a_me][i])
+                        if got:
+                            ops.add(r, "irecv", got)
+                            incoming += 1
+                    off, size = window[a_me]
+                    segs = [p for i in range(nprocs) for p in flow[a_me][i]]
+                    if incoming and _has_hole(segs, off, size):
+                        f.read(ops, r, off, size)
+                for a in window:
+                    sent = sum(n for _, n in flow[a][r])
+                    if sent:
+                        ops.add(r, "isend", sent)
+                        outgoing += 1
+                ops.add(r, "waitall", incoming + outgoing)
+                if a_me in window and any(flow[a_me][i] for i in range(nprocs)):
+                    off, size = window[a_me]
+                    f.write(ops, r, off, size)
+            else:
+                if a_me in window:
+                    off, size = window[a_me]
+                    if any(flow[a_me][i] for i in range(nprocs)):
+                        f.read(ops, r, off, size)
+                for a in window:
+                    got = sum(n for _, n in flow[a][r])
+                    if got:
+                        ops.add(r, "irecv", got)
+                        incoming += 1
+                if a_me in window:
+                    for i in range(nprocs):
+                        sent = sum(n for _, n in flow[a_me][i])
+                        if sent:
+                            ops.add(r, "isend", sent)
+                            outgoing += 1
+                if incoming:
+                    ops.add(r, "waitall", incoming)
+                ops.add(r, "waitall", outgoing)
+    if writing:
+        ops.all("bcast" if hints.cb_nodes == 1 else "allreduce", 4)
+    return ops

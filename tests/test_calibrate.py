@@ -1,0 +1,56 @@
+"""iotuner calibrate: micro-benchmarks, one surrogate per operation chosen by CV, the calibration file."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from iotuner.tune.hybrid import calibration
+
+pytestmark = pytest.mark.mpi
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cal")
+    out = d / "cal.json"
+    proc = subprocess.run([sys.executable, "-m", "iotuner", "calibrate", "--passes", "1", "--max-bytes", "1048576",
+                           "--dir", str(d), "--output", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout, out
+
+
+def test_prints_every_surrogate_with_cv_scores(calibrated):
+    stdout, out = calibrated
+    rows = {m.group(1): m for m in re.finditer(r"^(\w+)\s+(knn|svr-rbf|random-forest)\s+(\d+)\s+(-?[\d.]+)\s+([\d.e+-]+)",
+                                                  stdout, re.M)}
+    assert set(rows) == set(calibration.SURROGATES)
+    for name, m in rows.items():
+        assert int(m.group(3)) >= 6 and float(m.group(4)) <= 1.0
+
+
+def test_calibration_file_reloads_and_costs_grow_with_size(calibrated):
+    _, out = calibrated
+    cal = calibration.Calibration.load(out)
+    assert cal.meta["ranks"] == 2 and set(cal.surrogates) == set(calibration.SURROGATES)
+    doc = json.loads(out.read_text())
+    assert {r["op"] for r in doc["measurements"]} == {"allgather", "alltoall", "allreduce", "bcast", "p2p", "pwrite",
+                                                      "pread"}
+    # a megabyte costs more than a few bytes, whatever learner was chosen
+    assert cal.cost("p2p", 1 << 20, nprocs=2) > cal.cost("p2p", 8, nprocs=2)
+    assert cal.cost("pwrite", 1 << 20, writers=1) > cal.cost("pwrite", 4096, writers=1)
+    assert cal.cost("pwrite", 65536, writers=1, sync=True) > cal.cost("pwrite", 65536, writers=1)
+
+
+def test_bad_calibration_files_are_named(tmp_path):
+    with pytest.raises(calibration.CalibrationError, match="no calibration file.*iotuner calibrate"):
+        calibration.Calibration.load(tmp_path / "none.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(calibration.CalibrationError, match="corrupt"):
+        calibration.Calibration.load(bad)
+    bad.write_text(json.dumps({"format": "something else"}))
+    with pytest.raises(calibration.CalibrationError, match="not an iotuner calibration file"):
+        calibration.Calibration.load(bad)
