@@ -100,6 +100,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run time of one production run with the default settings, for the viability point (the "
                         "production runs after which tuning has paid for itself); default: the default's measured "
                         "run time")
+    g.add_argument("--production-runs", type=int, metavar="N",
+                   help="production runs planned with the tuned settings: the lifecycle curve runs to them, and "
+                        "(unless --stop says otherwise) tuning stops when more of it could not pay for itself "
+                        "within them")
+    g.add_argument("--stop", choices=("learned", "heuristic", "production-runs", "none"),
+                   help="early stopper, decided after every iteration (a generation of a genetic algorithm, else a "
+                        "trial): learned (TunIO's, trained on tuning curves: stops when more tuning is not "
+                        "expected to raise the return on tuning investment), heuristic (less than 5%% gain over 5 "
+                        "iterations), production-runs (needs --production-runs), none. Default: production-runs "
+                        "with --production-runs, else learned for the tunio strategies, else none")
     g.add_argument("command", nargs=argparse.REMAINDER, metavar="-- APP ARGS",
                    help="the application (without launcher); {scratch} becomes each run's directory")
 
@@ -121,7 +131,8 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
         keep=args.keep, drop_caches=args.drop_caches,
         synthetic=SyntheticSpec(args.synthetic, args.synthetic_noise, args.synthetic_delay) if args.synthetic else None,
         production_runtime_s=parse_duration(args.production_runtime) if args.production_runtime else None,
-        out=str(out))
+        production_runs=args.production_runs,
+        stop=args.stop or ("production-runs" if args.production_runs else None), out=str(out))
     return config, Budget(trials, parse_duration(args.time) if args.time else None)
 
 
@@ -310,4 +321,9 @@ def _print_outcome(console, store: Store, obj, outcome, summary, out: Path) -> N
         console.print(f"viability: tuning pays for itself after {v['runs']} production run(s) ({v['reason']})")
     else:
         console.print(f"viability: none ({v['reason']})")
+    life = summary.get("lifecycle")
+    if life and life["planned_runs"]:
+        saved = life["saved_at_planned_s"]
+        console.print(f"lifecycle: over the {life['planned_runs']:,} planned production runs, tuning "
+                      f"{'saves' if saved >= 0 else 'costs'} {results.fmt_time(abs(saved))} in all")
     console.print(f"results: {out}/ (best.json, trials.csv, curve.png, summary.json)")
