@@ -32,7 +32,7 @@ def main() -> int:
     ap.add_argument("what", choices=("picker", "stopper"))
     ap.add_argument("sweeps", nargs="*", help="recorded sweeps (picker)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--episodes", type=int, help="training episodes (default: 1500 picker, 20000 stopper)")
+    ap.add_argument("--episodes", type=int, help="training episodes (default: 3000 picker, 20000 stopper)")
     ap.add_argument("--out", help="where to write (default: the policy file the tuner reads)")
     opts = ap.parse_args()
     start = time.time()
@@ -41,7 +41,7 @@ def main() -> int:
         if not paths:
             sys.exit("no sweeps: record some with bench/tunio_sweep.py")
         sweeps = [pretrain.load_sweep(p) for p in paths]
-        policy = pretrain.train_picker(sweeps, seed=opts.seed, episodes=opts.episodes or 1500)
+        policy = pretrain.train_picker(sweeps, seed=opts.seed, episodes=opts.episodes or 3000)
         out = Path(opts.out or impact.POLICY_FILE)
         policy.save(out)
         print(f"picker: {len(sweeps)} sweeps ({', '.join(s.name for s in sweeps)}), {policy.meta['episodes']} "

@@ -48,7 +48,7 @@ BIG_GAIN, SMALL_GAIN = math.log(1.05), math.log(1.005)  # progress buckets, in l
 SHARE_EDGES = (0.5, 0.8)  # share of the predicted impact in the top two dimensions
 STATES = (len(GEN_EDGES) + 1) * 4 * (len(SHARE_EDGES) + 1)
 FEATURES = ("bias", "prior", "prior_unexplored", "headroom", "effect_unexplored", "unexplored")
-PENALTY = 0.05  # weight of the picked share per generation: tuning every dimension for 20 generations costs 1
+PENALTY = 0.02  # weight of the picked share per generation: tuning every dimension for 50 generations costs 1
 GAMMA = 0.9
 REWARD_DELAY = 5  # generations
 CREDIT_UNIT = math.log(1.1)  # a bandit reward of 1 is a 10% gain
@@ -228,6 +228,7 @@ class Picker:
             b = b * scale
         self.a, self.b, self.q = a, b, policy.q.copy()
         self.rate = LEARNING_RATE
+        self.visits: np.ndarray | None = None  # pretraining: returns averaged per state and action
         self.decisions: list[Decision] = []
         self.updated = 0  # decisions whose Q-value was updated
 
@@ -318,7 +319,12 @@ class Picker:
             ret += GAMMA ** i * self.reward(nxt, scale)
         if bootstrap and later:
             ret += GAMMA ** len(later) * float(self.q[later[-1].state].max())
-        self.q[d.state, d.action] += self.rate * (ret - self.q[d.state, d.action])
+        if self.visits is not None:  # offline: the sample average of the returns (a floor keeps it moving)
+            self.visits[d.state, d.action] += 1
+            rate = max(1.0 / self.visits[d.state, d.action], 0.01)
+        else:
+            rate = self.rate
+        self.q[d.state, d.action] += rate * (ret - self.q[d.state, d.action])
 
 
 class FanovaPicker:

@@ -317,6 +317,7 @@ def picker_env(surrogates: Sequence[Surrogate], policy, generations: int = 15, p
     import random as pyrandom
 
     from . import impact
+    visits = np.zeros_like(policy.q)
 
     class SubsetEnv(gym.Env):
         observation_space = gym.spaces.Discrete(impact.STATES)
@@ -336,7 +337,7 @@ def picker_env(surrogates: Sequence[Surrogate], policy, generations: int = 15, p
             self.rng = pyrandom.Random(int(rng.integers(2 ** 31)))
             self.picker = impact.Picker(self.dims, policy, int(rng.integers(2 ** 31)), learn=True, weight=None)
             self.picker.a, self.picker.b, self.picker.q = policy.a, policy.b, policy.q  # learn in place
-            self.picker.rate = 0.1
+            self.picker.visits = visits
             sub = self.sur.table[tuple(slice(None) if j in self.active else self.full[j] for j in range(len(dims)))]
             start = tuple(self.full[j] for j in self.active)
             self.default = self._true(start)
@@ -355,11 +356,12 @@ def picker_env(surrogates: Sequence[Surrogate], policy, generations: int = 15, p
 
         def step(self, action):
             d = self.picker.choose(self.look, int(action))
-            subset = impact.widen(d, lambda s: impact.subspace_exhausted(self.dims, s, self.incumbent,
-                                                                         self.measured))
             parents = self.prev + ([(self.incumbent, self.best)] if self.g > 0 else [])
             generation = []
             for _ in range(population - (1 if self.g > 0 else 0)):
+                # as the strategy does before each child: a subspace measured out is widened
+                subset = impact.widen(d, lambda s: impact.subspace_exhausted(self.dims, s, self.incumbent,
+                                                                             self.measured))
                 child = impact.breed(self.dims, subset, self.incumbent, parents, self.measured, self.rng)
                 if child in self.measured:
                     continue
@@ -384,7 +386,7 @@ def picker_env(surrogates: Sequence[Surrogate], policy, generations: int = 15, p
                 self.picker.finish(self.scale)
             else:
                 self.look = self.picker.look(self.g, self.seen, self.incumbent, self.incumbents)
-            reached = (self._true(self.incumbent) - self.default) / self.scale
+            reached = (self._true(self.incumbent) - self.default) / self.scale if self.scale > 1e-3 else 1.0
             return (self.look["state"], self.picker.reward(d, self.scale), done, False,
                     {"reached": reached, "subset": len(subset)})
 
@@ -393,7 +395,7 @@ def picker_env(surrogates: Sequence[Surrogate], policy, generations: int = 15, p
     return env
 
 
-def train_picker(sweeps: Sequence[Sweep], seed: int = 0, episodes: int = 1500, generations: int = 15,
+def train_picker(sweeps: Sequence[Sweep], seed: int = 0, episodes: int = 3000, generations: int = 15,
                  epsilon: float = 0.3):
     """Pretrains the picker: PCA priors from the sweeps, then Q-learning of the subset size (epsilon-greedy,
     decaying) and the observer's bandit, over emulated sessions on the sweeps' surrogates. Deterministic for
