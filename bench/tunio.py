@@ -185,14 +185,20 @@ def part1(targets: list[Target], opts) -> None:
         cells = []
         for strategy in opts.strategies:
             found = [run(target, strategy, seed, opts.generations, stop_at_target=True).reached
-                     for seed in range(opts.seeds)]
+                     for seed in seeds(opts)]
             missed = sum(1 for f in found if f is None)
             big = (opts.generations + 1, opts.generations * POPULATION + 1)
             its = statistics.median([f[0] if f else big[0] for f in found])
             evals = statistics.median([f[1] if f else big[1] for f in found])
             cell = f"{_cell(its, big[0])} it / {_cell(evals, big[1])} ev"
             cells.append(cell + (f" ({missed} missed)" if missed else ""))
+            if opts.raw:
+                print(f"   raw {target.name} {strategy}: {found}", flush=True)
         print(f"   {target.name:34s}" + "".join(f"{c:>24s}" for c in cells), flush=True)
+
+
+def seeds(opts) -> range:
+    return range(opts.first_seed, opts.first_seed + opts.seeds)
 
 
 def _cell(x: float, censored: float) -> str:
@@ -227,7 +233,7 @@ def part2(targets: list[Target], opts) -> None:
           f"{opts.stop_strategy}, {opts.generations} generations, {opts.seeds} seeds; RoTI counts the "
           f"confirmation round ({CONFIRMATION_RUNS} runs); stop iteration: median; the rest: means")
     for target in targets:
-        studies = [run(target, opts.stop_strategy, seed, opts.generations) for seed in range(opts.seeds)]
+        studies = [run(target, opts.stop_strategy, seed, opts.generations) for seed in seeds(opts)]
         studies = [s for s in studies if len(s.iterations) > 1]
         print(f"\n   {target.name}: final gain {statistics.median(s.truth[-1] / s.default for s in studies):.2f}x "
               f"(median); best RoTI in hindsight at iteration "
@@ -264,12 +270,14 @@ def main() -> int:
                     help="ufs (romio space, ufs model), lustre (tunio space, lustre model), recording")
     ap.add_argument("--recording", help="an exhaustive recorded sweep (bench/sweep.py) for the case 'recording'")
     ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
     ap.add_argument("--generations", type=int, default=50)
     ap.add_argument("--noise", type=float, default=0.05, help="synthetic noise sigma")
     ap.add_argument("--strategies", nargs="+", default=["ga", "tunio", "tunio-fanova"])
     ap.add_argument("--stop-strategy", default="tunio")
     ap.add_argument("--production-runs", nargs="+", type=int, default=[100, 1000, 10000])
     ap.add_argument("--parts", nargs="+", type=int, default=[1, 2])
+    ap.add_argument("--raw", action="store_true", help="print every seed's (iteration, evaluation)")
     opts = ap.parse_args()
     targets = []
     for case in opts.cases:

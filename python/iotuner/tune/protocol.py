@@ -62,7 +62,7 @@ class Strategy:
 
     name = ""
     description = ""
-    default_stop: str | None = None  # the early stopper (stoppers.CHOICES) unless the study's --stop says
+    default_stop: str | None = None  # the early stopper (config.STOPPERS) unless the study's --stop says
 
     def __init__(self, space: SearchSpace, seed: int, options: Mapping[str, Any]):
         self.space, self.seed, self.options = space, seed, dict(options)

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from .. import render, settings
 from . import launch, objective as objectives, results, space as spaces, strategies, synthetic
-from .config import Budget, ConfigError, ObjectiveSpec, StudyConfig, SyntheticSpec
+from .config import STOPPERS, Budget, ConfigError, ObjectiveSpec, StudyConfig, SyntheticSpec
 from .evaluate import JobEvaluator
 from .store import Store, StudyError
 from .tuner import SAME_AS_DEFAULT, Tuner, TuneError
@@ -104,7 +104,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="production runs planned with the tuned settings: the lifecycle curve runs to them, and "
                         "(unless --stop says otherwise) tuning stops when more of it could not pay for itself "
                         "within them")
-    g.add_argument("--stop", choices=("learned", "heuristic", "production-runs", "none"),
+    g.add_argument("--stop", choices=STOPPERS,
                    help="early stopper, decided after every iteration (a generation of a genetic algorithm, else a "
                         "trial): learned (TunIO's, trained on tuning curves: stops when more tuning is not "
                         "expected to raise the return on tuning investment), heuristic (less than 5%% gain over 5 "

@@ -34,9 +34,9 @@ from typing import Sequence
 import numpy as np
 
 from . import trajectory as traj
+from .config import STOPPERS
 from .objective import Objective
 
-CHOICES = ("learned", "heuristic", "production-runs", "none")
 POLICY_FILE = Path(__file__).with_name("data") / "tunio-stopper.json"
 HEURISTIC_GAIN, HEURISTIC_WINDOW = 0.05, 5
 
@@ -255,4 +255,4 @@ def make(choice: str | None, objective: Objective, production_runs: int | None =
         if not production_runs or production_runs < 1:
             raise ValueError("--stop production-runs needs --production-runs N (the production runs planned)")
         return ProductionRuns(objective, production_runs, production_runtime_s)
-    raise ValueError(f"unknown stopper '{choice}': use {', '.join(CHOICES)}")
+    raise ValueError(f"unknown stopper '{choice}': use {', '.join(STOPPERS)}")

@@ -215,8 +215,12 @@ def _text(value) -> str:
 @register("tunio", "TunIO: its GA varying only the parameters a learned picker expects to matter most, the rest "
                    "pinned at the best so far; stopped by TunIO's learned stopper")
 class Tunio(_ImpactFirst):
+    def __init__(self, space, seed, options):
+        super().__init__(space, seed, options)
+        self.policy = impact.load_policy()  # a missing or damaged policy file is named now, not mid-study
+
     def make_picker(self, seed: int):
-        return impact.Picker(self.dims, impact.load_policy(), seed)
+        return impact.Picker(self.dims, self.policy, seed)
 
 
 @register("tunio-fanova", "TunIO's GA on the parameters Optuna's fANOVA ranks most important so far (the "
