@@ -4,9 +4,9 @@
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-SOURCES := $(shell find native kernels bench python -type f \( -name '*.c' -o -name '*.h' -o -name '*.txt' -o -name '*.py' -o -name '*.map' \) 2>/dev/null) CMakeLists.txt pyproject.toml
+SOURCES := $(shell find native kernels bench python -type f \( -name '*.c' -o -name '*.h' -o -name '*.txt' -o -name '*.py' -o -name '*.map' -o -name '*.in' \) 2>/dev/null) CMakeLists.txt pyproject.toml
 
-.PHONY: all setup build demo test test-c test-py bench clean
+.PHONY: all setup build demo test test-c test-py bench sanitize clean
 
 all: build
 
@@ -26,6 +26,7 @@ test-c: $(STAMP)
 	ctest --test-dir build/py --output-on-failure
 
 test-py: $(STAMP)
+	./scripts/setup-browser.sh
 	$(PY) -m pytest -q
 
 # Every benchmark in bench/: the runtime's overhead, the search strategies (synthetic, then a
@@ -34,7 +35,12 @@ bench: $(STAMP)
 	$(PY) bench/overhead.py
 	$(PY) bench/strategies.py
 	$(PY) bench/smart.py
+	$(PY) bench/many_files.py
 	$(PY) bench/tunio.py
+
+# ASan + UBSan: the C core's tests and kernel runs under the library (its own build in build/sanitize).
+sanitize: $(STAMP)
+	./scripts/sanitize.sh
 
 clean:
 	rm -rf build $(VENV) .pytest_cache

@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 
 # MPICH only: an Open MPI package would flip the mpicc/mpiexec alternatives,
 # and Open MPI refuses to run as root. Debian's python3-h5py-mpi pulls it in.
-packages=(mpich libhdf5-mpich-dev hdf5-tools cmake make gcc pkg-config python3-venv)
+# slurm-wlm, munge and postgresql: the distributed-tuning tests start a throw-away
+# single-node cluster and database (scripts/slurm.sh, scripts/postgres.sh)
+packages=(mpich libhdf5-mpich-dev hdf5-tools cmake make gcc pkg-config python3-venv slurm-wlm munge postgresql)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -28,5 +30,5 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 # build requirements first, so the editable install can reuse build/py incrementally
 .venv/bin/python -m pip install -q "scikit-build-core>=0.9"
-.venv/bin/python -m pip install -q --no-build-isolation -e ".[test]"
+.venv/bin/python -m pip install -q --no-build-isolation -e ".[test,cluster,kernel,darshan]"
 echo "setup: ready ($(.venv/bin/iotuner --version); MPI: $(mpiexec.mpich --version | sed -n 's/^ *Version: *//p' | head -1))"

@@ -63,6 +63,8 @@ def programs(tmp_path_factory) -> dict[str, Path]:
     build("chunk_fallback")
     build("selections")
     build("smart_patterns")
+    build("ior_check")
+    build("fpp_steps", uses_hdf5=False)
     serial_lib = Path("/usr/lib/x86_64-linux-gnu/libhdf5_serial.so.103")
     if serial_lib.exists():  # same program against the serial HDF5 build: no MPI anywhere in the process
         exe = out / "serial_h5_serialhdf5"
@@ -92,3 +94,36 @@ def pytest_collection_modifyitems(config, items):
 def _clean_environment():
     os.environ.pop("IOTUNER_CONFIG", None)
     os.environ.pop("IOTUNER_REPORT", None)
+
+
+class MultiFileApp:
+    """A test application of several C files (tests/programs/kernel_*), built like the others."""
+
+    def __init__(self, name: str, exe: Path, sources: list[Path], database: Path):
+        self.name, self.exe, self.sources, self.database = name, exe, sources, database
+
+
+@pytest.fixture(scope="session")
+def kernel_apps(tmp_path_factory) -> dict[str, MultiFileApp]:
+    """The applications of `iotuner kernel`'s tests, each compiled file by file against the shared
+    parallel HDF5 with the commands recorded in a compile_commands.json (as CMake or Bear write it)."""
+    out = tmp_path_factory.mktemp("kernel_apps")
+    cflags = ["-O2", *_pkg_config("--cflags")]
+    libs = _pkg_config("--libs") + ["-lm"]
+    apps = {}
+    for d in sorted(PROGRAMS.glob("kernel_*")):
+        build = out / d.name
+        build.mkdir()
+        sources = sorted(d.glob("*.c"))
+        entries, objects = [], []
+        for src in sources:
+            obj = build / (src.stem + ".o")
+            args = [MPICC, *cflags, "-c", str(src), "-o", str(obj)]
+            subprocess.run(args, check=True, cwd=build)
+            entries.append({"directory": str(build), "file": str(src), "arguments": args})
+            objects.append(str(obj))
+        exe = build / d.name
+        subprocess.run([MPICC, *objects, "-o", str(exe), *libs], check=True)
+        (build / "compile_commands.json").write_text(json.dumps(entries, indent=1))
+        apps[d.name] = MultiFileApp(d.name, exe, sources, build)
+    return apps

@@ -55,6 +55,24 @@ def test_runtime_has_one_applier_per_knob():
     assert explicit == {k for k in catalogued if not k.startswith("mpiio.")}
 
 
+def test_the_library_exports_its_call_tables_and_nothing_else():
+    """The export map is generated from the tables of intercepted calls (native/include/iotuner/calls.h):
+    every row has its wrapper, and the library interposes nothing the tables do not list."""
+    import re
+    import subprocess
+    include = Path(__file__).parent.parent / "native" / "include"
+    tables = subprocess.run(["cc", "-E", "-P", "-x", "c", "-I", str(include), "-"], input=(
+        '#include "iotuner/calls.h"\n#define N(ret, name, ...) name\n#define D(name, ...) name\n'
+        "IOT_POSIX_CALLS(N) IOT_MPI_CALLS(N) IOT_MPI_DATA_CALLS(D) IOT_HDF5_CALLS(N) IOT_HDF5_LATER_CALLS(N)\n"),
+        capture_output=True, text=True, check=True).stdout.split()
+    nm = subprocess.run(["nm", "-D", "--defined-only", str(native.runtime_library())], capture_output=True,
+                        text=True, check=True).stdout
+    exported = {line.split()[-1].split("@")[0] for line in nm.splitlines() if re.match(r"\S+ [TW] ", line)}
+    assert len(tables) == len(set(tables))
+    assert exported - {"iotuner_runtime_knobs"} == set(tables)
+    assert {"H5Dopen1", "H5Dcreate1", "H5Dwrite_multi", "MPI_File_write_all_begin", "chdir"} <= exported
+
+
 @pytest.mark.parametrize("example", sorted(p.name for p in (DOCS / "examples").glob("*.json")))
 def test_examples_are_valid(example):
     doc = json.loads((DOCS / "examples" / example).read_text())
@@ -129,3 +147,61 @@ def test_smart_report_matches_schema(tmp_path):
     data = json.loads((tmp_path / "r.json").read_text())
     assert [p["role"] for p in data["smart"]["phases"]] == ["learn", "optimized", "optimized"]
     validate_report(data)
+
+
+def test_a_version_1_report_is_still_read_and_printed():
+    """Reports written before phases were keyed by who opened them (version 1) lack the new fields."""
+    import io
+    from rich.console import Console
+    from iotuner import render
+    from iotuner import smart as smart_cli
+    level = {"bytes_written": 0, "bytes_read": 0, "write_time_s": 0, "read_time_s": 0}
+    phase = {"id": 0, "kind": "hdf5", "file": "/run/a.h5", "occurrence": 0, "created": True, "open_at_exit": False,
+             "driver": "mpio", "file_system": "ext4", "mpiio_driver": "ufs", "ranks": 2, "data_level": "hdf5",
+             "bytes_written": 1 << 20, "bytes_read": 0, "wall_time_s": 0.5, "bandwidth_mib_s": 2.0,
+             "write_bandwidth_mib_s": 2.0, "read_bandwidth_mib_s": 0, "write_amplification": 1.0, "io_time_s": 0.1,
+             "io_time_sum_s": 0.2, "time_sampled": False,
+             "posix": {**level, "write_calls": 1, "read_calls": 0, "sync_time_s": 0, "meta_time_s": 0},
+             "mpiio": {**level, "write_calls": 1, "read_calls": 0}, "hdf5": {**level, "dataset_writes": 1,
+                                                                             "dataset_reads": 0},
+             "settings": []}
+    old = {"version": 1, "kind": "iotuner-run-report", "iotuner": "0.1.0", "created": "2026-01-01T00:00:00Z",
+           "run": {"mpi": True, "ranks": 2, "nodes": 1, "host": "h", "cwd": "/run", "command": [],
+                   "mpi_library": None, "hdf5_library": None, "timer": "tsc", "wall_time_s": 1.0},
+           "settings": {"path": None, "status": "none", "message": None},
+           "phases": [phase, {**phase, "id": 1, "bytes_written": 0}],
+           "totals": {"phases": 2, "bytes_written": 1 << 20, "bytes_read": 0, "write_time_s": 0.5, "read_time_s": 0,
+                      "io_time_s": 0.1, "write_bandwidth_mib_s": 2.0, "read_bandwidth_mib_s": 0,
+                      "posix_bytes_written": 1 << 20, "posix_bytes_read": 0},
+           "smart": {"rules_table": "built-in", "margin": 0.25,
+                     "prediction": {"predictions": 0, "hits": 0, "misses": 0, "superseded": 0, "unpredicted": 0,
+                                    "hit_fraction": None, "rule": {"predictions": 0}, "repeat": {"predictions": 0}},
+                     "overhead": {"prediction_s": 0, "extraction_s": 0, "optimization_s": 0, "total_s": 0},
+                     "grammar": {}, "phases": [
+                         {"identity": "/run/a.h5", "file": "/run/a.h5", "occurrence": 0, "role": "learn",
+                          "rules_applied": None, "prediction": {"method": "none", "calls": 0, "hits": 0, "misses": 0},
+                          "bandwidth_mib_s": 2.0, "reference_mib_s": 2.0, "settings": [], "feedback": None}]},
+           "warnings": []}
+    rep = report.parse(old)
+    assert rep.application_value("hdf5.transfer_mode") is None and len(rep.empty_phases()) == 1
+    out = io.StringIO()
+    console = Console(file=out, width=160)
+    render.print_report(rep, console)
+    smart_cli.print_summary(console, rep)
+    assert "a.h5" in out.getvalue() and "1 phase(s) that moved no data (a.h5)" in out.getvalue()
+
+
+@pytest.mark.mpi
+def test_the_tuner_reads_the_applications_own_transfer_mode(tmp_path):
+    """A default run of an application that chose collective transfers itself: the tuner's reference says so,
+    so a best setting of "independent" is not called "the library's default" for it."""
+    from iotuner.tune.evaluate import Measurement, read_back, reference_of
+    result = run_job(mpi() + [kernel("h5ior"), "-b", "2M", "-m", "collective", "-o", tmp_path])
+    assert result.ok, result.stderr
+    assert result.report.application_value("hdf5.transfer_mode") == "collective"
+    effective, observed = read_back(result.report)
+    assert observed["hdf5.transfer_mode"] == "collective"
+    assert reference_of(Measurement(True, 1.0, 1.0, effective=effective, observed=observed))[
+        "hdf5.transfer_mode"] == "collective"
+    independent = run_job(mpi() + [kernel("h5ior"), "-b", "2M", "-m", "independent", "-o", tmp_path])
+    assert "hdf5.transfer_mode" not in read_back(independent.report)[1]  # the library's default: not reported

@@ -141,7 +141,7 @@ def test_sigkill_during_a_trial_then_resume_loses_and_repeats_nothing(tmp_path):
         while any(_running(p) for p in pids) and time.time() < gone_by:
             time.sleep(0.1)
         assert not [p for p in pids if _running(p)], "the application outlived the killed tuner"
-        assert (scratch / label).is_dir()  # left by the interrupted run
+        assert list(scratch.glob(f"w-*/{label}"))  # left by the interrupted run, in its worker's directory
         assert len(before) >= 2
     finally:
         for p in pids:  # never leave a hung rank behind, whatever failed above
@@ -156,8 +156,8 @@ def test_sigkill_during_a_trial_then_resume_loses_and_repeats_nothing(tmp_path):
     r = tune("--resume", "--study", "k", "--storage", storage, "--eval-log", log, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
     assert "resuming study k" in r.stdout
-    assert not (scratch / label).exists()  # the interrupted run's scratch is removed on resume
-    assert not [d for d in scratch.iterdir()]  # and no other run's is left
+    assert not list(scratch.glob(f"*/{label}"))  # the interrupted run's scratch is removed on resume
+    assert not [d for d in scratch.iterdir()]  # and no other run's, nor the workers' directories
 
     trials = [t for t in records(storage, "k") if t.kind == "trial"]
     after = {i: t for i, t in enumerate(trials) if t.state == "COMPLETE"}

@@ -41,17 +41,21 @@ def test_tuning_recovers_from_one_aggregator_and_the_result_reproduces(tmp_path)
         assert verdict["gain"] >= 3.0, summary  # confirmed against the baseline, interleaved
         assert "x the default" in r.stdout and "RoTI" in r.stdout
 
-        # the best settings file, as is, under iotuner run: interleaved with the baseline
+        # the best settings file, as is, under iotuner run: in interleaved pairs with the baseline. The
+        # effect is 5-12x here (ENVIRONMENT.md) and CPU load only slows the one-aggregator baseline more, so
+        # the median of the pairs' ratios clears 3x with a wide margin even in a 2-6x burst of one pair
         best = tmp_path / "out" / "best.json"
-        tuned, default = [], []
-        for i in range(3):
-            for cfg, sink in ((baseline, default), (best, tuned)):
+        ratios = []
+        for i in range(5):
+            pair = {}
+            for cfg in (baseline, best) if i % 2 == 0 else (best, baseline):
                 rep = tmp_path / f"run-{i}-{cfg.stem}.json"
                 run = iotuner("run", "--config", cfg, "--report", rep, "--", *mpi(), *app, "-o", scratch,
                               timeout=300)
                 assert run.returncode == 0, run.stderr
-                sink.append(write_bw(rep))
-        assert statistics.median(tuned) >= 3.0 * statistics.median(default), (tuned, default)
+                pair[cfg] = write_bw(rep)
+            ratios.append(pair[best] / pair[baseline])
+        assert statistics.median(ratios) >= 3.0, ratios
 
 
 def test_real_aa_dropped_knobs_change_nothing(tmp_path):

@@ -558,9 +558,27 @@ static void test_json(void)
     CHECK_CONTAINS(err, "not valid JSON");
 }
 
+/* The array form (for offline traces) classifies as the tracker does. */
+static void test_locality_of_accesses(void)
+{
+    int64_t off[40], size[40], extent = 0;
+    CHECK(iot_locality_of_accesses(off, size, 0, &extent) == IOT_LOC_UNKNOWN && extent == -1);
+    for (int i = 0; i < 40; i++) {
+        off[i] = (4 * i + 1) * MiB; /* rank 1 of 4, 1M blocks */
+        size[i] = MiB;
+    }
+    CHECK(iot_locality_of_accesses(off, size, 40, &extent) == IOT_LOC_STRIDED && extent == 158 * MiB);
+    for (int i = 0; i < 40; i++)
+        off[i] = i * MiB;
+    CHECK(iot_locality_of_accesses(off, size, 40, NULL) == IOT_LOC_SEQUENTIAL);
+    off[20] = 900 * MiB, off[10] = 700 * MiB, off[30] = 3 * MiB, off[5] = 77 * MiB, off[25] = 1;
+    CHECK(iot_locality_of_accesses(off, size, 40, &extent) == IOT_LOC_RANDOM && extent == 901 * MiB);
+}
+
 int main(void)
 {
     test_locality();
+    test_locality_of_accesses();
     test_identity();
     test_classify();
     test_extract_ior();

@@ -1,5 +1,6 @@
 #include "check.h"
 #include "iotuner/json.h"
+#include <math.h>
 #include <stdlib.h>
 
 static iot_json *parse(const char *s, char *err)
@@ -65,6 +66,63 @@ int main(void)
     memset(deep + 200, ']', 200);
     CHECK(iot_json_parse(deep, 400, err, sizeof err) == NULL);
     CHECK_CONTAINS(err, "too deep");
+
+    /* a repeated key is an error that names it (the first value would be lost silently) */
+    CHECK(parse("{\"hdf5\": {\"alignmnet\": 1},\n \"hdf5\": {\"alignment\": 2}}", err) == NULL);
+    CHECK_CONTAINS(err, "key 'hdf5' appears twice");
+    CHECK_CONTAINS(err, "line 2");
+    CHECK(parse("{\"a\": {\"x\": 1, \"x\": 1}}", err) == NULL);
+    v = parse("{\"a\": {\"x\": 1}, \"b\": {\"x\": 1}}", err); /* the same key in two objects is fine */
+    CHECK(v != NULL);
+    iot_json_free(v);
+
+    /* strings are UTF-8: a stray byte, an overlong form, a surrogate encoded raw or escaped alone */
+    static const char *bad_utf8[] = {"\"\xff\"", "\"ab\xc3\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"",
+                                     "\"\xf4\x90\x80\x80\"", "\"\\ud800\"", "\"\\ud800\\u0041\"", "\"\\udc00\""};
+    for (size_t i = 0; i < sizeof bad_utf8 / sizeof *bad_utf8; i++) {
+        CHECK(parse(bad_utf8[i], err) == NULL);
+        CHECK(strstr(err, "UTF-8") || strstr(err, "surrogate"));
+    }
+    v = parse("\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"", err);
+    CHECK(v && !strcmp(v->string, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+    iot_json_free(v);
+    CHECK(iot_utf8_valid("plain") && iot_utf8_valid("\xc3\xa9") && !iot_utf8_valid("\xc3") &&
+          !iot_utf8_valid("a\x80" "b"));
+
+    /* the writer always writes valid UTF-8: a file name of any bytes becomes U+FFFD where it is not text */
+    iot_buf_init(&b);
+    iot_jw_string(&b, NULL, "f\xff\xc3\xa9\xc3.h5");
+    text = iot_buf_take(&b);
+    CHECK_STR(text, "\"f\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd.h5\"");
+    CHECK(iot_utf8_valid(text));
+    v = parse(text, err);
+    CHECK(v != NULL);
+    iot_json_free(v);
+    free(text);
+
+    /* numbers: as printf's %.9g writes them, without printf */
+    static const double exact[] = {0.5, 1, -2.25, 123.456, 0.0001, 12345678.9, 0.000123456789, 1e-5, 3e9, 999999999.5,
+                                   65536, 0.75, 1.0 / 3, 2.0 / 3, 0.1, 419.810001, -0.03125, 2.5e-7, 1.23456789e12,
+                                   -4.2e-100, 9.99999999e-5, 6.02214076e23};
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "%.9g", exact[i]);
+        iot_buf_init(&b);
+        iot_jw_double(&b, NULL, exact[i]);
+        text = iot_buf_take(&b);
+        CHECK_STR(text, want);
+        free(text);
+    }
+    srand(7);
+    for (int i = 0; i < 20000; i++) { /* any value reads back within the 9 digits */
+        double x = (rand() / (double)RAND_MAX) * pow(10, rand() % 40 - 20);
+        iot_buf_init(&b);
+        iot_jw_double(&b, NULL, x);
+        text = iot_buf_take(&b);
+        double back = strtod(text, NULL);
+        CHECK(fabs(back - x) <= 1.1e-8 * fabs(x)); /* one unit in the ninth digit */
+        free(text);
+    }
 
     /* writer escapes and commas */
     iot_buf_init(&b);

@@ -475,7 +475,7 @@ static void test_errors(void)
         "rule 4: unknown key 'sources'", NULL);
     bad("{\"id\": 0, \"title\": \"t\", \"cases\": [{\"when\": {}, \"set\": {}}]}", "rules[0]: \"id\"", NULL);
     bad(CASE("{}", "{}") ", " CASE("{}", "{}"), "rule 4: id used twice", NULL);
-    bad(CASE("{\"pfl\": true, \"pfl\": false}", "{}"), "written twice", NULL);
+    bad(CASE("{\"pfl\": true, \"pfl\": false}", "{}"), "key 'pfl' appears twice", NULL);
 #undef CASE
     CHECK(iot_rules_parse("{\"version\": 2, \"rules\": []}", err, sizeof err) == NULL);
     CHECK_CONTAINS(err, "\"version\" must be 1");

@@ -71,6 +71,13 @@ class Core:
         lib.iot_rules_explain.restype = ctypes.c_void_p
         lib.iot_rules_explain.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
         lib.iot_rules_builtin_json.restype = ctypes.c_char_p
+        lib.iot_identity.restype = ctypes.c_uint64
+        lib.iot_identity.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.iot_locality_of_accesses.restype = ctypes.c_int
+        lib.iot_locality_of_accesses.argtypes = [ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64),
+                                                 ctypes.c_size_t, ctypes.POINTER(ctypes.c_int64)]
+        lib.iot_locality_name.restype = ctypes.c_char_p
+        lib.iot_locality_name.argtypes = [ctypes.c_int]
         self._lib = lib
 
     def _take(self, ptr: int | None) -> str:
@@ -121,6 +128,21 @@ class Core:
 
     def rules_table(self) -> dict:
         return json.loads(self._lib.iot_rules_builtin_json().decode())
+
+    def identity(self, path: str) -> str:
+        """A file's phase identity: its numbers normalized ("/run/chk_0001.h5" -> "/run/chk_#.h5")."""
+        out = ctypes.create_string_buffer(4096)
+        self._lib.iot_identity(path.encode(errors="surrogateescape"), out, len(out))
+        return out.value.decode(errors="replace")
+
+    def locality(self, offsets, sizes) -> tuple[str, int]:
+        """(spatial locality, highest end) of accesses in the order they were made, as smart mode classifies them."""
+        n = min(len(offsets), len(sizes))
+        arr = ctypes.c_int64 * n
+        extent = ctypes.c_int64()
+        cls = self._lib.iot_locality_of_accesses(arr(*map(int, offsets[:n])), arr(*map(int, sizes[:n])), n,
+                                                 ctypes.byref(extent))
+        return self._lib.iot_locality_name(cls).decode(), extent.value
 
 
 @functools.lru_cache(maxsize=1)

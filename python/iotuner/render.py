@@ -54,9 +54,20 @@ def console_for_output() -> Console:
     return Console(highlight=False, width=width)
 
 
+def _file_cell(p: dict, cwd: str | None) -> str:
+    """The file; a file-per-process phase by its name pattern and how many files it has."""
+    files = p.get("files", 1)
+    if p.get("folded"):
+        return f"{_short(p['file'], cwd)} ({files} more files, one after another)"
+    if files > 1 and p.get("identity"):
+        return f"{_short(p['identity'], cwd)} ({files} files)"
+    return _short(p["file"], cwd)
+
+
 def phase_table(report: Report) -> Table:
     cwd = report.run.get("cwd")
-    t = Table(title="I/O phases (file open to close; the application's data; time is the slowest rank)",
+    t = Table(title="I/O phases (a file from its first open to its last close, on every rank that opened it; "
+                    "the application's data)",
               box=box.SIMPLE_HEAD,
               title_justify="left")
     for col, just in (("#", "right"), ("file", "left"), ("via", "left"), ("ranks", "right"), ("written", "right"),
@@ -74,9 +85,16 @@ def phase_table(report: Report) -> Table:
         amp = p.get("write_amplification")
         fs_cell = Text(fs + (f" ({amp:.1f}x the data)" if amp and amp >= 1.5 else ""),
                        style="yellow" if amp and amp >= 1.5 else "")
-        t.add_row(*_cells(p["id"], _short(p["file"], cwd), via, p["ranks"], fmt_bytes(p["bytes_written"]),
+        t.add_row(*_cells(p["id"], _file_cell(p, cwd), via, p["ranks"], fmt_bytes(p["bytes_written"]),
                           fmt_bytes(p["bytes_read"]), fmt_seconds(p["wall_time_s"]), fmt_seconds(p["io_time_s"]),
                           fmt_bw(p["bandwidth_mib_s"]), fs_cell))
+    empty = report.empty_phases()
+    if empty:  # listed too, in one line: the numbering has no unexplained gaps
+        files = sorted({_short(p["file"], cwd) for p in empty})
+        named = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        t.add_row(*_cells(_phase_ranges([p["id"] for p in empty]),
+                          Text(f"{len(empty)} phase(s) that moved no data ({named})", style="dim"),
+                          "", "", "", "", "", "", "", ""))
     tot = report.totals
     t.add_section()
     bw = [f"{d} {fmt_bw(tot[f'{key}_bandwidth_mib_s'])}" for d, key in (("W", "write"), ("R", "read"))
@@ -131,7 +149,7 @@ def print_report(report: Report, console: Console | None = None) -> None:
     console.print(Text.assemble(("iotuner run", "bold"), f": {run['ranks']} rank(s) on {run['nodes']} node(s); "
                                 f"MPI: {mpi}; HDF5: {run.get('hdf5_library') or 'not used'}"))
     console.print(Text("settings: ") + settings_line)
-    if report.data_phases():
+    if report.phases:
         console.print(phase_table(report))
     else:
         console.print("no file I/O was seen")

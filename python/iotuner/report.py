@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-VERSION = 1
+VERSION = 2  # 2: phases keyed by who opened them (docs/report.md, "Version 2"); 1 is still read
 KIND = "iotuner-run-report"
 
 
@@ -40,8 +40,21 @@ class Report:
         return self.data.get("warnings", [])
 
     def data_phases(self) -> list[dict]:
-        """Phases that moved bytes."""
+        """Phases that moved the application's data."""
         return [p for p in self.phases if p["bytes_written"] or p["bytes_read"]]
+
+    def empty_phases(self) -> list[dict]:
+        """Phases that moved no data: a file opened to look at it, or created and left empty."""
+        return [p for p in self.phases if not (p["bytes_written"] or p["bytes_read"])]
+
+    def application_value(self, knob: str) -> str | None:
+        """The application's own value of "layer.knob", as it opened its files (None: it left the library's
+        default, or the report does not say: version 1)."""
+        for p in self.phases:
+            value = p.get("application_settings", {}).get(knob)
+            if value is not None:
+                return value
+        return None
 
     def checks(self, layer: str | None = None, knob: str | None = None) -> list[dict]:
         """Every verification entry, each with the phase's file added."""

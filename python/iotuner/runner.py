@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import subprocess
@@ -27,6 +28,8 @@ class RunResult:
     stdout: str | None = None
     stderr: str | None = None
     timed_out: bool = False
+    scheduler_state: str | None = None  # how a batch scheduler ended the job ("COMPLETED", "TIMEOUT", ...)
+    scheduler_killed: bool = False  # the scheduler ended it (time limit, node failure, cancelled), not the job
 
     @property
     def ok(self) -> bool:
@@ -60,7 +63,7 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
     its timeout is killed with its whole process group (launcher and ranks).
     The job never outlives this process: if it dies, even by SIGKILL, the job
     gets SIGTERM (mpiexec then stops its ranks), then SIGKILL if it lingers
-    (see `_Tether`; without tether, for a job run by hand, only the SIGTERM).
+    (see `Tether`; without tether, for a job run by hand, only the SIGTERM).
     """
     tmpdir = None
     if report is None:
@@ -72,8 +75,8 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
     out = err = subprocess.PIPE if capture else None
     start = time.monotonic()
     proc = subprocess.Popen(list(command), cwd=cwd, env=full_env, stdout=out, stderr=err, text=True,
-                            errors="replace", start_new_session=True, preexec_fn=_die_with_parent(os.getpid()))
-    tether = _Tether(proc.pid) if tether else None
+                            errors="replace", start_new_session=True, preexec_fn=die_with_parent(os.getpid()))
+    tether = Tether(proc.pid) if tether else None
     timed_out = False
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
@@ -89,19 +92,22 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
         if tether is not None:
             tether.release()
     elapsed = time.monotonic() - start
-    rep, rep_err = None, None
-    if report.exists():
-        try:
-            rep = load(report)
-        except ReportError as e:
-            rep_err = str(e)
-    else:
-        rep_err = ("no run report was written (the job did not reach MPI_Finalize or exit, "
-                   "or made no HDF5 / MPI-IO calls that iotuner could see)")
+    rep, rep_err = read_report(report)
     result = RunResult(list(command), proc.returncode, elapsed, rep, rep_err, stdout, stderr, timed_out)
     if tmpdir is not None:
         tmpdir.cleanup()
     return result
+
+
+def read_report(report: Path) -> tuple[Report | None, str | None]:
+    """(the run report, or why there is none)."""
+    if not report.exists():
+        return None, ("no run report was written (the job did not reach MPI_Finalize or exit, "
+                      "or made no HDF5 / MPI-IO calls that iotuner could see)")
+    try:
+        return load(report), None
+    except ReportError as e:
+        return None, str(e)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -121,7 +127,7 @@ PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
 
-def _die_with_parent(parent: int):
+def die_with_parent(parent: int):
     """preexec_fn: the job's first process gets SIGTERM when its parent dies (Linux), so a
     killed tuner leaves no mpiexec behind; mpiexec passes SIGTERM on to its ranks."""
     if _LIBC is None:
@@ -135,10 +141,14 @@ def _die_with_parent(parent: int):
 
 
 _WATCHDOG = """
-import os, signal, sys, time
-leader, grace = int(sys.argv[1]), float(sys.argv[2])
+import json, os, signal, subprocess, sys, time
+leader, grace, cancel = int(sys.argv[1]), float(sys.argv[2]), json.loads(sys.argv[3])
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 if sys.stdin.read() == "done":
+    sys.exit(0)
+if cancel:  # a job a scheduler runs for us: the scheduler ends it
+    subprocess.run(cancel, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+if leader <= 0:
     sys.exit(0)
 def tree():
     children = {}
@@ -176,8 +186,8 @@ for sig in (signal.SIGTERM, signal.SIGKILL):
 """
 
 
-class _Tether:
-    """A small watchdog process that ends the job's process group if this process dies.
+class Tether:
+    """A small watchdog process that ends the job if this process dies.
 
     It reads a pipe from this process: "done" when the job ended here, end of
     file when this process died without saying so (SIGKILL, a crash). Then it
@@ -187,15 +197,17 @@ class _Tether:
     own, so the job's group is not enough). So the job's processes never
     outlive the tuner and keep writing into a resumed study's runs, and a hung
     job stops. It runs in its own session: a signal to this process's group
-    does not stop it.
+    does not stop it. For a job a scheduler runs (group 0), it runs the
+    scheduler's cancel command instead (`cancel`, an argument vector).
     """
 
     GRACE_S = 3.0
 
-    def __init__(self, group: int):
+    def __init__(self, group: int, cancel: Sequence[str] = ()):
         self._proc = None
         try:
-            self._proc = subprocess.Popen([sys.executable, "-S", "-c", _WATCHDOG, str(group), str(self.GRACE_S)],
+            self._proc = subprocess.Popen([sys.executable, "-S", "-c", _WATCHDOG, str(group), str(self.GRACE_S),
+                                           json.dumps(list(cancel))],
                                           stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                           stderr=subprocess.DEVNULL, text=True, start_new_session=True)
         except OSError:  # no watchdog: PR_SET_PDEATHSIG alone still stops the launcher

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import sys
 from pathlib import Path
 
@@ -23,23 +24,66 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x * 100:.0f}%"
 
 
+DEFAULT_ROLES = ("learn", "probe", "default", "off")  # the phases that ran with the application's own settings
+
+
+def _identity_key(p: dict) -> tuple:
+    return p["identity"], p.get("opened"), p.get("scope")
+
+
+def default_references(phases: list[dict]) -> dict[tuple, tuple[float, bool]]:
+    """Per identity, the bandwidth its phases reach with the default settings: the median of those phases
+    that moved data, leaving out the identity's first one when there are others (a first phase can be a
+    cold start: memory and files touched for the first time). (bandwidth, only the first phase) per key."""
+    seen: dict[tuple, list[tuple[int, float]]] = {}
+    for i, p in enumerate(phases):
+        if p["role"] in DEFAULT_ROLES and p["bandwidth_mib_s"] > 0:
+            seen.setdefault(_identity_key(p), []).append((i, p["bandwidth_mib_s"]))
+    first = {}
+    for i, p in enumerate(phases):
+        first.setdefault(_identity_key(p), i)
+    out = {}
+    for key, runs in seen.items():
+        warm = [bw for i, bw in runs if i != first[key]]
+        out[key] = (statistics.median(warm), False) if warm else (runs[0][1], True)
+    return out
+
+
+def _label(p: dict) -> str:
+    how = p.get("opened")
+    if p.get("scope") == "independent":
+        how = f"{how}, one rank" if how else "one rank"
+    return Path(p["identity"]).name + (f" ({how})" if how else "")
+
+
 def phase_table(smart: dict) -> Table:
     t = Table(title="Smart mode, per phase (learned in the first phase of a file, applied to the ones that recur)",
               box=box.SIMPLE_HEAD, title_justify="left")
-    for col, just in (("phase", "left"), ("#", "right"), ("role", "left"), ("predicted", "right"), ("hit", "right"),
-                      ("bandwidth", "right"), ("vs reference", "right"), ("feedback", "left")):
+    for col, just in (("#", "right"), ("file", "left"), ("n", "right"), ("role", "left"), ("predicted", "right"),
+                      ("hit", "right"), ("bandwidth", "right"), ("vs default", "right"), ("feedback", "left")):
         t.add_column(col, justify=just, overflow="fold")
+    refs = default_references(smart["phases"])
+    cold = False
     for p in smart["phases"]:
         pred = p["prediction"]
         scored = pred["hits"] + pred["misses"]
         hit = pred["hits"] / scored if scored else None
-        vs = p["bandwidth_mib_s"] / p["reference_mib_s"] if p["role"] != "learn" and p["reference_mib_s"] else None
+        ref, first_only = refs.get(_identity_key(p), (0.0, False))
+        vs = ""
+        if p["role"] not in DEFAULT_ROLES and ref > 0:
+            vs = f"{p['bandwidth_mib_s'] / ref:.2f}x" + ("*" if first_only else "")
+            cold |= first_only
         label = p["role"] + (f" ({p['rules_applied']})" if p.get("rules_applied") else "")
         role = Text(label, style={"learn": "cyan", "optimized": "green", "probe": "magenta", "isolate": "magenta",
                                   "default": "yellow", "off": "red"}.get(p["role"], ""))
-        t.add_row(Text(Path(p["identity"]).name), str(p["occurrence"]), role,
+        phase = p.get("phase")
+        t.add_row(str(phase) if phase is not None else "-", Text(_label(p)), str(p["occurrence"]), role,
                   f"{pred['calls']} ({pred['method']})" if pred["calls"] else "-", _pct(hit),
-                  render.fmt_bw(p["bandwidth_mib_s"]), f"{vs:.2f}x" if vs else "", Text(p.get("feedback") or ""))
+                  render.fmt_bw(p["bandwidth_mib_s"]) if p["bandwidth_mib_s"] else "-", vs,
+                  Text(p.get("feedback") or ""))
+    if cold:
+        t.caption = ("* against the file's first phase, the only one with the default settings: it may have been "
+                     "a cold start")
     return t
 
 

@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 #define IOT_SETTINGS_VERSION 1
-#define IOT_REPORT_VERSION 1
+#define IOT_REPORT_VERSION 2
 #define IOT_MAX_DIMS 32
 
 /* ---- units ---- */
@@ -52,6 +52,43 @@ typedef enum {
     IOT_APPLY_FILE_LAYOUT     /* file-system layout, before the file is created */
 } iot_apply_point;
 
+/* Every catalogued knob; the catalogue is indexed by these, and the runtime
+ * refers to a knob by its id, never by its name. */
+typedef enum {
+    IOT_KNOB_ALIGNMENT,
+    IOT_KNOB_META_BLOCK_SIZE,
+    IOT_KNOB_SIEVE_BUF_SIZE,
+    IOT_KNOB_SMALL_DATA_BLOCK_SIZE,
+    IOT_KNOB_MDC_INITIAL_SIZE,
+    IOT_KNOB_CHUNK_CACHE_NSLOTS,
+    IOT_KNOB_CHUNK_CACHE_NBYTES,
+    IOT_KNOB_CHUNK_CACHE_W0,
+    IOT_KNOB_COLL_METADATA_READS,
+    IOT_KNOB_COLL_METADATA_WRITES,
+    IOT_KNOB_TRANSFER_MODE,
+    IOT_KNOB_CHUNK_DIMS,
+    IOT_KNOB_CHUNK_BYTES,
+    IOT_KNOB_CB_NODES,
+    IOT_KNOB_CB_BUFFER_SIZE,
+    IOT_KNOB_CB_CONFIG_LIST,
+    IOT_KNOB_ROMIO_CB_WRITE,
+    IOT_KNOB_ROMIO_CB_READ,
+    IOT_KNOB_ROMIO_DS_WRITE,
+    IOT_KNOB_ROMIO_DS_READ,
+    IOT_KNOB_IND_WR_BUFFER_SIZE,
+    IOT_KNOB_IND_RD_BUFFER_SIZE,
+    IOT_KNOB_ROMIO_NO_INDEP_RW,
+    IOT_KNOB_STRIPING_FACTOR,
+    IOT_KNOB_STRIPING_UNIT,
+    IOT_KNOB_STRIPE_COUNT,
+    IOT_KNOB_STRIPE_SIZE,
+    IOT_KNOB_LAYOUT,
+    IOT_KNOBS
+} iot_knob_id;
+
+/* Lustre knobs that replace each other: a layout, or plain striping. */
+typedef enum { IOT_LUSTRE_NONE, IOT_LUSTRE_STRIPING, IOT_LUSTRE_LAYOUT } iot_lustre_part;
+
 typedef struct {
     const char *name;
     iot_layer layer;
@@ -68,9 +105,15 @@ typedef struct {
     const char *requires;
     const char *honoured_by;
     const char *description;
+    /* behaviour beyond the type */
+    int (*validate)(const char *text); /* STRING: the value's syntax (1 valid) */
+    const char *syntax;                /* what validate accepts, for the message */
+    int capped_by_nodes;               /* MPI-IO: the library caps it by the node count (its read-back needs it) */
+    int striping_hint;                 /* MPI-IO: only ROMIO's Lustre and GPFS drivers honour it */
+    iot_lustre_part lustre_part;       /* Lustre: layout and plain striping replace each other */
 } iot_knob;
 
-extern const iot_knob iot_catalogue[];
+extern const iot_knob iot_catalogue[IOT_KNOBS];
 extern const size_t iot_catalogue_size;
 
 const char *iot_layer_name(iot_layer layer);
@@ -130,7 +173,7 @@ void iot_chunk_text(int rank, const uint64_t *chunk, uint64_t elem_size, char *o
 /* ---- settings documents ---- */
 
 typedef struct {
-    int knob;           /* catalogue index; -1 for an MPI-IO hint not in the catalogue */
+    int knob;           /* iot_knob_id; -1 for an MPI-IO hint not in the catalogue */
     iot_layer layer;
     char *name;
     char *text;         /* canonical value text (also the MPI_Info value for hints) */
@@ -194,6 +237,15 @@ iot_status iot_explain_hint(const char *name, const char *requested, const char 
 const char *iot_fs_name(int64_t magic);
 /* Is this a parallel file system whose striping iotuner can set? */
 int iot_fs_is_lustre(const char *fs_name);
+
+/* ---- files ---- */
+
+/* Reads a whole file of at most max bytes: a regular file only (a FIFO, a
+ * directory or a device is refused, never waited on), opened with
+ * O_NONBLOCK. Returns the NUL-terminated text (caller frees) and its length,
+ * or NULL with the reason in err, naming the file as what it is ("settings
+ * file 'PATH' is not a regular file (a FIFO)"). */
+char *iot_read_regular_file(const char *path, const char *what, size_t max, size_t *len, char *err, size_t errlen);
 
 /* ---- for ctypes callers ---- */
 

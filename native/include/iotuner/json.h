@@ -33,13 +33,19 @@ struct iot_json {
     char **keys;      /* OBJECT keys, in source order */
 };
 
-/* Parses text (len bytes). On error returns NULL and writes
+/* Parses text (len bytes). Strings must be valid UTF-8 and an object may
+ * not repeat a key. On error returns NULL and writes
  * "line L, column C: what" into err. */
 iot_json *iot_json_parse(const char *text, size_t len, char *err, size_t errlen);
 void iot_json_free(iot_json *v);
-/* Object member by key (last one wins on duplicates), or NULL. */
+/* Object member by key, or NULL. */
 const iot_json *iot_json_get(const iot_json *obj, const char *key);
 const char *iot_json_type_name(iot_json_type t);
+
+/* Length of the valid UTF-8 sequence at s (1 for ASCII), 0 if none. */
+size_t iot_utf8_valid_prefix(const unsigned char *s, size_t len);
+/* 1 when the NUL-terminated s is valid UTF-8. */
+int iot_utf8_valid(const char *s);
 
 /* Growable text buffer with a JSON writer on top. Errors (out of memory)
  * are sticky: check iot_buf.failed once at the end. */
@@ -69,9 +75,13 @@ void iot_jw_int(iot_buf *b, const char *key, int64_t value);
 void iot_jw_double(iot_buf *b, const char *key, double value); /* non-finite -> null */
 void iot_jw_bool(iot_buf *b, const char *key, int value);
 void iot_jw_null(iot_buf *b, const char *key);
+/* Writes JSON text as it is (text this library wrote itself). */
+void iot_jw_raw(iot_buf *b, const char *key, const char *json);
 /* Writes an already-parsed value (deep copy as text). */
 void iot_jw_value(iot_buf *b, const char *key, const iot_json *v);
-/* Writes a JSON string literal (quoted, escaped) without key/comma handling. */
+/* Writes a JSON string literal (quoted, escaped) without key/comma handling.
+ * Bytes that are not UTF-8 (a file name can hold any) become U+FFFD, so
+ * the output is always valid UTF-8. */
 void iot_json_quote(iot_buf *b, const char *s);
 
 #ifdef __cplusplus

@@ -40,8 +40,9 @@ extern "C" {
  * name_hash is iot_identity() of the file name (of the dataset name for
  * H5Dcreate / H5Dopen), so the files and datasets of
  * successive steps share terminals.
- * The MPI-IO data calls are MPI_File_{,i}{write,read}{,_at,_all,_at_all,
- * _shared}, MPI_File_{write,read}_ordered, and the split collectives
+ * The MPI-IO data calls are the rows of IOT_MPI_DATA_CALLS (iotuner/calls.h):
+ * MPI_File_{,i}{write,read}{,_at,_all,_at_all,_shared},
+ * MPI_File_{write,read}_ordered, and the split collectives
  * MPI_File_{write,read}{_all,_at_all,_ordered}_begin (their _end calls carry
  * no data and are not data calls). */
 
@@ -55,6 +56,19 @@ extern "C" {
 #define IOT_SIG_H5DREAD "H5Dread"
 #define IOT_SIG_MPI_FILE_OPEN "MPI_File_open"
 #define IOT_SIG_MPI_FILE_CLOSE "MPI_File_close"
+/* The signatures: X(signature, kind, write, nargs); kinds are iot_call_kind. */
+#define IOT_SIGNATURES(X)                                                                                      \
+    X(IOT_SIG_H5FCREATE, IOT_CALL_FILE_OPEN, 0, 2)                                                             \
+    X(IOT_SIG_H5FOPEN, IOT_CALL_FILE_OPEN, 0, 2)                                                               \
+    X(IOT_SIG_H5FCLOSE, IOT_CALL_FILE_CLOSE, 0, 0)                                                             \
+    X(IOT_SIG_H5DCREATE, IOT_CALL_DSET_OPEN, 0, 3)                                                             \
+    X(IOT_SIG_H5DOPEN, IOT_CALL_DSET_OPEN, 0, 1)                                                               \
+    X(IOT_SIG_H5DCLOSE, IOT_CALL_DSET_CLOSE, 0, 0)                                                             \
+    X(IOT_SIG_H5DWRITE, IOT_CALL_H5_DATA, 1, 1)                                                                \
+    X(IOT_SIG_H5DREAD, IOT_CALL_H5_DATA, 0, 1)                                                                 \
+    X(IOT_SIG_MPI_FILE_OPEN, IOT_CALL_MPI_OPEN, 0, 3)                                                          \
+    X(IOT_SIG_MPI_FILE_CLOSE, IOT_CALL_MPI_CLOSE, 0, 0)
+#define IOT_SIG_NONE NULL /* an intercepted call outside the grammar (iotuner/calls.h) */
 /* Argument positions. */
 #define IOT_ARG_NAME_HASH 0 /* H5Fcreate, H5Fopen, H5Dcreate, H5Dopen, MPI_File_open */
 #define IOT_ARG_FLAGS 1     /* H5Fcreate, H5Fopen */
@@ -150,6 +164,11 @@ typedef struct {
 void iot_locality_init(iot_locality_tracker *t);
 void iot_locality_add(iot_locality_tracker *t, int64_t offset, int64_t size);
 iot_locality iot_locality_classify(const iot_locality_tracker *t);
+/* For ctypes (offline analysis, e.g. a Darshan DXT trace): the class of n
+ * accesses (offsets[i], sizes[i]) in the order they were made, as the
+ * tracker above gives it; *extent (may be NULL) gets their highest end, -1
+ * none. */
+iot_locality iot_locality_of_accesses(const int64_t *offsets, const int64_t *sizes, size_t n, int64_t *extent);
 
 typedef struct {
     iot_xfer write_xfer, read_xfer;      /* from MPI-IO function names: *_all collective, others independent */

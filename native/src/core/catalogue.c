@@ -2,6 +2,7 @@
  * views of it; the runtime has one applier per entry (checked by a test). */
 #include "iotuner/core.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,78 +14,152 @@
 #define ROMIO "ROMIO (MPICH, Cray MPICH, Intel MPI, Open MPI's romio component)"
 #define H5PAR "HDF5 with the MPI-IO driver (parallel builds)"
 
-const iot_knob iot_catalogue[] = {
+/* ROMIO syntax: entries "host[:count]" separated by ','; host may be '*', count may be '*' */
+static int valid_cb_config_list(const char *s)
+{
+    if (!*s)
+        return 0;
+    const char *p = s;
+    while (*p) {
+        const char *start = p;
+        while (*p && *p != ',' && *p != ':') {
+            if (isspace((unsigned char)*p))
+                return 0;
+            p++;
+        }
+        if (p == start)
+            return 0;
+        if (*p == ':') {
+            p++;
+            if (*p == '*')
+                p++;
+            else {
+                if (!isdigit((unsigned char)*p))
+                    return 0;
+                while (isdigit((unsigned char)*p))
+                    p++;
+            }
+        }
+        if (*p == ',') {
+            p++;
+            if (!*p)
+                return 0;
+        } else if (*p) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Indexed by iot_knob_id: the runtime refers to a knob by its id, never by its name. */
+const iot_knob iot_catalogue[IOT_KNOBS] = {
     /* ---- HDF5 ---- */
-    {"alignment", IOT_LAYER_HDF5, IOT_TYPE_SIZE_PAIR, IOT_APPLY_FILE_ACCESS, NULL, 0, 0, 0, "1,1", 0, NULL, "HDF5",
-     "[threshold, alignment]: objects of at least threshold bytes start at a multiple of alignment (H5Pset_alignment)"},
-    {"meta_block_size", IOT_LAYER_HDF5, IOT_TYPE_SIZE, IOT_APPLY_FILE_ACCESS, NULL, 0, 0, 0, "2048", 0, NULL, "HDF5",
-     "minimum size of metadata block allocations (H5Pset_meta_block_size)"},
-    {"sieve_buf_size", IOT_LAYER_HDF5, IOT_TYPE_SIZE, IOT_APPLY_FILE_ACCESS, NULL, 0, 0, 0, "65536", 0, NULL, "HDF5",
-     "data sieve buffer for partial I/O on contiguous datasets (H5Pset_sieve_buf_size)"},
-    {"small_data_block_size", IOT_LAYER_HDF5, IOT_TYPE_SIZE, IOT_APPLY_FILE_ACCESS, NULL, 0, 0, 0, "2048", 0, NULL,
-     "HDF5", "block size for aggregating small raw data allocations (H5Pset_small_data_block_size)"},
-    {"mdc_initial_size", IOT_LAYER_HDF5, IOT_TYPE_SIZE, IOT_APPLY_FILE_ACCESS, NULL, 1024, 128 * MiB, 0, "2097152", 0,
-     NULL, "HDF5",
-     "initial size of the metadata cache; its min/max are widened when needed (H5Pset_mdc_config)"},
-    {"chunk_cache_nslots", IOT_LAYER_HDF5, IOT_TYPE_INT, IOT_APPLY_FILE_ACCESS, NULL, 1, 2147483647.0, 0, "521", 0,
-     NULL, "HDF5", "hash slots of the raw-data chunk cache; a prime about 100x the chunks that fit (H5Pset_cache)"},
-    {"chunk_cache_nbytes", IOT_LAYER_HDF5, IOT_TYPE_SIZE, IOT_APPLY_FILE_ACCESS, NULL, 0, 0, 0, "1048576", 0, NULL,
-     "HDF5", "size of the raw-data chunk cache per dataset (H5Pset_cache)"},
-    {"chunk_cache_w0", IOT_LAYER_HDF5, IOT_TYPE_FLOAT, IOT_APPLY_FILE_ACCESS, NULL, 0, 1, 0, "0.75", 0, NULL, "HDF5",
-     "chunk cache preemption policy, 0..1: 1 evicts fully read/written chunks first (H5Pset_cache)"},
-    {"coll_metadata_reads", IOT_LAYER_HDF5, IOT_TYPE_BOOL, IOT_APPLY_FILE_ACCESS, NULL, 0, 0, 0, "false", 1, NULL,
-     H5PAR, "all metadata reads collective: one rank reads and broadcasts (H5Pset_all_coll_metadata_ops)"},
-    {"coll_metadata_writes", IOT_LAYER_HDF5, IOT_TYPE_BOOL, IOT_APPLY_FILE_ACCESS, NULL, 0, 0, 0, "false", 1, NULL,
-     H5PAR, "metadata cache flushes as collective writes (H5Pset_coll_metadata_write)"},
-    {"transfer_mode", IOT_LAYER_HDF5, IOT_TYPE_ENUM, IOT_APPLY_TRANSFER, "independent|collective", 0, 0, 0,
-     "independent", 1, NULL, H5PAR, "raw-data transfer of H5Dwrite / H5Dread (H5Pset_dxpl_mpio)"},
-    {"chunk_dims", IOT_LAYER_HDF5, IOT_TYPE_DIMS, IOT_APPLY_DATASET_CREATE, NULL, 1, 0, 0, NULL, 0, NULL, "HDF5",
-     "chunk dimensions of new datasets, clamped to fixed dataset extents (H5Pset_chunk); rank must match"},
-    {"chunk_bytes", IOT_LAYER_HDF5, IOT_TYPE_SIZE, IOT_APPLY_DATASET_CREATE, NULL, 1, 4 * GiB, 0, NULL, 0, NULL,
-     "HDF5",
-     "chunk new datasets with chunks of about this many bytes: whole rows, up to the maximum extents, under "
+    [IOT_KNOB_ALIGNMENT] = {.name = "alignment", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_SIZE_PAIR,
+        .apply = IOT_APPLY_FILE_ACCESS, .default_value = "1,1", .honoured_by = "HDF5",
+        .description = "[threshold, alignment]: objects of at least threshold bytes start at a multiple of alignment (H5Pset_alignment)"},
+    [IOT_KNOB_META_BLOCK_SIZE] = {.name = "meta_block_size", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_FILE_ACCESS, .default_value = "2048", .honoured_by = "HDF5",
+        .description = "minimum size of metadata block allocations (H5Pset_meta_block_size)"},
+    [IOT_KNOB_SIEVE_BUF_SIZE] = {.name = "sieve_buf_size", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_FILE_ACCESS, .default_value = "65536", .honoured_by = "HDF5",
+        .description = "data sieve buffer for partial I/O on contiguous datasets (H5Pset_sieve_buf_size)"},
+    [IOT_KNOB_SMALL_DATA_BLOCK_SIZE] = {.name = "small_data_block_size", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_FILE_ACCESS, .default_value = "2048", .honoured_by = "HDF5",
+        .description = "block size for aggregating small raw data allocations (H5Pset_small_data_block_size)"},
+    [IOT_KNOB_MDC_INITIAL_SIZE] = {.name = "mdc_initial_size", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_FILE_ACCESS, .min = 1024, .max = 128 * MiB, .default_value = "2097152",
+        .honoured_by = "HDF5",
+        .description = "initial size of the metadata cache; its min/max are widened when needed (H5Pset_mdc_config)"},
+    [IOT_KNOB_CHUNK_CACHE_NSLOTS] = {.name = "chunk_cache_nslots", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_INT,
+        .apply = IOT_APPLY_FILE_ACCESS, .min = 1, .max = 2147483647.0, .default_value = "521", .honoured_by = "HDF5",
+        .description = "hash slots of the raw-data chunk cache; a prime about 100x the chunks that fit (H5Pset_cache)"},
+    [IOT_KNOB_CHUNK_CACHE_NBYTES] = {.name = "chunk_cache_nbytes", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_FILE_ACCESS, .default_value = "1048576", .honoured_by = "HDF5",
+        .description = "size of the raw-data chunk cache per dataset (H5Pset_cache)"},
+    [IOT_KNOB_CHUNK_CACHE_W0] = {.name = "chunk_cache_w0", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_FLOAT,
+        .apply = IOT_APPLY_FILE_ACCESS, .max = 1, .default_value = "0.75", .honoured_by = "HDF5",
+        .description = "chunk cache preemption policy, 0..1: 1 evicts fully read/written chunks first (H5Pset_cache)"},
+    [IOT_KNOB_COLL_METADATA_READS] = {.name = "coll_metadata_reads", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_BOOL,
+        .apply = IOT_APPLY_FILE_ACCESS, .default_value = "false", .parallel_only = 1, .honoured_by = H5PAR,
+        .description = "all metadata reads collective: one rank reads and broadcasts (H5Pset_all_coll_metadata_ops)"},
+    [IOT_KNOB_COLL_METADATA_WRITES] = {.name = "coll_metadata_writes", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_BOOL,
+        .apply = IOT_APPLY_FILE_ACCESS, .default_value = "false", .parallel_only = 1, .honoured_by = H5PAR,
+        .description = "metadata cache flushes as collective writes (H5Pset_coll_metadata_write)"},
+    [IOT_KNOB_TRANSFER_MODE] = {.name = "transfer_mode", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_ENUM,
+        .apply = IOT_APPLY_TRANSFER, .choices = "independent|collective", .default_value = "independent",
+        .parallel_only = 1, .honoured_by = H5PAR,
+        .description = "raw-data transfer of H5Dwrite / H5Dread (H5Pset_dxpl_mpio)"},
+    [IOT_KNOB_CHUNK_DIMS] = {.name = "chunk_dims", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_DIMS,
+        .apply = IOT_APPLY_DATASET_CREATE, .min = 1, .honoured_by = "HDF5",
+        .description = "chunk dimensions of new datasets, clamped to fixed dataset extents (H5Pset_chunk); rank must match"},
+    [IOT_KNOB_CHUNK_BYTES] = {.name = "chunk_bytes", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_DATASET_CREATE, .min = 1, .max = 4 * GiB, .honoured_by = "HDF5",
+        .description = "chunk new datasets with chunks of about this many bytes: whole rows, up to the maximum extents, under "
      "4 GiB (H5Pset_chunk); chunk_dims wins where both apply"},
 
     /* ---- MPI-IO hints (any other hint name is passed through as is) ---- */
-    {"cb_nodes", IOT_LAYER_MPIIO, IOT_TYPE_INT, IOT_APPLY_MPI_HINT, NULL, 1, 1048576, 0, NULL, 0,
-     "mpiio.cb_config_list=*:{per_node}",
-     ROMIO,
-     "number of collective-buffering aggregators; capped by cb_config_list (default *:1, one per node)"},
-    {"cb_buffer_size", IOT_LAYER_MPIIO, IOT_TYPE_SIZE, IOT_APPLY_MPI_HINT, NULL, 1, 0, 0, "16777216", 0, NULL, ROMIO,
-     "collective-buffering buffer per aggregator"},
-    {"cb_config_list", IOT_LAYER_MPIIO, IOT_TYPE_STRING, IOT_APPLY_MPI_HINT, NULL, 0, 0, 0, "*:1", 0, NULL, ROMIO,
-     "where aggregators may run: \"*:N\" allows N per node"},
-    {"romio_cb_write", IOT_LAYER_MPIIO, IOT_TYPE_ENUM, IOT_APPLY_MPI_HINT, "enable|disable|automatic", 0, 0, 0,
-     "automatic", 0, NULL, ROMIO, "collective buffering for collective writes"},
-    {"romio_cb_read", IOT_LAYER_MPIIO, IOT_TYPE_ENUM, IOT_APPLY_MPI_HINT, "enable|disable|automatic", 0, 0, 0,
-     "automatic", 0, NULL, ROMIO, "collective buffering for collective reads"},
-    {"romio_ds_write", IOT_LAYER_MPIIO, IOT_TYPE_ENUM, IOT_APPLY_MPI_HINT, "enable|disable|automatic", 0, 0, 0,
-     "automatic", 0, NULL, ROMIO, "data sieving for independent noncontiguous writes"},
-    {"romio_ds_read", IOT_LAYER_MPIIO, IOT_TYPE_ENUM, IOT_APPLY_MPI_HINT, "enable|disable|automatic", 0, 0, 0,
-     "automatic", 0, NULL, ROMIO, "data sieving for independent noncontiguous reads"},
-    {"ind_wr_buffer_size", IOT_LAYER_MPIIO, IOT_TYPE_SIZE, IOT_APPLY_MPI_HINT, NULL, 1, 0, 0, "524288", 0, NULL,
-     ROMIO, "data-sieving buffer for independent writes"},
-    {"ind_rd_buffer_size", IOT_LAYER_MPIIO, IOT_TYPE_SIZE, IOT_APPLY_MPI_HINT, NULL, 1, 0, 0, "4194304", 0, NULL,
-     ROMIO, "data-sieving buffer for independent reads"},
-    {"romio_no_indep_rw", IOT_LAYER_MPIIO, IOT_TYPE_ENUM, IOT_APPLY_MPI_HINT, "true|false", 0, 0, 0, "false", 0,
-     NULL, ROMIO, "promise of collective-only access: only aggregators open the file (deferred open)"},
-    {"striping_factor", IOT_LAYER_MPIIO, IOT_TYPE_INT, IOT_APPLY_MPI_HINT, NULL, 1, 65535, 0, NULL, 0, NULL,
-     "ROMIO's Lustre and GPFS drivers, at file creation; ignored by ufs/nfs", "stripe count of a new file"},
-    {"striping_unit", IOT_LAYER_MPIIO, IOT_TYPE_SIZE, IOT_APPLY_MPI_HINT, NULL, 1, 0, 0, NULL, 0, NULL,
-     "ROMIO's Lustre and GPFS drivers, at file creation; ignored by ufs/nfs", "stripe size of a new file"},
+    [IOT_KNOB_CB_NODES] = {.name = "cb_nodes", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_INT,
+        .apply = IOT_APPLY_MPI_HINT, .min = 1, .max = 1048576, .requires = "mpiio.cb_config_list=*:{per_node}",
+        .honoured_by = ROMIO, .capped_by_nodes = 1,
+        .description = "number of collective-buffering aggregators; capped by cb_config_list (default *:1, one per node)"},
+    [IOT_KNOB_CB_BUFFER_SIZE] = {.name = "cb_buffer_size", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_MPI_HINT, .min = 1, .default_value = "16777216", .honoured_by = ROMIO,
+        .description = "collective-buffering buffer per aggregator"},
+    [IOT_KNOB_CB_CONFIG_LIST] = {.name = "cb_config_list", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_STRING,
+        .apply = IOT_APPLY_MPI_HINT, .default_value = "*:1", .honoured_by = ROMIO, .validate = valid_cb_config_list,
+        .syntax = "a ROMIO cb_config_list (e.g. \"*:2\" or \"node1:1,node2:1\")",
+        .description = "where aggregators may run: \"*:N\" allows N per node"},
+    [IOT_KNOB_ROMIO_CB_WRITE] = {.name = "romio_cb_write", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_ENUM,
+        .apply = IOT_APPLY_MPI_HINT, .choices = "enable|disable|automatic", .default_value = "automatic",
+        .honoured_by = ROMIO,
+        .description = "collective buffering for collective writes"},
+    [IOT_KNOB_ROMIO_CB_READ] = {.name = "romio_cb_read", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_ENUM,
+        .apply = IOT_APPLY_MPI_HINT, .choices = "enable|disable|automatic", .default_value = "automatic",
+        .honoured_by = ROMIO,
+        .description = "collective buffering for collective reads"},
+    [IOT_KNOB_ROMIO_DS_WRITE] = {.name = "romio_ds_write", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_ENUM,
+        .apply = IOT_APPLY_MPI_HINT, .choices = "enable|disable|automatic", .default_value = "automatic",
+        .honoured_by = ROMIO,
+        .description = "data sieving for independent noncontiguous writes"},
+    [IOT_KNOB_ROMIO_DS_READ] = {.name = "romio_ds_read", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_ENUM,
+        .apply = IOT_APPLY_MPI_HINT, .choices = "enable|disable|automatic", .default_value = "automatic",
+        .honoured_by = ROMIO,
+        .description = "data sieving for independent noncontiguous reads"},
+    [IOT_KNOB_IND_WR_BUFFER_SIZE] = {.name = "ind_wr_buffer_size", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_MPI_HINT, .min = 1, .default_value = "524288", .honoured_by = ROMIO,
+        .description = "data-sieving buffer for independent writes"},
+    [IOT_KNOB_IND_RD_BUFFER_SIZE] = {.name = "ind_rd_buffer_size", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_MPI_HINT, .min = 1, .default_value = "4194304", .honoured_by = ROMIO,
+        .description = "data-sieving buffer for independent reads"},
+    [IOT_KNOB_ROMIO_NO_INDEP_RW] = {.name = "romio_no_indep_rw", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_ENUM,
+        .apply = IOT_APPLY_MPI_HINT, .choices = "true|false", .default_value = "false", .honoured_by = ROMIO,
+        .description = "promise of collective-only access: only aggregators open the file (deferred open)"},
+    [IOT_KNOB_STRIPING_FACTOR] = {.name = "striping_factor", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_INT,
+        .apply = IOT_APPLY_MPI_HINT, .min = 1, .max = 65535,
+        .honoured_by = "ROMIO's Lustre and GPFS drivers, at file creation; ignored by ufs/nfs", .striping_hint = 1,
+        .description = "stripe count of a new file"},
+    [IOT_KNOB_STRIPING_UNIT] = {.name = "striping_unit", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_MPI_HINT, .min = 1,
+        .honoured_by = "ROMIO's Lustre and GPFS drivers, at file creation; ignored by ufs/nfs", .striping_hint = 1,
+        .description = "stripe size of a new file"},
 
     /* ---- Lustre ---- */
-    {"stripe_count", IOT_LAYER_LUSTRE, IOT_TYPE_INT, IOT_APPLY_FILE_LAYOUT, NULL, -1, 65535, 0, NULL, 0, NULL,
-     "Lustre (lfs setstripe or liblustreapi)", "OSTs a new file is striped over; -1 = all, 0 = file-system default"},
-    {"stripe_size", IOT_LAYER_LUSTRE, IOT_TYPE_SIZE, IOT_APPLY_FILE_LAYOUT, NULL, 65536, 4 * GiB, 65536, NULL, 0,
-     NULL, "Lustre (lfs setstripe or liblustreapi)", "bytes per stripe of a new file, a multiple of 64 KiB"},
-    {"layout", IOT_LAYER_LUSTRE, IOT_TYPE_LAYOUT, IOT_APPLY_FILE_LAYOUT, NULL, 0, 0, 0, NULL, 0, NULL,
-     "Lustre 2.10+ (progressive file layouts)",
-     "full layout in lfs setstripe syntax, e.g. \"-E 256M -c 1 -E 4G -c 4 -E -1 -c -1\"; replaces stripe_count / "
+    [IOT_KNOB_STRIPE_COUNT] = {.name = "stripe_count", .layer = IOT_LAYER_LUSTRE, .type = IOT_TYPE_INT,
+        .apply = IOT_APPLY_FILE_LAYOUT, .min = -1, .max = 65535,
+        .honoured_by = "Lustre (lfs setstripe or liblustreapi)", .lustre_part = IOT_LUSTRE_STRIPING,
+        .description = "OSTs a new file is striped over; -1 = all, 0 = file-system default"},
+    [IOT_KNOB_STRIPE_SIZE] = {.name = "stripe_size", .layer = IOT_LAYER_LUSTRE, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_FILE_LAYOUT, .min = 65536, .max = 4 * GiB, .multiple_of = 65536,
+        .honoured_by = "Lustre (lfs setstripe or liblustreapi)", .lustre_part = IOT_LUSTRE_STRIPING,
+        .description = "bytes per stripe of a new file, a multiple of 64 KiB"},
+    [IOT_KNOB_LAYOUT] = {.name = "layout", .layer = IOT_LAYER_LUSTRE, .type = IOT_TYPE_LAYOUT,
+        .apply = IOT_APPLY_FILE_LAYOUT, .honoured_by = "Lustre 2.10+ (progressive file layouts)",
+        .lustre_part = IOT_LUSTRE_LAYOUT,
+        .description = "full layout in lfs setstripe syntax, e.g. \"-E 256M -c 1 -E 4G -c 4 -E -1 -c -1\"; replaces stripe_count / "
      "stripe_size"},
 };
 
-const size_t iot_catalogue_size = sizeof iot_catalogue / sizeof iot_catalogue[0];
+const size_t iot_catalogue_size = IOT_KNOBS;
 
 static const char *layer_names[] = {"hdf5", "mpiio", "lustre"};
 

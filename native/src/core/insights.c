@@ -2,6 +2,7 @@
  * I/O, one rank at a time, then merged across ranks by MAX and SUM
  * reductions the runtime performs. */
 #include "iotuner/smart.h"
+#include "iotuner/calls.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -11,24 +12,14 @@
 
 /* ---- call signatures ---- */
 
+/* the calls the runtime intercepts, from its tables */
 static const struct {
     const char *name;
     int write, collective, offset_index;
 } mpi_data_calls[] = {
-    {"MPI_File_write", 1, 0, -1},           {"MPI_File_write_at", 1, 0, 1},
-    {"MPI_File_write_all", 1, 1, -1},       {"MPI_File_write_at_all", 1, 1, 1},
-    {"MPI_File_write_shared", 1, 0, -1},    {"MPI_File_write_ordered", 1, 0, -1},
-    {"MPI_File_iwrite", 1, 0, -1},          {"MPI_File_iwrite_at", 1, 0, 1},
-    {"MPI_File_iwrite_all", 1, 1, -1},      {"MPI_File_iwrite_at_all", 1, 1, 1},
-    {"MPI_File_iwrite_shared", 1, 0, -1},   {"MPI_File_write_all_begin", 1, 1, -1},
-    {"MPI_File_write_at_all_begin", 1, 1, 1}, {"MPI_File_write_ordered_begin", 1, 0, -1},
-    {"MPI_File_read", 0, 0, -1},            {"MPI_File_read_at", 0, 0, 1},
-    {"MPI_File_read_all", 0, 1, -1},        {"MPI_File_read_at_all", 0, 1, 1},
-    {"MPI_File_read_shared", 0, 0, -1},     {"MPI_File_read_ordered", 0, 0, -1},
-    {"MPI_File_iread", 0, 0, -1},           {"MPI_File_iread_at", 0, 0, 1},
-    {"MPI_File_iread_all", 0, 1, -1},       {"MPI_File_iread_at_all", 0, 1, 1},
-    {"MPI_File_iread_shared", 0, 0, -1},    {"MPI_File_read_all_begin", 0, 1, -1},
-    {"MPI_File_read_at_all_begin", 0, 1, 1}, {"MPI_File_read_ordered_begin", 0, 0, -1},
+#define DATA_ROW(name, write, collective, where, timed, params, args) {#name, write, collective, IOT_OFFSET_INDEX_##where},
+    IOT_MPI_DATA_CALLS(DATA_ROW)
+#undef DATA_ROW
 };
 
 static const struct {
@@ -36,11 +27,9 @@ static const struct {
     iot_call_kind kind;
     int write, nargs;
 } h5_calls[] = {
-    {IOT_SIG_H5FCREATE, IOT_CALL_FILE_OPEN, 0, 2},  {IOT_SIG_H5FOPEN, IOT_CALL_FILE_OPEN, 0, 2},
-    {IOT_SIG_H5FCLOSE, IOT_CALL_FILE_CLOSE, 0, 0},  {IOT_SIG_H5DCREATE, IOT_CALL_DSET_OPEN, 0, 3},
-    {IOT_SIG_H5DOPEN, IOT_CALL_DSET_OPEN, 0, 1},    {IOT_SIG_H5DCLOSE, IOT_CALL_DSET_CLOSE, 0, 0},
-    {IOT_SIG_H5DWRITE, IOT_CALL_H5_DATA, 1, 1},     {IOT_SIG_H5DREAD, IOT_CALL_H5_DATA, 0, 1},
-    {IOT_SIG_MPI_FILE_OPEN, IOT_CALL_MPI_OPEN, 0, 3}, {IOT_SIG_MPI_FILE_CLOSE, IOT_CALL_MPI_CLOSE, 0, 0},
+#define SIG_ROW(sig, kind, write, nargs) {sig, kind, write, nargs},
+    IOT_SIGNATURES(SIG_ROW)
+#undef SIG_ROW
 };
 
 iot_call_kind iot_call_classify(const char *func, iot_call_info *out)
@@ -80,11 +69,22 @@ typedef struct {
     size_t outlen, at;
 } emitter;
 
-static void emit(emitter *e, char c)
+static inline void emit(emitter *e, char c)
 {
     e->h = (e->h ^ (unsigned char)c) * FNV_PRIME;
-    if (e->out && e->at + 1 < e->outlen)
+    if (e->at + 1 < e->outlen)
         e->out[e->at++] = c;
+}
+
+/* ASCII classes without the locale (every file the runtime opens goes through here) */
+static inline int digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static inline int letter(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
 /* One path component: digit runs (step and rank numbers) become '#', except
@@ -96,14 +96,13 @@ static void emit_component(emitter *e, const char *start, const char *end)
     int in_extension = 0;
     for (const char *p = start; p < end; p++) {
         if (*p == '.') {
-            in_extension = p != start && p + 1 < end && isalpha((unsigned char)p[1]);
+            in_extension = p != start && p + 1 < end && letter(p[1]);
             emit(e, '.');
-        } else if (isdigit((unsigned char)*p) && !in_extension) {
+        } else if (digit(*p) && !in_extension) {
             const char *last = p;
-            while (last + 1 < end && isdigit((unsigned char)last[1]))
+            while (last + 1 < end && digit(last[1]))
                 last++;
-            int in_word = p > start && isalpha((unsigned char)p[-1]) && last + 1 < end &&
-                          isalpha((unsigned char)last[1]);
+            int in_word = p > start && letter(p[-1]) && last + 1 < end && letter(last[1]);
             if (in_word)
                 for (const char *d = p; d <= last; d++)
                     emit(e, *d);
@@ -118,7 +117,7 @@ static void emit_component(emitter *e, const char *start, const char *end)
 
 uint64_t iot_identity(const char *path, char *out, size_t outlen)
 {
-    emitter e = {FNV_OFFSET, out, outlen, 0};
+    emitter e = {FNV_OFFSET, out, out ? outlen : 0, 0};
     if (out && outlen)
         out[0] = 0;
     if (!path)
@@ -217,6 +216,17 @@ iot_locality iot_locality_classify(const iot_locality_tracker *t)
     if (t->strided_bytes > 0 && (long double)t->sequential_bytes + (long double)t->strided_bytes >= need)
         return IOT_LOC_STRIDED;
     return IOT_LOC_RANDOM;
+}
+
+iot_locality iot_locality_of_accesses(const int64_t *offsets, const int64_t *sizes, size_t n, int64_t *extent)
+{
+    iot_locality_tracker t;
+    iot_locality_init(&t);
+    for (size_t i = 0; offsets && sizes && i < n; i++)
+        iot_locality_add(&t, offsets[i], sizes[i]);
+    if (extent)
+        *extent = t.extent;
+    return iot_locality_classify(&t);
 }
 
 /* ---- insights ---- */

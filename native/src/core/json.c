@@ -142,6 +142,16 @@ static char *parse_string_raw(parser *ps)
             fail(ps, "control character in string");
             break;
         }
+        if (c >= 0x80) { /* a whole UTF-8 sequence, or an error: reports and messages stay valid text */
+            size_t n = iot_utf8_valid_prefix((const unsigned char *)ps->p, (size_t)(ps->end - ps->p));
+            if (n == 0) {
+                fail(ps, "invalid UTF-8 in string");
+                break;
+            }
+            iot_buf_append(&b, (const char *)ps->p, n);
+            ps->p += n;
+            continue;
+        }
         if (c != '\\') {
             iot_buf_append(&b, (const char *)ps->p, 1);
             ps->p++;
@@ -171,8 +181,14 @@ static char *parse_string_raw(parser *ps)
                 ps->p += 2;
                 if (hex4(ps, &lo) < 0)
                     goto out;
-                if (lo >= 0xDC00 && lo < 0xE000)
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                if (lo < 0xDC00 || lo >= 0xE000) {
+                    fail(ps, "\\u escape: a high surrogate without its low half");
+                    goto out;
+                }
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            } else if (cp >= 0xD800 && cp < 0xE000) {
+                fail(ps, "\\u escape: a lone surrogate is not a character");
+                goto out;
             }
             if (cp == 0) {
                 fail(ps, "\\u0000 is not allowed in strings");
@@ -285,6 +301,7 @@ static iot_json *parse_container(parser *ps, int depth, int is_object)
                 fail(ps, "expected a quoted key");
                 break;
             }
+            const char *key_at = ps->p;
             key = parse_string_raw(ps);
             if (!key)
                 break;
@@ -295,6 +312,15 @@ static iot_json *parse_container(parser *ps, int depth, int is_object)
                 break;
             }
             ps->p++;
+            for (size_t i = 0; i < v->count; i++)
+                if (!strcmp(v->keys[i], key)) {
+                    char what[200];
+                    snprintf(what, sizeof what, "key '%.120s' appears twice in this object", key);
+                    free(key);
+                    ps->p = key_at; /* the message points at the repeated key */
+                    fail(ps, what);
+                    goto bad;
+                }
         }
         iot_json *item = parse_value(ps, depth + 1);
         if (!item) {
@@ -318,6 +344,7 @@ static iot_json *parse_container(parser *ps, int depth, int is_object)
         fail(ps, is_object ? "expected ',' or '}'" : "expected ',' or ']'");
         break;
     }
+bad:
     iot_json_free(v);
     return NULL;
 }
@@ -425,6 +452,53 @@ const char *iot_json_type_name(iot_json_type t)
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
+size_t iot_utf8_valid_prefix(const unsigned char *s, size_t len)
+{
+    if (!len)
+        return 0;
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF; /* bounds of the second byte: no overlong forms, surrogates or > U+10FFFF */
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (len < n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+int iot_utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len = strlen(s);
+    while (*p) {
+        size_t n = iot_utf8_valid_prefix(p, len);
+        if (!n)
+            return 0;
+        p += n;
+        len -= n;
+    }
+    return 1;
+}
+
 /* ---- buffer ---- */
 
 void iot_buf_init(iot_buf *b)
@@ -516,7 +590,15 @@ char *iot_buf_take(iot_buf *b)
 void iot_json_quote(iot_buf *b, const char *s)
 {
     iot_buf_append(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const unsigned char *p = (const unsigned char *)s;
+    for (;;) {
+        const unsigned char *run = p; /* printable ASCII needs no escape: copied in one piece */
+        while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+            p++;
+        if (p > run)
+            iot_buf_append(b, (const char *)run, (size_t)(p - run));
+        if (!*p)
+            break;
         switch (*p) {
         case '"': iot_buf_append(b, "\\\"", 2); break;
         case '\\': iot_buf_append(b, "\\\\", 2); break;
@@ -524,11 +606,19 @@ void iot_json_quote(iot_buf *b, const char *s)
         case '\r': iot_buf_append(b, "\\r", 2); break;
         case '\t': iot_buf_append(b, "\\t", 2); break;
         default:
-            if (*p < 0x20)
+            if (*p < 0x20) {
                 iot_buf_printf(b, "\\u%04x", *p);
-            else
-                iot_buf_append(b, (const char *)p, 1);
+            } else {
+                size_t n = iot_utf8_valid_prefix(p, strlen((const char *)p));
+                if (n) {
+                    iot_buf_append(b, (const char *)p, n);
+                    p += n - 1;
+                } else {
+                    iot_buf_append(b, "\xef\xbf\xbd", 3); /* U+FFFD for a byte that is not UTF-8 */
+                }
+            }
         }
+        p++;
     }
     iot_buf_append(b, "\"", 1);
 }
@@ -536,13 +626,35 @@ void iot_json_quote(iot_buf *b, const char *s)
 static void member(iot_buf *b, const char *key)
 {
     int d = b->depth < 64 ? b->depth : 63;
-    if (b->need_comma[d])
-        iot_buf_append(b, ",", 1);
+    int comma = b->need_comma[d];
     b->need_comma[d] = 1;
-    if (key) {
+    if (!key) {
+        if (comma)
+            iot_buf_append(b, ",", 1);
+        return;
+    }
+    size_t n = 0;
+    while (key[n] >= 0x20 && key[n] < 0x7f && key[n] != '"' && key[n] != '\\')
+        n++;
+    if (key[n]) { /* a key that needs escaping */
+        if (comma)
+            iot_buf_append(b, ",", 1);
         iot_json_quote(b, key);
         iot_buf_append(b, ":", 1);
+        return;
     }
+    if (reserve(b, n + 4) < 0) /* ,"key": in one piece */
+        return;
+    char *o = b->data + b->len;
+    if (comma)
+        *o++ = ',';
+    *o++ = '"';
+    memcpy(o, key, n);
+    o += n;
+    *o++ = '"';
+    *o++ = ':';
+    *o = 0;
+    b->len = (size_t)(o - b->data);
 }
 
 static void open_level(iot_buf *b, const char *key, char c)
@@ -578,16 +690,128 @@ void iot_jw_string(iot_buf *b, const char *key, const char *value)
 void iot_jw_int(iot_buf *b, const char *key, int64_t value)
 {
     member(b, key);
-    iot_buf_printf(b, "%lld", (long long)value);
+    char digits[24], *p = digits + sizeof digits; /* no printf: reports can hold many thousands of numbers */
+    uint64_t v = value < 0 ? -(uint64_t)value : (uint64_t)value;
+    do
+        *--p = (char)('0' + v % 10);
+    while (v /= 10);
+    if (value < 0)
+        *--p = '-';
+    iot_buf_append(b, p, (size_t)(digits + sizeof digits - p));
+}
+
+void iot_jw_raw(iot_buf *b, const char *key, const char *json)
+{
+    member(b, key);
+    if (json)
+        iot_buf_puts(b, json);
+    else
+        iot_buf_append(b, "null", 4);
+}
+
+/* digits of m (at least min_digits) at the end of buf; returns their start */
+static char *utoa_end(uint64_t m, char *end, int min_digits)
+{
+    int n = 0;
+    do {
+        *--end = (char)('0' + m % 10);
+        m /= 10;
+        n++;
+    } while (m || n < min_digits);
+    return end;
+}
+
+/* %.9g's scientific form ("2.5e-07", "1.23456789e+12") for 1e-300 < |value| < 1e300. */
+static size_t format_e9(double value, char *out, size_t outlen)
+{
+    double a = fabs(value);
+    if (!(a > 1e-300 && a < 1e300))
+        return (size_t)snprintf(out, outlen, "%.9g", value);
+    int e = (int)floor(log10(a));
+    uint64_t m = (uint64_t)llround(a * pow(10, 8 - e));
+    if (m >= 1000000000ull) {
+        m = (m + 5) / 10;
+        e++;
+    } else if (m < 100000000ull) { /* log10 rounded the wrong way */
+        m = (uint64_t)llround(a * pow(10, 9 - e));
+        e--;
+    }
+    int decimals = 8;
+    while (decimals > 0 && m % 10 == 0) {
+        m /= 10;
+        decimals--;
+    }
+    char digits[24], *d = utoa_end(m, digits + sizeof digits, 1);
+    size_t o = 0;
+    if (value < 0)
+        out[o++] = '-';
+    out[o++] = *d++;
+    if (decimals) {
+        out[o++] = '.';
+        memcpy(out + o, d, (size_t)decimals);
+        o += (size_t)decimals;
+    }
+    out[o++] = 'e';
+    out[o++] = e < 0 ? '-' : '+';
+    char exp[8], *x = utoa_end((uint64_t)(e < 0 ? -e : e), exp + sizeof exp, 2);
+    memcpy(out + o, x, (size_t)(exp + sizeof exp - x));
+    return o + (size_t)(exp + sizeof exp - x);
+}
+
+/* value as printf's "%.9g" writes it, without printf in the common range (a report can hold a hundred
+ * thousand numbers); the last digit may differ from printf's correctly rounded one. */
+static size_t format_g9(double value, char *out, size_t outlen)
+{
+    static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13};
+    double a = fabs(value);
+    if (value == 0) {
+        out[0] = '0';
+        return 1;
+    }
+    if (!(a >= 1e-4 && a < 1e9)) /* printf's scientific notation */
+        return format_e9(value, out, outlen);
+    int e = 0; /* the exponent: 10^e <= a < 10^(e+1) */
+    while (e < 8 && a >= p10[e + 1])
+        e++;
+    while (a < 1 && e > -4 && a < 1 / p10[-e])
+        e--;
+    int decimals = 8 - e;
+    uint64_t m = (uint64_t)llround(a * p10[decimals]);
+    if (m >= 1000000000ull) { /* rounded up into the next decade */
+        m = (m + 5) / 10;
+        if (--decimals < 0)
+            return (size_t)snprintf(out, outlen, "%.9g", value);
+    }
+    while (decimals > 0 && m % 10 == 0) { /* %g drops trailing zeros */
+        m /= 10;
+        decimals--;
+    }
+    char digits[24], *d = utoa_end(m, digits + sizeof digits, decimals + 1);
+    int n = (int)(digits + sizeof digits - d);
+    size_t o = 0;
+    if (value < 0)
+        out[o++] = '-';
+    int whole = n - decimals;
+    memcpy(out + o, d, (size_t)whole);
+    o += (size_t)whole;
+    if (decimals) {
+        out[o++] = '.';
+        memcpy(out + o, d + whole, (size_t)decimals);
+        o += (size_t)decimals;
+    }
+    return o;
 }
 
 void iot_jw_double(iot_buf *b, const char *key, double value)
 {
     member(b, key);
-    if (isfinite(value))
-        iot_buf_printf(b, "%.9g", value);
-    else
+    if (isfinite(value)) {
+        char text[40];
+        size_t n = format_g9(value, text, sizeof text);
+        iot_buf_append(b, text, n < sizeof text ? n : sizeof text - 1);
+    } else {
         iot_buf_append(b, "null", 4);
+    }
 }
 
 void iot_jw_bool(iot_buf *b, const char *key, int value)

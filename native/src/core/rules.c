@@ -386,9 +386,6 @@ static int parse_when(pctx *p, const iot_json *when, rule_case *rc)
                 kind = j;
         if (kind < 0)
             return pfail(p, "unknown condition '%s' (conditions: " COND_LIST ")", k);
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(when->keys[j], k))
-                return pfail(p, "condition '%s' written twice", k);
         if (kind == C_DECIDED) {
             if (v->type != IOT_JSON_OBJECT || v->count == 0)
                 return pfail(p, "condition 'decided': expected an object like {\"hdf5.transfer_mode\": \"independent\"}");
@@ -445,9 +442,13 @@ static int parse_when(pctx *p, const iot_json *when, rule_case *rc)
     return 0;
 }
 
-static int is_lustre_striping(const char *name)
+/* Which Lustre part a "layer.knob" name is (layout and striping replace each other), from the catalogue. */
+static iot_lustre_part lustre_part_of(const char *name)
 {
-    return !strcmp(name, "lustre.stripe_count") || !strcmp(name, "lustre.stripe_size");
+    if (strncmp(name, "lustre.", 7) != 0)
+        return IOT_LUSTRE_NONE;
+    int k = iot_knob_find(IOT_LAYER_LUSTRE, name + 7);
+    return k >= 0 ? iot_catalogue[k].lustre_part : IOT_LUSTRE_NONE;
 }
 
 static int parse_case(pctx *p, const iot_json *v, rule_case *rc)
@@ -483,8 +484,8 @@ static int parse_case(pctx *p, const iot_json *v, rule_case *rc)
         for (int j = 0; j < rc->nset; j++)
             if (!strcmp(rc->set[j].name, it->name))
                 return pfail(p, "set %s written twice", it->name);
-        layout |= !strcmp(it->name, "lustre.layout");
-        striping |= is_lustre_striping(it->name);
+        layout |= lustre_part_of(it->name) == IOT_LUSTRE_LAYOUT;
+        striping |= lustre_part_of(it->name) == IOT_LUSTRE_STRIPING;
         rc->nset++;
     }
     if (layout && striping)
@@ -831,11 +832,12 @@ static void drop_setting(iot_rule_result *res, int i)
  * layout and plain striping replace each other (as in settings documents). */
 static int decide(iot_rule_result *res, const set_item *it, int rule_id)
 {
-    int layout = !strcmp(it->name, "lustre.layout"), striping = is_lustre_striping(it->name);
-    for (int i = res->nsettings - 1; i >= 0; i--)
-        if ((layout && is_lustre_striping(res->settings[i].name)) ||
-            (striping && !strcmp(res->settings[i].name, "lustre.layout")))
+    iot_lustre_part part = lustre_part_of(it->name);
+    for (int i = res->nsettings - 1; i >= 0; i--) {
+        iot_lustre_part other = lustre_part_of(res->settings[i].name);
+        if (part && other && part != other)
             drop_setting(res, i);
+    }
     for (int i = 0; i < res->nsettings; i++)
         if (!strcmp(res->settings[i].name, it->name)) {
             snprintf(res->settings[i].value, sizeof res->settings[i].value, "%s", it->value);

@@ -83,43 +83,6 @@ static int check_bounds(ctx *c, const iot_json *v, const char *where, const iot_
     return 0;
 }
 
-static int valid_cb_config_list(const char *s)
-{
-    /* ROMIO syntax: entries "host[:count]" separated by ','; host may be '*', count may be '*' */
-    if (!*s)
-        return 0;
-    const char *p = s;
-    while (*p) {
-        const char *start = p;
-        while (*p && *p != ',' && *p != ':') {
-            if (isspace((unsigned char)*p))
-                return 0;
-            p++;
-        }
-        if (p == start)
-            return 0;
-        if (*p == ':') {
-            p++;
-            if (*p == '*')
-                p++;
-            else {
-                if (!isdigit((unsigned char)*p))
-                    return 0;
-                while (isdigit((unsigned char)*p))
-                    p++;
-            }
-        }
-        if (*p == ',') {
-            p++;
-            if (!*p)
-                return 0;
-        } else if (*p) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static int choice_match(const char *choices, const char *value, char *canon, size_t canonlen)
 {
     const char *p = choices;
@@ -193,9 +156,8 @@ static int convert_value(ctx *c, const iot_knob *k, const iot_json *v, const cha
     case IOT_TYPE_STRING:
         if (v->type != IOT_JSON_STRING)
             return fail(c, v, where, "expected a string, got %s", iot_json_type_name(v->type));
-        if (!strcmp(k->name, "cb_config_list") && !valid_cb_config_list(v->string))
-            return fail(c, v, where, "'%s' is not a ROMIO cb_config_list (e.g. \"*:2\" or \"node1:1,node2:1\")",
-                        v->string);
+        if (k->validate && !k->validate(v->string))
+            return fail(c, v, where, "'%s' is not %s", v->string, k->syntax);
         snprintf(text, sizeof text, "%s", v->string);
         break;
     case IOT_TYPE_FLOAT: {
@@ -289,9 +251,6 @@ static int parse_layer(ctx *c, iot_group *g, int layer, const iot_json *obj, con
         const char *name = obj->keys[i];
         const iot_json *v = obj->items[i];
         snprintf(where, sizeof where, "%s.%s.%s", gwhere, iot_layer_name((iot_layer)layer), name);
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(obj->keys[j], name))
-                return fail(c, v, where, "written twice");
         iot_setting *s = &g->items[g->count];
         memset(s, 0, sizeof *s);
         s->layer = (iot_layer)layer;
@@ -322,10 +281,15 @@ static int parse_layer(ctx *c, iot_group *g, int layer, const iot_json *obj, con
     return 0;
 }
 
-static int has(const iot_group *g, iot_layer layer, const char *name)
+static iot_lustre_part lustre_part(const iot_setting *s)
+{
+    return s->knob >= 0 ? iot_catalogue[s->knob].lustre_part : IOT_LUSTRE_NONE;
+}
+
+static int has_part(const iot_group *g, iot_lustre_part part)
 {
     for (size_t i = 0; i < g->count; i++)
-        if (g->items[i].layer == layer && !strcmp(g->items[i].name, name))
+        if (lustre_part(&g->items[i]) == part)
             return 1;
     return 0;
 }
@@ -366,8 +330,7 @@ static int parse_group(ctx *c, iot_group *g, const iot_json *obj, const char *wh
         if (l && parse_layer(c, g, layer, l, where) < 0)
             return -1;
     }
-    if (has(g, IOT_LAYER_LUSTRE, "layout") &&
-        (has(g, IOT_LAYER_LUSTRE, "stripe_count") || has(g, IOT_LAYER_LUSTRE, "stripe_size")))
+    if (has_part(g, IOT_LUSTRE_LAYOUT) && has_part(g, IOT_LUSTRE_STRIPING))
         return fail(c, obj, where, "lustre.layout replaces stripe_count and stripe_size: give one or the other");
     return 0;
 }
@@ -444,6 +407,7 @@ iot_settings *iot_settings_parse(const char *text, size_t len, char *err, size_t
                 rc = fail(&c, v, "description", "must be a string");
                 goto done;
             }
+            free(s->description);
             s->description = dupstr(v->string);
         } else if (!strcmp(key, "meta")) {
             if (v->type != IOT_JSON_OBJECT) {
@@ -512,10 +476,8 @@ static int same_knob(const iot_setting *a, const iot_setting *b)
 /* A Lustre layout and plain striping exclude each other: the later wins. */
 static int lustre_conflict(const iot_setting *a, const iot_setting *b)
 {
-    if (a->layer != IOT_LAYER_LUSTRE || b->layer != IOT_LAYER_LUSTRE)
-        return 0;
-    int al = !strcmp(a->name, "layout"), bl = !strcmp(b->name, "layout");
-    return al != bl;
+    iot_lustre_part pa = lustre_part(a), pb = lustre_part(b);
+    return pa && pb && pa != pb;
 }
 
 size_t iot_settings_resolve(const iot_settings *s, const char *path, const char *dataset, int layer,

@@ -36,9 +36,17 @@ static long per_node_limit(const char *list)
     return *end ? -1 : n;
 }
 
+/* The catalogue's entry of a hint, or NULL for a hint it does not describe. */
+static const iot_knob *hint_knob(const char *name)
+{
+    int k = iot_knob_find(IOT_LAYER_MPIIO, name);
+    return k >= 0 ? &iot_catalogue[k] : NULL;
+}
+
 static int is_striping_hint(const char *name)
 {
-    return !strcmp(name, "striping_factor") || !strcmp(name, "striping_unit") || !strcmp(name, "start_iodevice");
+    const iot_knob *k = hint_knob(name);
+    return k ? k->striping_hint : !strcmp(name, "start_iodevice"); /* ROMIO's third, uncatalogued */
 }
 
 iot_status iot_explain_hint(const char *name, const char *requested, const char *effective,
@@ -55,7 +63,7 @@ iot_status iot_explain_hint(const char *name, const char *requested, const char 
                      fs);
             return IOT_STATUS_DROPPED;
         }
-        if (iot_knob_find(IOT_LAYER_MPIIO, name) >= 0) {
+        if (hint_knob(name)) {
             snprintf(reason, reasonlen, "this MPI-IO library does not support it (MPI_File_get_info does not return it)");
             return IOT_STATUS_DROPPED;
         }
@@ -67,14 +75,14 @@ iot_status iot_explain_hint(const char *name, const char *requested, const char 
         return IOT_STATUS_DROPPED;
     }
     if (values_equal(requested, effective)) {
-        if (!strcmp(name, "striping_unit") && !iot_fs_is_lustre(fs) && strcasecmp(fs, "gpfs") != 0)
+        if (is_striping_hint(name) && !iot_fs_is_lustre(fs) && strcasecmp(fs, "gpfs") != 0)
             snprintf(reason, reasonlen,
                      "kept by ROMIO's %s driver, which uses it only to align collective-buffering file domains; "
                      "nothing is striped",
                      fs);
         return IOT_STATUS_APPLIED;
     }
-    if (!strcmp(name, "cb_nodes")) {
+    if (hint_knob(name) && hint_knob(name)->capped_by_nodes) {
         long req = strtol(requested, NULL, 10), eff = strtol(effective, NULL, 10);
         long per_node = per_node_limit(cb_config_list);
         long cap = per_node > 0 && nnodes > 0 ? per_node * nnodes : -1;

@@ -1,5 +1,9 @@
-/* HDF5 interposition: file-access knobs at H5Fcreate/H5Fopen, chunking at
- * H5Dcreate, transfer mode at H5Dwrite/H5Dread; each read back after use. */
+/* HDF5 module: file-access knobs at H5Fcreate/H5Fopen, chunking at
+ * H5Dcreate, transfer mode at H5Dwrite/H5Dread; each read back after use,
+ * and a knob that never got its chance reported as not applicable. Covers
+ * HDF5 1.8-1.10's calls (the 1.6 names H5Dcreate1 and H5Dopen1 included)
+ * and 1.12-1.14's asynchronous and multi-dataset calls, resolved at run time
+ * (iotuner/calls.h). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,123 +13,91 @@
 
 #include <hdf5.h>
 
+#include "iotuner/calls.h"
 #include "iotuner/smart.h"
+#include "module.h"
 #include "pmpi.h"
-#include "rt.h"
+
+IOT_HDF5_CALLS(IOT_DECLARE)
+IOT_HDF5_LATER_CALLS(IOT_DECLARE)
 
 /* H5F_ACC_* macros call into HDF5 (H5check); these are their values. */
 #define ACC_TRUNC 0x0002u
 
 /* ---- HDF5 entry points we call (not interpose), resolved at first use ---- */
 
+/* X(ret, field, params, symbol, required) */
+#define H5_FUNCTIONS(X)                                                                                        \
+    X(herr_t, open, (void), "H5open", 1)                                                                       \
+    X(herr_t, get_libversion, (unsigned *, unsigned *, unsigned *), "H5get_libversion", 0)                     \
+    X(hid_t, Pcreate, (hid_t), "H5Pcreate", 1)                                                                 \
+    X(hid_t, Pcopy, (hid_t), "H5Pcopy", 1)                                                                     \
+    X(herr_t, Pclose, (hid_t), "H5Pclose", 1)                                                                  \
+    X(hid_t, Pget_driver, (hid_t), "H5Pget_driver", 1)                                                         \
+    X(herr_t, Pset_alignment, (hid_t, hsize_t, hsize_t), "H5Pset_alignment", 0)                                \
+    X(herr_t, Pget_alignment, (hid_t, hsize_t *, hsize_t *), "H5Pget_alignment", 0)                            \
+    X(herr_t, Pset_meta_block_size, (hid_t, hsize_t), "H5Pset_meta_block_size", 0)                             \
+    X(herr_t, Pget_meta_block_size, (hid_t, hsize_t *), "H5Pget_meta_block_size", 0)                           \
+    X(herr_t, Pset_sieve_buf_size, (hid_t, size_t), "H5Pset_sieve_buf_size", 0)                                \
+    X(herr_t, Pget_sieve_buf_size, (hid_t, size_t *), "H5Pget_sieve_buf_size", 0)                              \
+    X(herr_t, Pset_small_data_block_size, (hid_t, hsize_t), "H5Pset_small_data_block_size", 0)                 \
+    X(herr_t, Pget_small_data_block_size, (hid_t, hsize_t *), "H5Pget_small_data_block_size", 0)               \
+    X(herr_t, Pset_mdc_config, (hid_t, H5AC_cache_config_t *), "H5Pset_mdc_config", 0)                         \
+    X(herr_t, Pget_mdc_config, (hid_t, H5AC_cache_config_t *), "H5Pget_mdc_config", 0)                         \
+    X(herr_t, Pset_cache, (hid_t, int, size_t, size_t, double), "H5Pset_cache", 0)                             \
+    X(herr_t, Pget_cache, (hid_t, int *, size_t *, size_t *, double *), "H5Pget_cache", 0)                     \
+    X(herr_t, Pset_all_coll_metadata_ops, (hid_t, hbool_t), "H5Pset_all_coll_metadata_ops", 0)                 \
+    X(herr_t, Pget_all_coll_metadata_ops, (hid_t, hbool_t *), "H5Pget_all_coll_metadata_ops", 0)               \
+    X(herr_t, Pset_coll_metadata_write, (hid_t, hbool_t), "H5Pset_coll_metadata_write", 0)                     \
+    X(herr_t, Pget_coll_metadata_write, (hid_t, hbool_t *), "H5Pget_coll_metadata_write", 0)                   \
+    X(herr_t, Pset_dxpl_mpio, (hid_t, H5FD_mpio_xfer_t), "H5Pset_dxpl_mpio", 0)                                \
+    X(herr_t, Pget_dxpl_mpio, (hid_t, H5FD_mpio_xfer_t *), "H5Pget_dxpl_mpio", 0)                              \
+    X(herr_t, Pget_mpio_actual_io_mode, (hid_t, H5D_mpio_actual_io_mode_t *), "H5Pget_mpio_actual_io_mode", 0) \
+    X(herr_t, Pget_mpio_no_collective_cause, (hid_t, uint32_t *, uint32_t *), "H5Pget_mpio_no_collective_cause", 0) \
+    X(herr_t, Pget_fapl_mpio, (hid_t, MPI_Comm *, MPI_Info *), "H5Pget_fapl_mpio", 0)                          \
+    X(herr_t, Pset_chunk, (hid_t, int, const hsize_t *), "H5Pset_chunk", 1)                                    \
+    X(int, Pget_chunk, (hid_t, int, hsize_t *), "H5Pget_chunk", 1)                                             \
+    X(H5D_layout_t, Pget_layout, (hid_t), "H5Pget_layout", 1)                                                  \
+    X(hid_t, Fget_access_plist, (hid_t), "H5Fget_access_plist", 1)                                             \
+    X(hid_t, Dget_create_plist, (hid_t), "H5Dget_create_plist", 1)                                             \
+    X(herr_t, Dget_chunk_storage_size, (hid_t, const hsize_t *, hsize_t *), "H5Dget_chunk_storage_size", 0)    \
+    X(int, Sget_simple_extent_dims, (hid_t, hsize_t *, hsize_t *), "H5Sget_simple_extent_dims", 1)             \
+    X(hssize_t, Sget_select_npoints, (hid_t), "H5Sget_select_npoints", 1)                                      \
+    X(herr_t, Sclose, (hid_t), "H5Sclose", 1)                                                                  \
+    X(hid_t, Dget_space, (hid_t), "H5Dget_space", 1)                                                           \
+    X(size_t, Tget_size, (hid_t), "H5Tget_size", 1)                                                            \
+    X(herr_t, Eget_auto2, (hid_t, H5E_auto2_t *, void **), "H5Eget_auto2", 1)                                  \
+    X(herr_t, Eset_auto2, (hid_t, H5E_auto2_t, void *), "H5Eset_auto2", 1)                                     \
+    X(hid_t, Iget_file_id, (hid_t), "H5Iget_file_id", 1)                                                       \
+    X(ssize_t, Iget_name, (hid_t, char *, size_t), "H5Iget_name", 1)                                           \
+    X(int, Idec_ref, (hid_t), "H5Idec_ref", 1)                                                                 \
+    X(hid_t, FD_mpio_init, (void), "H5FD_mpio_init", 0)                                                        \
+    X(hid_t, FD_sec2_init, (void), "H5FD_sec2_init", 0)
+
 static struct {
-    herr_t (*open)(void);
-    herr_t (*get_libversion)(unsigned *, unsigned *, unsigned *);
-    hid_t (*Pcreate)(hid_t);
-    hid_t (*Pcopy)(hid_t);
-    herr_t (*Pclose)(hid_t);
-    hid_t (*Pget_driver)(hid_t);
-    herr_t (*Pset_alignment)(hid_t, hsize_t, hsize_t);
-    herr_t (*Pget_alignment)(hid_t, hsize_t *, hsize_t *);
-    herr_t (*Pset_meta_block_size)(hid_t, hsize_t);
-    herr_t (*Pget_meta_block_size)(hid_t, hsize_t *);
-    herr_t (*Pset_sieve_buf_size)(hid_t, size_t);
-    herr_t (*Pget_sieve_buf_size)(hid_t, size_t *);
-    herr_t (*Pset_small_data_block_size)(hid_t, hsize_t);
-    herr_t (*Pget_small_data_block_size)(hid_t, hsize_t *);
-    herr_t (*Pset_mdc_config)(hid_t, H5AC_cache_config_t *);
-    herr_t (*Pget_mdc_config)(hid_t, H5AC_cache_config_t *);
-    herr_t (*Pset_cache)(hid_t, int, size_t, size_t, double);
-    herr_t (*Pget_cache)(hid_t, int *, size_t *, size_t *, double *);
-    herr_t (*Pset_all_coll_metadata_ops)(hid_t, hbool_t);
-    herr_t (*Pget_all_coll_metadata_ops)(hid_t, hbool_t *);
-    herr_t (*Pset_coll_metadata_write)(hid_t, hbool_t);
-    herr_t (*Pget_coll_metadata_write)(hid_t, hbool_t *);
-    herr_t (*Pset_dxpl_mpio)(hid_t, H5FD_mpio_xfer_t);
-    herr_t (*Pget_dxpl_mpio)(hid_t, H5FD_mpio_xfer_t *);
-    herr_t (*Pget_mpio_actual_io_mode)(hid_t, H5D_mpio_actual_io_mode_t *);
-    herr_t (*Pget_mpio_no_collective_cause)(hid_t, uint32_t *, uint32_t *);
-    herr_t (*Pget_fapl_mpio)(hid_t, MPI_Comm *, MPI_Info *);
-    herr_t (*Pset_chunk)(hid_t, int, const hsize_t *);
-    int (*Pget_chunk)(hid_t, int, hsize_t *);
-    H5D_layout_t (*Pget_layout)(hid_t);
-    hid_t (*Fget_access_plist)(hid_t);
-    hid_t (*Dget_create_plist)(hid_t);
-    int (*Sget_simple_extent_dims)(hid_t, hsize_t *, hsize_t *);
-    hssize_t (*Sget_select_npoints)(hid_t);
-    herr_t (*Sclose)(hid_t);
-    hid_t (*Dget_space)(hid_t);
-    size_t (*Tget_size)(hid_t);
-    herr_t (*Eget_auto2)(hid_t, H5E_auto2_t *, void **);
-    herr_t (*Eset_auto2)(hid_t, H5E_auto2_t, void *);
-    hid_t (*Iget_file_id)(hid_t);
-    ssize_t (*Iget_name)(hid_t, char *, size_t);
-    int (*Idec_ref)(hid_t);
-    hid_t (*FD_mpio_init)(void);
-    hid_t (*FD_sec2_init)(void);
+#define H5_FIELD(ret, field, params, symbol, required) ret(*field) params;
+    H5_FUNCTIONS(H5_FIELD)
+#undef H5_FIELD
     hid_t *cls_file_access, *cls_dataset_create, *cls_dataset_xfer;
 } H;
 
 static pthread_once_t h5_once = PTHREAD_ONCE_INIT;
 static int h5_ok;
 
-#define H5SYM(field, name) H.field = (__typeof__(H.field))dlsym(RTLD_DEFAULT, name)
-
 static void h5_resolve_once(void)
 {
-    H5SYM(open, "H5open");
-    H5SYM(get_libversion, "H5get_libversion");
-    H5SYM(Pcreate, "H5Pcreate");
-    H5SYM(Pcopy, "H5Pcopy");
-    H5SYM(Pclose, "H5Pclose");
-    H5SYM(Pget_driver, "H5Pget_driver");
-    H5SYM(Pset_alignment, "H5Pset_alignment");
-    H5SYM(Pget_alignment, "H5Pget_alignment");
-    H5SYM(Pset_meta_block_size, "H5Pset_meta_block_size");
-    H5SYM(Pget_meta_block_size, "H5Pget_meta_block_size");
-    H5SYM(Pset_sieve_buf_size, "H5Pset_sieve_buf_size");
-    H5SYM(Pget_sieve_buf_size, "H5Pget_sieve_buf_size");
-    H5SYM(Pset_small_data_block_size, "H5Pset_small_data_block_size");
-    H5SYM(Pget_small_data_block_size, "H5Pget_small_data_block_size");
-    H5SYM(Pset_mdc_config, "H5Pset_mdc_config");
-    H5SYM(Pget_mdc_config, "H5Pget_mdc_config");
-    H5SYM(Pset_cache, "H5Pset_cache");
-    H5SYM(Pget_cache, "H5Pget_cache");
-    H5SYM(Pset_all_coll_metadata_ops, "H5Pset_all_coll_metadata_ops");
-    H5SYM(Pget_all_coll_metadata_ops, "H5Pget_all_coll_metadata_ops");
-    H5SYM(Pset_coll_metadata_write, "H5Pset_coll_metadata_write");
-    H5SYM(Pget_coll_metadata_write, "H5Pget_coll_metadata_write");
-    H5SYM(Pset_dxpl_mpio, "H5Pset_dxpl_mpio");
-    H5SYM(Pget_dxpl_mpio, "H5Pget_dxpl_mpio");
-    H5SYM(Pget_mpio_actual_io_mode, "H5Pget_mpio_actual_io_mode");
-    H5SYM(Pget_mpio_no_collective_cause, "H5Pget_mpio_no_collective_cause");
-    H5SYM(Pget_fapl_mpio, "H5Pget_fapl_mpio");
-    H5SYM(Pset_chunk, "H5Pset_chunk");
-    H5SYM(Pget_chunk, "H5Pget_chunk");
-    H5SYM(Pget_layout, "H5Pget_layout");
-    H5SYM(Fget_access_plist, "H5Fget_access_plist");
-    H5SYM(Dget_create_plist, "H5Dget_create_plist");
-    H5SYM(Sget_simple_extent_dims, "H5Sget_simple_extent_dims");
-    H5SYM(Sget_select_npoints, "H5Sget_select_npoints");
-    H5SYM(Sclose, "H5Sclose");
-    H5SYM(Dget_space, "H5Dget_space");
-    H5SYM(Tget_size, "H5Tget_size");
-    H5SYM(Eget_auto2, "H5Eget_auto2");
-    H5SYM(Eset_auto2, "H5Eset_auto2");
-    H5SYM(Iget_file_id, "H5Iget_file_id");
-    H5SYM(Iget_name, "H5Iget_name");
-    H5SYM(Idec_ref, "H5Idec_ref");
-    H5SYM(FD_mpio_init, "H5FD_mpio_init");
-    H5SYM(FD_sec2_init, "H5FD_sec2_init");
-    H5SYM(cls_file_access, "H5P_CLS_FILE_ACCESS_ID_g");
-    H5SYM(cls_dataset_create, "H5P_CLS_DATASET_CREATE_ID_g");
-    H5SYM(cls_dataset_xfer, "H5P_CLS_DATASET_XFER_ID_g");
+    h5_ok = 1;
     /* the serial-only and parallel-only entries may be missing; the core set may not */
-    h5_ok = H.open && H.Pcreate && H.Pcopy && H.Pclose && H.Pget_driver && H.Fget_access_plist && H.Eget_auto2 &&
-            H.Eset_auto2 && H.Iget_file_id && H.Idec_ref && H.Iget_name && H.cls_file_access &&
-            H.cls_dataset_create && H.cls_dataset_xfer && H.Pset_chunk && H.Pget_chunk && H.Pget_layout &&
-            H.Dget_create_plist && H.Sget_simple_extent_dims && H.Sget_select_npoints && H.Sclose &&
-            H.Dget_space && H.Tget_size;
+#define H5_RESOLVE(ret, field, params, symbol, required)                                                      \
+    H.field = (ret(*) params)dlsym(RTLD_DEFAULT, symbol);                                                    \
+    if ((required) && !H.field)                                                                              \
+        h5_ok = 0;
+    H5_FUNCTIONS(H5_RESOLVE)
+#undef H5_RESOLVE
+    H.cls_file_access = dlsym(RTLD_DEFAULT, "H5P_CLS_FILE_ACCESS_ID_g");
+    H.cls_dataset_create = dlsym(RTLD_DEFAULT, "H5P_CLS_DATASET_CREATE_ID_g");
+    H.cls_dataset_xfer = dlsym(RTLD_DEFAULT, "H5P_CLS_DATASET_XFER_ID_g");
+    h5_ok = h5_ok && H.cls_file_access && H.cls_dataset_create && H.cls_dataset_xfer;
     if (h5_ok) {
         H.open();
         unsigned maj = 0, min = 0, rel = 0;
@@ -139,11 +111,6 @@ static int h5_resolve(void)
 {
     pthread_once(&h5_once, h5_resolve_once);
     return h5_ok;
-}
-
-const char *iot_hdf5_version(void)
-{
-    return iot_g.hdf5_library;
 }
 
 /* HDF5 prints its error stack by default; our own property calls stay quiet. */
@@ -165,10 +132,9 @@ static void quiet_end(quiet_t q)
     H.Eset_auto2(H5E_DEFAULT, q.func, q.data);
 }
 
-/* ---- file-access appliers: one per knob ---- */
+/* ---- file-access appliers: one per knob (IOR's aiori style: a table, indexed by the knob's id) ---- */
 
 typedef struct {
-    const char *name;
     int (*apply)(hid_t fapl, const iot_setting *s);
     int (*readback)(hid_t fapl, char *out, size_t outlen);
 } fapl_applier;
@@ -312,39 +278,33 @@ static int get_coll_writes(hid_t p, char *o, size_t n)
     return 0;
 }
 
-static const fapl_applier fapl_appliers[] = {
-    {"alignment", set_alignment, get_alignment},
-    {"meta_block_size", set_meta_block, get_meta_block},
-    {"sieve_buf_size", set_sieve, get_sieve},
-    {"small_data_block_size", set_small_data, get_small_data},
-    {"mdc_initial_size", set_mdc_initial, get_mdc_initial},
-    {"chunk_cache_nslots", set_cc_nslots, get_cc_nslots},
-    {"chunk_cache_nbytes", set_cc_nbytes, get_cc_nbytes},
-    {"chunk_cache_w0", set_cc_w0, get_cc_w0},
-    {"coll_metadata_reads", set_coll_reads, get_coll_reads},
-    {"coll_metadata_writes", set_coll_writes, get_coll_writes},
+static const fapl_applier fapl_appliers[IOT_KNOBS] = {
+    [IOT_KNOB_ALIGNMENT] = {set_alignment, get_alignment},
+    [IOT_KNOB_META_BLOCK_SIZE] = {set_meta_block, get_meta_block},
+    [IOT_KNOB_SIEVE_BUF_SIZE] = {set_sieve, get_sieve},
+    [IOT_KNOB_SMALL_DATA_BLOCK_SIZE] = {set_small_data, get_small_data},
+    [IOT_KNOB_MDC_INITIAL_SIZE] = {set_mdc_initial, get_mdc_initial},
+    [IOT_KNOB_CHUNK_CACHE_NSLOTS] = {set_cc_nslots, get_cc_nslots},
+    [IOT_KNOB_CHUNK_CACHE_NBYTES] = {set_cc_nbytes, get_cc_nbytes},
+    [IOT_KNOB_CHUNK_CACHE_W0] = {set_cc_w0, get_cc_w0},
+    [IOT_KNOB_COLL_METADATA_READS] = {set_coll_reads, get_coll_reads},
+    [IOT_KNOB_COLL_METADATA_WRITES] = {set_coll_writes, get_coll_writes},
 };
-#define N_FAPL (sizeof fapl_appliers / sizeof fapl_appliers[0])
 
-static const fapl_applier *find_fapl_applier(const char *name)
-{
-    for (size_t i = 0; i < N_FAPL; i++)
-        if (!strcmp(fapl_appliers[i].name, name))
-            return &fapl_appliers[i];
-    return NULL;
-}
-
-/* Knobs this runtime can apply, as "layer.name" (compared with the catalogue by a test). */
+/* Knobs this runtime can apply, as "layer.name" (compared with the catalogue by a test): the HDF5 file-access
+ * appliers, the knobs applied at other points (chunking, transfer, Lustre layouts), and every MPI-IO hint. */
 IOT_EXPORT const char *iotuner_runtime_knobs(void)
 {
     static char list[2048];
     if (!list[0]) {
-        size_t pos = 0;
-        for (size_t i = 0; i < N_FAPL; i++)
-            pos += (size_t)snprintf(list + pos, sizeof list - pos, "hdf5.%s,", fapl_appliers[i].name);
-        pos += (size_t)snprintf(list + pos, sizeof list - pos,
-                                "hdf5.transfer_mode,hdf5.chunk_dims,hdf5.chunk_bytes,mpiio.*,lustre.stripe_count,"
-                                "lustre.stripe_size,lustre.layout");
+        size_t pos = (size_t)snprintf(list, sizeof list, "mpiio.*");
+        for (int k = 0; k < IOT_KNOBS; k++) {
+            const iot_knob *kn = &iot_catalogue[k];
+            int applied = kn->apply == IOT_APPLY_FILE_ACCESS ? fapl_appliers[k].apply != NULL
+                                                              : kn->layer != IOT_LAYER_MPIIO;
+            if (applied && pos < sizeof list)
+                pos += (size_t)snprintf(list + pos, sizeof list - pos, ",%s.%s", iot_layer_name(kn->layer), kn->name);
+        }
     }
     return list;
 }
@@ -363,7 +323,7 @@ static dset_rec *dset_table[DSET_BUCKETS];
 static pthread_mutex_t dset_lock = PTHREAD_MUTEX_INITIALIZER;
 static hid_t xfer_plists[2] = {-1, -1}; /* ours, replacing H5P_DEFAULT: independent, collective */
 
-static unsigned dset_bucket(hid_t id)
+static unsigned id_bucket(hid_t id)
 {
     return (unsigned)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 54) % DSET_BUCKETS;
 }
@@ -376,7 +336,7 @@ static void dset_put(hid_t id, iot_phase *ph, int xfer)
     r->id = id;
     r->ph = ph;
     r->xfer = xfer;
-    unsigned b = dset_bucket(id);
+    unsigned b = id_bucket(id);
     pthread_mutex_lock(&dset_lock);
     r->next = dset_table[b];
     dset_table[b] = r;
@@ -389,6 +349,7 @@ static IOT_TLS hid_t cached_id = -1;
 static IOT_TLS iot_phase *cached_ph;
 static IOT_TLS int cached_xfer;
 
+/* 1: this thread's last dataset; 2: found in the table (this thread's first call on it); 0: not tracked. */
 static inline int dset_get(hid_t id, iot_phase **ph, int *xfer)
 {
     if (id == cached_id) {
@@ -396,7 +357,7 @@ static inline int dset_get(hid_t id, iot_phase **ph, int *xfer)
         *xfer = cached_xfer;
         return 1;
     }
-    unsigned b = dset_bucket(id);
+    unsigned b = id_bucket(id);
     int found = 0;
     pthread_mutex_lock(&dset_lock);
     for (dset_rec *r = dset_table[b]; r; r = r->next)
@@ -412,14 +373,14 @@ static inline int dset_get(hid_t id, iot_phase **ph, int *xfer)
         cached_ph = *ph;
         cached_xfer = *xfer;
     }
-    return found;
+    return found ? 2 : 0;
 }
 
 static void dset_drop(hid_t id)
 {
     if (id == cached_id)
         cached_id = -1;
-    unsigned b = dset_bucket(id);
+    unsigned b = id_bucket(id);
     pthread_mutex_lock(&dset_lock);
     for (dset_rec **p = &dset_table[b]; *p; p = &(*p)->next)
         if ((*p)->id == id) {
@@ -431,26 +392,44 @@ static void dset_drop(hid_t id)
     pthread_mutex_unlock(&dset_lock);
 }
 
+/* File ids made by H5Freopen: more identifiers of an open phase. */
+typedef struct alias {
+    hid_t id;
+    iot_phase *ph;
+    struct alias *next;
+} alias;
+static alias *aliases;
+
+static iot_phase *phase_of_file(hid_t fid, int drop)
+{
+    iot_phase *ph = iot_phase_find_handle(IOT_KIND_HDF5, fid);
+    pthread_mutex_lock(&dset_lock);
+    for (alias **p = &aliases; *p && !ph; p = &(*p)->next)
+        if ((*p)->id == fid) {
+            alias *a = *p;
+            ph = a->ph;
+            if (drop) {
+                *p = a->next;
+                free(a);
+            }
+            break;
+        }
+    pthread_mutex_unlock(&dset_lock);
+    return ph;
+}
+
 /* The file phase an object belongs to. */
 static iot_phase *phase_of_object(hid_t obj)
 {
     hid_t fid = H.Iget_file_id(obj);
     if (fid < 0)
         return NULL;
-    iot_phase *ph = iot_phase_find_handle(IOT_KIND_HDF5, fid);
+    iot_phase *ph = phase_of_file(fid, 0);
     H.Idec_ref(fid);
     return ph;
 }
 
-static const iot_setting *find_setting(const iot_setting **list, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(list[i]->name, name))
-            return list[i];
-    return NULL;
-}
-
-static int is_mpio(iot_phase *ph)
+static int is_mpio(const iot_phase *ph)
 {
     return ph && !strcmp(ph->driver, "mpio");
 }
@@ -461,13 +440,13 @@ static int requested_xfer(iot_phase *ph, const char *dataset)
         return 0;
     const iot_setting *s[64];
     size_t n = iot_resolve(ph, dataset, IOT_LAYER_HDF5, s, 64);
-    const iot_setting *t = find_setting(s, n, "transfer_mode");
+    const iot_setting *t = iot_setting_of(s, n, IOT_KNOB_TRANSFER_MODE);
     if (!t)
         return 0;
     if (!is_mpio(ph)) {
         char why[160];
         snprintf(why, sizeof why, "the file uses HDF5's %s driver: there is no collective transfer", ph->driver);
-        iot_phase_check(ph, "hdf5", "transfer_mode", NULL, t->text, NULL, IOT_STATUS_NOT_APPLICABLE, why);
+        iot_phase_check(ph, "hdf5", t->name, NULL, t->text, NULL, IOT_STATUS_NOT_APPLICABLE, why);
         return 0;
     }
     return (!strcmp(t->text, "collective") ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT) + 1;
@@ -534,38 +513,14 @@ static void lustre_for_file(iot_phase *ph, hid_t fapl, unsigned flags, int creat
     }
 }
 
-typedef hid_t (*fcreate_fn)(const char *, unsigned, hid_t, hid_t);
-typedef hid_t (*fopen_fn)(const char *, unsigned, hid_t);
-
-static hid_t file_phase(const char *name, unsigned flags, hid_t fcpl, hid_t fapl, fcreate_fn create_fn,
-                        fopen_fn open_fn)
+/* Requested file-access knobs set on a copy of the application's list (*mine), the ones set into applied. */
+static size_t apply_fapl(iot_phase *ph, hid_t fapl, hid_t *mine, const iot_setting **applied)
 {
-    int create = create_fn != NULL;
-#define CALL_REAL(plist) (create ? create_fn(name, flags, fcpl, (plist)) : open_fn(name, flags, (plist)))
-    if (!h5_resolve() || !name)
-        return CALL_REAL(fapl);
-    iot_g.used_hdf5 = 1;
-    if (!iot_g.mpi_initialized && !iot_g.warned)
-        iot_g.rank = iot_mpi_world_rank();
-    iot_warn_settings_once();
-    iot_phase *ph = iot_phase_begin(IOT_KIND_HDF5, name, create);
-    if (!ph)
-        return CALL_REAL(fapl);
-
-    iot_internal++;
-    quiet_t q = quiet_begin();
-    snprintf(ph->driver, sizeof ph->driver, "%s", driver_name(fapl));
-    if (iot_smart_on) { /* before the settings are resolved: a recurring phase gets what smart mode decided */
-        int64_t sig[2] = {(int64_t)iot_identity(ph->path, NULL, 0), (int64_t)flags};
-        iot_smart_phase_begin(ph, create ? IOT_SIG_H5FCREATE : IOT_SIG_H5FOPEN, sig, 2, file_comm(ph, fapl));
-    }
     char why_not_mpio[160];
     snprintf(why_not_mpio, sizeof why_not_mpio, "the file uses HDF5's %s driver, not MPI-IO", ph->driver);
     const iot_setting *s[64];
-    size_t n = iot_resolve(ph, NULL, IOT_LAYER_HDF5, s, 64);
-    hid_t mine = -1;
-    const iot_setting *applied[64];
-    size_t napplied = 0;
+    size_t n = iot_resolve(ph, NULL, IOT_LAYER_HDF5, s, 64), napplied = 0;
+    *mine = -1;
     for (size_t i = 0; i < n; i++) {
         const iot_knob *k = &iot_catalogue[s[i]->knob];
         if (k->apply != IOT_APPLY_FILE_ACCESS)
@@ -574,18 +529,110 @@ static hid_t file_phase(const char *name, unsigned flags, hid_t fcpl, hid_t fapl
             iot_phase_check(ph, "hdf5", s[i]->name, NULL, s[i]->text, NULL, IOT_STATUS_NOT_APPLICABLE, why_not_mpio);
             continue;
         }
-        const fapl_applier *a = find_fapl_applier(s[i]->name);
-        if (mine < 0)
-            mine = fapl == H5P_DEFAULT ? H.Pcreate(*H.cls_file_access) : H.Pcopy(fapl);
-        if (!a || mine < 0 || a->apply(mine, s[i]) < 0) {
+        const fapl_applier *a = &fapl_appliers[s[i]->knob];
+        if (*mine < 0)
+            *mine = fapl == H5P_DEFAULT ? H.Pcreate(*H.cls_file_access) : H.Pcopy(fapl);
+        if (!a->apply || *mine < 0 || a->apply(*mine, s[i]) < 0) {
             iot_phase_check(ph, "hdf5", s[i]->name, NULL, s[i]->text, NULL, IOT_STATUS_FAILED,
-                            a ? "HDF5 refused the value" : "this HDF5 lacks the call to set it");
+                            a->apply ? "HDF5 refused the value" : "this HDF5 lacks the call to set it");
             continue;
         }
         applied[napplied++] = s[i];
     }
     if (!is_mpio(ph))
         not_applicable_layer(ph, IOT_LAYER_MPIIO, why_not_mpio);
+    return napplied;
+}
+
+static void verify_fapl(iot_phase *ph, hid_t fid, const iot_setting **applied, size_t napplied)
+{
+    hid_t acc = H.Fget_access_plist(fid);
+    for (size_t i = 0; i < napplied; i++) {
+        char eff[160] = "";
+        const fapl_applier *a = &fapl_appliers[applied[i]->knob];
+        int got = acc >= 0 && a->readback && a->readback(acc, eff, sizeof eff) == 0;
+        int same = got && !strcmp(eff, applied[i]->text);
+        char why[200] = "";
+        if (!got)
+            snprintf(why, sizeof why, "set; not read back: this HDF5 cannot report it on the open file");
+        else if (!same)
+            snprintf(why, sizeof why, "HDF5 reports %s on the open file", eff);
+        iot_phase_check(ph, "hdf5", applied[i]->name, NULL, applied[i]->text, got ? eff : NULL,
+                        same || !got ? IOT_STATUS_APPLIED : IOT_STATUS_CHANGED, why);
+    }
+    if (acc >= 0)
+        H.Pclose(acc);
+}
+
+/* What the application itself asked for, before iotuner changed anything: its file-access list's value of
+ * every knob this runtime applies there (a user comparing with "the library's default" needs it). */
+static void record_application_fapl(iot_phase *ph, hid_t fapl)
+{
+    hid_t probe = fapl == H5P_DEFAULT ? H.Pcreate(*H.cls_file_access) : fapl;
+    if (probe < 0)
+        return;
+    for (int k = 0; k < IOT_KNOBS; k++) {
+        char v[160];
+        if (fapl_appliers[k].readback && fapl_appliers[k].readback(probe, v, sizeof v) == 0)
+            iot_phase_app_setting(ph, IOT_LAYER_HDF5, iot_catalogue[k].name, v);
+    }
+    if (fapl == H5P_DEFAULT)
+        H.Pclose(probe);
+}
+
+typedef hid_t (*fcreate_fn)(const char *, unsigned, hid_t, hid_t);
+typedef hid_t (*fopen_fn)(const char *, unsigned, hid_t);
+/* The call that opens the file: H5Fcreate / H5Fopen or their asynchronous forms. */
+typedef struct {
+    fcreate_fn create;
+    fopen_fn open;
+    hid_t (*create_async)(const char *, const char *, unsigned, const char *, unsigned, hid_t, hid_t, hid_t);
+    hid_t (*open_async)(const char *, const char *, unsigned, const char *, unsigned, hid_t, hid_t);
+    const char *app_file, *app_func;
+    unsigned app_line;
+    hid_t es;
+} file_call;
+
+static hid_t call_file(const file_call *c, const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
+{
+    if (c->create)
+        return c->create(name, flags, fcpl, fapl);
+    if (c->open)
+        return c->open(name, flags, fapl);
+    if (c->create_async)
+        return c->create_async(c->app_file, c->app_func, c->app_line, name, flags, fcpl, fapl, c->es);
+    return c->open_async(c->app_file, c->app_func, c->app_line, name, flags, fapl, c->es);
+}
+
+static hid_t file_phase(const file_call *c, const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
+{
+    int create = c->create || c->create_async;
+    if (!h5_resolve() || !name)
+        return call_file(c, name, flags, fcpl, fapl);
+    iot_g.used_hdf5 = 1;
+    if (!iot_g.mpi_initialized && !iot_g.warned)
+        iot_g.rank = iot_mpi_world_rank();
+    iot_warn_settings_once();
+    iot_phase *ph = iot_phase_begin(IOT_KIND_HDF5, name, create);
+    if (!ph)
+        return call_file(c, name, flags, fcpl, fapl);
+
+    iot_internal++;
+    quiet_t q = quiet_begin();
+    snprintf(ph->driver, sizeof ph->driver, "%s", driver_name(fapl));
+    record_application_fapl(ph, fapl);
+    if (iot_smart_on) { /* before the settings are resolved: a recurring phase gets what smart mode decided */
+        MPI_Comm comm = file_comm(ph, fapl);
+        uint64_t group;
+        int size, rank;
+        iot_comm_group(comm, &group, &size, &rank);
+        iot_phase_set_group(ph, group, size, rank); /* smart mode keys its identities as the report does */
+        int64_t sig[2] = {(int64_t)iot_identity(ph->path, NULL, 0), (int64_t)flags};
+        iot_smart_phase_begin(ph, create ? IOT_SIG_H5FCREATE : IOT_SIG_H5FOPEN, sig, 2, comm);
+    }
+    hid_t mine;
+    const iot_setting *applied[64];
+    size_t napplied = apply_fapl(ph, fapl, &mine, applied);
     lustre_for_file(ph, mine >= 0 ? mine : fapl, flags, create);
     quiet_end(q);
     iot_internal--;
@@ -595,7 +642,7 @@ static hid_t file_phase(const char *name, unsigned flags, hid_t fcpl, hid_t fapl
     if (mine >= 0)
         attempt = quiet_begin();
     iot_h5_opening = ph;
-    hid_t fid = CALL_REAL(mine >= 0 ? mine : fapl);
+    hid_t fid = call_file(c, name, flags, fcpl, mine >= 0 ? mine : fapl);
     iot_h5_opening = NULL;
     if (mine >= 0)
         quiet_end(attempt);
@@ -607,33 +654,21 @@ static hid_t file_phase(const char *name, unsigned flags, hid_t fcpl, hid_t fapl
         quiet_end(q);
         iot_internal--; /* the retry's I/O is the application's: track it */
         iot_h5_opening = ph;
-        fid = CALL_REAL(fapl);
+        fid = call_file(c, name, flags, fcpl, fapl);
         iot_h5_opening = NULL;
         iot_internal++;
         q = quiet_begin();
         for (size_t i = 0; i < napplied; i++)
             iot_phase_check(ph, "hdf5", applied[i]->name, NULL, applied[i]->text, NULL, IOT_STATUS_FAILED,
                             "the file could not be opened with these settings; opened with the application's own");
-        if (fid >= 0)
-            iot_warn("%s failed with the requested HDF5 settings on %s; reopened without them",
-                     create ? "H5Fcreate" : "H5Fopen", ph->path);
-    } else if (fid >= 0 && napplied) {
-        hid_t acc = H.Fget_access_plist(fid);
-        for (size_t i = 0; i < napplied; i++) {
-            char eff[160] = "";
-            const fapl_applier *a = find_fapl_applier(applied[i]->name);
-            int got = acc >= 0 && a->readback(acc, eff, sizeof eff) == 0;
-            int same = got && !strcmp(eff, applied[i]->text);
-            char why[200] = "";
-            if (!got)
-                snprintf(why, sizeof why, "could not be read back from the open file");
-            else if (!same)
-                snprintf(why, sizeof why, "HDF5 reports %s on the open file", eff);
-            iot_phase_check(ph, "hdf5", applied[i]->name, NULL, applied[i]->text, got ? eff : NULL,
-                            same ? IOT_STATUS_APPLIED : IOT_STATUS_CHANGED, why);
+        if (fid >= 0) {
+            static int warned;
+            ph->retried = 1;
+            iot_warn_once(&warned, "%s failed with the requested HDF5 settings on %s; opened with the "
+                          "application's own", create ? "H5Fcreate" : "H5Fopen", ph->path);
         }
-        if (acc >= 0)
-            H.Pclose(acc);
+    } else if (fid >= 0 && napplied) {
+        verify_fapl(ph, fid, applied, napplied);
     }
     if (mine >= 0)
         H.Pclose(mine);
@@ -644,10 +679,9 @@ static hid_t file_phase(const char *name, unsigned flags, hid_t fcpl, hid_t fapl
         iot_smart_phase_drop(ph);
         iot_phase_abort(ph);
     } else {
-        ph->handle = fid;
+        iot_phase_set_handle(ph, fid);
     }
     return fid;
-#undef CALL_REAL
 }
 
 IOT_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
@@ -656,7 +690,8 @@ IOT_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t f
     IOT_REAL(real, "H5Fcreate");
     if (!iot_active())
         return real(name, flags, fcpl, fapl);
-    return file_phase(name, flags, fcpl, fapl, real, NULL);
+    file_call c = {.create = real};
+    return file_phase(&c, name, flags, fcpl, fapl);
 }
 
 IOT_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
@@ -665,21 +700,76 @@ IOT_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
     IOT_REAL(real, "H5Fopen");
     if (!iot_active())
         return real(name, flags, fapl);
-    return file_phase(name, flags, H5P_DEFAULT, fapl, NULL, real);
+    file_call c = {.open = real};
+    return file_phase(&c, name, flags, H5P_DEFAULT, fapl);
+}
+
+/* One more identifier of an open file: the phase lasts until the last one is closed. */
+IOT_EXPORT hid_t H5Freopen(hid_t fid)
+{
+    static hid_t (*real)(hid_t);
+    IOT_REAL(real, "H5Freopen");
+    hid_t nid = real(fid);
+    iot_phase *ph = nid >= 0 && iot_active() ? phase_of_file(fid, 0) : NULL;
+    alias *a = ph ? malloc(sizeof *a) : NULL;
+    if (a) {
+        a->id = nid;
+        a->ph = ph;
+        pthread_mutex_lock(&dset_lock);
+        a->next = aliases;
+        aliases = a;
+        ph->handles++;
+        pthread_mutex_unlock(&dset_lock);
+    }
+    return nid;
+}
+
+/* Dataset-level knobs requested for the file that no dataset call gave a chance: not applicable, with why. */
+static void unused_knobs(iot_phase *ph)
+{
+    const iot_setting *s[64];
+    size_t n = iot_resolve(ph, NULL, IOT_LAYER_HDF5, s, 64);
+    for (size_t i = 0; i < n; i++) {
+        const iot_knob *k = &iot_catalogue[s[i]->knob];
+        if (k->apply == IOT_APPLY_FILE_ACCESS || iot_phase_has_check(ph, "hdf5", s[i]->name))
+            continue;
+        const char *why = k->apply == IOT_APPLY_TRANSFER
+                              ? "the phase made no H5Dwrite / H5Dread"
+                              : "the phase created no dataset";
+        iot_phase_check(ph, "hdf5", s[i]->name, NULL, s[i]->text, NULL, IOT_STATUS_NOT_APPLICABLE, why);
+    }
+}
+
+/* Before the file's last identifier closes: 1 when this close ends the phase. */
+static iot_phase *closing(hid_t fid)
+{
+    iot_phase *ph = iot_active() ? phase_of_file(fid, 1) : NULL;
+    if (!ph)
+        return NULL;
+    if (--ph->handles > 0)
+        return NULL;
+    iot_smart_call(ph, IOT_SIG_H5FCLOSE, NULL, 0, -1);
+    iot_internal++;
+    unused_knobs(ph);
+    iot_internal--;
+    return ph;
+}
+
+static void closed(iot_phase *ph)
+{
+    if (!ph)
+        return;
+    iot_phase_end(ph);
+    iot_smart_phase_end(ph);
 }
 
 IOT_EXPORT herr_t H5Fclose(hid_t fid)
 {
     static herr_t (*real)(hid_t);
     IOT_REAL(real, "H5Fclose");
-    iot_phase *ph = iot_active() ? iot_phase_find_handle(IOT_KIND_HDF5, fid) : NULL;
-    if (ph)
-        iot_smart_call(ph, IOT_SIG_H5FCLOSE, NULL, 0, -1);
+    iot_phase *ph = closing(fid);
     herr_t rc = real(fid);
-    if (ph) {
-        iot_phase_end(ph);
-        iot_smart_phase_end(ph);
-    }
+    closed(ph);
     return rc;
 }
 
@@ -687,7 +777,7 @@ IOT_EXPORT herr_t H5Fclose(hid_t fid)
 
 static void object_name(hid_t loc, const char *name, char *out, size_t outlen)
 {
-    if (name[0] == '/') {
+    if (name && name[0] == '/') {
         snprintf(out, outlen, "%s", name);
         return;
     }
@@ -695,7 +785,7 @@ static void object_name(hid_t loc, const char *name, char *out, size_t outlen)
     if (H.Iget_name(loc, base, sizeof base) < 0)
         base[0] = 0;
     size_t n = strlen(base);
-    snprintf(out, outlen, "%s%s%s", base, n && base[n - 1] == '/' ? "" : "/", name);
+    snprintf(out, outlen, "%s%s%s", base, n && base[n - 1] == '/' ? "" : "/", name ? name : "(anonymous)");
 }
 
 static void dims_text(const hsize_t *d, int rank, char *out, size_t outlen)
@@ -704,11 +794,6 @@ static void dims_text(const hsize_t *d, int rank, char *out, size_t outlen)
     out[0] = 0;
     for (int i = 0; i < rank && pos < outlen; i++)
         pos += (size_t)snprintf(out + pos, outlen - pos, "%s%llu", i ? "," : "", (unsigned long long)d[i]);
-}
-
-static int is_chunk_bytes(const iot_setting *chunk)
-{
-    return !strcmp(chunk->name, "chunk_bytes");
 }
 
 /* A dataset-creation list with the requested chunking (chunk_dims, or
@@ -729,7 +814,7 @@ static hid_t chunked_dcpl(hid_t dcpl, hid_t space, const iot_setting *chunk, siz
         snprintf(why, whylen, "a virtual dataset has no chunks of its own");
         return -1;
     }
-    if (is_chunk_bytes(chunk)) {
+    if (chunk->knob == IOT_KNOB_CHUNK_BYTES) {
         uint64_t d[H5S_MAX_RANK], m[H5S_MAX_RANK], c[H5S_MAX_RANK];
         for (int i = 0; i < rank; i++) {
             d[i] = dims[i];
@@ -778,7 +863,7 @@ static void verify_chunking(iot_phase *ph, hid_t did, const char *dname, const i
     if (!ok) {
         st = IOT_STATUS_DROPPED;
         snprintf(why, sizeof why, "the dataset is not chunked after creation");
-    } else if (is_chunk_bytes(chunk)) { /* effective: "bytes (dims)" */
+    } else if (chunk->knob == IOT_KNOB_CHUNK_BYTES) { /* effective: "bytes (dims)" */
         uint64_t g[H5S_MAX_RANK], bytes = elem;
         int same = 1;
         for (int i = 0; i < rank; i++) {
@@ -806,15 +891,34 @@ static void verify_chunking(iot_phase *ph, hid_t did, const char *dname, const i
     iot_phase_check(ph, "hdf5", chunk->name, dname, chunk->text, ok ? eff : NULL, st, why);
 }
 
-typedef hid_t (*dcreate2_fn)(hid_t, const char *, hid_t, hid_t, hid_t, hid_t, hid_t);
-typedef hid_t (*dcreate1_fn)(hid_t, const char *, hid_t, hid_t, hid_t);
+/* The call that creates a dataset, in any of its forms. */
+typedef struct {
+    hid_t (*v2)(hid_t, const char *, hid_t, hid_t, hid_t, hid_t, hid_t);
+    hid_t (*v1)(hid_t, const char *, hid_t, hid_t, hid_t);
+    hid_t (*anon)(hid_t, hid_t, hid_t, hid_t, hid_t);
+    hid_t (*async)(const char *, const char *, unsigned, hid_t, const char *, hid_t, hid_t, hid_t, hid_t, hid_t, hid_t);
+    const char *app_file, *app_func;
+    unsigned app_line;
+    hid_t es;
+} dcreate_call;
 
-static hid_t dataset_create(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl,
-                            hid_t dapl, dcreate2_fn c2, dcreate1_fn c1)
+static hid_t call_dcreate(const dcreate_call *c, hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
+                          hid_t dcpl, hid_t dapl)
 {
-#define CREATE(plist) (c2 ? c2(loc, name, type, space, lcpl, (plist), dapl) : c1(loc, name, type, space, (plist)))
-    if (!h5_resolve() || !name)
-        return CREATE(dcpl);
+    if (c->v2)
+        return c->v2(loc, name, type, space, lcpl, dcpl, dapl);
+    if (c->v1)
+        return c->v1(loc, name, type, space, dcpl);
+    if (c->anon)
+        return c->anon(loc, type, space, dcpl, dapl);
+    return c->async(c->app_file, c->app_func, c->app_line, loc, name, type, space, lcpl, dcpl, dapl, c->es);
+}
+
+static hid_t dataset_create(const dcreate_call *c, hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
+                            hid_t dcpl, hid_t dapl)
+{
+    if (!h5_resolve())
+        return call_dcreate(c, loc, name, type, space, lcpl, dcpl, dapl);
     iot_internal++;
     quiet_t q = quiet_begin();
     iot_phase *ph = phase_of_object(loc);
@@ -835,9 +939,10 @@ static hid_t dataset_create(hid_t loc, const char *name, hid_t type, hid_t space
     if (ph) {
         const iot_setting *s[64];
         size_t n = iot_resolve(ph, dname, IOT_LAYER_HDF5, s, 64);
-        const iot_setting *dims = find_setting(s, n, "chunk_dims"), *bytes = find_setting(s, n, "chunk_bytes");
+        const iot_setting *dims = iot_setting_of(s, n, IOT_KNOB_CHUNK_DIMS);
+        const iot_setting *bytes = iot_setting_of(s, n, IOT_KNOB_CHUNK_BYTES);
         if (dims && bytes)
-            iot_phase_check(ph, "hdf5", "chunk_bytes", dname, bytes->text, NULL, IOT_STATUS_NOT_APPLICABLE,
+            iot_phase_check(ph, "hdf5", bytes->name, dname, bytes->text, NULL, IOT_STATUS_NOT_APPLICABLE,
                             "chunk_dims given: it wins for this dataset");
         chunk = dims ? dims : bytes;
         if (chunk) {
@@ -853,7 +958,7 @@ static hid_t dataset_create(hid_t loc, const char *name, hid_t type, hid_t space
     quiet_t attempt = {NULL, NULL};
     if (mine >= 0)
         attempt = quiet_begin();
-    hid_t did = CREATE(mine >= 0 ? mine : dcpl);
+    hid_t did = call_dcreate(c, loc, name, type, space, lcpl, mine >= 0 ? mine : dcpl, dapl);
     if (mine >= 0)
         quiet_end(attempt);
 
@@ -862,7 +967,7 @@ static hid_t dataset_create(hid_t loc, const char *name, hid_t type, hid_t space
     if (did < 0 && mine >= 0) {
         quiet_end(q); /* the application's own call keeps its error reporting */
         iot_internal--;
-        did = CREATE(dcpl); /* never lose the dataset over our chunking */
+        did = call_dcreate(c, loc, name, type, space, lcpl, dcpl, dapl); /* never lose the dataset over our chunking */
         iot_internal++;
         q = quiet_begin();
         iot_phase_check(ph, "hdf5", chunk->name, dname, chunk->text, NULL, IOT_STATUS_FAILED,
@@ -877,41 +982,54 @@ static hid_t dataset_create(hid_t loc, const char *name, hid_t type, hid_t space
     quiet_end(q);
     iot_internal--;
     return did;
-#undef CREATE
 }
 
 IOT_EXPORT hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl, hid_t dapl)
 {
-    static dcreate2_fn real;
+    static hid_t (*real)(hid_t, const char *, hid_t, hid_t, hid_t, hid_t, hid_t);
     IOT_REAL(real, "H5Dcreate2");
-    if (!iot_active())
+    if (!iot_active() || !name)
         return real(loc, name, type, space, lcpl, dcpl, dapl);
-    return dataset_create(loc, name, type, space, lcpl, dcpl, dapl, real, NULL);
+    dcreate_call c = {.v2 = real};
+    return dataset_create(&c, loc, name, type, space, lcpl, dcpl, dapl);
 }
 
 IOT_EXPORT hid_t H5Dcreate1(hid_t loc, const char *name, hid_t type, hid_t space, hid_t dcpl)
 {
-    static dcreate1_fn real;
+    static hid_t (*real)(hid_t, const char *, hid_t, hid_t, hid_t);
     IOT_REAL(real, "H5Dcreate1");
-    if (!iot_active())
+    if (!iot_active() || !name)
         return real(loc, name, type, space, dcpl);
-    return dataset_create(loc, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT, NULL, real);
+    dcreate_call c = {.v1 = real};
+    return dataset_create(&c, loc, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
 }
 
-IOT_EXPORT hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl)
+IOT_EXPORT hid_t H5Dcreate_anon(hid_t loc, hid_t type, hid_t space, hid_t dcpl, hid_t dapl)
 {
-    static hid_t (*real)(hid_t, const char *, hid_t);
-    IOT_REAL(real, "H5Dopen2");
-    if (iot_smart_on && iot_active() && name && h5_resolve()) {
-        iot_internal++;
-        char dname[1024];
-        object_name(loc, name, dname, sizeof dname);
-        int64_t sig[1] = {(int64_t)iot_identity(dname, NULL, 0)};
-        iot_smart_call(phase_of_object(loc), IOT_SIG_H5DOPEN, sig, 1, -1);
-        iot_internal--;
-    }
-    hid_t did = real(loc, name, dapl);
-    if (did < 0 || !iot_active() || !h5_resolve() || !name)
+    static hid_t (*real)(hid_t, hid_t, hid_t, hid_t, hid_t);
+    IOT_REAL(real, "H5Dcreate_anon");
+    if (!iot_active())
+        return real(loc, type, space, dcpl, dapl);
+    dcreate_call c = {.anon = real};
+    return dataset_create(&c, loc, NULL, type, space, H5P_DEFAULT, dcpl, dapl);
+}
+
+/* Smart mode sees the open when entered; afterwards the dataset joins its file's phase. */
+static void dataset_opening(hid_t loc, const char *name)
+{
+    if (!iot_smart_on || !iot_active() || !name || !h5_resolve())
+        return;
+    iot_internal++;
+    char dname[1024];
+    object_name(loc, name, dname, sizeof dname);
+    int64_t sig[1] = {(int64_t)iot_identity(dname, NULL, 0)};
+    iot_smart_call(phase_of_object(loc), IOT_SIG_H5DOPEN, sig, 1, -1);
+    iot_internal--;
+}
+
+static hid_t dataset_opened(hid_t did, hid_t loc, const char *name)
+{
+    if (did < 0 || !iot_active() || !name || !h5_resolve())
         return did;
     iot_internal++;
     iot_phase *ph = phase_of_object(did);
@@ -924,10 +1042,25 @@ IOT_EXPORT hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl)
     return did;
 }
 
-IOT_EXPORT herr_t H5Dclose(hid_t did)
+IOT_EXPORT hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl)
 {
-    static herr_t (*real)(hid_t);
-    IOT_REAL(real, "H5Dclose");
+    static hid_t (*real)(hid_t, const char *, hid_t);
+    IOT_REAL(real, "H5Dopen2");
+    dataset_opening(loc, name);
+    return dataset_opened(real(loc, name, dapl), loc, name);
+}
+
+/* HDF5 1.6's name, still used (compiled with H5_USE_16_API, or called by name) */
+IOT_EXPORT hid_t H5Dopen1(hid_t loc, const char *name)
+{
+    static hid_t (*real)(hid_t, const char *);
+    IOT_REAL(real, "H5Dopen1");
+    dataset_opening(loc, name);
+    return dataset_opened(real(loc, name), loc, name);
+}
+
+static void dataset_closing(hid_t did)
+{
     if (iot_smart_on && iot_active()) {
         iot_phase *ph = NULL;
         int xfer;
@@ -935,8 +1068,17 @@ IOT_EXPORT herr_t H5Dclose(hid_t did)
             iot_smart_call(ph, IOT_SIG_H5DCLOSE, NULL, 0, -1);
     }
     dset_drop(did);
+}
+
+IOT_EXPORT herr_t H5Dclose(hid_t did)
+{
+    static herr_t (*real)(hid_t);
+    IOT_REAL(real, "H5Dclose");
+    dataset_closing(did);
     return real(did);
 }
+
+/* ---- transfers ---- */
 
 static void cause_text(uint32_t cause, char *out, size_t outlen)
 {
@@ -959,6 +1101,11 @@ static void cause_text(uint32_t cause, char *out, size_t outlen)
             pos += (size_t)snprintf(out + pos, outlen - pos, "%s%s", pos ? "; " : "", causes[i].text);
     if (!out[0])
         snprintf(out, outlen, "HDF5 gave no cause");
+}
+
+static const char *mode_name(H5FD_mpio_xfer_t m)
+{
+    return m == H5FD_MPIO_COLLECTIVE ? "collective" : "independent";
 }
 
 /* Transfer list carrying the requested mode, or the application's own. */
@@ -993,13 +1140,25 @@ static hid_t transfer_plist(hid_t dxpl, int xfer, int *temporary)
     return dxpl;
 }
 
-static void verify_transfer(iot_phase *ph, hid_t used, int xfer)
+/* After the phase's first H5Dwrite / H5Dread: what HDF5 did with the requested mode, and the
+ * application's own mode (from its transfer list), once per phase. */
+static void verify_transfer(iot_phase *ph, hid_t app_dxpl, hid_t used, int xfer)
 {
     ph->xfer_checked = 1;
-    const char *want = xfer - 1 == H5FD_MPIO_COLLECTIVE ? "collective" : "independent";
-    H5D_mpio_actual_io_mode_t m;
-    if (!H.Pget_mpio_actual_io_mode || H.Pget_mpio_actual_io_mode(used, &m) < 0)
+    H5FD_mpio_xfer_t own = H5FD_MPIO_INDEPENDENT;
+    if (app_dxpl != H5P_DEFAULT && H.Pget_dxpl_mpio)
+        H.Pget_dxpl_mpio(app_dxpl, &own);
+    if (is_mpio(ph))
+        iot_phase_app_setting(ph, IOT_LAYER_HDF5, iot_catalogue[IOT_KNOB_TRANSFER_MODE].name, mode_name(own));
+    if (!xfer)
         return;
+    const char *want = mode_name((H5FD_mpio_xfer_t)(xfer - 1));
+    H5D_mpio_actual_io_mode_t m;
+    if (!H.Pget_mpio_actual_io_mode || H.Pget_mpio_actual_io_mode(used, &m) < 0) {
+        iot_phase_check(ph, "hdf5", "transfer_mode", NULL, want, NULL, IOT_STATUS_APPLIED,
+                        "set; not read back: this HDF5 cannot report the mode it used (H5Pget_mpio_actual_io_mode)");
+        return;
+    }
     const char *eff = m == H5D_MPIO_NO_COLLECTIVE ? "independent" : "collective";
     char why[300] = "";
     iot_status st = IOT_STATUS_APPLIED;
@@ -1100,71 +1259,304 @@ static uint64_t transfer_bytes(hid_t did, hid_t mem_type, hid_t mem_space, hid_t
     return n > 0 ? (uint64_t)n * cached_type_size : 0;
 }
 
-typedef herr_t (*dwrite_fn)(hid_t, hid_t, hid_t, hid_t, hid_t, const void *);
-typedef herr_t (*dread_fn)(hid_t, hid_t, hid_t, hid_t, hid_t, void *);
+/* One H5Dwrite / H5Dread (or count of them in one multi-dataset call): its
+ * phase, the transfer list to pass, and its timing. */
+typedef struct {
+    iot_phase *ph;
+    int xfer, temporary, is_write;
+    int first; /* this thread's first call on the dataset: the phase's transfer mode may still be unread */
+    hid_t app, use;
+    uint64_t bytes;
+    unsigned weight;
+    uint64_t t0;
+} transfer;
 
-static inline __attribute__((always_inline)) herr_t dataset_io(int is_write, hid_t did, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf, dwrite_fn w,
-                         dread_fn r)
+static inline __attribute__((always_inline)) int transfer_begin(transfer *t, int is_write, size_t count,
+                                                                const hid_t *dids, const hid_t *mts,
+                                                                const hid_t *mss, const hid_t *fss, hid_t dxpl)
 {
-    iot_phase *ph = NULL;
-    int xfer = 0, temporary = 0;
-    hid_t use = dxpl;
-    if (!dset_get(did, &ph, &xfer))
-        return is_write ? w(did, mt, ms, fs, dxpl, buf) : r(did, mt, ms, fs, dxpl, buf);
-    if (xfer) {
+    t->use = t->app = dxpl;
+    t->is_write = is_write;
+    t->temporary = 0;
+    t->bytes = 0;
+    int found = dset_get(dids[0], &t->ph, &t->xfer);
+    if (!found)
+        return 0;
+    t->first = found == 2;
+    if (t->xfer) {
+        int temporary;
         iot_internal++;
-        use = transfer_plist(dxpl, xfer, &temporary);
+        t->use = transfer_plist(dxpl, t->xfer, &temporary);
         iot_internal--;
+        t->temporary = temporary;
     }
-    uint64_t bytes = 0;
     if (iot_smart_on) { /* the call is recorded when entered, before the MPI-IO calls it makes */
-        iot_internal++;
-        bytes = transfer_bytes(did, mt, ms, fs);
-        iot_internal--;
-        int64_t sig[1] = {(int64_t)bytes};
-        iot_smart_call(ph, is_write ? IOT_SIG_H5DWRITE : IOT_SIG_H5DREAD, sig, 1, -1);
-    }
-    uint64_t index = atomic_fetch_add_explicit(is_write ? &ph->h5_writes : &ph->h5_reads, 1, memory_order_relaxed);
-    unsigned weight = iot_time_weight(index, 0);
-    if (weight > 1)
-        atomic_store_explicit(&ph->time_sampled, 1, memory_order_relaxed);
-    uint64_t t0 = weight ? iot_ticks() : 0;
-    herr_t rc = is_write ? w(did, mt, ms, fs, use, buf) : r(did, mt, ms, fs, use, buf);
-    if (weight)
-        atomic_fetch_add_explicit(is_write ? &ph->h5_write_ticks : &ph->h5_read_ticks, (iot_ticks() - t0) * weight,
-                                  memory_order_relaxed);
-    if (rc >= 0) {
-        if (!iot_smart_on) {
-            iot_internal++;
-            bytes = transfer_bytes(did, mt, ms, fs);
-            iot_internal--;
+        for (size_t i = 0; i < count; i++) {
+            uint64_t b = transfer_bytes(dids[i], mts[i], mss[i], fss[i]);
+            t->bytes += b;
+            int64_t sig[1] = {(int64_t)b};
+            iot_smart_call(t->ph, is_write ? IOT_SIG_H5DWRITE : IOT_SIG_H5DREAD, sig, 1, -1);
         }
-        atomic_fetch_add_explicit(is_write ? &ph->h5_bytes_written : &ph->h5_bytes_read, bytes, memory_order_relaxed);
     }
-    if (xfer && rc >= 0 && !ph->xfer_checked) {
+    t->weight = iot_level_begin(t->ph, IOT_LEVEL_HDF5, 0, is_write);
+    if (count > 1)
+        atomic_fetch_add_explicit(is_write ? &t->ph->level[IOT_LEVEL_HDF5].writes
+                                           : &t->ph->level[IOT_LEVEL_HDF5].reads,
+                                  count - 1, memory_order_relaxed);
+    t->t0 = t->weight ? iot_ticks() : 0;
+    return 1;
+}
+
+static inline __attribute__((always_inline)) void transfer_end(transfer *t, herr_t rc, size_t count,
+                                                               const hid_t *dids, const hid_t *mts,
+                                                               const hid_t *mss, const hid_t *fss)
+{
+    uint64_t dt = t->weight ? iot_ticks() - t->t0 : 0;
+    if (rc >= 0 && !iot_smart_on) /* HDF5's own queries: nothing of them is intercepted */
+        for (size_t i = 0; i < count; i++)
+            t->bytes += transfer_bytes(dids[i], mts[i], mss[i], fss[i]);
+    iot_level_end(t->ph, IOT_LEVEL_HDF5, rc >= 0 ? t->bytes : 0, dt, t->weight, t->is_write);
+    if (rc >= 0 && (t->first || t->xfer) && !t->ph->xfer_checked) { /* once per phase; the rest skip the load */
         iot_internal++;
-        verify_transfer(ph, use, xfer);
+        verify_transfer(t->ph, t->app, t->use, t->xfer);
         iot_internal--;
     }
-    if (temporary)
-        H.Pclose(use);
-    return rc;
+    if (t->temporary)
+        H.Pclose(t->use);
 }
 
 IOT_EXPORT herr_t H5Dwrite(hid_t did, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf)
 {
-    static dwrite_fn real;
+    static herr_t (*real)(hid_t, hid_t, hid_t, hid_t, hid_t, const void *);
     IOT_REAL(real, "H5Dwrite");
-    if (!iot_active())
+    transfer t;
+    if (!iot_active() || !transfer_begin(&t, 1, 1, &did, &mt, &ms, &fs, dxpl))
         return real(did, mt, ms, fs, dxpl, buf);
-    return dataset_io(1, did, mt, ms, fs, dxpl, (void *)buf, real, NULL);
+    herr_t rc = real(did, mt, ms, fs, t.use, buf);
+    transfer_end(&t, rc, 1, &did, &mt, &ms, &fs);
+    return rc;
 }
 
 IOT_EXPORT herr_t H5Dread(hid_t did, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf)
 {
-    static dread_fn real;
+    static herr_t (*real)(hid_t, hid_t, hid_t, hid_t, hid_t, void *);
     IOT_REAL(real, "H5Dread");
-    if (!iot_active())
+    transfer t;
+    if (!iot_active() || !transfer_begin(&t, 0, 1, &did, &mt, &ms, &fs, dxpl))
         return real(did, mt, ms, fs, dxpl, buf);
-    return dataset_io(0, did, mt, ms, fs, dxpl, buf, NULL, real);
+    herr_t rc = real(did, mt, ms, fs, t.use, buf);
+    transfer_end(&t, rc, 1, &did, &mt, &ms, &fs);
+    return rc;
 }
+
+/* Direct chunk I/O bypasses HDF5's pipeline and its transfer mode: bytes and time only. */
+static iot_phase *chunk_phase(hid_t did)
+{
+    iot_phase *ph = NULL;
+    int xfer;
+    return iot_active() && dset_get(did, &ph, &xfer) ? ph : NULL;
+}
+
+IOT_EXPORT herr_t H5Dwrite_chunk(hid_t did, hid_t dxpl, uint32_t filters, const hsize_t *offset, size_t size,
+                                 const void *buf)
+{
+    static herr_t (*real)(hid_t, hid_t, uint32_t, const hsize_t *, size_t, const void *);
+    IOT_REAL(real, "H5Dwrite_chunk");
+    iot_phase *ph = chunk_phase(did);
+    if (!ph)
+        return real(did, dxpl, filters, offset, size, buf);
+    int64_t sig[1] = {(int64_t)size};
+    iot_smart_call(ph, IOT_SIG_H5DWRITE, sig, 1, -1);
+    unsigned w = iot_level_begin(ph, IOT_LEVEL_HDF5, size, 1);
+    uint64_t t0 = w ? iot_ticks() : 0;
+    herr_t rc = real(did, dxpl, filters, offset, size, buf);
+    iot_level_end(ph, IOT_LEVEL_HDF5, rc >= 0 ? size : 0, w ? iot_ticks() - t0 : 0, w, 1);
+    return rc;
+}
+
+IOT_EXPORT herr_t H5Dread_chunk(hid_t did, hid_t dxpl, const hsize_t *offset, uint32_t *filters, void *buf)
+{
+    static herr_t (*real)(hid_t, hid_t, const hsize_t *, uint32_t *, void *);
+    IOT_REAL(real, "H5Dread_chunk");
+    iot_phase *ph = chunk_phase(did);
+    if (!ph)
+        return real(did, dxpl, offset, filters, buf);
+    unsigned w = iot_level_begin(ph, IOT_LEVEL_HDF5, IOT_SMALL_CALL, 0);
+    uint64_t t0 = w ? iot_ticks() : 0;
+    herr_t rc = real(did, dxpl, offset, filters, buf);
+    uint64_t dt = w ? iot_ticks() - t0 : 0;
+    hsize_t size = 0;
+    iot_internal++;
+    if (rc >= 0 && H.Dget_chunk_storage_size && H.Dget_chunk_storage_size(did, offset, &size) < 0)
+        size = 0;
+    iot_internal--;
+    int64_t sig[1] = {(int64_t)size};
+    iot_smart_call(ph, IOT_SIG_H5DREAD, sig, 1, -1);
+    iot_level_end(ph, IOT_LEVEL_HDF5, size, dt, w, 0);
+    return rc;
+}
+
+/* ---- HDF5 1.12+ / 1.14: resolved when first called; absent from this HDF5, they fail as a missing call
+ * would (an error return), never abort. ---- */
+
+#define LATER(var, type, name)                                                                                \
+    static __typeof__(type) var;                                                                             \
+    IOT_REAL(var, name);                                                                                     \
+    if (!var) {                                                                                              \
+        static int warned;                                                                                   \
+        iot_warn_once(&warned, "%s was called, but this HDF5 (%s) does not have it", name,                   \
+                      iot_g.hdf5_library[0] ? iot_g.hdf5_library : "unknown");                               \
+        return -1;                                                                                           \
+    }
+
+IOT_EXPORT hid_t H5Fcreate_async(const char *app_file, const char *app_func, unsigned app_line, const char *name,
+                                 unsigned flags, hid_t fcpl, hid_t fapl, hid_t es)
+{
+    LATER(real, hid_t (*)(const char *, const char *, unsigned, const char *, unsigned, hid_t, hid_t, hid_t),
+          "H5Fcreate_async")
+    if (!iot_active())
+        return real(app_file, app_func, app_line, name, flags, fcpl, fapl, es);
+    file_call c = {.create_async = real, .app_file = app_file, .app_func = app_func, .app_line = app_line, .es = es};
+    return file_phase(&c, name, flags, fcpl, fapl);
+}
+
+IOT_EXPORT hid_t H5Fopen_async(const char *app_file, const char *app_func, unsigned app_line, const char *name,
+                               unsigned flags, hid_t fapl, hid_t es)
+{
+    LATER(real, hid_t (*)(const char *, const char *, unsigned, const char *, unsigned, hid_t, hid_t),
+          "H5Fopen_async")
+    if (!iot_active())
+        return real(app_file, app_func, app_line, name, flags, fapl, es);
+    file_call c = {.open_async = real, .app_file = app_file, .app_func = app_func, .app_line = app_line, .es = es};
+    return file_phase(&c, name, flags, H5P_DEFAULT, fapl);
+}
+
+IOT_EXPORT herr_t H5Fclose_async(const char *app_file, const char *app_func, unsigned app_line, hid_t fid, hid_t es)
+{
+    LATER(real, herr_t (*)(const char *, const char *, unsigned, hid_t, hid_t), "H5Fclose_async")
+    iot_phase *ph = closing(fid);
+    herr_t rc = real(app_file, app_func, app_line, fid, es);
+    closed(ph);
+    return rc;
+}
+
+IOT_EXPORT hid_t H5Dcreate_async(const char *app_file, const char *app_func, unsigned app_line, hid_t loc,
+                                 const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl, hid_t dapl, hid_t es)
+{
+    LATER(real,
+          hid_t (*)(const char *, const char *, unsigned, hid_t, const char *, hid_t, hid_t, hid_t, hid_t, hid_t, hid_t),
+          "H5Dcreate_async")
+    if (!iot_active() || !name)
+        return real(app_file, app_func, app_line, loc, name, type, space, lcpl, dcpl, dapl, es);
+    dcreate_call c = {.async = real, .app_file = app_file, .app_func = app_func, .app_line = app_line, .es = es};
+    return dataset_create(&c, loc, name, type, space, lcpl, dcpl, dapl);
+}
+
+IOT_EXPORT hid_t H5Dopen_async(const char *app_file, const char *app_func, unsigned app_line, hid_t loc,
+                               const char *name, hid_t dapl, hid_t es)
+{
+    LATER(real, hid_t (*)(const char *, const char *, unsigned, hid_t, const char *, hid_t, hid_t), "H5Dopen_async")
+    dataset_opening(loc, name);
+    return dataset_opened(real(app_file, app_func, app_line, loc, name, dapl, es), loc, name);
+}
+
+IOT_EXPORT herr_t H5Dclose_async(const char *app_file, const char *app_func, unsigned app_line, hid_t did, hid_t es)
+{
+    LATER(real, herr_t (*)(const char *, const char *, unsigned, hid_t, hid_t), "H5Dclose_async")
+    dataset_closing(did);
+    return real(app_file, app_func, app_line, did, es);
+}
+
+IOT_EXPORT herr_t H5Dwrite_async(const char *app_file, const char *app_func, unsigned app_line, hid_t did, hid_t mt,
+                                 hid_t ms, hid_t fs, hid_t dxpl, const void *buf, hid_t es)
+{
+    LATER(real, herr_t (*)(const char *, const char *, unsigned, hid_t, hid_t, hid_t, hid_t, hid_t, const void *, hid_t),
+          "H5Dwrite_async")
+    transfer t;
+    if (!iot_active() || !transfer_begin(&t, 1, 1, &did, &mt, &ms, &fs, dxpl))
+        return real(app_file, app_func, app_line, did, mt, ms, fs, dxpl, buf, es);
+    herr_t rc = real(app_file, app_func, app_line, did, mt, ms, fs, t.use, buf, es);
+    transfer_end(&t, rc, 1, &did, &mt, &ms, &fs);
+    return rc;
+}
+
+IOT_EXPORT herr_t H5Dread_async(const char *app_file, const char *app_func, unsigned app_line, hid_t did, hid_t mt,
+                                hid_t ms, hid_t fs, hid_t dxpl, void *buf, hid_t es)
+{
+    LATER(real, herr_t (*)(const char *, const char *, unsigned, hid_t, hid_t, hid_t, hid_t, hid_t, void *, hid_t),
+          "H5Dread_async")
+    transfer t;
+    if (!iot_active() || !transfer_begin(&t, 0, 1, &did, &mt, &ms, &fs, dxpl))
+        return real(app_file, app_func, app_line, did, mt, ms, fs, dxpl, buf, es);
+    herr_t rc = real(app_file, app_func, app_line, did, mt, ms, fs, t.use, buf, es);
+    transfer_end(&t, rc, 1, &did, &mt, &ms, &fs);
+    return rc;
+}
+
+/* The datasets of one multi-dataset call are in one file: the first one's phase and transfer mode stand for
+ * all of them. */
+IOT_EXPORT herr_t H5Dwrite_multi(size_t count, hid_t dids[], hid_t mts[], hid_t mss[], hid_t fss[], hid_t dxpl,
+                                 const void *bufs[])
+{
+    LATER(real, herr_t (*)(size_t, hid_t *, hid_t *, hid_t *, hid_t *, hid_t, const void **), "H5Dwrite_multi")
+    transfer t;
+    if (!count || !iot_active() || !transfer_begin(&t, 1, count, dids, mts, mss, fss, dxpl))
+        return real(count, dids, mts, mss, fss, dxpl, bufs);
+    herr_t rc = real(count, dids, mts, mss, fss, t.use, bufs);
+    transfer_end(&t, rc, count, dids, mts, mss, fss);
+    return rc;
+}
+
+IOT_EXPORT herr_t H5Dread_multi(size_t count, hid_t dids[], hid_t mts[], hid_t mss[], hid_t fss[], hid_t dxpl,
+                                void *bufs[])
+{
+    LATER(real, herr_t (*)(size_t, hid_t *, hid_t *, hid_t *, hid_t *, hid_t, void **), "H5Dread_multi")
+    transfer t;
+    if (!count || !iot_active() || !transfer_begin(&t, 0, count, dids, mts, mss, fss, dxpl))
+        return real(count, dids, mts, mss, fss, dxpl, bufs);
+    herr_t rc = real(count, dids, mts, mss, fss, t.use, bufs);
+    transfer_end(&t, rc, count, dids, mts, mss, fss);
+    return rc;
+}
+
+IOT_EXPORT herr_t H5Dwrite_multi_async(const char *app_file, const char *app_func, unsigned app_line, size_t count,
+                                       hid_t dids[], hid_t mts[], hid_t mss[], hid_t fss[], hid_t dxpl,
+                                       const void *bufs[], hid_t es)
+{
+    LATER(real,
+          herr_t (*)(const char *, const char *, unsigned, size_t, hid_t *, hid_t *, hid_t *, hid_t *, hid_t,
+                     const void **, hid_t),
+          "H5Dwrite_multi_async")
+    transfer t;
+    if (!count || !iot_active() || !transfer_begin(&t, 1, count, dids, mts, mss, fss, dxpl))
+        return real(app_file, app_func, app_line, count, dids, mts, mss, fss, dxpl, bufs, es);
+    herr_t rc = real(app_file, app_func, app_line, count, dids, mts, mss, fss, t.use, bufs, es);
+    transfer_end(&t, rc, count, dids, mts, mss, fss);
+    return rc;
+}
+
+IOT_EXPORT herr_t H5Dread_multi_async(const char *app_file, const char *app_func, unsigned app_line, size_t count,
+                                      hid_t dids[], hid_t mts[], hid_t mss[], hid_t fss[], hid_t dxpl, void *bufs[],
+                                      hid_t es)
+{
+    LATER(real,
+          herr_t (*)(const char *, const char *, unsigned, size_t, hid_t *, hid_t *, hid_t *, hid_t *, hid_t, void **,
+                     hid_t),
+          "H5Dread_multi_async")
+    transfer t;
+    if (!count || !iot_active() || !transfer_begin(&t, 0, count, dids, mts, mss, fss, dxpl))
+        return real(app_file, app_func, app_line, count, dids, mts, mss, fss, dxpl, bufs, es);
+    herr_t rc = real(app_file, app_func, app_line, count, dids, mts, mss, fss, t.use, bufs, es);
+    transfer_end(&t, rc, count, dids, mts, mss, fss);
+    return rc;
+}
+
+/* ---- the module ---- */
+
+static void hdf5_record(const iot_phase *ph, iot_record *r)
+{
+    iot_level_record(ph, IOT_LEVEL_HDF5, &r->level[IOT_LEVEL_HDF5]);
+}
+
+static const iot_module hdf5_module = {.name = "hdf5", .record = hdf5_record};
+IOT_MODULE(hdf5_module)

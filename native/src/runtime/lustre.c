@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rt.h"
+#include "module.h"
 
 extern char **environ;
 
@@ -107,6 +107,7 @@ static int getstripe(const char *lfs, const char *opt, const char *path, long lo
 }
 
 typedef int (*llapi_file_create_fn)(const char *, unsigned long long, int, int, int);
+static void *lustreapi; /* liblustreapi, when lfs is absent */
 
 static void record_all(iot_phase *ph, const iot_setting **s, size_t n, iot_status st, const char *why)
 {
@@ -138,21 +139,15 @@ void iot_lustre_prepare(iot_phase *ph, const char *path, int truncating, int is_
         }
         unlink(path); /* truncation would drop the contents anyway; recreate with the layout */
     }
-    const iot_setting *layout = NULL, *count = NULL, *size = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (!strcmp(s[i]->name, "layout"))
-            layout = s[i];
-        else if (!strcmp(s[i]->name, "stripe_count"))
-            count = s[i];
-        else if (!strcmp(s[i]->name, "stripe_size"))
-            size = s[i];
-    }
+    const iot_setting *layout = iot_setting_of(s, n, IOT_KNOB_LAYOUT), *count = iot_setting_of(s, n, IOT_KNOB_STRIPE_COUNT),
+                      *size = iot_setting_of(s, n, IOT_KNOB_STRIPE_SIZE);
     char lfs[PATH_MAX];
     if (!find_lfs(lfs, sizeof lfs)) {
-        void *lib = dlopen("liblustreapi.so.1", RTLD_NOW | RTLD_LOCAL);
-        if (!lib)
-            lib = dlopen("liblustreapi.so", RTLD_NOW | RTLD_LOCAL);
-        llapi_file_create_fn create = lib ? (llapi_file_create_fn)dlsym(lib, "llapi_file_create") : NULL;
+        if (!lustreapi)
+            lustreapi = dlopen("liblustreapi.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!lustreapi)
+            lustreapi = dlopen("liblustreapi.so", RTLD_NOW | RTLD_LOCAL);
+        llapi_file_create_fn create = lustreapi ? (llapi_file_create_fn)dlsym(lustreapi, "llapi_file_create") : NULL;
         if (!create || layout) {
             record_all(ph, s, n, IOT_STATUS_FAILED,
                        layout ? "lfs was not found (a progressive layout needs lfs setstripe)"
@@ -210,9 +205,10 @@ void iot_lustre_prepare(iot_phase *ph, const char *path, int truncating, int is_
         if (ok)
             snprintf(eff, sizeof eff, "%lld component(s)", v);
         int same = ok && v == (want.composite ? want.ncomponents : 1);
-        if (!same)
-            snprintf(why, sizeof why, ok ? "the file has %lld component(s), %d requested" : "lfs getstripe failed",
-                     v, want.ncomponents);
+        if (!ok)
+            snprintf(why, sizeof why, "lfs getstripe failed");
+        else if (!same)
+            snprintf(why, sizeof why, "the file has %lld component(s), %d requested", v, want.ncomponents);
         iot_phase_check(ph, "lustre", "layout", NULL, layout->text, ok ? eff : NULL,
                         same ? IOT_STATUS_APPLIED : IOT_STATUS_CHANGED, why);
         return;
@@ -227,9 +223,23 @@ void iot_lustre_prepare(iot_phase *ph, const char *path, int truncating, int is_
         if (ok)
             snprintf(eff, sizeof eff, "%lld", v);
         int same = ok && (v == plain[i]->ints[0] || (i == 0 && plain[i]->ints[0] <= 0));
-        if (!same)
-            snprintf(why, sizeof why, ok ? "Lustre reports %s" : "lfs getstripe failed", eff);
+        if (!ok)
+            snprintf(why, sizeof why, "lfs getstripe failed");
+        else if (!same)
+            snprintf(why, sizeof why, "Lustre reports %s", eff);
         iot_phase_check(ph, "lustre", plain[i]->name, NULL, plain[i]->text, ok ? eff : NULL,
                         same ? IOT_STATUS_APPLIED : IOT_STATUS_CHANGED, why);
     }
 }
+
+/* ---- the module ---- */
+
+static void lustre_cleanup(void)
+{
+    if (lustreapi)
+        dlclose(lustreapi);
+    lustreapi = NULL;
+}
+
+static const iot_module lustre_module = {.name = "lustre", .cleanup = lustre_cleanup};
+IOT_MODULE(lustre_module)

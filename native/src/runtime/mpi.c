@@ -1,50 +1,27 @@
-/* MPI interposition: start-up and shutdown of the run (the report is
- * gathered with PMPI collectives inside MPI_Finalize). */
+/* MPI: the PMPI table, the start and end of the run (forwarded to the
+ * lifecycle), and the groups that key collective phases. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "iotuner/calls.h"
 #include "pmpi.h"
 #include "rt.h"
+
+IOT_MPI_CALLS(IOT_DECLARE)
 
 iot_pmpi_t iot_pmpi;
 static pthread_once_t pmpi_once = PTHREAD_ONCE_INIT;
 static int pmpi_ok;
 static MPI_Comm run_comm = MPI_COMM_NULL;
-
-#define SYM(field, name) iot_pmpi.field = (__typeof__(iot_pmpi.field))dlsym(RTLD_DEFAULT, name)
+static int group_keyval = MPI_KEYVAL_INVALID;
 
 static void resolve(void)
 {
-    SYM(Init, "PMPI_Init");
-    SYM(Init_thread, "PMPI_Init_thread");
-    SYM(Finalize, "PMPI_Finalize");
-    SYM(Initialized, "PMPI_Initialized");
-    SYM(Finalized, "PMPI_Finalized");
-    SYM(Comm_dup, "PMPI_Comm_dup");
-    SYM(Comm_free, "PMPI_Comm_free");
-    SYM(Comm_rank, "PMPI_Comm_rank");
-    SYM(Comm_size, "PMPI_Comm_size");
-    SYM(Comm_split_type, "PMPI_Comm_split_type");
-    SYM(Allreduce, "PMPI_Allreduce");
-    SYM(Gather, "PMPI_Gather");
-    SYM(Gatherv, "PMPI_Gatherv");
-    SYM(Barrier, "PMPI_Barrier");
-    SYM(Info_create, "PMPI_Info_create");
-    SYM(Info_dup, "PMPI_Info_dup");
-    SYM(Info_set, "PMPI_Info_set");
-    SYM(Info_get, "PMPI_Info_get");
-    SYM(Info_get_nkeys, "PMPI_Info_get_nkeys");
-    SYM(Info_get_nthkey, "PMPI_Info_get_nthkey");
-    SYM(Info_free, "PMPI_Info_free");
-    SYM(File_open, "PMPI_File_open");
-    SYM(File_close, "PMPI_File_close");
-    SYM(File_get_info, "PMPI_File_get_info");
-    SYM(File_get_position, "PMPI_File_get_position");
-    SYM(Get_library_version, "PMPI_Get_library_version");
-    SYM(Type_size, "PMPI_Type_size");
-    SYM(Type_get_true_extent, "PMPI_Type_get_true_extent");
+#define IOT_PMPI_RESOLVE(ret, name, params) iot_pmpi.name = (ret(*) params)dlsym(RTLD_DEFAULT, "PMPI_" #name);
+    IOT_PMPI_FUNCTIONS(IOT_PMPI_RESOLVE)
+#undef IOT_PMPI_RESOLVE
     void **p = (void **)&iot_pmpi;
     pmpi_ok = 1;
     for (size_t i = 0; i < sizeof iot_pmpi / sizeof(void *); i++)
@@ -56,6 +33,11 @@ int iot_pmpi_resolve(void)
 {
     pthread_once(&pmpi_once, resolve);
     return pmpi_ok;
+}
+
+MPI_Comm iot_mpi_run_comm(void)
+{
+    return run_comm;
 }
 
 int iot_mpi_count_nodes(MPI_Comm comm)
@@ -83,7 +65,88 @@ int iot_mpi_world_rank(void)
     return rank;
 }
 
-/* After MPI_Init: our own communicator, rank, node count, then the one warning. */
+/* ---- groups: the key of a collective phase ---- */
+
+/* A duplicate has the same group: it keeps the hash (HDF5 duplicates the communicator at every open). */
+static int copy_group(MPI_Comm old, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    (void)old, (void)keyval, (void)extra;
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int delete_group(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)value, (void)extra;
+    return MPI_SUCCESS;
+}
+
+/* The hash of comm's ranks in MPI_COMM_WORLD: computed by every rank alone, the same on all of them. */
+static uint64_t hash_of(MPI_Comm comm, int size)
+{
+    MPI_Group group, world;
+    int *ranks = malloc(2 * (size_t)size * sizeof *ranks);
+    uint64_t h = 0;
+    if (!ranks || iot_pmpi.Comm_group(comm, &group) != MPI_SUCCESS) {
+        free(ranks);
+        return 0;
+    }
+    if (iot_pmpi.Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS) {
+        for (int i = 0; i < size; i++)
+            ranks[i] = i;
+        if (iot_pmpi.Group_translate_ranks(group, size, ranks, world, ranks + size) == MPI_SUCCESS)
+            h = iot_group_hash(ranks + size, size);
+        iot_pmpi.Group_free(&world);
+    }
+    iot_pmpi.Group_free(&group);
+    free(ranks);
+    return h;
+}
+
+void iot_comm_group(MPI_Comm comm, uint64_t *group, int *size, int *rank)
+{
+    *group = 0;
+    *size = 1;
+    *rank = 0;
+    if (comm == MPI_COMM_NULL || !iot_pmpi_resolve() || iot_pmpi.Comm_size(comm, size) != MPI_SUCCESS)
+        return;
+    iot_pmpi.Comm_rank(comm, rank);
+    if (*size < 2)
+        return; /* one process: its own phase */
+    void *cached = NULL;
+    int found = 0;
+    if (group_keyval != MPI_KEYVAL_INVALID && iot_pmpi.Comm_get_attr(comm, group_keyval, &cached, &found) == MPI_SUCCESS &&
+        found) {
+        *group = (uint64_t)(uintptr_t)cached;
+        return;
+    }
+    *group = hash_of(comm, *size);
+    if (*group && group_keyval != MPI_KEYVAL_INVALID)
+        iot_pmpi.Comm_set_attr(comm, group_keyval, (void *)(uintptr_t)*group);
+}
+
+/* ---- the run ---- */
+
+/* Offset of this rank's monotonic clock from rank 0's, so that phases compare across ranks. On one node
+ * the clock is shared (0). Across nodes: the clocks read as the ranks leave a barrier, rank 0's sent to
+ * all (error: the barrier's skew, microseconds). */
+static double clock_offset(void)
+{
+    if (iot_g.nnodes <= 1)
+        return 0;
+    double mine = 0, root = 0;
+    for (int round = 0; round < 2; round++) { /* the second, warm */
+        iot_pmpi.Barrier(run_comm);
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        mine = root = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+        iot_pmpi.Bcast(&root, 1, MPI_DOUBLE, 0, run_comm);
+    }
+    return mine - root;
+}
+
+/* After MPI_Init: our own communicator, rank, nodes, clocks. */
 static void started(void)
 {
     if (iot_g.disabled || !iot_pmpi_resolve())
@@ -93,6 +156,14 @@ static void started(void)
     iot_pmpi.Comm_rank(run_comm, &iot_g.rank);
     iot_pmpi.Comm_size(run_comm, &iot_g.nprocs);
     iot_g.nnodes = iot_mpi_count_nodes(run_comm);
+    iot_g.clock_offset = clock_offset();
+    if (iot_pmpi.Comm_create_keyval(copy_group, delete_group, &group_keyval, NULL) != MPI_SUCCESS)
+        group_keyval = MPI_KEYVAL_INVALID;
+    else if (iot_g.nprocs > 1) { /* the world's hash up front: its duplicates inherit it */
+        uint64_t g;
+        int size, rank;
+        iot_comm_group(MPI_COMM_WORLD, &g, &size, &rank);
+    }
     int len = 0;
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     if (iot_pmpi.Get_library_version(version, &len) == MPI_SUCCESS) {
@@ -101,8 +172,7 @@ static void started(void)
             *nl = 0;
         snprintf(iot_g.mpi_library, sizeof iot_g.mpi_library, "%.255s", version);
     }
-    iot_g.mpi_initialized = 1;
-    iot_warn_settings_once();
+    iot_lifecycle_mpi_started();
     iot_internal--;
 }
 
@@ -126,51 +196,12 @@ IOT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
     return rc;
 }
 
-int iot_mpi_gather_text(const char *mine, char ***all, int *count)
-{
-    int len = (int)strlen(mine) + 1;
-    int *lens = NULL, *displs = NULL;
-    char *buf = NULL;
-    *all = NULL;
-    *count = 0;
-    if (iot_g.rank == 0) {
-        lens = calloc((size_t)iot_g.nprocs, sizeof *lens);
-        displs = calloc((size_t)iot_g.nprocs, sizeof *displs);
-    }
-    iot_pmpi.Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, run_comm);
-    long long total = 0;
-    if (iot_g.rank == 0 && lens && displs) {
-        for (int i = 0; i < iot_g.nprocs; i++) {
-            displs[i] = (int)total;
-            total += lens[i];
-        }
-        if (total < INT_MAX)
-            buf = malloc((size_t)total);
-    }
-    /* every rank joins the collective even if rank 0 could not allocate */
-    iot_pmpi.Gatherv(mine, len, MPI_CHAR, buf, lens, displs, MPI_CHAR, 0, run_comm);
-    if (iot_g.rank == 0 && buf) {
-        *all = calloc((size_t)iot_g.nprocs, sizeof **all);
-        if (*all) {
-            for (int i = 0; i < iot_g.nprocs; i++)
-                (*all)[i] = strdup(buf + displs[i]);
-            *count = iot_g.nprocs;
-        }
-    }
-    free(buf);
-    free(lens);
-    free(displs);
-    return *count;
-}
-
 IOT_EXPORT int MPI_Finalize(void)
 {
     iot_pmpi_resolve();
     if (iot_g.mpi_initialized && !iot_g.mpi_finalized) {
-        iot_g.mpi_finalized = 1;
         iot_internal++;
-        if (iot_g.report_path)
-            iot_report_write(); /* collective on run_comm */
+        iot_lifecycle_mpi_finishing(); /* the report: collective on run_comm */
         iot_pmpi.Comm_free(&run_comm);
         iot_internal--;
     }

@@ -1,40 +1,53 @@
-/* MPI-IO interposition: hints on every MPI_File_open (for pure MPI-IO
- * programs and for HDF5's own opens), read back and explained; and the
- * application's data bytes of every MPI_File_write / read call. */
+/* MPI-IO module: hints on every MPI_File_open (pure MPI-IO programs and
+ * HDF5's own opens), read back and explained, and never at the cost of the
+ * open (a refused open is retried with the application's own hints); the
+ * application's bytes of every data call (IOT_MPI_DATA_CALLS). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "iotuner/calls.h"
 #include "iotuner/smart.h"
+#include "module.h"
 #include "pmpi.h"
-#include "rt.h"
 
-/* ---- open files -> phase ---- */
+IOT_MPI_DATA_CALLS(IOT_DECLARE_DATA)
 
-#define MAX_OPEN_FILES 4096
+/* ---- open files -> phase: a hash table by handle ---- */
 
 /* An open file, its phase, and its view: explicit offsets count in etypes
  * from where the view's filetype begins (HDF5's collective writes put the
  * dataset's address in the displacement, the selection's place in the
  * filetype, and write at offset 0). */
-typedef struct {
+typedef struct open_file {
     MPI_File fh;
     iot_phase *ph;
     int64_t disp, etype_size;
+    struct open_file *next;
 } open_file;
 
-static open_file open_files[MAX_OPEN_FILES];
-static int n_open_files;
+#define FILE_BUCKETS 256
+static open_file *files[FILE_BUCKETS];
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 /* the last file this thread used: repeated calls skip the lock */
 static IOT_TLS open_file cached_file;
 
+static inline size_t file_bucket(MPI_File fh)
+{
+    return (size_t)(((uint64_t)(uintptr_t)fh * 0x9E3779B97F4A7C15ull) >> 56) & (FILE_BUCKETS - 1);
+}
+
 static void file_put(MPI_File fh, iot_phase *ph)
 {
+    open_file *f = malloc(sizeof *f);
+    if (!f)
+        return;
+    *f = (open_file){fh, ph, 0, 1, NULL};
+    size_t b = file_bucket(fh);
     pthread_mutex_lock(&files_lock);
-    if (n_open_files < MAX_OPEN_FILES)
-        open_files[n_open_files++] = (open_file){fh, ph, 0, 1};
+    f->next = files[b];
+    files[b] = f;
     pthread_mutex_unlock(&files_lock);
 }
 
@@ -43,10 +56,10 @@ static void file_set_view(MPI_File fh, int64_t disp, int64_t etype_size)
     if (cached_file.fh == fh)
         cached_file.fh = MPI_FILE_NULL;
     pthread_mutex_lock(&files_lock);
-    for (int i = 0; i < n_open_files; i++)
-        if (open_files[i].fh == fh) {
-            open_files[i].disp = disp;
-            open_files[i].etype_size = etype_size > 0 ? etype_size : 1;
+    for (open_file *f = files[file_bucket(fh)]; f; f = f->next)
+        if (f->fh == fh) {
+            f->disp = disp;
+            f->etype_size = etype_size > 0 ? etype_size : 1;
         }
     pthread_mutex_unlock(&files_lock);
 }
@@ -56,9 +69,11 @@ static void file_drop(MPI_File fh)
     if (cached_file.fh == fh)
         cached_file.fh = MPI_FILE_NULL;
     pthread_mutex_lock(&files_lock);
-    for (int i = 0; i < n_open_files; i++)
-        if (open_files[i].fh == fh) {
-            open_files[i] = open_files[--n_open_files];
+    for (open_file **p = &files[file_bucket(fh)]; *p; p = &(*p)->next)
+        if ((*p)->fh == fh) {
+            open_file *f = *p;
+            *p = f->next;
+            free(f);
             break;
         }
     pthread_mutex_unlock(&files_lock);
@@ -70,9 +85,9 @@ static inline const open_file *file_of(MPI_File fh)
         return &cached_file;
     int found = 0;
     pthread_mutex_lock(&files_lock);
-    for (int i = 0; i < n_open_files; i++)
-        if (open_files[i].fh == fh) {
-            cached_file = open_files[i];
+    for (open_file *f = files[file_bucket(fh)]; f; f = f->next)
+        if (f->fh == fh) {
+            cached_file = *f;
             found = 1;
             break;
         }
@@ -85,6 +100,8 @@ static inline iot_phase *file_phase(MPI_File fh)
     const open_file *f = file_of(fh);
     return f ? f->ph : NULL;
 }
+
+/* ---- hints ---- */
 
 static const char *driver_from_info(const char *fstype, char *out, size_t outlen)
 {
@@ -138,7 +155,8 @@ static void verify_hints(iot_phase *ph, MPI_Comm comm, MPI_File fh, const iot_se
         char val[MPI_MAX_INFO_VAL + 1], why[512];
         int found = info_value(eff, req[i]->name, val, sizeof val);
         /* every rank sees the same hints, so this collective is taken by all or none */
-        if (!strcmp(req[i]->name, "cb_nodes") && found && strcmp(val, req[i]->text) && nnodes < 0)
+        if (req[i]->knob >= 0 && iot_catalogue[req[i]->knob].capped_by_nodes && found && strcmp(val, req[i]->text) &&
+            nnodes < 0)
             nnodes = iot_mpi_count_nodes(comm);
         iot_status st = iot_explain_hint(req[i]->name, req[i]->text, found ? val : NULL, ph->mpiio_driver,
                                          nnodes > 0 ? nnodes : iot_g.nnodes, nprocs, have_list ? cb_list : NULL,
@@ -148,9 +166,83 @@ static void verify_hints(iot_phase *ph, MPI_Comm comm, MPI_File fh, const iot_se
     iot_pmpi.Info_free(&eff);
 }
 
+/* The application's info plus the requested hints, in *mine (to free); 0 when none were added. */
+static size_t with_hints(MPI_Info info, const iot_setting **hints, size_t n, MPI_Info *mine)
+{
+    *mine = MPI_INFO_NULL;
+    if (!n)
+        return 0;
+    int rc = info != MPI_INFO_NULL ? iot_pmpi.Info_dup(info, mine) : iot_pmpi.Info_create(mine);
+    if (rc != MPI_SUCCESS) {
+        *mine = MPI_INFO_NULL;
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        iot_pmpi.Info_set(*mine, hints[i]->name, hints[i]->text);
+    return n;
+}
+
+/* The hints the application itself gave (HDF5's, for an HDF5 file: the file-access list's info). */
+static void record_application_info(iot_phase *ph, MPI_Info info)
+{
+    int nkeys = 0;
+    if (info == MPI_INFO_NULL || iot_pmpi.Info_get_nkeys(info, &nkeys) != MPI_SUCCESS)
+        return;
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
+        if (iot_pmpi.Info_get_nthkey(info, i, key) == MPI_SUCCESS && info_value(info, key, val, sizeof val))
+            iot_phase_app_setting(ph, IOT_LAYER_MPIIO, key, val);
+    }
+}
+
+static int warned_refused;
+
+typedef int (*file_open_fn)(MPI_Comm, const char *, int, MPI_Info, MPI_File *);
+
+/* Opens with iotuner's hints; if the MPI library refuses them, every rank of comm opens again with the
+ * application's own info. Our attempt never aborts the job: the application's file error handler (it may
+ * be fatal) is put back only for the application's own open. */
+static int open_with_hints(file_open_fn real, iot_phase *ph, MPI_Comm comm, const char *filename, int amode,
+                           MPI_Info info, MPI_Info mine, MPI_File *fh, const iot_setting **hints, size_t n)
+{
+    MPI_Errhandler app = MPI_ERRHANDLER_NULL;
+    int have = iot_pmpi.File_get_errhandler(MPI_FILE_NULL, &app) == MPI_SUCCESS;
+    if (have)
+        iot_pmpi.File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+    int rc = real(comm, filename, amode, mine, fh);
+    if (have) {
+        iot_pmpi.File_set_errhandler(MPI_FILE_NULL, app);
+        iot_pmpi.Errhandler_free(&app);
+    }
+    /* ROMIO fails an open on all ranks or none; agreeing first keeps a partial failure from hanging */
+    int ok = rc == MPI_SUCCESS, all_ok = ok, any_ok = ok;
+    iot_pmpi.Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    iot_pmpi.Allreduce(&ok, &any_ok, 1, MPI_INT, MPI_MAX, comm);
+    if (all_ok || any_ok)
+        return rc;
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    iot_pmpi.Error_string(rc, text, &len);
+    /* MPICH: "Other I/O error , error stack:\nADIO_OPEN(219): cb_config_list: No aggregators match": the cause */
+    char *err = text, *line;
+    for (char *save = NULL, *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
+        if (*(line = p + strspn(p, " \t")))
+            err = line;
+    rc = real(comm, filename, amode, info, fh); /* the application's own open: its errors are its own */
+    char why[400];
+    snprintf(why, sizeof why, "the MPI library refused to open the file with iotuner's hints (%.200s); opened "
+             "with the application's own", err);
+    for (size_t i = 0; i < n; i++)
+        iot_phase_check(ph, "mpiio", hints[i]->name, NULL, hints[i]->text, NULL, IOT_STATUS_FAILED, why);
+    ph->retried = 1;
+    iot_warn_once(&warned_refused, "MPI_File_open of %s failed with iotuner's hints (%.200s); opened with the "
+                  "application's own (so is any file the MPI library refuses; the report lists them)", ph->path, err);
+    return rc;
+}
+
 IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
-    static int (*real)(MPI_Comm, const char *, int, MPI_Info, MPI_File *);
+    static file_open_fn real;
     IOT_REAL(real, "MPI_File_open");
     if (!iot_active() || !iot_pmpi_resolve())
         return real(comm, filename, amode, info, fh);
@@ -166,9 +258,11 @@ IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI
     }
     if (!ph)
         return real(comm, filename, amode, info, fh);
+    uint64_t group;
+    int size, crank;
+    iot_comm_group(comm, &group, &size, &crank);
+    iot_phase_set_group(ph, group, size, crank); /* a no-op when HDF5's phase is keyed already */
     if (iot_smart_on) {
-        int size = 1;
-        iot_pmpi.Comm_size(comm, &size);
         int64_t sig[3] = {(int64_t)iot_identity(ph->path, NULL, 0), amode, size};
         MPI_Comm ours = MPI_COMM_NULL;
         if (own && size > 1 && iot_pmpi.Comm_dup(comm, &ours) != MPI_SUCCESS) /* collective, as the open is */
@@ -180,35 +274,27 @@ IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI
     }
 
     const iot_setting *hints[128];
+    iot_internal++;
+    record_application_info(ph, info);
     size_t n = iot_resolve(ph, NULL, IOT_LAYER_MPIIO, hints, 128);
-    MPI_Info use = info, mine = MPI_INFO_NULL;
-    if (n) {
-        iot_internal++;
-        int rc = info != MPI_INFO_NULL ? iot_pmpi.Info_dup(info, &mine) : iot_pmpi.Info_create(&mine);
-        if (rc == MPI_SUCCESS) {
-            for (size_t i = 0; i < n; i++)
-                iot_pmpi.Info_set(mine, hints[i]->name, hints[i]->text);
-            use = mine;
-        } else {
-            mine = MPI_INFO_NULL;
-            n = 0;
-        }
-        iot_internal--;
-    }
+    MPI_Info mine;
+    n = with_hints(info, hints, n, &mine);
+    iot_internal--;
     if (own && (amode & MPI_MODE_CREATE) && iot_lustre_wanted(ph)) {
-        int r = 0;
-        iot_pmpi.Comm_rank(comm, &r);
-        iot_lustre_prepare(ph, ph->path, 0, r == 0);
+        iot_lustre_prepare(ph, ph->path, 0, crank == 0);
         iot_pmpi.Barrier(comm); /* nobody opens before the layout exists */
     }
-    int rc = real(comm, filename, amode, use, fh);
+    int rc = n ? open_with_hints(real, ph, comm, filename, amode, info, mine, fh, hints, n)
+               : real(comm, filename, amode, info, fh);
     if (rc == MPI_SUCCESS) {
         if (own)
-            ph->handle = (int64_t)(intptr_t)*fh;
+            iot_phase_set_handle(ph, (int64_t)(intptr_t)*fh);
         file_put(*fh, ph);
-        iot_internal++;
-        verify_hints(ph, comm, *fh, hints, n);
-        iot_internal--;
+        if (n && !ph->retried) {
+            iot_internal++;
+            verify_hints(ph, comm, *fh, hints, n);
+            iot_internal--;
+        }
     } else if (own) {
         iot_smart_phase_drop(ph);
         iot_phase_abort(ph);
@@ -240,27 +326,12 @@ IOT_EXPORT int MPI_File_close(MPI_File *fh)
 
 /* ---- data calls: the application's bytes ---- */
 
-static inline unsigned data_begin(iot_phase *ph, int count, MPI_Datatype type, int is_write, uint64_t *bytes)
+static inline uint64_t data_bytes(int count, MPI_Datatype type)
 {
     int size = 0;
-    if (count > 0 && iot_pmpi.Type_size(type, &size) != MPI_SUCCESS)
-        size = 0;
-    *bytes = count > 0 && size > 0 ? (uint64_t)count * (uint64_t)size : 0;
-    uint64_t index = atomic_fetch_add_explicit(is_write ? &ph->mpi_writes : &ph->mpi_reads, 1, memory_order_relaxed);
-    unsigned w = iot_time_weight(index, *bytes);
-    if (w > 1)
-        atomic_store_explicit(&ph->time_sampled, 1, memory_order_relaxed);
-    return w;
-}
-
-static inline void data_end(iot_phase *ph, int rc, uint64_t bytes, uint64_t dt, unsigned weight, int is_write)
-{
-    if (rc == MPI_SUCCESS)
-        atomic_fetch_add_explicit(is_write ? &ph->mpi_bytes_written : &ph->mpi_bytes_read, bytes,
-                                  memory_order_relaxed);
-    if (weight)
-        atomic_fetch_add_explicit(is_write ? &ph->mpi_write_ticks : &ph->mpi_read_ticks, dt * weight,
-                                  memory_order_relaxed);
+    if (count <= 0 || iot_pmpi.Type_size(type, &size) != MPI_SUCCESS || size <= 0)
+        return 0;
+    return (uint64_t)count * (uint64_t)size;
 }
 
 /* Where a data call accesses the file, for smart mode's locality: the
@@ -269,6 +340,9 @@ static inline void data_end(iot_phase *ph, int rc, uint64_t bytes, uint64_t dt, 
  * phase keeps locality), unknown for the shared pointer. Offsets count
  * etypes from the view's displacement. */
 enum { AT_OFFSET, AT_POINTER, AT_SHARED };
+#define OFFSET_ARG_OFFSET offset
+#define OFFSET_ARG_POINTER 0
+#define OFFSET_ARG_SHARED 0
 
 static inline int access_offset(MPI_File fh, const open_file *f, int where, MPI_Offset offset, int64_t *out)
 {
@@ -281,7 +355,7 @@ static inline int access_offset(MPI_File fh, const open_file *f, int where, MPI_
 
 /* Blocking calls are timed; nonblocking ones count their bytes when started.
  * Smart mode records the call when entered, with its bytes and offset. */
-#define DATA_CALL(name, is_write, timed, params, args, where, offset)                                        \
+#define DATA_CALL(name, is_write, collective, where, timed, params, args)                                    \
     IOT_EXPORT int name params                                                                               \
     {                                                                                                        \
         static int(*real) params;                                                                            \
@@ -290,55 +364,21 @@ static inline int access_offset(MPI_File fh, const open_file *f, int where, MPI_
         if (!f)                                                                                              \
             return real args;                                                                                \
         iot_phase *ph = f->ph;                                                                               \
-        uint64_t bytes;                                                                                      \
-        unsigned w = data_begin(ph, count, datatype, is_write, &bytes);                                      \
+        uint64_t bytes = data_bytes(count, datatype);                                                        \
+        unsigned w = iot_level_begin(ph, IOT_LEVEL_MPIIO, bytes, is_write);                                  \
         if (iot_smart_on) {                                                                                  \
             int64_t at = 0;                                                                                  \
-            int known = access_offset(fh, f, where, offset, &at);                                            \
-            iot_smart_data(ph, #name, (int64_t)bytes, at, known, where == AT_OFFSET, is_write);              \
+            int known = access_offset(fh, f, AT_##where, OFFSET_ARG_##where, &at);                           \
+            iot_smart_data(ph, #name, (int64_t)bytes, at, known, AT_##where == AT_OFFSET, is_write);         \
         }                                                                                                    \
         w = (timed) ? w : 0;                                                                                 \
         uint64_t t0 = w ? iot_ticks() : 0;                                                                   \
         int rc = real args;                                                                                  \
-        data_end(ph, rc, bytes, w ? iot_ticks() - t0 : 0, w, is_write);                                     \
+        iot_level_end(ph, IOT_LEVEL_MPIIO, rc == MPI_SUCCESS ? bytes : 0, w ? iot_ticks() - t0 : 0, w, is_write); \
         return rc;                                                                                           \
     }
 
-#define WRITE_ARGS (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
-#define WRITE_AT_ARGS (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
-#define READ_ARGS (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
-#define READ_AT_ARGS (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
-#define IWRITE_ARGS (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
-#define IWRITE_AT_ARGS (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
-#define IREAD_ARGS (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
-#define IREAD_AT_ARGS (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
-#define CALL (fh, buf, count, datatype, status)
-#define CALL_AT (fh, offset, buf, count, datatype, status)
-#define ICALL (fh, buf, count, datatype, request)
-#define ICALL_AT (fh, offset, buf, count, datatype, request)
-
-DATA_CALL(MPI_File_write, 1, 1, WRITE_ARGS, CALL, AT_POINTER, 0)
-DATA_CALL(MPI_File_write_all, 1, 1, WRITE_ARGS, CALL, AT_POINTER, 0)
-DATA_CALL(MPI_File_write_at, 1, 1, WRITE_AT_ARGS, CALL_AT, AT_OFFSET, offset)
-DATA_CALL(MPI_File_write_at_all, 1, 1, WRITE_AT_ARGS, CALL_AT, AT_OFFSET, offset)
-DATA_CALL(MPI_File_write_shared, 1, 1, WRITE_ARGS, CALL, AT_SHARED, 0)
-DATA_CALL(MPI_File_write_ordered, 1, 1, WRITE_ARGS, CALL, AT_SHARED, 0)
-DATA_CALL(MPI_File_read, 0, 1, READ_ARGS, CALL, AT_POINTER, 0)
-DATA_CALL(MPI_File_read_all, 0, 1, READ_ARGS, CALL, AT_POINTER, 0)
-DATA_CALL(MPI_File_read_at, 0, 1, READ_AT_ARGS, CALL_AT, AT_OFFSET, offset)
-DATA_CALL(MPI_File_read_at_all, 0, 1, READ_AT_ARGS, CALL_AT, AT_OFFSET, offset)
-DATA_CALL(MPI_File_read_shared, 0, 1, READ_ARGS, CALL, AT_SHARED, 0)
-DATA_CALL(MPI_File_read_ordered, 0, 1, READ_ARGS, CALL, AT_SHARED, 0)
-DATA_CALL(MPI_File_iwrite, 1, 0, IWRITE_ARGS, ICALL, AT_POINTER, 0)
-DATA_CALL(MPI_File_iwrite_all, 1, 0, IWRITE_ARGS, ICALL, AT_POINTER, 0)
-DATA_CALL(MPI_File_iwrite_at, 1, 0, IWRITE_AT_ARGS, ICALL_AT, AT_OFFSET, offset)
-DATA_CALL(MPI_File_iwrite_at_all, 1, 0, IWRITE_AT_ARGS, ICALL_AT, AT_OFFSET, offset)
-DATA_CALL(MPI_File_iwrite_shared, 1, 0, IWRITE_ARGS, ICALL, AT_SHARED, 0)
-DATA_CALL(MPI_File_iread, 0, 0, IREAD_ARGS, ICALL, AT_POINTER, 0)
-DATA_CALL(MPI_File_iread_all, 0, 0, IREAD_ARGS, ICALL, AT_POINTER, 0)
-DATA_CALL(MPI_File_iread_at, 0, 0, IREAD_AT_ARGS, ICALL_AT, AT_OFFSET, offset)
-DATA_CALL(MPI_File_iread_at_all, 0, 0, IREAD_AT_ARGS, ICALL_AT, AT_OFFSET, offset)
-DATA_CALL(MPI_File_iread_shared, 0, 0, IREAD_ARGS, ICALL, AT_SHARED, 0)
+IOT_MPI_DATA_CALLS(DATA_CALL)
 
 IOT_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                                  const char *datarep, MPI_Info info)
@@ -356,3 +396,13 @@ IOT_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etyp
     }
     return rc;
 }
+
+/* ---- the module ---- */
+
+static void mpiio_record(const iot_phase *ph, iot_record *r)
+{
+    iot_level_record(ph, IOT_LEVEL_MPIIO, &r->level[IOT_LEVEL_MPIIO]);
+}
+
+static const iot_module mpiio_module = {.name = "mpiio", .record = mpiio_record};
+IOT_MODULE(mpiio_module)

@@ -1,23 +1,20 @@
-/* POSIX interposition: bytes and time per file. Every wrapper calls the real
+/* POSIX module: bytes and time per file. Every wrapper calls the real
  * function; the fast path for untracked descriptors is one table load. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "rt.h"
+#include "iotuner/calls.h"
+#include "module.h"
 
-/* Kernel pseudo-files are regular files too; device nodes are excluded by S_ISREG
- * (files on /dev/shm are real and tracked). */
-static int ignored_path(const char *path)
-{
-    return !strncmp(path, "/proc/", 6) || !strncmp(path, "/sys/", 5);
-}
+IOT_POSIX_CALLS(IOT_DECLARE)
 
 static void track_open(int fd, const char *path, int flags, uint64_t t0)
 {
@@ -29,11 +26,13 @@ static void track_open(int fd, const char *path, int flags, uint64_t t0)
     char norm[PATH_MAX];
     iot_normalize_path(path, norm, sizeof norm);
     iot_phase *ph = NULL;
-    if (!ignored_path(norm)) {
+    if (!iot_path_ignored(norm)) {
         ph = iot_phase_find_open(norm); /* an HDF5 or MPI-IO file being opened */
+        /* only regular files are phases; an open that may create the file makes one (devices and FIFOs are
+         * not made by open), which spares a program creating many files a system call per file */
         struct stat st;
-        if (!ph && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-            ph = iot_phase_begin(IOT_KIND_POSIX, norm, (flags & (O_CREAT | O_TRUNC)) != 0);
+        if (!ph && ((flags & O_CREAT) || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))))
+            ph = iot_phase_begin_posix(norm, (flags & (O_CREAT | O_TRUNC)) != 0);
     }
     if (ph) {
         atomic_fetch_add_explicit(&ph->open_fds, 1, memory_order_relaxed);
@@ -42,25 +41,6 @@ static void track_open(int fd, const char *path, int flags, uint64_t t0)
     }
     iot_internal--;
     errno = saved;
-}
-
-/* Counts one call and decides whether to time it (see iot_time_weight). */
-static inline unsigned begin_call(iot_phase *ph, size_t bytes, int is_write)
-{
-    uint64_t index = atomic_fetch_add_explicit(is_write ? &ph->writes : &ph->reads, 1, memory_order_relaxed);
-    unsigned w = iot_time_weight(index, bytes);
-    if (w > 1)
-        atomic_store_explicit(&ph->time_sampled, 1, memory_order_relaxed);
-    return w;
-}
-
-static inline void end_call(iot_phase *ph, ssize_t r, uint64_t dt, unsigned weight, int is_write)
-{
-    if (r > 0)
-        atomic_fetch_add_explicit(is_write ? &ph->bytes_written : &ph->bytes_read, (uint64_t)r,
-                                  memory_order_relaxed);
-    if (weight)
-        atomic_fetch_add_explicit(is_write ? &ph->write_ticks : &ph->read_ticks, dt * weight, memory_order_relaxed);
 }
 
 /* ---- open ---- */
@@ -75,96 +55,55 @@ static inline void end_call(iot_phase *ph, ssize_t r, uint64_t dt, unsigned weig
         }                                                                                                    \
     } while (0)
 
-IOT_EXPORT int open(const char *path, int flags, ...)
-{
-    static int (*real)(const char *, int, ...);
-    IOT_REAL(real, "open");
-    mode_t mode = 0;
-    OPEN_MODE(flags, mode);
-    uint64_t t0 = iot_ticks();
-    int fd = real(path, flags, mode);
-    track_open(fd, path, flags, t0);
-    return fd;
-}
+/* open, open64: name is the real function's */
+#define OPEN_WRAPPER(name)                                                                                   \
+    IOT_EXPORT int name(const char *path, int flags, ...)                                                    \
+    {                                                                                                        \
+        static int (*real)(const char *, int, ...);                                                          \
+        IOT_REAL(real, #name);                                                                               \
+        mode_t mode = 0;                                                                                     \
+        OPEN_MODE(flags, mode);                                                                              \
+        uint64_t t0 = iot_ticks();                                                                           \
+        int fd = real(path, flags, mode);                                                                    \
+        track_open(fd, path, flags, t0);                                                                     \
+        return fd;                                                                                           \
+    }
 
-IOT_EXPORT int open64(const char *path, int flags, ...)
-{
-    static int (*real)(const char *, int, ...);
-    IOT_REAL(real, "open64");
-    mode_t mode = 0;
-    OPEN_MODE(flags, mode);
-    uint64_t t0 = iot_ticks();
-    int fd = real(path, flags, mode);
-    track_open(fd, path, flags, t0);
-    return fd;
-}
+/* openat, openat64: relative to a directory other than the working one, the path is not known */
+#define OPENAT_WRAPPER(name)                                                                                 \
+    IOT_EXPORT int name(int dirfd, const char *path, int flags, ...)                                         \
+    {                                                                                                        \
+        static int (*real)(int, const char *, int, ...);                                                     \
+        IOT_REAL(real, #name);                                                                               \
+        mode_t mode = 0;                                                                                     \
+        OPEN_MODE(flags, mode);                                                                              \
+        uint64_t t0 = iot_ticks();                                                                           \
+        int fd = real(dirfd, path, flags, mode);                                                             \
+        if (fd >= 0 && (dirfd == AT_FDCWD || path[0] == '/')) /* a valid path when the open succeeded */      \
+            track_open(fd, path, flags, t0);                                                                 \
+        return fd;                                                                                           \
+    }
 
-/* _FORTIFY_SOURCE builds call these when the flags are not constant */
-IOT_EXPORT int __open_2(const char *path, int flags)
-{
-    static int (*real)(const char *, int);
-    IOT_REAL(real, "__open_2");
-    uint64_t t0 = iot_ticks();
-    int fd = real(path, flags);
-    track_open(fd, path, flags, t0);
-    return fd;
-}
+/* __open_2, __open64_2 (what _FORTIFY_SOURCE builds call when the flags are not constant), creat, creat64 */
+#define OPEN2_WRAPPER(name, type2, flags_of)                                                                 \
+    IOT_EXPORT int name(const char *path, type2 arg)                                                         \
+    {                                                                                                        \
+        static int (*real)(const char *, type2);                                                             \
+        IOT_REAL(real, #name);                                                                               \
+        uint64_t t0 = iot_ticks();                                                                           \
+        int fd = real(path, arg);                                                                            \
+        track_open(fd, path, flags_of, t0);                                                                  \
+        return fd;                                                                                           \
+    }
 
-IOT_EXPORT int __open64_2(const char *path, int flags)
-{
-    static int (*real)(const char *, int);
-    IOT_REAL(real, "__open64_2");
-    uint64_t t0 = iot_ticks();
-    int fd = real(path, flags);
-    track_open(fd, path, flags, t0);
-    return fd;
-}
-
-IOT_EXPORT int openat(int dirfd, const char *path, int flags, ...)
-{
-    static int (*real)(int, const char *, int, ...);
-    IOT_REAL(real, "openat");
-    mode_t mode = 0;
-    OPEN_MODE(flags, mode);
-    uint64_t t0 = iot_ticks();
-    int fd = real(dirfd, path, flags, mode);
-    if (dirfd == AT_FDCWD || path[0] == '/')
-        track_open(fd, path, flags, t0);
-    return fd;
-}
-
-IOT_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
-{
-    static int (*real)(int, const char *, int, ...);
-    IOT_REAL(real, "openat64");
-    mode_t mode = 0;
-    OPEN_MODE(flags, mode);
-    uint64_t t0 = iot_ticks();
-    int fd = real(dirfd, path, flags, mode);
-    if (dirfd == AT_FDCWD || path[0] == '/')
-        track_open(fd, path, flags, t0);
-    return fd;
-}
-
-IOT_EXPORT int creat(const char *path, mode_t mode)
-{
-    static int (*real)(const char *, mode_t);
-    IOT_REAL(real, "creat");
-    uint64_t t0 = iot_ticks();
-    int fd = real(path, mode);
-    track_open(fd, path, O_CREAT | O_TRUNC, t0);
-    return fd;
-}
-
-IOT_EXPORT int creat64(const char *path, mode_t mode)
-{
-    static int (*real)(const char *, mode_t);
-    IOT_REAL(real, "creat64");
-    uint64_t t0 = iot_ticks();
-    int fd = real(path, mode);
-    track_open(fd, path, O_CREAT | O_TRUNC, t0);
-    return fd;
-}
+OPEN_WRAPPER(open)
+OPEN_WRAPPER(open64)
+OPENAT_WRAPPER(openat)
+OPENAT_WRAPPER(openat64)
+OPEN2_WRAPPER(__open_2, int, arg)
+OPEN2_WRAPPER(__open64_2, int, arg)
+OPEN2_WRAPPER(creat, mode_t, O_CREAT | O_TRUNC)
+OPEN2_WRAPPER(creat64, mode_t, O_CREAT | O_TRUNC)
 
 IOT_EXPORT int close(int fd)
 {
@@ -180,12 +119,28 @@ IOT_EXPORT int close(int fd)
     atomic_fetch_add_explicit(&ph->meta_ticks, iot_ticks() - t0, memory_order_relaxed);
     if (atomic_fetch_sub_explicit(&ph->open_fds, 1, memory_order_acq_rel) == 1 && ph->kind == IOT_KIND_POSIX) {
         int saved = errno;
-        if (atomic_load(&ph->bytes_written) == 0 && atomic_load(&ph->bytes_read) == 0)
-            iot_phase_abort(ph); /* a file opened and closed without I/O is not a phase */
-        else
-            iot_phase_end(ph);
+        iot_phase_posix_closed(ph);
         errno = saved;
     }
+    return rc;
+}
+
+/* The working directory is cached for relative paths: these forget it. */
+IOT_EXPORT int chdir(const char *path)
+{
+    static int (*real)(const char *);
+    IOT_REAL(real, "chdir");
+    int rc = real(path);
+    iot_cwd_changed();
+    return rc;
+}
+
+IOT_EXPORT int fchdir(int fd)
+{
+    static int (*real)(int);
+    IOT_REAL(real, "fchdir");
+    int rc = real(fd);
+    iot_cwd_changed();
     return rc;
 }
 
@@ -195,10 +150,10 @@ IOT_EXPORT int close(int fd)
     iot_phase *ph = iot_phase_of_fd(fd);                                                                     \
     if (!ph)                                                                                                 \
         return call;                                                                                         \
-    unsigned weight = begin_call(ph, (bytes), is_write);                                                     \
+    unsigned weight = iot_level_begin(ph, IOT_LEVEL_POSIX, (bytes), is_write);                               \
     uint64_t t0 = weight ? iot_ticks() : 0;                                                                  \
     ssize_t r = call;                                                                                        \
-    end_call(ph, r, weight ? iot_ticks() - t0 : 0, weight, is_write);                                        \
+    iot_level_end(ph, IOT_LEVEL_POSIX, r > 0 ? (uint64_t)r : 0, weight ? iot_ticks() - t0 : 0, weight, is_write); \
     return r
 
 IOT_EXPORT ssize_t write(int fd, const void *buf, size_t n)
@@ -281,3 +236,22 @@ IOT_EXPORT int fdatasync(int fd)
     IOT_REAL(real, "fdatasync");
     return timed_sync(fd, real);
 }
+
+/* ---- the module ---- */
+
+static void posix_init(void)
+{
+    iot_path_ignore(getenv("ROMIO_HINTS")); /* ROMIO reads it at every MPI_File_open: not the application's I/O */
+}
+
+static void posix_record(const iot_phase *ph, iot_record *r)
+{
+    iot_level_record(ph, IOT_LEVEL_POSIX, &r->level[IOT_LEVEL_POSIX]);
+    r->sync_time = iot_ticks_to_seconds(atomic_load(&ph->sync_ticks));
+    r->meta_time = iot_ticks_to_seconds(atomic_load(&ph->meta_ticks));
+    const iot_level_stats *s = &r->level[IOT_LEVEL_POSIX];
+    r->io_max = r->io_sum = s->write_time + s->read_time + r->sync_time + r->meta_time;
+}
+
+static const iot_module posix_module = {.name = "posix", .init = posix_init, .record = posix_record};
+IOT_MODULE(posix_module)

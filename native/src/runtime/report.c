@@ -1,5 +1,11 @@
-/* The run report: every rank describes its phases as JSON, rank 0 gathers
- * them, merges the records of the same phase and writes one document. */
+/* The run report. Every rank turns its phases into fixed-size records
+ * (iotuner/record.h). The records of phases all ranks share are reduced to
+ * rank 0 with an MPI_Op (as Darshan reduces shared file records); the others
+ * are gathered as they are, with the text describing each phase (its file,
+ * settings read back, hints) from one rank. Rank 0 merges them (the core's
+ * iot_merge), lets each module add its section, and writes one document. */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,278 +13,60 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rt.h"
+#include "iotuner/smart.h"
+#include "module.h"
+#include "pmpi.h"
 
-static const char *kind_name(iot_phase_kind k)
-{
-    return k == IOT_KIND_HDF5 ? "hdf5" : k == IOT_KIND_MPIIO ? "mpiio" : "posix";
-}
+static iot_merge *building; /* rank 0, while the report is built */
 
-char *iot_phase_to_json(const iot_phase *ph)
+int iot_report_phase_id(const iot_phase_key *key)
 {
-    iot_buf b;
-    iot_buf_init(&b);
-    uint64_t end = ph->open ? iot_ticks() : ph->t_end;
-#define SECONDS(field) iot_ticks_to_seconds(atomic_load(&ph->field))
-#define COUNT(field) (int64_t)atomic_load(&ph->field)
-    iot_jw_begin_object(&b, NULL);
-    iot_jw_string(&b, "kind", kind_name(ph->kind));
-    iot_jw_string(&b, "file", ph->path);
-    iot_jw_int(&b, "occurrence", ph->occurrence);
-    iot_jw_bool(&b, "created", ph->created);
-    iot_jw_bool(&b, "open_at_exit", ph->open);
-    iot_jw_string(&b, "driver", ph->driver[0] ? ph->driver : NULL);
-    iot_jw_string(&b, "file_system", ph->file_system);
-    iot_jw_string(&b, "mpiio_driver", ph->mpiio_driver[0] ? ph->mpiio_driver : NULL);
-    iot_jw_double(&b, "wall_time_s", iot_ticks_to_seconds(end - ph->t_start));
-    iot_jw_bool(&b, "time_sampled", atomic_load(&ph->time_sampled));
-    /* per level: bytes written, read, calls written, read, time writing, reading */
-    iot_jw_begin_array(&b, "posix");
-    iot_jw_int(&b, NULL, COUNT(bytes_written));
-    iot_jw_int(&b, NULL, COUNT(bytes_read));
-    iot_jw_int(&b, NULL, COUNT(writes));
-    iot_jw_int(&b, NULL, COUNT(reads));
-    iot_jw_double(&b, NULL, SECONDS(write_ticks));
-    iot_jw_double(&b, NULL, SECONDS(read_ticks));
-    iot_jw_double(&b, NULL, SECONDS(sync_ticks));
-    iot_jw_double(&b, NULL, SECONDS(meta_ticks));
-    iot_jw_end_array(&b);
-    iot_jw_begin_array(&b, "mpiio");
-    iot_jw_int(&b, NULL, COUNT(mpi_bytes_written));
-    iot_jw_int(&b, NULL, COUNT(mpi_bytes_read));
-    iot_jw_int(&b, NULL, COUNT(mpi_writes));
-    iot_jw_int(&b, NULL, COUNT(mpi_reads));
-    iot_jw_double(&b, NULL, SECONDS(mpi_write_ticks));
-    iot_jw_double(&b, NULL, SECONDS(mpi_read_ticks));
-    iot_jw_end_array(&b);
-    iot_jw_begin_array(&b, "hdf5");
-    iot_jw_int(&b, NULL, COUNT(h5_bytes_written));
-    iot_jw_int(&b, NULL, COUNT(h5_bytes_read));
-    iot_jw_int(&b, NULL, COUNT(h5_writes));
-    iot_jw_int(&b, NULL, COUNT(h5_reads));
-    iot_jw_double(&b, NULL, SECONDS(h5_write_ticks));
-    iot_jw_double(&b, NULL, SECONDS(h5_read_ticks));
-    iot_jw_end_array(&b);
-#undef SECONDS
-#undef COUNT
-    iot_jw_begin_array(&b, "settings");
-    for (size_t i = 0; i < ph->nchecks; i++) {
-        const iot_check *c = &ph->checks[i];
-        iot_jw_begin_object(&b, NULL);
-        iot_jw_string(&b, "layer", c->layer);
-        iot_jw_string(&b, "knob", c->name);
-        if (c->dataset[0])
-            iot_jw_string(&b, "dataset", c->dataset);
-        iot_jw_string(&b, "requested", c->requested);
-        iot_jw_string(&b, "effective", c->effective[0] ? c->effective : NULL);
-        iot_jw_string(&b, "status", iot_status_name(c->status));
-        iot_jw_string(&b, "reason", c->reason[0] ? c->reason : NULL);
-        iot_jw_end_object(&b);
-    }
-    iot_jw_end_array(&b);
-    if (ph->mpi_hints_json) {
-        iot_json *h = iot_json_parse(ph->mpi_hints_json, strlen(ph->mpi_hints_json), NULL, 0);
-        iot_jw_value(&b, "mpi_hints", h);
-        iot_json_free(h);
-    }
-    iot_jw_end_object(&b);
-    return iot_buf_take(&b);
+    return building ? iot_merge_find(building, key, iot_g.rank) : -1;
 }
 
 static int moved_bytes(const iot_phase *ph)
 {
-    return atomic_load(&ph->bytes_written) || atomic_load(&ph->bytes_read) || atomic_load(&ph->mpi_bytes_written) ||
-           atomic_load(&ph->mpi_bytes_read) || atomic_load(&ph->h5_bytes_written) || atomic_load(&ph->h5_bytes_read);
+    for (int l = 0; l < IOT_LEVELS; l++)
+        if (atomic_load(&ph->level[l].bytes_written) || atomic_load(&ph->level[l].bytes_read))
+            return 1;
+    return 0;
 }
 
-/* This rank's record: {"phases": [the phases that did something], "smart": {...} or null}. */
-static char *rank_json(void)
+/* Phases in the report: every HDF5 and MPI-IO phase; a POSIX file only if bytes moved. */
+static int reported(const iot_phase *ph)
 {
+    return ph->kind != IOT_KIND_POSIX || moved_bytes(ph);
+}
+
+static void phase_record(const iot_phase *ph, iot_record *r)
+{
+    iot_record_init(r, &ph->key, ph->identity, iot_g.rank, ph->group_size);
+    r->flags = (ph->created ? IOT_REC_CREATED : 0) | (ph->open ? IOT_REC_OPEN_AT_EXIT : 0) |
+               (atomic_load(&ph->time_sampled) ? IOT_REC_TIME_SAMPLED : 0) | (ph->folded ? IOT_REC_FOLDED : 0);
+    r->files = atomic_load(&ph->files);
+    r->t_open = iot_clock_of(ph->t_start);
+    r->t_close = iot_clock_of(ph->open ? iot_ticks() : ph->t_end);
     size_t n;
-    iot_phase **all = iot_phases(&n);
-    iot_buf b;
-    iot_buf_init(&b);
-    iot_buf_puts(&b, "{\"phases\":[");
-    int first = 1;
-    for (size_t i = 0; all && i < n; i++) {
-        iot_phase *ph = all[i];
-        if (ph->kind == IOT_KIND_POSIX && !moved_bytes(ph))
-            continue;
-        char *j = iot_phase_to_json(ph);
-        if (j) {
-            if (!first)
-                iot_buf_puts(&b, ",");
-            first = 0;
-            iot_buf_puts(&b, j);
-            free(j);
-        }
-    }
-    iot_buf_puts(&b, "],\"smart\":");
-    char *smart = iot_smart_rank_json();
-    iot_buf_puts(&b, smart ? smart : "null");
-    free(smart);
-    iot_buf_puts(&b, "}");
-    free(all);
-    return iot_buf_take(&b);
+    const iot_module *const *mods = iot_modules(&n);
+    for (size_t i = 0; i < n; i++)
+        if (mods[i]->record)
+            mods[i]->record(ph, r);
 }
 
-/* ---- merging across ranks ---- */
-
-enum { LEVEL_POSIX, LEVEL_MPIIO, LEVEL_HDF5, LEVELS };
-static const char *level_names[LEVELS] = {"posix", "mpiio", "hdf5"};
-
-typedef struct {
-    int64_t bytes_written, bytes_read, writes, reads; /* summed over ranks */
-    double write_time, read_time;                     /* slowest rank */
-} level_stats;
-
-typedef struct {
-    const iot_json *first; /* record of the lowest rank: names, settings, hints */
-    int ranks;
-    double wall, sync_time, meta_time, io_max, io_sum;
-    level_stats level[LEVELS];
-    int open_at_exit, time_sampled;
-} merged;
-
-static double num(const iot_json *v)
+/* One rank describes each phase: the first rank of the opening communicator, or the rank alone. */
+static void describe(iot_phase *ph, iot_buf *out)
 {
-    return v && v->type == IOT_JSON_NUMBER ? v->number : 0;
+    char identity[PATH_MAX];
+    iot_identity(ph->path, identity, sizeof identity);
+    char *settings = iot_phase_checks_json(ph, 0), *app = iot_phase_app_json(ph);
+    iot_phase_desc d = {ph->path, identity, ph->driver[0] ? ph->driver : NULL, ph->file_system,
+                        ph->mpiio_driver[0] ? ph->mpiio_driver : NULL, settings, ph->mpi_hints_json, app};
+    iot_desc_pack(out, &ph->key, iot_g.rank, &d);
+    free(settings);
+    free(app);
 }
 
-static int64_t inum(const iot_json *v)
-{
-    return v && v->type == IOT_JSON_NUMBER ? (v->is_integer ? v->integer : (int64_t)v->number) : 0;
-}
-
-static const iot_json *item(const iot_json *arr, size_t i)
-{
-    return arr && arr->type == IOT_JSON_ARRAY && i < arr->count ? arr->items[i] : NULL;
-}
-
-static const char *str(const iot_json *o, const char *k)
-{
-    const iot_json *v = iot_json_get(o, k);
-    return v && v->type == IOT_JSON_STRING ? v->string : "";
-}
-
-static int flag(const iot_json *o, const char *k)
-{
-    const iot_json *v = iot_json_get(o, k);
-    return v && v->type == IOT_JSON_BOOL && v->boolean;
-}
-
-static double maxd(double a, double b) { return a > b ? a : b; }
-
-static void accumulate(merged *m, const iot_json *p)
-{
-    if (!m->first)
-        m->first = p;
-    m->ranks++;
-    m->wall = maxd(m->wall, num(iot_json_get(p, "wall_time_s")));
-    for (int l = 0; l < LEVELS; l++) {
-        const iot_json *a = iot_json_get(p, level_names[l]);
-        level_stats *s = &m->level[l];
-        s->bytes_written += inum(item(a, 0));
-        s->bytes_read += inum(item(a, 1));
-        s->writes += inum(item(a, 2));
-        s->reads += inum(item(a, 3));
-        s->write_time = maxd(s->write_time, num(item(a, 4)));
-        s->read_time = maxd(s->read_time, num(item(a, 5)));
-    }
-    const iot_json *posix = iot_json_get(p, "posix");
-    m->sync_time = maxd(m->sync_time, num(item(posix, 6)));
-    m->meta_time = maxd(m->meta_time, num(item(posix, 7)));
-    double io = num(item(posix, 4)) + num(item(posix, 5)) + num(item(posix, 6)) + num(item(posix, 7));
-    m->io_max = maxd(m->io_max, io);
-    m->io_sum += io;
-    m->open_at_exit |= flag(p, "open_at_exit");
-    m->time_sampled |= flag(p, "time_sampled");
-}
-
-static double mib_s(int64_t bytes, double seconds)
-{
-    return seconds > 0 ? (double)bytes / (1024.0 * 1024.0) / seconds : 0;
-}
-
-/* The application's data is counted at the highest level it used: HDF5
- * dataset calls, else MPI-IO calls, else POSIX. Lower levels can move more
- * (collective buffering rewrites holes) or less (metadata) than the data. */
-static int data_level(const merged *m)
-{
-    const level_stats *h = &m->level[LEVEL_HDF5], *mp = &m->level[LEVEL_MPIIO];
-    if (h->writes || h->reads)
-        return LEVEL_HDF5;
-    if (mp->writes || mp->reads)
-        return LEVEL_MPIIO;
-    return LEVEL_POSIX;
-}
-
-static void write_level(iot_buf *b, const char *key, const level_stats *s, int with_calls)
-{
-    iot_jw_begin_object(b, key);
-    iot_jw_int(b, "bytes_written", s->bytes_written);
-    iot_jw_int(b, "bytes_read", s->bytes_read);
-    iot_jw_int(b, with_calls ? "write_calls" : "dataset_writes", s->writes);
-    iot_jw_int(b, with_calls ? "read_calls" : "dataset_reads", s->reads);
-    iot_jw_double(b, "write_time_s", s->write_time);
-    iot_jw_double(b, "read_time_s", s->read_time);
-}
-
-static void write_phase(iot_buf *b, int id, const merged *m, double *wtime, double *rtime, int64_t *bw,
-                        int64_t *br, int64_t *pw, int64_t *pr)
-{
-    const iot_json *p = m->first;
-    int lvl = data_level(m);
-    const level_stats *data = &m->level[lvl], *posix = &m->level[LEVEL_POSIX];
-    /* a phase's wall time is split between writing and reading by bytes */
-    double total = (double)(data->bytes_written + data->bytes_read);
-    double wt = total > 0 ? m->wall * (double)data->bytes_written / total : 0;
-    double rt = total > 0 ? m->wall * (double)data->bytes_read / total : 0;
-    *wtime += wt;
-    *rtime += rt;
-    *bw += data->bytes_written;
-    *br += data->bytes_read;
-    *pw += posix->bytes_written;
-    *pr += posix->bytes_read;
-    iot_jw_begin_object(b, NULL);
-    iot_jw_int(b, "id", id);
-    iot_jw_string(b, "kind", str(p, "kind"));
-    iot_jw_string(b, "file", str(p, "file"));
-    iot_jw_int(b, "occurrence", inum(iot_json_get(p, "occurrence")));
-    iot_jw_value(b, "created", iot_json_get(p, "created"));
-    iot_jw_bool(b, "open_at_exit", m->open_at_exit);
-    iot_jw_value(b, "driver", iot_json_get(p, "driver"));
-    iot_jw_value(b, "file_system", iot_json_get(p, "file_system"));
-    iot_jw_value(b, "mpiio_driver", iot_json_get(p, "mpiio_driver"));
-    iot_jw_int(b, "ranks", m->ranks);
-    iot_jw_string(b, "data_level", level_names[lvl]);
-    iot_jw_int(b, "bytes_written", data->bytes_written);
-    iot_jw_int(b, "bytes_read", data->bytes_read);
-    iot_jw_double(b, "wall_time_s", m->wall);
-    iot_jw_double(b, "bandwidth_mib_s", mib_s(data->bytes_written + data->bytes_read, m->wall));
-    iot_jw_double(b, "write_bandwidth_mib_s", mib_s(data->bytes_written, wt));
-    iot_jw_double(b, "read_bandwidth_mib_s", mib_s(data->bytes_read, rt));
-    if (data->bytes_written > 0)
-        iot_jw_double(b, "write_amplification", (double)posix->bytes_written / (double)data->bytes_written);
-    else
-        iot_jw_null(b, "write_amplification");
-    iot_jw_double(b, "io_time_s", m->io_max);
-    iot_jw_double(b, "io_time_sum_s", m->io_sum);
-    iot_jw_bool(b, "time_sampled", m->time_sampled);
-    write_level(b, "posix", posix, 1);
-    iot_jw_double(b, "sync_time_s", m->sync_time);
-    iot_jw_double(b, "meta_time_s", m->meta_time);
-    iot_jw_end_object(b);
-    write_level(b, "mpiio", &m->level[LEVEL_MPIIO], 1);
-    iot_jw_end_object(b);
-    write_level(b, "hdf5", &m->level[LEVEL_HDF5], 0);
-    iot_jw_end_object(b);
-    iot_jw_value(b, "settings", iot_json_get(p, "settings"));
-    const iot_json *hints = iot_json_get(p, "mpi_hints");
-    if (hints)
-        iot_jw_value(b, "mpi_hints", hints);
-    iot_jw_end_object(b);
-}
+/* ---- the parts that do not depend on phases ---- */
 
 static void write_run(iot_buf *b)
 {
@@ -294,22 +82,12 @@ static void write_run(iot_buf *b)
     iot_jw_string(b, "host", host);
     iot_jw_string(b, "cwd", cwd);
     iot_jw_begin_array(b, "command");
-    FILE *f = fopen("/proc/self/cmdline", "rb");
-    if (f) {
-        char arg[4096];
-        size_t n = 0;
-        int c;
-        while ((c = fgetc(f)) != EOF) {
-            if (c == 0 || n + 1 == sizeof arg) {
-                arg[n] = 0;
-                iot_jw_string(b, NULL, arg);
-                n = 0;
-            } else {
-                arg[n++] = (char)c;
-            }
-        }
-        fclose(f);
-    }
+    char err[64];
+    size_t len = 0;
+    char *cmdline = iot_read_regular_file("/proc/self/cmdline", "command line", 1 << 20, &len, err, sizeof err);
+    for (size_t pos = 0; cmdline && pos < len; pos += strlen(cmdline + pos) + 1)
+        iot_jw_string(b, NULL, cmdline + pos);
+    free(cmdline);
     iot_jw_end_array(b);
     iot_jw_string(b, "mpi_library", iot_g.mpi_library[0] ? iot_g.mpi_library : NULL);
     iot_jw_string(b, "hdf5_library", iot_g.hdf5_library[0] ? iot_g.hdf5_library : NULL);
@@ -327,155 +105,275 @@ static void write_settings(iot_buf *b)
     iot_jw_string(b, "message", iot_g.settings_error);
     if (iot_g.settings) {
         char *doc = iot_settings_to_json(iot_g.settings);
-        iot_json *d = doc ? iot_json_parse(doc, strlen(doc), NULL, 0) : NULL;
-        iot_jw_value(b, "document", d);
-        iot_json_free(d);
+        iot_jw_raw(b, "document", doc);
         free(doc);
     }
     iot_jw_end_object(b);
 }
 
-static char *build_report(char **ranks, int nranks)
+/* Every rank's warnings, each once. */
+static void write_warnings(iot_buf *b, char *const *all, size_t n)
 {
-    iot_json **parsed = calloc((size_t)nranks, sizeof *parsed);
-    size_t cap = 64, nm = 0;
-    merged *m = calloc(cap, sizeof *m);
-    char **keys = calloc(cap, sizeof *keys);
-    if (!parsed || !m || !keys) {
-        free(parsed);
-        free(m);
-        free(keys);
-        return NULL;
-    }
-    for (int r = 0; r < nranks; r++) {
-        parsed[r] = ranks[r] ? iot_json_parse(ranks[r], strlen(ranks[r]), NULL, 0) : NULL;
-        const iot_json *phases = iot_json_get(parsed[r], "phases");
-        if (!phases || phases->type != IOT_JSON_ARRAY)
-            continue;
-        for (size_t i = 0; i < phases->count; i++) {
-            const iot_json *p = phases->items[i];
-            char key[PATH_MAX + 64];
-            snprintf(key, sizeof key, "%s|%lld|%s", str(p, "kind"), (long long)inum(iot_json_get(p, "occurrence")),
-                     str(p, "file"));
-            size_t k = 0;
-            while (k < nm && strcmp(keys[k], key))
-                k++;
-            if (k == nm) {
-                if (nm == cap) {
-                    merged *mm = realloc(m, 2 * cap * sizeof *m);
-                    char **kk = mm ? realloc(keys, 2 * cap * sizeof *keys) : NULL;
-                    if (mm)
-                        m = mm;
-                    if (!kk)
-                        continue;
-                    keys = kk;
-                    memset(m + cap, 0, cap * sizeof *m);
-                    cap *= 2;
-                }
-                keys[nm] = strdup(key);
-                if (!keys[nm])
-                    continue;
-                nm++;
-            }
-            accumulate(&m[k], p);
-        }
-    }
-
-    iot_buf b;
-    iot_buf_init(&b);
-    iot_jw_begin_object(&b, NULL);
-    iot_jw_int(&b, "version", IOT_REPORT_VERSION);
-    iot_jw_string(&b, "kind", "iotuner-run-report");
-    iot_jw_string(&b, "iotuner", iot_version());
-    char when[32];
-    time_t now = time(NULL);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    iot_jw_string(&b, "created", when);
-    write_run(&b);
-    write_settings(&b);
-    double wtime = 0, rtime = 0, io = 0;
-    int64_t bw = 0, br = 0, pw = 0, pr = 0;
-    iot_jw_begin_array(&b, "phases");
-    for (size_t k = 0; k < nm; k++) {
-        write_phase(&b, (int)k, &m[k], &wtime, &rtime, &bw, &br, &pw, &pr);
-        io += m[k].io_max;
-    }
-    iot_jw_end_array(&b);
-    iot_jw_begin_object(&b, "totals");
-    iot_jw_int(&b, "phases", (int64_t)nm);
-    iot_jw_int(&b, "bytes_written", bw);
-    iot_jw_int(&b, "bytes_read", br);
-    iot_jw_double(&b, "write_time_s", wtime);
-    iot_jw_double(&b, "read_time_s", rtime);
-    iot_jw_double(&b, "io_time_s", io);
-    iot_jw_double(&b, "write_bandwidth_mib_s", mib_s(bw, wtime));
-    iot_jw_double(&b, "read_bandwidth_mib_s", mib_s(br, rtime));
-    iot_jw_int(&b, "posix_bytes_written", pw);
-    iot_jw_int(&b, "posix_bytes_read", pr);
-    iot_jw_end_object(&b);
-    iot_smart_merge_json(&b, (const iot_json *const *)parsed, nranks);
-    iot_jw_begin_array(&b, "warnings");
+    iot_jw_begin_array(b, "warnings");
     if (iot_g.settings_error)
-        iot_jw_string(&b, NULL, iot_g.settings_error);
-    for (size_t i = 0; i < iot_g.nwarnings; i++)
-        iot_jw_string(&b, NULL, iot_g.warnings[i]);
-    iot_jw_end_array(&b);
-    iot_jw_end_object(&b);
-
-    for (int r = 0; r < nranks; r++)
-        iot_json_free(parsed[r]);
-    for (size_t k = 0; k < nm; k++)
-        free(keys[k]);
-    free(parsed);
-    free(m);
-    free(keys);
-    return iot_buf_take(&b);
+        iot_jw_string(b, NULL, iot_g.settings_error);
+    for (size_t i = 0; i < n; i++) {
+        int seen = iot_g.settings_error && !strcmp(all[i], iot_g.settings_error);
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strcmp(all[i], all[j]);
+        if (!seen)
+            iot_jw_string(b, NULL, all[i]);
+    }
+    iot_jw_end_array(b);
 }
 
-static void write_file(const char *path, const char *text)
+/* Replaces the report at path (rank 0 of an MPI run), or creates it if there is none yet (a serial
+ * process: a helper process of the job that exits before the application must not replace its report). */
+static void write_file(const char *path, const char *text, size_t len, int replace)
 {
     char tmp[PATH_MAX + 32];
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "iotuner: warning: cannot write the run report to %s\n", path);
-        return;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int ok = fd >= 0;
+    for (size_t done = 0; ok && done < len;) {
+        ssize_t w = write(fd, text + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        ok = w > 0;
+        done += w > 0 ? (size_t)w : 0;
     }
-    int ok = fputs(text, f) >= 0 && fputs("\n", f) >= 0;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
+    ok = ok && write(fd, "\n", 1) == 1;
+    if (fd >= 0)
+        ok = close(fd) == 0 && ok;
+    if (ok)
+        ok = replace ? rename(tmp, path) == 0 : (link(tmp, path) == 0 || errno == EEXIST);
+    if (!ok)
         fprintf(stderr, "iotuner: warning: cannot write the run report to %s\n", path);
-        unlink(tmp);
+    unlink(tmp);
+}
+
+/* ---- across ranks ---- */
+
+static int by_key(const void *a, const void *b)
+{
+    const iot_phase_key *x = &((const iot_record *)a)->key, *y = &((const iot_record *)b)->key;
+    if (x->path != y->path)
+        return x->path < y->path ? -1 : 1;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return (int)x->kind - (int)y->kind;
+}
+
+static void combine_op(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    iot_record *a = in, *b = inout;
+    for (int i = 0; i < *len; i++)
+        iot_record_combine(&a[i], &b[i]);
+}
+
+/* Gathers every rank's bytes to rank 0: *all (rank 0 only) and *total. */
+static int gather_bytes(MPI_Comm comm, const char *mine, size_t len, char **all, size_t *total)
+{
+    int n = iot_g.nprocs, me = (int)len, *lens = NULL, *displs = NULL;
+    *all = NULL;
+    *total = 0;
+    if (iot_g.rank == 0) {
+        lens = calloc((size_t)n, sizeof *lens);
+        displs = calloc((size_t)n, sizeof *displs);
     }
+    iot_pmpi.Gather(&me, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
+    long long sum = 0;
+    if (lens && displs) {
+        for (int i = 0; i < n; i++) {
+            displs[i] = (int)sum;
+            sum += lens[i];
+        }
+        if (sum < INT_MAX)
+            *all = malloc(sum ? (size_t)sum : 1);
+    }
+    /* every rank joins the collective even if rank 0 could not allocate */
+    iot_pmpi.Gatherv(mine, me, MPI_BYTE, *all, lens, displs, MPI_BYTE, 0, comm);
+    *total = *all ? (size_t)sum : 0;
+    free(lens);
+    free(displs);
+    return *all != NULL;
+}
+
+/* Records of phases every rank has (collective on the whole world, in the same order everywhere, as MPI
+ * orders collectives) are reduced with the MPI_Op; rank 0 adds them to m. Returns how many were reduced
+ * (0 when the ranks' sets differ: then they travel with the others). */
+static size_t reduce_shared(MPI_Comm comm, iot_record *shared, size_t n, iot_merge *m)
+{
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++)
+        x ^= (shared[i].key.path * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)shared[i].key.seq << 40 | shared[i].key.kind);
+    iot_record *out = iot_g.rank == 0 && n ? malloc(n * sizeof *out) : NULL;
+    uint64_t count = iot_g.rank == 0 && n && !out ? UINT64_MAX : n; /* rank 0 out of memory: no reduction */
+    uint64_t mine[4] = {count, ~count, x, ~x}, all[4];
+    if (iot_pmpi.Allreduce(mine, all, 4, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS || all[0] != ~all[1] ||
+        all[2] != ~all[3] || n == 0 || n > INT_MAX) {
+        free(out);
+        return 0;
+    }
+    MPI_Datatype type;
+    MPI_Op op;
+    iot_pmpi.Type_contiguous((int)sizeof(iot_record), MPI_BYTE, &type);
+    iot_pmpi.Type_commit(&type);
+    iot_pmpi.Op_create(combine_op, 1, &op);
+    iot_pmpi.Reduce(shared, out, (int)n, type, op, 0, comm);
+    for (size_t i = 0; out && i < n; i++)
+        iot_merge_add(m, &out[i]);
+    free(out);
+    iot_pmpi.Op_free(&op);
+    iot_pmpi.Type_free(&type);
+    return n;
+}
+
+/* ---- the report ---- */
+
+static char *build(void)
+{
+    size_t nph;
+    iot_phase **phases = iot_phases(&nph);
+    iot_record *recs = malloc((nph ? nph : 1) * sizeof *recs);
+    iot_buf descs;
+    iot_buf_init(&descs);
+    size_t nrec = 0;
+    uint64_t world = 0;
+    MPI_Comm comm = iot_g.mpi_initialized ? iot_mpi_run_comm() : MPI_COMM_NULL;
+    if (comm != MPI_COMM_NULL) {
+        int size, rank;
+        iot_comm_group(MPI_COMM_WORLD, &world, &size, &rank);
+    }
+    for (size_t i = 0; phases && recs && i < nph; i++) {
+        iot_phase *ph = phases[i];
+        if (!reported(ph))
+            continue;
+        phase_record(ph, &recs[nrec++]);
+        if (!ph->key.group || ph->group_rank == 0)
+            describe(ph, &descs);
+    }
+    free(phases);
+    size_t desc_len = descs.len;
+    char *desc_text = iot_buf_take(&descs);
+
+    iot_merge *m = iot_g.rank == 0 ? iot_merge_new() : NULL;
+    char *all_descs = desc_text, *all_recs = (char *)recs, *all_warn = NULL;
+    size_t all_desc_len = desc_len, all_rec_len = nrec * sizeof *recs, all_warn_len = 0;
+    iot_buf warn;
+    iot_buf_init(&warn);
+    for (size_t i = 0; i < iot_g.nwarnings; i++)
+        iot_buf_append(&warn, iot_g.warnings[i], strlen(iot_g.warnings[i]) + 1);
+    size_t warn_len = warn.len;
+    char *warn_text = iot_buf_take(&warn);
+    if (comm != MPI_COMM_NULL) {
+        /* the world's collective phases first, in one order on every rank */
+        size_t nshared = 0;
+        for (size_t i = 0; i < nrec; i++)
+            if (recs[i].key.group == world && recs[i].group_size == iot_g.nprocs) {
+                iot_record t = recs[nshared];
+                recs[nshared++] = recs[i];
+                recs[i] = t;
+            }
+        qsort(recs, nshared, sizeof *recs, by_key);
+        size_t reduced = reduce_shared(comm, recs, nshared, m);
+        gather_bytes(comm, (char *)(recs + reduced), (nrec - reduced) * sizeof *recs, &all_recs, &all_rec_len);
+        gather_bytes(comm, desc_text, desc_len, &all_descs, &all_desc_len);
+        gather_bytes(comm, warn_text, warn_len, &all_warn, &all_warn_len);
+    } else {
+        all_warn = warn_text;
+        all_warn_len = warn_len;
+        warn_text = NULL;
+    }
+    char *text = NULL;
+    if (m) {
+        for (size_t off = 0; all_recs && off + sizeof(iot_record) <= all_rec_len; off += sizeof(iot_record)) {
+            iot_record r;
+            memcpy(&r, all_recs + off, sizeof r);
+            iot_merge_add(m, &r);
+        }
+        iot_phase_key key;
+        int rank;
+        iot_phase_desc d;
+        for (size_t off = 0, used; all_descs && off < all_desc_len; off += used) {
+            used = iot_desc_unpack(all_descs + off, all_desc_len - off, &key, &rank, &d);
+            if (!used)
+                break;
+            iot_merge_describe(m, &key, rank, &d);
+        }
+        iot_merge_finish(m);
+    }
+    building = m;
+    iot_buf b;
+    iot_buf_init(&b);
+    iot_totals totals;
+    if (m) {
+        iot_jw_begin_object(&b, NULL);
+        iot_jw_int(&b, "version", IOT_REPORT_VERSION);
+        iot_jw_string(&b, "kind", "iotuner-run-report");
+        iot_jw_string(&b, "iotuner", iot_version());
+        char when[32];
+        time_t now = time(NULL);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        iot_jw_string(&b, "created", when);
+        write_run(&b);
+        write_settings(&b);
+        iot_merge_write(m, &b, &totals);
+    }
+    /* the modules' sections: collective, so every rank takes part */
+    iot_report_ctx ctx = {comm, m != NULL, m ? &b : NULL};
+    size_t nmods;
+    const iot_module *const *mods = iot_modules(&nmods);
+    for (size_t i = 0; i < nmods; i++)
+        if (mods[i]->report)
+            mods[i]->report(&ctx);
+    if (m) {
+        size_t nw = 0;
+        char *w[IOT_MAX_MODULES * 64 + 64];
+        for (size_t off = 0; all_warn && off < all_warn_len && nw < sizeof w / sizeof *w;
+             off += strlen(all_warn + off) + 1)
+            w[nw++] = all_warn + off;
+        write_warnings(&b, w, nw);
+        iot_jw_end_object(&b);
+        text = iot_buf_take(&b);
+    }
+    building = NULL;
+    iot_merge_free(m);
+    if (all_recs != (char *)recs)
+        free(all_recs);
+    if (all_descs != desc_text)
+        free(all_descs);
+    free(all_warn);
+    free(warn_text);
+    free(desc_text);
+    free(recs);
+    return text;
+}
+
+/* A serial process reports when it did I/O iotuner measures: HDF5, MPI-IO, or writing a file (a process
+ * that only read files, like an interpreter loading its modules, leaves no report). */
+static int serial_has_io(void)
+{
+    if (iot_g.used_hdf5 || iot_g.used_mpiio)
+        return 1;
+    size_t n;
+    iot_phase **all = iot_phases(&n);
+    int io = 0;
+    for (size_t i = 0; all && i < n && !io; i++)
+        io = atomic_load(&all[i]->level[IOT_LEVEL_POSIX].bytes_written) != 0;
+    free(all);
+    return io;
 }
 
 void iot_report_write(void)
 {
     if (!iot_g.report_path)
         return;
-    char *mine = rank_json();
-    if (!mine)
-        mine = strdup("{\"phases\":[],\"smart\":null}");
-    char **all = NULL;
-    int n = 0;
-    if (iot_g.mpi_initialized) {
-        iot_mpi_gather_text(mine ? mine : "{\"phases\":[],\"smart\":null}", &all, &n);
-    } else if (mine) {
-        all = malloc(sizeof *all);
-        if (all) {
-            all[0] = mine;
-            mine = NULL;
-            n = 1;
-        }
-    }
-    if (iot_g.rank == 0 && all) {
-        char *report = build_report(all, n);
-        if (report)
-            write_file(iot_g.report_path, report);
-        free(report);
-    }
-    for (int i = 0; i < n; i++)
-        free(all[i]);
-    free(all);
-    free(mine);
+    if (!iot_g.mpi_initialized && !serial_has_io())
+        return;
+    char *text = build();
+    if (text)
+        write_file(iot_g.report_path, text, strlen(text), iot_g.mpi_initialized);
+    free(text);
 }

@@ -2,9 +2,12 @@
  *
  * Every HDF5 and MPI-IO call of a file phase becomes a terminal of a
  * Sequitur grammar (POSIX calls stay out: too many and too cheap to model).
- * There is one grammar per rank and phase identity (the file name with its
- * numbers normalized: chk_0001.h5 and chk_0002.h5 are one), so the calls of
- * files open at the same time stay apart.
+ * There is one grammar per rank and phase identity: the file name with its
+ * numbers normalized (chk_0001.h5 and chk_0002.h5 are one), whether the file
+ * is created or opened, and who opens it (the group of the communicator, as
+ * the report keys phases; a rank alone is an identity of its own). So the
+ * calls of files open at the same time stay apart, and a rank's own side
+ * check of a file never stands in for the collective phases of that file.
  *
  * The first phase of an identity is learned: at its close, which is
  * collective for the ranks that share the file, the grammar predicts the
@@ -29,14 +32,16 @@
 #include <string.h>
 
 #include "iotuner/smart.h"
+#include "module.h"
 #include "pmpi.h"
-#include "rt.h"
 
+/* Memory: everything is allocated when smart mode is on, and bounded. */
 #define MAX_IDENTITIES 256
-#define MAX_LOG 4096
+#define MAX_LOG 4096                  /* phases logged for the report (about 1.5 KiB each) */
 #define MAX_PREDICTED 65536           /* calls predicted at one phase start */
-#define MAX_EXTRACT (1u << 20)        /* calls of a predicted recurrence read for extraction */
+#define MAX_EXTRACT (1u << 20)        /* calls of a predicted recurrence read for extraction (4 MiB) */
 #define GRAMMAR_BUDGET (64u << 20)    /* bytes of grammar per identity; past it, it stops learning */
+#define GRAMMARS_BUDGET (256u << 20)  /* bytes of all grammars; past it, no identity learns more */
 #define SPAN_STATES 8                 /* settings states remembered per identity */
 
 int iot_smart_on;
@@ -57,7 +62,8 @@ typedef struct {
 typedef struct {
     char identity[256];
     uint64_t hash;
-    int created; /* create and open of the same name are different phases */
+    int created;    /* create and open of the same name are different phases */
+    uint64_t group; /* the opening communicator's group (iot_phase_key), 0: one rank alone */
     int occurrences;
     int learned;
     iot_grammar *grammar;
@@ -86,6 +92,8 @@ typedef struct iot_smart_phase {
 typedef struct {
     char identity[256];
     char file[256];
+    iot_phase_key key; /* the report's phase it was (iot_report_phase_id) */
+    int created, ranks;
     int occurrence;
     phase_role role;
     char rules[128];     /* ids of the rules whose settings it ran with */
@@ -112,11 +120,12 @@ static struct {
     int64_t rules_hash;
     char rules_source[256];
     double margin;
-    identity_rec ids[MAX_IDENTITIES];
+    identity_rec *ids[MAX_IDENTITIES];
     int nids;
     int warned_full;
-    log_entry log[MAX_LOG];
-    int nlog;
+    log_entry *log; /* grows to MAX_LOG */
+    int nlog, caplog;
+    iot_rule_result *sub; /* scratch of settings_for */
     iot_predcheck total;       /* every phase's scores, summed */
     method_score by_method[2]; /* rule, repeat */
     uint64_t t_predict, t_extract, t_optimize;
@@ -143,25 +152,7 @@ static inline void unlock(void)
     atomic_flag_clear_explicit(&S.lock, memory_order_release);
 }
 
-static char *read_small_file(const char *path, size_t max, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot read it");
-        return NULL;
-    }
-    char *text = calloc(1, max);
-    size_t n = text ? fread(text, 1, max - 1, f) : 0;
-    fclose(f);
-    if (text && n == 0) {
-        snprintf(err, errlen, "empty file");
-        free(text);
-        return NULL;
-    }
-    return text;
-}
-
-void iot_smart_init(void)
+static void smart_init(void)
 {
     const char *on = getenv("IOTUNER_SMART");
     if (!on || !*on || !strcmp(on, "0"))
@@ -169,6 +160,7 @@ void iot_smart_init(void)
     iot_smart_on = 1; /* from here on every phase start takes part in the ranks' agreement */
     S.sigs = iot_sigtab_new();
     S.buf = malloc(MAX_EXTRACT * sizeof *S.buf);
+    S.sub = malloc(sizeof *S.sub);
     iot_predcheck_init(&S.total);
     const char *margin = getenv("IOTUNER_SMART_MARGIN");
     S.margin = margin ? atof(margin) : 0.25;
@@ -177,7 +169,7 @@ void iot_smart_init(void)
     const char *table = getenv("IOTUNER_SMART_RULES"); /* tests only: replace the rules table */
     if (table && *table) {
         char err[512] = "";
-        char *text = read_small_file(table, 1 << 20, err, sizeof err);
+        char *text = iot_read_regular_file(table, "rules table", 1 << 20, NULL, err, sizeof err);
         if (text)
             S.rules = iot_rules_parse(text, err, sizeof err);
         free(text);
@@ -193,7 +185,7 @@ void iot_smart_init(void)
     char *normalized = S.rules ? iot_rules_to_json(S.rules) : NULL;
     S.rules_hash = normalized ? (int64_t)iot_path_hash(normalized) : 0; /* ranks compare it */
     free(normalized);
-    if (!S.sigs || !S.buf || !S.rules) {
+    if (!S.sigs || !S.buf || !S.rules || !S.sub) {
         iot_warn("smart mode: out of memory at start-up; every phase runs untuned");
         S.broken = 1;
     }
@@ -201,26 +193,32 @@ void iot_smart_init(void)
 
 /* ---- identities and settings states ---- */
 
-static identity_rec *identity_for(const char *path, int created)
+static identity_rec *identity_for(const iot_phase *ph)
 {
     char identity[256];
-    uint64_t hash = iot_identity(path, identity, sizeof identity);
-    for (int i = 0; i < S.nids; i++)
-        if (S.ids[i].created == created && S.ids[i].hash == hash && !strcmp(S.ids[i].identity, identity))
-            return &S.ids[i];
+    uint64_t hash = iot_identity(ph->path, identity, sizeof identity);
+    for (int i = 0; i < S.nids; i++) {
+        identity_rec *id = S.ids[i];
+        if (id->created == ph->created && id->group == ph->key.group && id->hash == hash &&
+            !strcmp(id->identity, identity))
+            return id;
+    }
     if (S.nids == MAX_IDENTITIES) {
         if (!S.warned_full++)
             iot_warn("smart mode: more than %d file identities; files of new ones run untuned", MAX_IDENTITIES);
         return NULL;
     }
-    iot_grammar *g = iot_grammar_new();
-    if (!g)
+    identity_rec *id = calloc(1, sizeof *id);
+    iot_grammar *g = id ? iot_grammar_new() : NULL;
+    if (!g) {
+        free(id);
         return NULL;
-    identity_rec *id = &S.ids[S.nids++];
-    memset(id, 0, sizeof *id);
+    }
+    S.ids[S.nids++] = id;
     snprintf(id->identity, sizeof id->identity, "%s", identity);
     id->hash = hash;
-    id->created = created;
+    id->created = ph->created;
+    id->group = ph->key.group;
     id->grammar = g;
     return id;
 }
@@ -253,24 +251,24 @@ static span_rec *span_of(identity_rec *id, uint32_t mask, int create)
 /* The settings of the rules in mask (bit i: the feedback's rules[i]), with a hash of their document. */
 static iot_settings *settings_for(const identity_rec *id, uint32_t mask, int64_t *hash)
 {
-    static iot_rule_result sub; /* large: under the lock, one at a time */
+    iot_rule_result *sub = S.sub; /* large: under the lock, one at a time */
     *hash = 0;
     if (!mask)
         return NULL;
-    sub = id->result;
-    sub.nsettings = sub.nfired = 0;
+    *sub = id->result;
+    sub->nsettings = sub->nfired = 0;
     const iot_feedback *f = &id->feedback;
     for (int i = 0; i < f->nrules; i++) {
         if (!(mask & (1u << i)))
             continue;
         for (int k = 0; k < id->result.nsettings; k++)
             if (id->result.settings[k].rule == f->rules[i])
-                sub.settings[sub.nsettings++] = id->result.settings[k];
+                sub->settings[sub->nsettings++] = id->result.settings[k];
         for (int k = 0; k < id->result.nfired; k++)
             if (id->result.fired[k].rule == f->rules[i])
-                sub.fired[sub.nfired++] = id->result.fired[k];
+                sub->fired[sub->nfired++] = id->result.fired[k];
     }
-    char *doc = iot_rule_result_settings_json(&sub, NULL, "smart mode");
+    char *doc = iot_rule_result_settings_json(sub, NULL, "smart mode");
     if (!doc)
         return NULL;
     char err[256];
@@ -394,6 +392,21 @@ static size_t predict_recurrence(smart_phase *sp, char *method, size_t methodlen
     return n + 1;
 }
 
+static size_t grammars_memory(void)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < S.nids; i++)
+        bytes += iot_grammar_memory(S.ids[i]->grammar);
+    return bytes;
+}
+
+/* The application's bytes of a phase, at its kind's level (as the report counts them). */
+static int64_t phase_bytes(const iot_phase *ph)
+{
+    iot_level l = iot_data_level(ph->kind);
+    return (int64_t)(atomic_load(&ph->level[l].bytes_written) + atomic_load(&ph->level[l].bytes_read));
+}
+
 /* ---- collectives on the file's ranks (never under the lock: they block) ---- */
 
 /* 1 when every rank of comm proposes the same values. */
@@ -412,25 +425,23 @@ static int ranks_agree(MPI_Comm comm, const int64_t *v, int n)
     return 1;
 }
 
-/* The phase's data bytes and time, agreed by the ranks that share the file. */
-static double phase_bandwidth(iot_phase *ph, smart_phase *sp)
+/* The phase's data bytes (summed) and time (first open to last close), agreed by the ranks that share the
+ * file, as the report computes them. */
+static double phase_bandwidth(iot_phase *ph, smart_phase *sp, int64_t *bytes_out)
 {
-    int64_t bytes;
-    if (atomic_load(&ph->h5_writes) || atomic_load(&ph->h5_reads))
-        bytes = (int64_t)(atomic_load(&ph->h5_bytes_written) + atomic_load(&ph->h5_bytes_read));
-    else if (atomic_load(&ph->mpi_writes) || atomic_load(&ph->mpi_reads))
-        bytes = (int64_t)(atomic_load(&ph->mpi_bytes_written) + atomic_load(&ph->mpi_bytes_read));
-    else
-        bytes = (int64_t)(atomic_load(&ph->bytes_written) + atomic_load(&ph->bytes_read));
-    double seconds = iot_ticks_to_seconds(ph->t_end - ph->t_start);
+    int64_t bytes = phase_bytes(ph);
+    double span[2] = {-iot_clock_of(ph->t_start), iot_clock_of(ph->t_end)}; /* MAX of both: first open, last close */
     if (sp->comm != MPI_COMM_NULL) {
         int64_t total = 0;
-        double slowest = 0;
+        double all[2] = {0, 0};
         iot_pmpi.Allreduce(&bytes, &total, 1, MPI_INT64_T, MPI_SUM, sp->comm);
-        iot_pmpi.Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, sp->comm);
+        iot_pmpi.Allreduce(span, all, 2, MPI_DOUBLE, MPI_MAX, sp->comm);
         bytes = total;
-        seconds = slowest;
+        span[0] = all[0];
+        span[1] = all[1];
     }
+    double seconds = span[1] + span[0];
+    *bytes_out = bytes;
     return seconds > 0 ? (double)bytes / (1024.0 * 1024.0) / seconds : 0;
 }
 
@@ -438,8 +449,16 @@ static double phase_bandwidth(iot_phase *ph, smart_phase *sp)
 
 static log_entry *log_begin(const char *identity, const iot_phase *ph, int occurrence, phase_role role)
 {
-    static log_entry overflow; /* past MAX_LOG, entries are built and dropped */
-    log_entry *e = S.nlog < MAX_LOG ? &S.log[S.nlog++] : &overflow;
+    static log_entry overflow; /* past MAX_LOG (or out of memory), entries are built and dropped */
+    if (S.nlog == S.caplog && S.caplog < MAX_LOG) {
+        int cap = S.caplog ? S.caplog * 2 : 64;
+        log_entry *l = realloc(S.log, (size_t)cap * sizeof *l);
+        if (l) {
+            S.log = l;
+            S.caplog = cap;
+        }
+    }
+    log_entry *e = S.nlog < S.caplog ? &S.log[S.nlog++] : &overflow;
     if (e == &overflow) {
         free(e->insights_json);
         free(e->rules_json);
@@ -448,36 +467,18 @@ static log_entry *log_begin(const char *identity, const iot_phase *ph, int occur
     memset(e, 0, sizeof *e);
     snprintf(e->identity, sizeof e->identity, "%s", identity);
     snprintf(e->file, sizeof e->file, "%s", ph->path);
+    e->key = ph->key;
+    e->created = ph->created;
+    e->ranks = ph->group_size;
     e->occurrence = occurrence;
     e->role = role;
     snprintf(e->method, sizeof e->method, "none");
     return e;
 }
 
-/* What was requested for the phase and what took effect, from its verification. */
-static char *settings_record(const iot_phase *ph)
-{
-    iot_buf b;
-    iot_buf_init(&b);
-    iot_jw_begin_array(&b, NULL);
-    for (size_t i = 0; i < ph->nchecks; i++) {
-        const iot_check *c = &ph->checks[i];
-        char knob[80];
-        snprintf(knob, sizeof knob, "%s.%s", c->layer, c->name);
-        iot_jw_begin_object(&b, NULL);
-        iot_jw_string(&b, "knob", knob);
-        if (c->dataset[0])
-            iot_jw_string(&b, "dataset", c->dataset);
-        iot_jw_string(&b, "requested", c->requested);
-        iot_jw_string(&b, "effective", c->effective[0] ? c->effective : NULL);
-        iot_jw_string(&b, "status", iot_status_name(c->status));
-        iot_jw_end_object(&b);
-    }
-    iot_jw_end_array(&b);
-    return iot_buf_take(&b);
-}
-
 /* ---- phases ---- */
+
+
 
 /* A file phase starts. comm: the file's ranks, duplicated for us (we free
  * it), or MPI_COMM_NULL. Every rank of comm calls this, whatever its own
@@ -498,7 +499,7 @@ void iot_smart_phase_begin(iot_phase *ph, const char *func, const int64_t *args,
 
     smart_phase *sp = calloc(1, sizeof *sp); /* before the agreement: a rank without it says so there */
     lock();
-    identity_rec *id = S.broken || !sp ? NULL : identity_for(ph->path, ph->created);
+    identity_rec *id = S.broken || !sp ? NULL : identity_for(ph);
     uint32_t mask = 0;
     phase_role role = id ? next_role(id, &mask) : ROLE_OFF;
     int64_t settings_hash = 0;
@@ -547,7 +548,7 @@ void iot_smart_phase_begin(iot_phase *ph, const char *func, const int64_t *args,
     /* the grammar takes a phase in until two phases of its settings state
      * were taken and the last was predicted well: a steady phase only costs its scoring */
     span_rec *span = span_of(id, mask, 0);
-    sp->learn_calls = !span || span->taken < 2 || span->last_hit < 0.9;
+    sp->learn_calls = (!span || span->taken < 2 || span->last_hit < 0.9) && grammars_memory() < GRAMMARS_BUDGET;
     if (sp->learn_calls) {
         /* A terminal that never recurs between phases: no digram, so no rule,
          * spans two phases, and the rules that begin with a phase's first call
@@ -617,7 +618,7 @@ static int lustre_pfl(void)
         const char *paths[] = {"/sys/fs/lustre/version", "/proc/fs/lustre/version"};
         for (int i = 0; i < 2 && known < 0; i++) {
             char err[64];
-            char *text = read_small_file(paths[i], 256, err, sizeof err);
+            char *text = iot_read_regular_file(paths[i], "Lustre version", 256, NULL, err, sizeof err);
             if (text)
                 known = iot_lustre_has_pfl(text);
             free(text);
@@ -725,14 +726,19 @@ void iot_smart_phase_end(iot_phase *ph)
     span_rec *span = span_of(id, sp->mask, 0);
     if (span)
         span->last_hit = e->hits + e->misses ? (double)e->hits / (double)(e->hits + e->misses) : 1.0;
-    e->settings_json = settings_record(ph);
+    e->settings_json = iot_phase_checks_json(ph, 1);
     unlock();
 
     uint64_t t0 = iot_ticks();
-    e->mib_s = phase_bandwidth(ph, sp); /* a collective: outside the lock */
+    int64_t bytes;
+    e->mib_s = phase_bandwidth(ph, sp, &bytes); /* a collective: outside the lock */
     lock();
     S.t_extract += iot_ticks() - t0;
-    if (sp->role == ROLE_LEARN) {
+    if (sp->role == ROLE_LEARN && bytes == 0) {
+        /* a check of the file (opened, looked at, closed): nothing to learn the I/O from, nor a reference */
+        e->role = ROLE_DEFAULT;
+        snprintf(e->feedback, sizeof e->feedback, "moved no data: nothing to learn from; the next phase of this file is learned instead");
+    } else if (sp->role == ROLE_LEARN) {
         learn(ph, sp, e);
     } else if (sp->role != ROLE_DEFAULT) {
         uint64_t t1 = iot_ticks();
@@ -769,7 +775,7 @@ void iot_smart_phase_drop(iot_phase *ph)
     free(sp);
 }
 
-const iot_settings *iot_smart_settings(const iot_phase *ph)
+static const iot_settings *smart_settings(const iot_phase *ph)
 {
     if (!iot_smart_on || !ph || !ph->smart)
         return NULL;
@@ -780,148 +786,109 @@ const iot_settings *iot_smart_settings(const iot_phase *ph)
 
 static void write_raw_json(iot_buf *b, const char *key, const char *json)
 {
-    iot_json *v = json ? iot_json_parse(json, strlen(json), NULL, 0) : NULL;
-    if (v)
-        iot_jw_value(b, key, v);
-    iot_json_free(v);
+    if (json)
+        iot_jw_raw(b, key, json);
 }
 
-char *iot_smart_rank_json(void)
+static const char *const methods[] = {"rule", "repeat"};
+static const char *const counts[] = {"predictions", "hits", "misses", "superseded", "unpredicted"};
+static const char *const method_fields[] = {"predictions", "hits", "misses"};
+static const char *const parts[] = {"prediction_s", "extraction_s", "optimization_s", "total_s"};
+enum { NCOUNTS = 5, NMETHODS = 2, NFIELDS = 3, NPARTS = 4 };
+
+static void write_fraction(iot_buf *b, int64_t hits, int64_t misses)
 {
-    if (!iot_smart_on)
-        return NULL;
-    lock();
-    iot_buf b;
-    iot_buf_init(&b);
-    iot_jw_begin_object(&b, NULL);
-    iot_jw_string(&b, "rules_table", S.rules_source);
-    iot_jw_double(&b, "margin", S.margin);
-    iot_jw_begin_object(&b, "prediction");
-    iot_jw_int(&b, "predictions", (int64_t)S.total.predictions);
-    iot_jw_int(&b, "hits", (int64_t)S.total.hits);
-    iot_jw_int(&b, "misses", (int64_t)S.total.misses);
-    iot_jw_int(&b, "superseded", (int64_t)S.total.superseded);
-    iot_jw_int(&b, "unpredicted", (int64_t)S.total.unpredicted);
-    static const char *methods[] = {"rule", "repeat"};
-    for (int i = 0; i < 2; i++) {
-        iot_jw_begin_object(&b, methods[i]);
-        iot_jw_int(&b, "predictions", (int64_t)S.by_method[i].predictions);
-        iot_jw_int(&b, "hits", (int64_t)S.by_method[i].hits);
-        iot_jw_int(&b, "misses", (int64_t)S.by_method[i].misses);
-        iot_jw_end_object(&b);
-    }
-    iot_jw_end_object(&b);
-    double parts[3] = {iot_ticks_to_seconds(S.t_predict), iot_ticks_to_seconds(S.t_extract),
-                       iot_ticks_to_seconds(S.t_optimize)};
-    iot_jw_begin_object(&b, "overhead");
-    iot_jw_double(&b, "prediction_s", parts[0]);
-    iot_jw_double(&b, "extraction_s", parts[1]);
-    iot_jw_double(&b, "optimization_s", parts[2]);
-    iot_jw_double(&b, "total_s", parts[0] + parts[1] + parts[2]);
-    iot_jw_end_object(&b);
-    size_t calls = 0, rules = 0, memory = 0;
-    for (int i = 0; i < S.nids; i++) {
-        calls += iot_grammar_length(S.ids[i].grammar);
-        rules += iot_grammar_rule_count(S.ids[i].grammar);
-        memory += iot_grammar_memory(S.ids[i].grammar);
-    }
-    iot_jw_begin_object(&b, "grammar");
-    iot_jw_int(&b, "grammars", S.nids);
-    iot_jw_int(&b, "calls", (int64_t)calls);
-    iot_jw_int(&b, "signatures", S.sigs ? (int64_t)iot_sigtab_count(S.sigs) : 0);
-    iot_jw_int(&b, "rules", (int64_t)rules);
-    iot_jw_int(&b, "memory_bytes", (int64_t)memory);
-    iot_jw_end_object(&b);
-    iot_jw_begin_array(&b, "phases");
+    if (hits + misses > 0)
+        iot_jw_double(b, "hit_fraction", (double)hits / (double)(hits + misses));
+    else
+        iot_jw_null(b, "hit_fraction");
+}
+
+/* rank 0's view of the phases and decisions (the same on every rank that shares a file), with the report's
+ * phase of each; prediction scores summed over ranks; overheads: each part's and the total's largest */
+static void write_phases(iot_buf *b)
+{
+    iot_jw_begin_array(b, "phases");
     for (int i = 0; i < S.nlog; i++) {
         const log_entry *e = &S.log[i];
-        iot_jw_begin_object(&b, NULL);
-        iot_jw_string(&b, "identity", e->identity);
-        iot_jw_string(&b, "file", e->file);
-        iot_jw_int(&b, "occurrence", e->occurrence);
-        iot_jw_string(&b, "role", role_names[e->role]);
-        iot_jw_string(&b, "rules_applied", e->rules[0] ? e->rules : NULL);
-        iot_jw_begin_object(&b, "prediction");
-        iot_jw_string(&b, "method", e->method);
-        iot_jw_int(&b, "calls", (int64_t)e->predicted);
-        iot_jw_int(&b, "hits", (int64_t)e->hits);
-        iot_jw_int(&b, "misses", (int64_t)e->misses);
-        iot_jw_end_object(&b);
-        iot_jw_double(&b, "bandwidth_mib_s", e->mib_s);
-        iot_jw_double(&b, "reference_mib_s", e->reference_mib_s);
+        iot_jw_begin_object(b, NULL);
+        int id = iot_report_phase_id(&e->key);
+        if (id >= 0)
+            iot_jw_int(b, "phase", id);
+        else
+            iot_jw_null(b, "phase");
+        iot_jw_string(b, "identity", e->identity);
+        iot_jw_string(b, "opened", e->created ? "create" : "open");
+        iot_jw_string(b, "scope", e->key.group ? "collective" : "independent");
+        iot_jw_int(b, "ranks", e->ranks);
+        iot_jw_string(b, "file", e->file);
+        iot_jw_int(b, "occurrence", e->occurrence);
+        iot_jw_string(b, "role", role_names[e->role]);
+        iot_jw_string(b, "rules_applied", e->rules[0] ? e->rules : NULL);
+        iot_jw_begin_object(b, "prediction");
+        iot_jw_string(b, "method", e->method);
+        iot_jw_int(b, "calls", (int64_t)e->predicted);
+        iot_jw_int(b, "hits", (int64_t)e->hits);
+        iot_jw_int(b, "misses", (int64_t)e->misses);
+        iot_jw_end_object(b);
+        iot_jw_double(b, "bandwidth_mib_s", e->mib_s);
+        iot_jw_double(b, "reference_mib_s", e->reference_mib_s);
         if (e->insights_json) {
-            iot_jw_string(&b, "insights_from", e->insights_from);
-            write_raw_json(&b, "insights", e->insights_json);
-            write_raw_json(&b, "rules", e->rules_json);
+            iot_jw_string(b, "insights_from", e->insights_from);
+            write_raw_json(b, "insights", e->insights_json);
+            write_raw_json(b, "rules", e->rules_json);
         }
-        write_raw_json(&b, "settings", e->settings_json ? e->settings_json : "[]");
-        iot_jw_string(&b, "feedback", e->feedback[0] ? e->feedback : NULL);
-        iot_jw_end_object(&b);
+        iot_jw_raw(b, "settings", e->settings_json ? e->settings_json : "[]");
+        iot_jw_string(b, "feedback", e->feedback[0] ? e->feedback : NULL);
+        iot_jw_end_object(b);
     }
-    iot_jw_end_array(&b);
-    iot_jw_end_object(&b);
-    unlock();
-    return iot_buf_take(&b);
+    iot_jw_end_array(b);
 }
 
-static int64_t int_at(const iot_json *o, const char *key)
+/* The module's report section: counts summed and overheads maximized over the ranks (two reductions of
+ * fixed-size arrays), the rest from the root's own state. */
+static void smart_report(const iot_report_ctx *ctx)
 {
-    const iot_json *v = iot_json_get(o, key);
-    return v && v->type == IOT_JSON_NUMBER ? (int64_t)v->number : 0;
-}
-
-/* Rank 0's view of the phases and decisions (the same on every rank that
- * shares a file); prediction scores summed over ranks; overheads: each
- * part's and the total's largest over ranks. */
-void iot_smart_merge_json(iot_buf *b, const iot_json *const *ranks, int n)
-{
-    static const char *counts[] = {"predictions", "hits", "misses", "superseded", "unpredicted"};
-    static const char *methods[] = {"rule", "repeat"};
-    static const char *fields[] = {"predictions", "hits", "misses"};
-    static const char *parts[] = {"prediction_s", "extraction_s", "optimization_s", "total_s"};
-    enum { NCOUNTS = sizeof counts / sizeof *counts, NPARTS = sizeof parts / sizeof *parts };
-    const iot_json *first = NULL;
-    int64_t sums[NCOUNTS] = {0}, by_method[2][3] = {{0}};
-    double over[NPARTS] = {0};
-    for (int r = 0; r < n; r++) {
-        const iot_json *s = iot_json_get(ranks[r], "smart");
-        if (!s || s->type != IOT_JSON_OBJECT)
-            continue;
-        if (!first)
-            first = s;
-        const iot_json *p = iot_json_get(s, "prediction"), *o = iot_json_get(s, "overhead");
-        for (int i = 0; i < NCOUNTS; i++)
-            sums[i] += int_at(p, counts[i]);
-        for (int m = 0; m < 2; m++)
-            for (int k = 0; k < 3; k++)
-                by_method[m][k] += int_at(iot_json_get(p, methods[m]), fields[k]);
-        for (int i = 0; i < NPARTS; i++) {
-            const iot_json *v = iot_json_get(o, parts[i]);
-            double x = v && v->type == IOT_JSON_NUMBER ? v->number : 0;
-            over[i] = x > over[i] ? x : over[i];
-        }
-    }
-    if (!first)
+    if (!iot_smart_on)
         return;
+    lock();
+    int64_t sums[NCOUNTS + NMETHODS * NFIELDS] = {(int64_t)S.total.predictions, (int64_t)S.total.hits,
+                                                  (int64_t)S.total.misses, (int64_t)S.total.superseded,
+                                                  (int64_t)S.total.unpredicted};
+    for (int m = 0; m < NMETHODS; m++) {
+        sums[NCOUNTS + m * NFIELDS + 0] = (int64_t)S.by_method[m].predictions;
+        sums[NCOUNTS + m * NFIELDS + 1] = (int64_t)S.by_method[m].hits;
+        sums[NCOUNTS + m * NFIELDS + 2] = (int64_t)S.by_method[m].misses;
+    }
+    double over[NPARTS] = {iot_ticks_to_seconds(S.t_predict), iot_ticks_to_seconds(S.t_extract),
+                           iot_ticks_to_seconds(S.t_optimize), 0};
+    over[3] = over[0] + over[1] + over[2];
+    unlock();
+    if (ctx->comm != MPI_COMM_NULL) {
+        int64_t all[sizeof sums / sizeof *sums];
+        double most[NPARTS];
+        iot_pmpi.Reduce(sums, all, (int)(sizeof sums / sizeof *sums), MPI_INT64_T, MPI_SUM, 0, ctx->comm);
+        iot_pmpi.Reduce(over, most, NPARTS, MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
+        memcpy(sums, all, sizeof sums);
+        memcpy(over, most, sizeof over);
+    }
+    if (!ctx->root)
+        return;
+    iot_buf *b = ctx->out;
+    lock();
     iot_jw_begin_object(b, "smart");
-    iot_jw_value(b, "rules_table", iot_json_get(first, "rules_table"));
-    iot_jw_value(b, "margin", iot_json_get(first, "margin"));
+    iot_jw_string(b, "rules_table", S.rules_source);
+    iot_jw_double(b, "margin", S.margin);
     iot_jw_begin_object(b, "prediction");
     for (int i = 0; i < NCOUNTS; i++)
         iot_jw_int(b, counts[i], sums[i]);
-    if (sums[1] + sums[2] > 0)
-        iot_jw_double(b, "hit_fraction", (double)sums[1] / (double)(sums[1] + sums[2]));
-    else
-        iot_jw_null(b, "hit_fraction");
-    for (int m = 0; m < 2; m++) {
+    write_fraction(b, sums[1], sums[2]);
+    for (int m = 0; m < NMETHODS; m++) {
+        const int64_t *f = &sums[NCOUNTS + m * NFIELDS];
         iot_jw_begin_object(b, methods[m]);
-        for (int k = 0; k < 3; k++)
-            iot_jw_int(b, fields[k], by_method[m][k]);
-        int64_t scored = by_method[m][1] + by_method[m][2];
-        if (scored)
-            iot_jw_double(b, "hit_fraction", (double)by_method[m][1] / (double)scored);
-        else
-            iot_jw_null(b, "hit_fraction");
+        for (int k = 0; k < NFIELDS; k++)
+            iot_jw_int(b, method_fields[k], f[k]);
+        write_fraction(b, f[1], f[2]);
         iot_jw_end_object(b);
     }
     iot_jw_end_object(b);
@@ -929,7 +896,55 @@ void iot_smart_merge_json(iot_buf *b, const iot_json *const *ranks, int n)
     for (int i = 0; i < NPARTS; i++)
         iot_jw_double(b, parts[i], over[i]);
     iot_jw_end_object(b);
-    iot_jw_value(b, "grammar", iot_json_get(first, "grammar"));
-    iot_jw_value(b, "phases", iot_json_get(first, "phases"));
+    size_t calls = 0, rules = 0;
+    for (int i = 0; i < S.nids; i++) {
+        calls += iot_grammar_length(S.ids[i]->grammar);
+        rules += iot_grammar_rule_count(S.ids[i]->grammar);
+    }
+    iot_jw_begin_object(b, "grammar");
+    iot_jw_int(b, "grammars", S.nids);
+    iot_jw_int(b, "calls", (int64_t)calls);
+    iot_jw_int(b, "signatures", S.sigs ? (int64_t)iot_sigtab_count(S.sigs) : 0);
+    iot_jw_int(b, "rules", (int64_t)rules);
+    iot_jw_int(b, "memory_bytes", (int64_t)grammars_memory());
     iot_jw_end_object(b);
+    write_phases(b);
+    iot_jw_end_object(b);
+    unlock();
 }
+
+static void smart_cleanup(void)
+{
+    if (!iot_smart_on)
+        return;
+    iot_smart_on = 0; /* a call after the end of the run (a serial program's exit) finds smart mode off */
+    for (int i = 0; i < S.nids; i++) {
+        iot_grammar_free(S.ids[i]->grammar);
+        free(S.ids[i]);
+    }
+    S.nids = 0;
+    for (int i = 0; i < S.nlog; i++) {
+        free(S.log[i].insights_json);
+        free(S.log[i].rules_json);
+        free(S.log[i].settings_json);
+    }
+    free(S.log);
+    S.log = NULL;
+    S.nlog = S.caplog = 0;
+    iot_sigtab_free(S.sigs);
+    iot_rules_free(S.rules);
+    free(S.buf);
+    free(S.sub);
+    S.sigs = NULL;
+    S.rules = NULL;
+    S.buf = NULL;
+    S.sub = NULL;
+}
+
+/* A settings source (what it decided for a phase) and a report section. */
+static const iot_module smart_module = {.name = "smart",
+                                        .init = smart_init,
+                                        .settings = smart_settings,
+                                        .report = smart_report,
+                                        .cleanup = smart_cleanup};
+IOT_MODULE(smart_module)

@@ -8,6 +8,7 @@ The budget is kept apart (`Budget`): a user may raise it on resume.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -48,6 +49,33 @@ class SyntheticSpec:
 
 
 @dataclass(frozen=True)
+class SlurmSpec:
+    """What each job asks Slurm for."""
+    nodes: int = 1
+    tasks_per_node: int | None = None
+    partition: str | None = None
+    account: str | None = None
+    time_limit: str | None = None  # Slurm's format (minutes, or [D-]HH:MM:SS); default: the trial --timeout
+    sbatch_args: tuple[str, ...] = ()
+    mpi: str = "pmi2"
+
+    def sbatch_options(self, *, job_name: str, ntasks: int, timeout_s: float | None = None) -> list[str]:
+        opts = [f"--job-name={job_name}", f"--nodes={self.nodes}"]
+        if self.tasks_per_node:
+            opts.append(f"--ntasks-per-node={self.tasks_per_node}")
+        else:
+            opts.append(f"--ntasks={ntasks}")
+        if self.partition:
+            opts.append(f"--partition={self.partition}")
+        if self.account:
+            opts.append(f"--account={self.account}")
+        limit = self.time_limit or (str(max(1, math.ceil(timeout_s / 60) + 1)) if timeout_s else None)
+        if limit:
+            opts.append(f"--time={limit}")
+        return opts + list(self.sbatch_args)
+
+
+@dataclass(frozen=True)
 class StudyConfig:
     space: dict  # the search space as JSON (SearchSpace.to_json)
     strategy: str = "bayes"
@@ -62,7 +90,9 @@ class StudyConfig:
     confirm_rounds: int = 5
     alpha: float = 0.05
     # the job
-    app: tuple[str, ...] = ()
+    app: tuple[str, ...] = ()  # what trials run: the application, or its I/O kernel (--kernel)
+    confirm_app: tuple[str, ...] = ()  # what the confirmation round runs, when not app: the application itself
+    kernel: str | None = None  # the I/O kernel's directory (iotuner kernel -o), when trials run one
     launcher: str = "local"
     ranks: int = 2
     mpiexec: str = "mpiexec.mpich"
@@ -72,6 +102,7 @@ class StudyConfig:
     keep: bool = False
     drop_caches: bool = False
     synthetic: SyntheticSpec | None = None
+    slurm: SlurmSpec | None = None  # with launcher "slurm"
     # what the tuning is for: the run time of one production run (viability), and how many are planned
     production_runtime_s: float | None = None
     production_runs: int | None = None
@@ -103,6 +134,9 @@ class StudyConfig:
     def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
         doc["app"] = list(self.app)
+        doc["confirm_app"] = list(self.confirm_app)
+        if self.slurm:
+            doc["slurm"]["sbatch_args"] = list(self.slurm.sbatch_args)
         return doc
 
     @classmethod
@@ -119,7 +153,10 @@ class StudyConfig:
         args = dict(doc)
         args["objective"] = ObjectiveSpec(**doc.get("objective") or {})
         args["synthetic"] = SyntheticSpec(**doc["synthetic"]) if doc.get("synthetic") else None
+        args["slurm"] = SlurmSpec(**{**doc["slurm"], "sbatch_args": tuple(doc["slurm"].get("sbatch_args", ()))}) \
+            if doc.get("slurm") else None
         args["app"] = tuple(doc.get("app") or ())
+        args["confirm_app"] = tuple(doc.get("confirm_app") or ())
         try:
             return cls(**args)
         except TypeError as e:

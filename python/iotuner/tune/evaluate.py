@@ -36,6 +36,7 @@ class Measurement:
     details: dict[str, Any] = field(default_factory=dict)
     report: dict | None = None  # the run report, whole: what strategies observe
     fault: str | None = None  # the tuner itself could not run it (its scratch or output is unwritable or full)
+    retry: bool = False  # the scheduler ended it (time limit, node failure, cancelled): worth one more try
 
 
 class Evaluator(Protocol):
@@ -57,6 +58,9 @@ def read_back(report: Report) -> tuple[dict[str, list[str]], dict[str, str]]:
     for phase in report.phases:
         for name, value in phase.get("mpi_hints", {}).items():
             hints.setdefault(f"mpiio.{name}", set()).add(str(value))
+        for key, value in phase.get("application_settings", {}).items():  # report 2: the application's own
+            if key.startswith("hdf5.") and key not in eff:
+                hints.setdefault(key, set()).add(str(value))
     return ({k: sorted(v) for k, v in sorted(eff.items())},
             {k: next(iter(v)) for k, v in sorted(hints.items()) if len(v) == 1})
 
@@ -108,6 +112,9 @@ class JobEvaluator:
                 shutil.rmtree(workdir, ignore_errors=True)
         duration = time.monotonic() - start
         tail = (result.stderr or "")[-STDERR_TAIL:]
+        if result.scheduler_killed:
+            return Measurement(False, None, duration, f"the scheduler ended the job ({result.scheduler_state}); "
+                                                      f"stderr: {tail}", retry=True)
         if result.timed_out:
             return Measurement(False, None, duration, f"timed out after {self.timeout:.0f} s; stderr: {tail}")
         if result.returncode != 0:
@@ -150,3 +157,22 @@ class JobEvaluator:
         except OSError as e:
             self.drop_caches = False
             self.notes.append(f"page caches cannot be dropped here ({e.strerror}); continuing without")
+
+
+class KernelEvaluator:
+    """Trials on an application's I/O kernel, the confirmation round on the application itself (TunIO):
+    runs labelled confirm-* go to `application`, every other run to `kernel`."""
+
+    def __init__(self, kernel: JobEvaluator, application: JobEvaluator):
+        self.kernel, self.application = kernel, application
+        self.objective, self.launcher, self.scratch = kernel.objective, kernel.launcher, kernel.scratch
+
+    @property
+    def notes(self) -> list[str]:
+        return self.kernel.notes + [n for n in self.application.notes if n not in self.kernel.notes]
+
+    def evaluate(self, doc: dict, label: str) -> Measurement:
+        return (self.application if label.startswith("confirm-") else self.kernel).evaluate(doc, label)
+
+    def clean_leftovers(self, interrupted: Sequence[int] = (), everything: bool = True) -> list[Path]:
+        return self.kernel.clean_leftovers(interrupted, everything)

@@ -44,6 +44,33 @@ def viability(store: Store, outcome: Outcome, total_s: float) -> traj.Viability:
     return traj.viability(total_s, gain, p.runtime_s, p.io_share, p.source)
 
 
+def kernel_costs(store: Store, objective: Objective, outcome: Outcome, total_s: float) -> dict | None:
+    """With --kernel: one evaluation on the kernel and on the application, and RoTI with the kernel and
+    without it (the same search, had every run cost an application run: TunIO's Fig. 8a)."""
+    if not store.config.confirm_app:
+        return None
+    per_run = [r.duration_s / max(1, r.cost_runs) for r in store.records(BASELINE, TRIAL, TRAINING)
+               if r.ok and r.cost_runs and r.duration_s > 0]
+    app = [r.duration_s for r in store.records(CONFIRMATION) if r.ok and r.duration_s > 0]
+    out = {"dir": store.config.kernel, "evaluation_s": {"kernel": statistics.median(per_run) if per_run else None,
+                                                         "application": statistics.median(app) if app else None}}
+    if not per_run or not app:
+        return out
+    k, a = out["evaluation_s"]["kernel"], out["evaluation_s"]["application"]
+    out["speedup"] = a / k
+    gain = objective.improvement(outcome.winner["median"], outcome.confirmed_default) if outcome.significant else None
+    runs = {r.number: max(1, r.cost_runs) for r in store.records()}
+    extra = max(0.0, a - k)
+    searched = sum(runs.get(p.number, 1) for p in store.trajectory if p.kind != CONFIRMATION)
+    slow = traj.costing_more(store.trajectory, runs, extra)
+    with_k = traj.roti(store.trajectory, objective, store.config.repeats, gain, total_s)
+    without = traj.roti(slow, objective, store.config.repeats, gain, total_s + searched * extra)
+    out["roti"] = {"peak": with_k.peak, "final": with_k.final}
+    out["roti_without_kernel"] = {"peak": without.peak, "final": without.final,
+                                  "tuning_time_s": total_s + searched * extra}
+    return out
+
+
 def describe_roti(r: traj.Roti | None, why: str | None) -> str:
     if r is None or r.final is None:
         peak = "" if r is None or r.peak is None else f"; peak along the search {r.peak:,.1f} {r.unit}"
@@ -231,6 +258,7 @@ def summary(store: Store, objective: Objective, outcome: Outcome, total_s: float
         "roti_reason": why,
         "viability": v.to_json(),
         "lifecycle": traj.lifecycle_summary(total_s, v, store.config.production_runs),
+        "kernel": kernel_costs(store, objective, outcome, total_s),
         "notes": outcome.notes,
     }
 

@@ -37,8 +37,9 @@ class Dimension:
     knob: str | None = None  # the knob of a single-knob dimension
 
     def label(self, value: Any) -> str:
-        """Stable text for a value (Optuna stores categorical choices as primitives)."""
-        return json.dumps(value, sort_keys=True)
+        """Stable text for a value (Optuna stores categorical choices as primitives): a string as it is, so
+        the study reads `enable`, not `"enable"`; anything else as JSON."""
+        return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
     @property
     def labels(self) -> list[str]:
@@ -110,6 +111,8 @@ class SearchSpace:
         for d in self.dimensions:
             if len(d.values) < 2:
                 raise SpaceError(f"dimension {d.name} needs at least two values")
+            if len(set(d.labels)) != len(d.values):
+                raise SpaceError(f"dimension {d.name} has a value twice (or a string that reads like another value)")
             for k in d.knobs():
                 if k in seen:
                     raise SpaceError(f"knob {k} is set by both {seen[k]} and {d.name}")

@@ -46,11 +46,14 @@ class StopRule(Protocol):
 
 
 class TrialBudget:
+    """Trials that ran, and those other workers are running now: several workers do not overshoot."""
     name = "trial-budget"
 
     def check(self, state: SearchState) -> str | None:
         n = state.budget.trials
-        if n is not None and state.store.trials_run() >= n:
+        if state.store.owed():  # a trial to run again is owed whatever the budget
+            return None
+        if n is not None and state.store.trials_run() + len(state.store.others_running()) >= n:
             return f"trial budget of {n} reached"
         return None
 

@@ -58,6 +58,8 @@ DONE = "PRUNED"  # a lock record whose section was completed (a finished record 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 logging.getLogger("alembic").setLevel(logging.WARNING)
 warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+# ask/tell with heartbeats is what BaseStorage's contract allows; Optuna only expects it from Study.optimize
+warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used with Study.optimize")
 
 
 class StudyError(RuntimeError):
@@ -233,11 +235,30 @@ def _db_error(e: Exception) -> str:
     return text
 
 
-def _retry_once(study: optuna.Study, trial: FrozenTrial) -> None:
-    """A trial whose worker died is run again once, under a new number; other records are not retried."""
-    if trial.user_attrs.get("kind", TRIAL) != TRIAL or "retry_of" in trial.user_attrs or not trial.params:
+def _retry_once(study: optuna.Study, trial: FrozenTrial | None, reason: str | None = None) -> None:
+    """A trial whose worker died, or whose job the scheduler ended, is run again once, under a new number;
+    other records are not retried."""
+    if trial is None or trial.user_attrs.get("kind", TRIAL) != TRIAL or "retry_of" in trial.user_attrs \
+            or not trial.params:
         return
-    study.enqueue_trial(trial.params, user_attrs={"kind": TRIAL, "retry_of": trial.number}, skip_if_exists=False)
+    attrs = {"kind": TRIAL, "retry_of": trial.number}
+    why = reason or (death_reason(trial.user_attrs.get("owner") or {}))
+    if why:
+        attrs["retry_reason"] = why
+    study.enqueue_trial(trial.params, user_attrs=attrs, skip_if_exists=False)
+
+
+def death_reason(owner: Mapping[str, Any]) -> str | None:
+    """Why a worker stopped, when a batch scheduler can tell (its Slurm job ended)."""
+    job = owner.get("slurm_job")
+    if not job:
+        return None
+    try:
+        from .launch import slurm
+        state, _ = slurm.ended(owner.get("slurm_job_id", job), wait_s=10)
+    except Exception:
+        return None
+    return f"its worker's {slurm.describe_end(job, state)}"
 
 
 def _alive(host: str, pid: int) -> bool | None:
@@ -400,6 +421,18 @@ class Store:
                 return r
         return None
 
+    def owed(self) -> list[Record]:
+        """Search trials queued to run again (their worker died, or the scheduler ended their job)."""
+        return [r for r in self.search_trials() if r.state == "WAITING"]
+
+    def others_running(self) -> list[Record]:
+        """Search trials other workers are running now."""
+        return [r for r in self.search_trials() if r.state == "RUNNING" and r.session != self.session.id]
+
+    def tuning_time(self) -> float:
+        """The study's tuning time so far: up to the end of its last run (waiting afterwards is not tuning)."""
+        return self.trajectory[-1].at_s if self.trajectory else 0.0
+
     def live_peers(self) -> list[Session]:
         """Other sessions that may still be working: alive on this host, or seen lately elsewhere."""
         grace = 3 * (self.storage.get_heartbeat_interval() or 10) if isinstance(
@@ -467,7 +500,7 @@ class Store:
                 self.default_runs.extend(r.runs)
             elif r.kind in (TRIAL, TRAINING):
                 k = r.key
-                if r.state == "FAIL" and r.cost_runs and not r.interrupted:
+                if r.state == "FAIL" and r.cost_runs and not r.interrupted and not r.attrs.get("retryable"):
                     self.failed.setdefault(k, r.number)
                 if r.state == "COMPLETE" and r.signature is not None:
                     self.requested.setdefault(k, (r.number, r.signature))
@@ -511,10 +544,10 @@ class Store:
         return sum(1 for r in self.search_trials() if r.number < number)
 
     def trials_run(self) -> int:
-        """Search trials that cost a run: the trial budget counts these. A re-proposed point costs none, and an
-        interrupted trial is run again instead."""
-        return sum(1 for r in self.search_trials()
-                   if r.state in ("COMPLETE", "FAIL") and r.cost_runs > 0 and not r.interrupted)
+        """Search trials that cost a run: the trial budget counts these. A re-proposed point costs none, and a
+        trial interrupted (its worker died) or ended by the scheduler is run again instead."""
+        return sum(1 for r in self.search_trials() if r.state in ("COMPLETE", "FAIL") and r.cost_runs > 0
+                   and not r.interrupted and not r.attrs.get("retryable"))
 
     def signature(self, effective: Mapping[str, list[str]]) -> str:
         return signature(effective, self.reference or {}, self.config.nodes)
@@ -573,9 +606,21 @@ class Store:
         trial = self.study.ask()
         beat = _Heartbeat(self.storage, trial._trial_id)
         trial.set_user_attr("kind", TRIAL)
-        trial.set_user_attr("owner", {"host": self.session.host, "pid": self.session.pid, "session": self.session.id})
+        trial.set_user_attr("owner", self.owner())
         self.refresh()
         return Asked(trial, self.index_of(trial.number), beat)
+
+    def owner(self) -> dict:
+        """Who works on a running record: this worker's host, process, session (and Slurm job)."""
+        out = {"host": self.session.host, "pid": self.session.pid, "session": self.session.id}
+        env = os.environ
+        if env.get("SLURM_JOB_ID"):
+            # scancel takes an array task as ARRAY_TASK (the array's own id would cancel every task);
+            # the job-completion log knows each task by its own id
+            array, task = env.get("SLURM_ARRAY_JOB_ID"), env.get("SLURM_ARRAY_TASK_ID")
+            out["slurm_job"] = f"{array}_{task}" if array and task else env["SLURM_JOB_ID"]
+            out["slurm_job_id"] = env["SLURM_JOB_ID"]
+        return out
 
     def proposed(self, asked: Asked, settings: Mapping[str, Any]) -> None:
         """The point a search trial runs, as flat settings (readable in the study even if it never finishes)."""
@@ -583,8 +628,9 @@ class Store:
 
     def tell(self, asked: Asked, *, settings: Mapping[str, Any], runs: list[float], signature: str | None,
              error: str | None, cost_runs: int, duration_s: float, duplicate_of: int | str | None = None,
-             value: float | None = None) -> Record:
-        """Finishes a search trial: its runs, what took effect, or why it failed (one attribute, one write)."""
+             value: float | None = None, retry: bool = False) -> Record:
+        """Finishes a search trial: its runs, what took effect, or why it failed (one attribute, one write).
+        retry: a failure that was not the settings' doing (the scheduler ended the job): run once more."""
         t = asked.trial
         result = {"settings": dict(settings), "runs": runs, "signature": signature, "cost_runs": cost_runs,
                   "duration_s": duration_s, "end": self.now()}
@@ -592,6 +638,8 @@ class Store:
             result["duplicate_of"] = duplicate_of
         if error is not None:
             result["error"] = error
+        if retry:
+            result["retryable"] = True
         try:
             t.set_user_attr("result", _clean(result))
             if error is None and value is not None:
@@ -600,6 +648,8 @@ class Store:
                 self.study.tell(t, state=TrialState.FAIL)
         finally:
             asked.heartbeat.stop()
+        if retry and error is not None:
+            _retry_once(self.study, self.storage.get_trial(t._trial_id), reason=error)
         self.touch_session()
         self.refresh()
         return next(r for r in reversed(self.records()) if r.number == t.number)
@@ -650,7 +700,7 @@ class Store:
         """One worker at a time runs the section (name, key); yields True to the one that should run it and
         False once another worker has completed it. A holder that dies releases it (heartbeat)."""
         attrs = {"kind": LOCK, "id": uuid.uuid4().hex, "lock": name, "key": key, "session": self.session.id,
-                 "owner": {"host": self.session.host, "pid": self.session.pid}, **(content or {})}
+                 "owner": self.owner(), **(content or {})}
         mine = optuna.trial.create_trial(state=TrialState.RUNNING, user_attrs=_clean(attrs))
         self.study.add_trial(mine)
         self.refresh()

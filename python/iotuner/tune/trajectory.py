@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, replace
+from typing import Mapping, Sequence
 
 from .objective import Objective
 from .store import BASELINE, TRIAL, Point
@@ -175,4 +175,15 @@ def iterations(points: Sequence[Point], size: int, objective: Objective) -> list
         if trials % size == 0:
             best = p.best if p.best is not None and objective.better(p.best, p.default) else p.default
             out.append(Iteration(trials // size, p.at_s, best, p.default))
+    return out
+
+
+def costing_more(points: Sequence[Point], runs: Mapping[int, int], extra_s: float) -> list[Point]:
+    """The trajectory as if every run but the confirmation's had cost extra_s more: what tuning the
+    application itself would have taken where the search ran its I/O kernel (runs: a record's runs)."""
+    out, n = [], 0
+    for p in points:
+        if p.kind != "confirmation":
+            n += runs.get(p.number, 1)
+        out.append(replace(p, at_s=p.at_s + n * extra_s))
     return out

@@ -23,7 +23,7 @@ from .evaluate import Evaluator, Measurement, reference_of, requested
 from .objective import Objective
 from .protocol import SAMPLER, Context, Strategy, StudySampler
 from .space import SearchSpace, complete
-from .store import BASELINE, CONFIRMATION, DEFAULT, TRAINING, Asked, Record, Store, canonical, signature
+from .store import BASELINE, CONFIRMATION, DEFAULT, DONE, LOCK, TRAINING, Asked, Record, Store, canonical, signature
 
 Progress = Callable[[dict], None]
 POLL_S = 0.5  # how often a worker looks again at a point another worker is measuring
@@ -44,6 +44,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     confirmed_default: float | None = None  # median of the default's runs in the confirmation round
     plan: str | None = None  # the confirmation round's key (its runs are records with this plan)
+    shown: set = field(default_factory=set)  # notes the progress printout already showed
 
     @property
     def stopped_because(self) -> str:
@@ -69,19 +70,20 @@ def effective_of(m: Measurement, doc: dict) -> dict[str, list[str]]:
 
 
 class Tuner:
-    def __init__(self, store: Store, evaluator: Evaluator, space: SearchSpace, objective: Objective,
-                 strategy: Strategy, progress: Progress | None = None, eval_log: Path | None = None,
+    def __init__(self, store: Store, evaluator: Evaluator | None, space: SearchSpace, objective: Objective,
+                 strategy: Strategy | None = None, progress: Progress | None = None, eval_log: Path | None = None,
                  rules: list[stops.StopRule] | None = None):
+        """evaluator and strategy None: a tuner that only reads the study's outcome (`result`)."""
         self.store, self.evaluator, self.space, self.objective = store, evaluator, space, objective
-        self.strategy = strategy
+        self.strategy = strategy or Strategy(space, store.config.seed, {})
         c = store.config
         self.baseline = settings.validate(c.baseline)
         self.repeats, self.baseline_every, self.nodes = c.repeats, c.baseline_every, c.nodes
         self.confirm_top, self.confirm_rounds, self.alpha = c.confirm_top, c.confirm_rounds, c.alpha
         self.progress = progress or (lambda event: None)
         self.eval_log = eval_log
-        self.rules = rules if rules is not None else stops.default_rules(c, strategy, objective)
-        self.sampler = StudySampler(strategy.sampler(self.context()))
+        self.rules = rules if rules is not None else stops.default_rules(c, self.strategy, objective)
+        self.sampler = StudySampler(self.strategy.sampler(self.context()))
         store.study.sampler = self.sampler
         self.notes: list[str] = []
         self.reproposals = 0
@@ -345,7 +347,7 @@ class Tuner:
             value = statistics.median(list(shared) + runs)
         rec = self.store.tell(asked, settings=flat, runs=runs if error is None else [], signature=sig,
                               error=error, cost_runs=attempted, duration_s=self.clock() - start,
-                              duplicate_of=duplicate_of, value=value)
+                              duplicate_of=duplicate_of, value=value, retry=any(m.retry for m in measured))
         for m in measured:
             self._observe(rec, m)
         best = self.best()
@@ -406,12 +408,16 @@ class Tuner:
         done = confirmation_rounds_done(self.store, key, cands)
         rounds = self._rounds(len(cands), done)
         with self.store.exclusive("confirmation", key, {"candidates": cands, "trials_run": trials_run,
-                                                        "rounds": rounds}) as mine:
+                                                        "rounds": rounds, "stop": stop.to_json()}) as mine:
             if mine:
                 self._confirmation_rounds(key, cands, rounds)
         return self._verdict(stop, key, cands)
 
     def _confirmation_rounds(self, key: str, cands: list[dict], rounds: int) -> None:
+        # the round runs alone: trials other workers still run would disturb its runs (shared nodes)
+        while self.store.others_running():
+            time.sleep(POLL_S)
+            self.store.recover()
         for rnd in range(rounds):
             entries = [None] + cands
             shift = rnd % len(entries)
@@ -430,6 +436,16 @@ class Tuner:
                 self.progress({"kind": "confirm", "round": rnd + 1, "rounds": rounds,
                                "trial": entry and entry["trial"], "value": m.value, "error": m.error,
                                "clock": self.clock()})
+
+    def result(self) -> Outcome | None:
+        """The study's outcome from its records: the last confirmation round a worker completed (None: none)."""
+        self.store.refresh()
+        done = [r for r in self.store.records(LOCK) if r.attrs.get("lock") == "confirmation" and r.state == DONE]
+        if not done:
+            return None
+        plan = done[-1].attrs
+        stop = stops.Stop(**plan.get("stop", {"rule": "unknown", "reason": "unknown"}))
+        return self._verdict(stop, plan["key"], plan["candidates"])
 
     def _verdict(self, stop: stops.Stop, key: str, cands: list[dict]) -> Outcome:
         default = self.store.default_value()

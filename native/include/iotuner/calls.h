@@ -1,0 +1,195 @@
+/* The calls libiotuner.so intercepts: one X-macro table per layer.
+ *
+ * Each table is the one list of its calls. The runtime declares its wrappers
+ * from it (a wrapper whose prototype differs does not compile), the build
+ * generates the export map from it (native/src/runtime/exports.map.in; a row
+ * without a wrapper fails the link), and the insights classifier reads the
+ * MPI-IO data calls' attributes and the HDF5 calls' signatures from it. A
+ * new call is one row here plus its wrapper; a new layer is one table here
+ * plus its module file.
+ *
+ * Parameter lists are tokens that stay unexpanded unless a user of a table
+ * expands them, so the core includes this without mpi.h or hdf5.h. */
+#ifndef IOTUNER_CALLS_H
+#define IOTUNER_CALLS_H
+
+/* ---- POSIX: X(ret, name, params) ---- */
+#define IOT_POSIX_CALLS(X)                                                                                     \
+    X(int, open, (const char *path, int flags, ...))                                                           \
+    X(int, open64, (const char *path, int flags, ...))                                                         \
+    X(int, __open_2, (const char *path, int flags))                                                            \
+    X(int, __open64_2, (const char *path, int flags))                                                          \
+    X(int, openat, (int dirfd, const char *path, int flags, ...))                                              \
+    X(int, openat64, (int dirfd, const char *path, int flags, ...))                                            \
+    X(int, creat, (const char *path, mode_t mode))                                                             \
+    X(int, creat64, (const char *path, mode_t mode))                                                           \
+    X(int, close, (int fd))                                                                                    \
+    X(ssize_t, read, (int fd, void *buf, size_t n))                                                            \
+    X(ssize_t, write, (int fd, const void *buf, size_t n))                                                     \
+    X(ssize_t, pread, (int fd, void *buf, size_t n, off_t off))                                                \
+    X(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off))                                         \
+    X(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off))                                            \
+    X(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off))                                     \
+    X(ssize_t, readv, (int fd, const struct iovec *iov, int cnt))                                              \
+    X(ssize_t, writev, (int fd, const struct iovec *iov, int cnt))                                             \
+    X(int, fsync, (int fd))                                                                                    \
+    X(int, fdatasync, (int fd))                                                                                \
+    X(int, chdir, (const char *path))                                                                          \
+    X(int, fchdir, (int fd))
+
+/* ---- MPI: the run and MPI-IO files, X(ret, name, params) ---- */
+#define IOT_MPI_CALLS(X)                                                                                       \
+    X(int, MPI_Init, (int *argc, char ***argv))                                                                \
+    X(int, MPI_Init_thread, (int *argc, char ***argv, int required, int *provided))                            \
+    X(int, MPI_Finalize, (void))                                                                               \
+    X(int, MPI_File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))        \
+    X(int, MPI_File_close, (MPI_File * fh))                                                                    \
+    X(int, MPI_File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,       \
+                               const char *datarep, MPI_Info info))
+
+/* ---- MPI-IO data calls: X(name, write, collective, where, timed, params, args) ----
+ *  write:      1 writes, 0 reads
+ *  collective: the *_all calls and their split _begin. *_ordered is collective in MPI's sense, but ROMIO
+ *              does it as a scan plus independent I/O, with no collective buffering: independent here
+ *  where:      POINTER (the individual file pointer), OFFSET (an explicit offset, part of the call's
+ *              signature), SHARED (the shared file pointer)
+ *  timed:      1 the call returns when the data moved; 0 nonblocking (its time says nothing)
+ * Every row's params name the file fh, the count and the datatype; OFFSET rows the offset. The split
+ * collectives' _end calls move no data and are not data calls. */
+/* A data call's offset argument in its smart-mode signature ([bytes, offset] for OFFSET rows). */
+#define IOT_OFFSET_INDEX_POINTER -1
+#define IOT_OFFSET_INDEX_OFFSET 1
+#define IOT_OFFSET_INDEX_SHARED -1
+
+#define IOT_MPI_DATA_PARAMS_W (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+#define IOT_MPI_DATA_PARAMS_R (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+#define IOT_MPI_DATA_PARAMS_WAT                                                                                \
+    (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+#define IOT_MPI_DATA_PARAMS_RAT                                                                                \
+    (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+#define IOT_MPI_DATA_PARAMS_IW (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+#define IOT_MPI_DATA_PARAMS_IR (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+#define IOT_MPI_DATA_PARAMS_IWAT                                                                               \
+    (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+#define IOT_MPI_DATA_PARAMS_IRAT                                                                               \
+    (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+#define IOT_MPI_DATA_PARAMS_BW (MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+#define IOT_MPI_DATA_PARAMS_BR (MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+#define IOT_MPI_DATA_PARAMS_BWAT (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
+#define IOT_MPI_DATA_PARAMS_BRAT (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
+
+#define IOT_MPI_DATA_CALLS(X)                                                                                  \
+    X(MPI_File_write, 1, 0, POINTER, 1, IOT_MPI_DATA_PARAMS_W, (fh, buf, count, datatype, status))             \
+    X(MPI_File_write_all, 1, 1, POINTER, 1, IOT_MPI_DATA_PARAMS_W, (fh, buf, count, datatype, status))         \
+    X(MPI_File_write_at, 1, 0, OFFSET, 1, IOT_MPI_DATA_PARAMS_WAT, (fh, offset, buf, count, datatype, status)) \
+    X(MPI_File_write_at_all, 1, 1, OFFSET, 1, IOT_MPI_DATA_PARAMS_WAT,                                         \
+      (fh, offset, buf, count, datatype, status))                                                              \
+    X(MPI_File_write_shared, 1, 0, SHARED, 1, IOT_MPI_DATA_PARAMS_W, (fh, buf, count, datatype, status))       \
+    X(MPI_File_write_ordered, 1, 0, SHARED, 1, IOT_MPI_DATA_PARAMS_W, (fh, buf, count, datatype, status))      \
+    X(MPI_File_iwrite, 1, 0, POINTER, 0, IOT_MPI_DATA_PARAMS_IW, (fh, buf, count, datatype, request))          \
+    X(MPI_File_iwrite_all, 1, 1, POINTER, 0, IOT_MPI_DATA_PARAMS_IW, (fh, buf, count, datatype, request))      \
+    X(MPI_File_iwrite_at, 1, 0, OFFSET, 0, IOT_MPI_DATA_PARAMS_IWAT, (fh, offset, buf, count, datatype, request)) \
+    X(MPI_File_iwrite_at_all, 1, 1, OFFSET, 0, IOT_MPI_DATA_PARAMS_IWAT,                                       \
+      (fh, offset, buf, count, datatype, request))                                                             \
+    X(MPI_File_iwrite_shared, 1, 0, SHARED, 0, IOT_MPI_DATA_PARAMS_IW, (fh, buf, count, datatype, request))    \
+    X(MPI_File_write_all_begin, 1, 1, POINTER, 1, IOT_MPI_DATA_PARAMS_BW, (fh, buf, count, datatype))          \
+    X(MPI_File_write_at_all_begin, 1, 1, OFFSET, 1, IOT_MPI_DATA_PARAMS_BWAT, (fh, offset, buf, count, datatype)) \
+    X(MPI_File_write_ordered_begin, 1, 0, SHARED, 1, IOT_MPI_DATA_PARAMS_BW, (fh, buf, count, datatype))       \
+    X(MPI_File_read, 0, 0, POINTER, 1, IOT_MPI_DATA_PARAMS_R, (fh, buf, count, datatype, status))              \
+    X(MPI_File_read_all, 0, 1, POINTER, 1, IOT_MPI_DATA_PARAMS_R, (fh, buf, count, datatype, status))          \
+    X(MPI_File_read_at, 0, 0, OFFSET, 1, IOT_MPI_DATA_PARAMS_RAT, (fh, offset, buf, count, datatype, status))  \
+    X(MPI_File_read_at_all, 0, 1, OFFSET, 1, IOT_MPI_DATA_PARAMS_RAT, (fh, offset, buf, count, datatype, status)) \
+    X(MPI_File_read_shared, 0, 0, SHARED, 1, IOT_MPI_DATA_PARAMS_R, (fh, buf, count, datatype, status))        \
+    X(MPI_File_read_ordered, 0, 0, SHARED, 1, IOT_MPI_DATA_PARAMS_R, (fh, buf, count, datatype, status))       \
+    X(MPI_File_iread, 0, 0, POINTER, 0, IOT_MPI_DATA_PARAMS_IR, (fh, buf, count, datatype, request))           \
+    X(MPI_File_iread_all, 0, 1, POINTER, 0, IOT_MPI_DATA_PARAMS_IR, (fh, buf, count, datatype, request))       \
+    X(MPI_File_iread_at, 0, 0, OFFSET, 0, IOT_MPI_DATA_PARAMS_IRAT, (fh, offset, buf, count, datatype, request)) \
+    X(MPI_File_iread_at_all, 0, 1, OFFSET, 0, IOT_MPI_DATA_PARAMS_IRAT,                                        \
+      (fh, offset, buf, count, datatype, request))                                                             \
+    X(MPI_File_iread_shared, 0, 0, SHARED, 0, IOT_MPI_DATA_PARAMS_IR, (fh, buf, count, datatype, request))     \
+    X(MPI_File_read_all_begin, 0, 1, POINTER, 1, IOT_MPI_DATA_PARAMS_BR, (fh, buf, count, datatype))           \
+    X(MPI_File_read_at_all_begin, 0, 1, OFFSET, 1, IOT_MPI_DATA_PARAMS_BRAT, (fh, offset, buf, count, datatype)) \
+    X(MPI_File_read_ordered_begin, 0, 0, SHARED, 1, IOT_MPI_DATA_PARAMS_BR, (fh, buf, count, datatype))
+
+/* ---- HDF5: X(ret, name, params, sig) ----
+ * sig: the call's signature in smart mode's grammar (iotuner/smart.h), shared by the versions of a call
+ * (H5Dopen1 and H5Dopen2 are both "H5Dopen"), or NONE for calls outside the grammar. */
+#define IOT_HDF5_CALLS(X)                                                                                      \
+    X(hid_t, H5Fcreate, (const char *name, unsigned flags, hid_t fcpl, hid_t fapl), H5FCREATE)                 \
+    X(hid_t, H5Fopen, (const char *name, unsigned flags, hid_t fapl), H5FOPEN)                                 \
+    X(hid_t, H5Freopen, (hid_t fid), NONE)                                                                     \
+    X(herr_t, H5Fclose, (hid_t fid), H5FCLOSE)                                                                 \
+    X(hid_t, H5Dcreate1, (hid_t loc, const char *name, hid_t type, hid_t space, hid_t dcpl), H5DCREATE)        \
+    X(hid_t, H5Dcreate2,                                                                                       \
+      (hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl, hid_t dapl), H5DCREATE)   \
+    X(hid_t, H5Dcreate_anon, (hid_t loc, hid_t type, hid_t space, hid_t dcpl, hid_t dapl), H5DCREATE)          \
+    X(hid_t, H5Dopen1, (hid_t loc, const char *name), H5DOPEN)                                                 \
+    X(hid_t, H5Dopen2, (hid_t loc, const char *name, hid_t dapl), H5DOPEN)                                     \
+    X(herr_t, H5Dclose, (hid_t did), H5DCLOSE)                                                                 \
+    X(herr_t, H5Dwrite, (hid_t did, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf), H5DWRITE)      \
+    X(herr_t, H5Dread, (hid_t did, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf), H5DREAD)              \
+    X(herr_t, H5Dwrite_chunk,                                                                                  \
+      (hid_t did, hid_t dxpl, uint32_t filters, const hsize_t *offset, size_t size, const void *buf), H5DWRITE) \
+    X(herr_t, H5Dread_chunk, (hid_t did, hid_t dxpl, const hsize_t *offset, uint32_t *filters, void *buf),     \
+      H5DREAD)                                                                                                 \
+    X(herr_t, H5Sselect_hyperslab,                                                                             \
+      (hid_t s, H5S_seloper_t op, const hsize_t start[], const hsize_t stride[], const hsize_t count[],        \
+       const hsize_t block[]),                                                                                 \
+      NONE)                                                                                                    \
+    X(herr_t, H5Sselect_elements, (hid_t s, H5S_seloper_t op, size_t n, const hsize_t *coord), NONE)           \
+    X(herr_t, H5Sselect_all, (hid_t s), NONE)                                                                  \
+    X(herr_t, H5Sselect_none, (hid_t s), NONE)                                                                 \
+    X(herr_t, H5Sselect_copy, (hid_t dst, hid_t src), NONE)                                                    \
+    X(herr_t, H5Sset_extent_simple, (hid_t s, int rank, const hsize_t dims[], const hsize_t max[]), NONE)      \
+    X(herr_t, H5Sset_extent_none, (hid_t s), NONE)                                                             \
+    X(herr_t, H5Sextent_copy, (hid_t dst, hid_t src), NONE)                                                    \
+    X(herr_t, H5Smodify_select, (hid_t s, H5S_seloper_t op, hid_t other), NONE)                                \
+    X(herr_t, H5Sclose, (hid_t s), NONE)
+
+/* HDF5 1.12+ / 1.14 entry points, absent from the 1.10 headers the library may be built with: declared
+ * here, resolved with dlsym when first called, wrapped when they exist (the asynchronous calls take the
+ * caller's file, function and line first, as 1.14's macros pass them). */
+#define IOT_HDF5_LATER_CALLS(X)                                                                                \
+    X(hid_t, H5Fcreate_async,                                                                                  \
+      (const char *app_file, const char *app_func, unsigned app_line, const char *name, unsigned flags,        \
+       hid_t fcpl, hid_t fapl, hid_t es),                                                                      \
+      H5FCREATE)                                                                                               \
+    X(hid_t, H5Fopen_async,                                                                                    \
+      (const char *app_file, const char *app_func, unsigned app_line, const char *name, unsigned flags,        \
+       hid_t fapl, hid_t es),                                                                                  \
+      H5FOPEN)                                                                                                 \
+    X(herr_t, H5Fclose_async, (const char *app_file, const char *app_func, unsigned app_line, hid_t fid, hid_t es), \
+      H5FCLOSE)                                                                                                \
+    X(hid_t, H5Dcreate_async,                                                                                  \
+      (const char *app_file, const char *app_func, unsigned app_line, hid_t loc, const char *name, hid_t type,  \
+       hid_t space, hid_t lcpl, hid_t dcpl, hid_t dapl, hid_t es),                                             \
+      H5DCREATE)                                                                                               \
+    X(hid_t, H5Dopen_async,                                                                                    \
+      (const char *app_file, const char *app_func, unsigned app_line, hid_t loc, const char *name, hid_t dapl,  \
+       hid_t es),                                                                                              \
+      H5DOPEN)                                                                                                 \
+    X(herr_t, H5Dclose_async, (const char *app_file, const char *app_func, unsigned app_line, hid_t did, hid_t es), \
+      H5DCLOSE)                                                                                                \
+    X(herr_t, H5Dwrite_async,                                                                                  \
+      (const char *app_file, const char *app_func, unsigned app_line, hid_t did, hid_t mt, hid_t ms, hid_t fs,  \
+       hid_t dxpl, const void *buf, hid_t es),                                                                 \
+      H5DWRITE)                                                                                                \
+    X(herr_t, H5Dread_async,                                                                                   \
+      (const char *app_file, const char *app_func, unsigned app_line, hid_t did, hid_t mt, hid_t ms, hid_t fs,  \
+       hid_t dxpl, void *buf, hid_t es),                                                                       \
+      H5DREAD)                                                                                                 \
+    X(herr_t, H5Dwrite_multi,                                                                                  \
+      (size_t count, hid_t dids[], hid_t mts[], hid_t mss[], hid_t fss[], hid_t dxpl, const void *bufs[]),     \
+      H5DWRITE)                                                                                                \
+    X(herr_t, H5Dread_multi,                                                                                   \
+      (size_t count, hid_t dids[], hid_t mts[], hid_t mss[], hid_t fss[], hid_t dxpl, void *bufs[]), H5DREAD)  \
+    X(herr_t, H5Dwrite_multi_async,                                                                            \
+      (const char *app_file, const char *app_func, unsigned app_line, size_t count, hid_t dids[], hid_t mts[], \
+       hid_t mss[], hid_t fss[], hid_t dxpl, const void *bufs[], hid_t es),                                    \
+      H5DWRITE)                                                                                                \
+    X(herr_t, H5Dread_multi_async,                                                                             \
+      (const char *app_file, const char *app_func, unsigned app_line, size_t count, hid_t dids[], hid_t mts[], \
+       hid_t mss[], hid_t fss[], hid_t dxpl, void *bufs[], hid_t es),                                          \
+      H5DREAD)
+
+#endif

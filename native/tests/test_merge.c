@@ -1,0 +1,242 @@
+/* The report merge: ranks whose phase histories differ (a side check on one
+ * rank between collective phases), file-per-process steps, a lagging rank. */
+#include "check.h"
+#include "iotuner/record.h"
+
+#include <stdlib.h>
+
+#define SHARED_PATH 0x5a5a5a5a5a5a5aull
+#define WORLD 0x77777777ull
+
+static iot_record rec(uint64_t group, uint64_t path, uint32_t seq, iot_phase_kind kind, uint64_t identity, int rank,
+                      double t0, double t1, uint64_t written, uint64_t read)
+{
+    iot_phase_key k = {group, path, seq, kind};
+    iot_record r;
+    iot_record_init(&r, &k, identity, rank, group ? 2 : 1);
+    r.t_open = t0;
+    r.t_close = t1;
+    r.level[IOT_LEVEL_HDF5].bytes_written = written;
+    r.level[IOT_LEVEL_HDF5].writes = written ? 4 : 0;
+    r.level[IOT_LEVEL_HDF5].bytes_read = read;
+    r.level[IOT_LEVEL_HDF5].reads = read ? 4 : 0;
+    r.level[IOT_LEVEL_HDF5].write_time = (t1 - t0) / 2;
+    r.level[IOT_LEVEL_POSIX].bytes_written = written + 100; /* plus metadata */
+    r.io_sum = r.io_max = t1 - t0;
+    return r;
+}
+
+/* The IOR-like pattern: per iteration a collective write and a collective read of one shared file, and
+ * between them rank 0 alone opening it (an independent phase that moves no data). */
+static void ior_like(int reversed)
+{
+    enum { N = 4, MB = 1 << 20 };
+    iot_record r[2][3 * N];
+    int n[2] = {0, 0};
+    for (int i = 0; i < N; i++) {
+        double t = 10.0 * i;
+        for (int rank = 0; rank < 2; rank++) {
+            /* the ranks' clocks differ by a little; rank 1 writes 2 MiB, rank 0 1 MiB */
+            double skew = rank * 0.001;
+            r[rank][n[rank]++] = rec(WORLD, SHARED_PATH, 2 * i, IOT_KIND_HDF5, 7, rank, t + skew, t + 1 + skew,
+                                     (uint64_t)(rank + 1) * MB, 0);
+            r[rank][n[rank]++] = rec(WORLD, SHARED_PATH, 2 * i + 1, IOT_KIND_HDF5, 7, rank, t + 2 + skew,
+                                     t + 3 + skew, 0, (uint64_t)(rank + 1) * MB);
+        }
+        /* rank 0's check: its own open of the same file, between the iterations */
+        r[0][n[0]++] = rec(0, SHARED_PATH, 1000 + i, IOT_KIND_HDF5, 7, 0, t + 5, t + 5.1, 0, 0);
+    }
+    iot_merge *m = iot_merge_new();
+    for (int k = 0; k < 2; k++) {
+        int rank = reversed ? 1 - k : k;
+        for (int j = 0; j < n[rank]; j++)
+            CHECK(iot_merge_add(m, &r[rank][reversed ? n[rank] - 1 - j : j]) == 0);
+    }
+    iot_phase_desc d = {"/run/ior.h5", "/run/ior.h5", "mpio", "ext4", "ufs", "[]", NULL};
+    for (int i = 0; i < N; i++) {
+        iot_phase_key w = {WORLD, SHARED_PATH, 2 * i, IOT_KIND_HDF5}, c = {0, SHARED_PATH, 1000 + i, IOT_KIND_HDF5};
+        CHECK(iot_merge_describe(m, &w, 0, &d) == 0);
+        CHECK(iot_merge_describe(m, &c, 0, &d) == 0);
+    }
+    CHECK(iot_merge_finish(m) == 3 * N);
+    int writes = 0, reads = 0, checks = 0;
+    uint64_t written = 0, read = 0;
+    for (size_t i = 0; i < iot_merge_count(m); i++) {
+        const iot_record *p = iot_merge_phase(m, i);
+        const iot_level_stats *h = &p->level[IOT_LEVEL_HDF5];
+        written += h->bytes_written;
+        read += h->bytes_read;
+        if (h->bytes_written) {
+            writes++;
+            CHECK(p->ranks == 2 && h->bytes_written == 3 * MB && h->bytes_read == 0);
+            CHECK(p->t_close - p->t_open > 1.0005 && p->t_close - p->t_open < 1.0015); /* first open to last close */
+        } else if (h->bytes_read) {
+            reads++;
+            CHECK(p->ranks == 2 && h->bytes_read == 3 * MB);
+        } else {
+            checks++;
+            CHECK(p->ranks == 1 && p->rank == 0 && p->key.group == 0);
+        }
+        CHECK(iot_merge_files(m, i) == 1);
+    }
+    CHECK(writes == N && reads == N && checks == N);
+    CHECK(written == (uint64_t)N * 3 * MB && read == (uint64_t)N * 3 * MB); /* every byte once */
+    /* phases in order of their first open: write, read, check of iteration 0 first */
+    CHECK(iot_merge_phase(m, 0)->level[IOT_LEVEL_HDF5].bytes_written == 3 * MB);
+    CHECK(iot_merge_phase(m, 1)->level[IOT_LEVEL_HDF5].bytes_read == 3 * MB);
+    CHECK(iot_merge_phase(m, 2)->key.group == 0);
+    /* a rank's record is found in its phase; a collective key finds the same phase from every rank */
+    iot_phase_key r1 = {WORLD, SHARED_PATH, 3, IOT_KIND_HDF5};
+    CHECK(iot_merge_find(m, &r1, 0) == 4 && iot_merge_find(m, &r1, 1) == 4);
+    iot_phase_key c2 = {0, SHARED_PATH, 1002, IOT_KIND_HDF5};
+    CHECK(iot_merge_find(m, &c2, 0) == 8 && iot_merge_find(m, &c2, 1) == -1);
+
+    iot_buf b;
+    iot_buf_init(&b);
+    iot_totals t;
+    iot_jw_begin_object(&b, NULL);
+    iot_merge_write(m, &b, &t);
+    iot_jw_end_object(&b);
+    char *text = iot_buf_take(&b);
+    char err[256];
+    iot_json *doc = iot_json_parse(text, strlen(text), err, sizeof err);
+    CHECK(doc != NULL);
+    const iot_json *phases = iot_json_get(doc, "phases"), *tot = iot_json_get(doc, "totals");
+    CHECK(phases && phases->count == 3 * N);
+    CHECK(tot && iot_json_get(tot, "bytes_written")->integer == N * 3 * MB);
+    CHECK(t.bytes_read == N * 3 * MB && t.phases == 3 * N);
+    const iot_json *p0 = phases->items[0], *p2 = phases->items[2];
+    CHECK_STR(iot_json_get(p0, "scope")->string, "collective");
+    CHECK_STR(iot_json_get(p2, "scope")->string, "independent");
+    CHECK(iot_json_get(p0, "ranks")->integer == 2 && iot_json_get(p2, "ranks")->integer == 1);
+    CHECK_STR(iot_json_get(p0, "file")->string, "/run/ior.h5");
+    /* the n-th phase of the file, over all phases of it */
+    CHECK(iot_json_get(phases->items[3], "occurrence")->integer == 3);
+    iot_json_free(doc);
+    free(text);
+    iot_merge_free(m);
+}
+
+/* Two ranks, each writing its own file per step: one phase per step, timed from the first open to the
+ * last close. A lagging rank (still in step s when the other starts step s+1) does not glue steps together. */
+static void file_per_process(int lag)
+{
+    iot_merge *m = iot_merge_new();
+    enum { STEPS = 3 };
+    for (int s = 0; s < STEPS; s++)
+        for (int rank = 0; rank < 2; rank++) {
+            double t0 = 10.0 * s + (rank ? 0.2 : 0), t1 = t0 + 1.0 + (rank && lag ? 9.5 : 0);
+            uint64_t path = 1000 + 10 * (uint64_t)s + (uint64_t)rank; /* ckpt_<step>_<rank>.dat */
+            iot_record r = rec(0, path, (uint32_t)s, IOT_KIND_POSIX, 42, rank, t0, t1, 0, 0);
+            r.level[IOT_LEVEL_POSIX].bytes_written = 48 << 20;
+            r.level[IOT_LEVEL_POSIX].writes = 48;
+            CHECK(iot_merge_add(m, &r) == 0);
+            iot_phase_key k = r.key;
+            char file[64];
+            snprintf(file, sizeof file, "/run/ckpt_%d_%d.dat", s, rank);
+            iot_phase_desc d = {file, "/run/ckpt_#_#.dat", NULL, "ext4", NULL, NULL, NULL};
+            CHECK(iot_merge_describe(m, &k, rank, &d) == 0);
+        }
+    /* an unrelated file of another identity, open at the same time */
+    iot_record other = rec(0, 5, 0, IOT_KIND_POSIX, 43, 1, 0.1, 0.5, 0, 0);
+    other.level[IOT_LEVEL_POSIX].bytes_read = 10;
+    CHECK(iot_merge_add(m, &other) == 0);
+    CHECK(iot_merge_finish(m) == STEPS + 1);
+    int steps = 0;
+    for (size_t i = 0; i < iot_merge_count(m); i++) {
+        const iot_record *p = iot_merge_phase(m, i);
+        if (p->identity != 42)
+            continue;
+        steps++;
+        CHECK(p->ranks == 2 && iot_merge_files(m, i) == 2);
+        CHECK(p->level[IOT_LEVEL_POSIX].bytes_written == 96 << 20);
+        double want = lag ? 10.5 - 0.0 + 0.2 : 1.2;
+        CHECK(p->t_close - p->t_open > want - 1e-9 && p->t_close - p->t_open < want + 1e-9);
+        const iot_phase_desc *d = iot_merge_desc(m, i);
+        CHECK(d && d->file && strstr(d->file, "_0.dat")); /* rank 0 describes it */
+    }
+    CHECK(steps == STEPS);
+    iot_merge_free(m);
+}
+
+/* The same rank opening files of one name one after another: separate phases, even when they overlap
+ * (one rank, two files at once) or nothing else happens. */
+static void sequential_files_stay_apart(void)
+{
+    iot_merge *m = iot_merge_new();
+    for (int i = 0; i < 5; i++) {
+        iot_record r = rec(0, 100 + (uint64_t)i, (uint32_t)i, IOT_KIND_POSIX, 9, 0, i, i + (i == 1 ? 1.5 : 0.9), 0, 0);
+        CHECK(iot_merge_add(m, &r) == 0);
+    }
+    CHECK(iot_merge_finish(m) == 5);
+    for (size_t i = 0; i < 5; i++)
+        CHECK(iot_merge_phase(m, i)->ranks == 1);
+    iot_merge_free(m);
+}
+
+static void combine_is_an_mpi_op(void)
+{
+    /* commutative and associative: the order of a reduction tree does not matter */
+    iot_record a = rec(WORLD, 1, 0, IOT_KIND_MPIIO, 1, 3, 1.0, 2.0, 10, 0);
+    iot_record b = rec(WORLD, 1, 0, IOT_KIND_MPIIO, 1, 1, 0.5, 1.5, 20, 5);
+    iot_record c = rec(WORLD, 1, 0, IOT_KIND_MPIIO, 1, 2, 0.7, 3.0, 30, 0);
+    c.flags = IOT_REC_TIME_SAMPLED;
+    iot_record x = b, y = b;
+    iot_record_combine(&a, &x);
+    iot_record_combine(&c, &x); /* (b + a) + c */
+    iot_record ca = a;
+    iot_record_combine(&c, &ca);
+    iot_record_combine(&ca, &y); /* b + (c + a) */
+    CHECK(!memcmp(&x, &y, sizeof x));
+    CHECK(x.ranks == 3 && x.rank == 1 && x.t_open == 0.5 && x.t_close == 3.0);
+    CHECK(x.level[IOT_LEVEL_HDF5].bytes_written == 60 && x.level[IOT_LEVEL_HDF5].write_time == 1.15);
+    CHECK(x.flags & IOT_REC_TIME_SAMPLED);
+}
+
+static void descriptions_travel(void)
+{
+    iot_buf b;
+    iot_buf_init(&b);
+    iot_phase_key k = {WORLD, 77, 3, IOT_KIND_HDF5};
+    iot_phase_desc d = {"/a b/\xc3\xa9.h5", "/a b/#.h5", "mpio", "lustre", NULL, "[{\"knob\":\"x\"}]", "{}"};
+    iot_desc_pack(&b, &k, 5, &d);
+    iot_desc_pack(&b, &k, 2, &d);
+    size_t len = b.len;
+    char *data = iot_buf_take(&b);
+    iot_phase_key k2;
+    int rank;
+    iot_phase_desc e;
+    size_t used = iot_desc_unpack(data, len, &k2, &rank, &e);
+    CHECK(used > 0 && used < len && rank == 5 && !memcmp(&k, &k2, sizeof k));
+    CHECK_STR(e.file, d.file);
+    CHECK(e.mpiio_driver == NULL);
+    CHECK_STR(e.settings_json, d.settings_json);
+    CHECK(iot_desc_unpack(data + used, len - used, &k2, &rank, &e) == len - used && rank == 2);
+    CHECK(iot_desc_unpack(data, 10, &k2, &rank, &e) == 0); /* truncated */
+    /* the lowest rank's description stands for a collective phase */
+    iot_merge *m = iot_merge_new();
+    iot_record r = rec(WORLD, 77, 3, IOT_KIND_HDF5, 1, 5, 0, 1, 1, 0);
+    iot_merge_add(m, &r);
+    iot_phase_desc hi = d, lo = d;
+    hi.file = "from rank 5";
+    lo.file = "from rank 2";
+    iot_merge_describe(m, &k, 5, &hi);
+    iot_merge_describe(m, &k, 2, &lo);
+    iot_merge_describe(m, &k, 4, &hi);
+    iot_merge_finish(m);
+    CHECK_STR(iot_merge_desc(m, 0)->file, "from rank 2");
+    iot_merge_free(m);
+    free(data);
+}
+
+int main(void)
+{
+    ior_like(0);
+    ior_like(1);
+    file_per_process(0);
+    file_per_process(1);
+    sequential_files_stay_apart();
+    combine_is_an_mpi_op();
+    descriptions_travel();
+    CHECK_DONE();
+}

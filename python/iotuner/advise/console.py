@@ -1,0 +1,64 @@
+"""The advice on a terminal (rich)."""
+
+from __future__ import annotations
+
+import json
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+STYLE = {"high": "bold red", "warn": "yellow", "info": "cyan", "ok": "green"}
+
+
+def _value(v) -> str:
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def print_advice(advice: dict, console: Console, *, verbose: bool = False) -> None:
+    job, inp, s = advice["job"], advice["input"], advice["summary"]
+    what = {"darshan": f"Darshan log (format {inp.get('format_version')}{', DXT' if inp.get('dxt') else ''})",
+            "run-report": "iotuner run report"}.get(inp["type"], inp["type"])
+    nodes = f", {job['nodes']} node(s) ({job['nodes_from']})" if job.get("nodes") else ""
+    console.print(Text.assemble(("iotuner advise", "bold"), f": {inp['path']}: {what}; {job['processes']} "
+                                f"process(es){nodes}; {job['files_with_data']} file(s) with data"))
+    for note in job.get("notes", []):
+        console.print(Text(f"note: {note}", style="yellow"))
+    console.print(Text.assemble(*[(f"{s[lvl]} {lvl}  ", STYLE[lvl]) for lvl in ("high", "warn", "info", "ok")]))
+    t = Table(box=box.SIMPLE_HEAD, title="Findings", title_justify="left", show_lines=False)
+    t.add_column("level", no_wrap=True)
+    t.add_column("code", no_wrap=True)
+    t.add_column("finding (evidence)", overflow="fold", ratio=3)
+    t.add_column("recommendation", overflow="fold", ratio=2)
+    for f in advice["findings"]:
+        if f["level"] == "ok" and not verbose:
+            continue
+        files = f.get("files") or []
+        where = f"\nfiles: {', '.join(files[:3])}{' ...' if len(files) > 3 else ''}" if files and verbose else ""
+        rec = f["recommendation"] or ""
+        if f.get("knobs"):
+            rec += "\n-> " + ", ".join(f"{k}={_value(v)}" for k, v in f["knobs"].items())
+        t.add_row(Text(f["level"], style=STYLE[f["level"]]), Text(f["code"]), Text(f["message"] + where),
+                  Text(rec))
+    console.print(t)
+    if not verbose and s["ok"]:
+        console.print(Text(f"({s['ok']} ok finding(s) hidden; --verbose shows them and the files)", style="dim"))
+    knobs = advice["fixes"]["knobs"]
+    if knobs:
+        console.print(Text("Settings that address them (the fixes document):", style="bold"))
+        for k in knobs:
+            console.print(Text(f"  {k['knob']} = {_value(k['value'])}  (files {k['files'] or 'all'}; from {k['from']})"))
+        for c in advice["fixes"]["conflicts"]:
+            console.print(Text(f"  conflict: {c['knob']} {_value(c['dropped'])} from {c['dropped_from']} left out for "
+                               f"{_value(c['kept'])} from {c['kept_from']}", style="dim"))
+    if advice["code_changes"]:
+        console.print(Text("Needs code changes (not settings):", style="bold"))
+        for c in advice["code_changes"]:
+            console.print(Text(f"  [{c['code']}] {c['change']}"))
+    if verbose:
+        for chain in advice["smartio"]:
+            ins = ", ".join(f"{k}={v}" for k, v in chain["insights"].items() if k not in ("identity",))
+            console.print(Text(f"SmartIO insights of {chain['identity']}: {ins}", style="dim"))
+        for ne in advice["not_evaluated"]:
+            console.print(Text(f"not evaluated: {ne['code']}: {ne['reason']}", style="dim"))

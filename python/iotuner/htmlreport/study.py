@@ -1,0 +1,212 @@
+"""The page of a tuning study (an `iotuner tune` output directory): the tuning
+curve with the default and its spread, RoTI and the viability point when the
+study has them, the trial table, parameter importance and the verdict.
+
+`read_tune_dir` is the one place that knows the directory's files, so a change
+of the tuner's output format is adapted there.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from pathlib import Path
+
+from . import svg
+from .page import cards, document, e, table
+
+TRIAL_KINDS = ("trial", "training")
+
+
+def _float(v) -> float | None:
+    try:
+        return float(v) if v not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def read_tune_dir(path: str | Path) -> dict:
+    """summary.json (required), trials.csv, best.json, study.db of a tune output directory, normalized:
+    {"summary", "trials": [{kind, trial, state, t_s, value, runs, settings, error}], "best", "db", "path"}.
+    Today's kinds are baseline, trial, confirm-default, confirm, confirm-superseded; the tuner-core
+    rewrite adds training and confirmation (read as they come)."""
+    path = Path(path)
+    try:
+        summary = json.loads((path / "summary.json").read_text())
+    except (OSError, json.JSONDecodeError) as e_:
+        raise ValueError(f"{path} is not a tune output directory (summary.json: {e_})") from None
+    trials = []
+    csv_path = path / "trials.csv"
+    if csv_path.exists():
+        with open(csv_path, newline="") as f:
+            for row in csv.DictReader(f):
+                try:
+                    settings = json.loads(row.get("settings") or "{}")
+                except json.JSONDecodeError:
+                    settings = {}
+                try:
+                    runs = json.loads(row.get("runs") or "[]")
+                except json.JSONDecodeError:
+                    runs = []
+                trials.append({"kind": row.get("kind") or "trial", "trial": row.get("trial") or "",
+                               "state": row.get("state") or "", "t_s": _float(row.get("tuning_time_s")),
+                               "value": _float(row.get("value")), "runs": runs, "settings": settings,
+                               "duplicate_of": row.get("duplicate_of") or "", "error": row.get("error") or ""})
+    best = None
+    if (path / "best.json").exists():
+        try:
+            best = json.loads((path / "best.json").read_text())
+        except json.JSONDecodeError:
+            best = None
+    db = path / "study.db"
+    return {"summary": summary, "trials": trials, "best": best, "db": db if db.exists() else None, "path": path}
+
+
+def importance(study: dict) -> tuple[list[tuple[str, float]], str]:
+    """(knob, importance) largest first, and how it was computed: Optuna's fANOVA on the study database when
+    it loads, else the fraction of the trials' variance each knob explains alone (one-way ANOVA's eta squared)."""
+    name = study["summary"].get("study")
+    if study["db"] is not None and name:
+        try:
+            import optuna
+            optuna.logging.set_verbosity(optuna.logging.WARNING)
+            st = optuna.load_study(study_name=name, storage=f"sqlite:///{study['db']}")
+            # the search trials only: the study's other records (baseline, confirmation runs) have no params
+            search = optuna.create_study(directions=st.directions)
+            search.add_trials([t for t in st.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+                               if t.params and t.user_attrs.get("kind", "trial") == "trial"])
+            imp = optuna.importance.get_param_importances(search)
+            n = len(search.trials)
+            return sorted(imp.items(), key=lambda kv: -kv[1]), (
+                f"Optuna's fANOVA importance over the study's {n} completed trials (sums to 1)")
+        except Exception:  # noqa: BLE001 - another storage, an older study: fall back to the CSV
+            pass
+    rows = [t for t in study["trials"] if t["kind"] in TRIAL_KINDS and t["value"] is not None]
+    if len(rows) < 3:
+        return [], "too few completed trials for parameter importance"
+    values = [t["value"] for t in rows]
+    mean = statistics.fmean(values)
+    total = sum((v - mean) ** 2 for v in values)
+    if total == 0:
+        return [], "every trial gave the same value"
+    out = []
+    for knob in sorted({k for t in rows for k in t["settings"]}):
+        groups: dict[str, list[float]] = {}
+        for t in rows:
+            groups.setdefault(json.dumps(t["settings"].get(knob), sort_keys=True), []).append(t["value"])
+        between = sum(len(g) * (statistics.fmean(g) - mean) ** 2 for g in groups.values())
+        out.append((knob, between / total))
+    return sorted(out, key=lambda kv: -kv[1]), (
+        f"fraction of the variance of {len(rows)} trials that each knob explains alone (eta squared; "
+        "knobs that vary together share it)")
+
+
+def _curve(study: dict) -> str:
+    s = study["summary"]
+    obj = s.get("objective") or {}
+    maximize = obj.get("direction", "maximize") == "maximize"
+    trials = [t for t in study["trials"] if t["kind"] in TRIAL_KINDS and t["value"] is not None and t["t_s"] is not None]
+    base = [t for t in study["trials"] if t["kind"] == "baseline" and t["value"] is not None]
+    conf = [t for t in study["trials"] if t["kind"] in ("confirm", "confirmation") and t["value"] is not None]
+    times = [t["t_s"] for t in trials + base + conf if t["t_s"] is not None]
+    unit, per = svg.time_unit(max(times + [s.get("tuning_time_s") or 0]) if times else 1)
+    ylabel = f"{obj.get('name', 'objective')} ({obj.get('unit')})" if obj.get("unit") else obj.get("name", "objective")
+    chart = svg.XYChart(f"Tuning curve: {len(trials)} trials", f"tuning time ({unit})", ylabel)
+    chart.series.append(svg.Series("trial (median of its runs)", [(t["t_s"] / per, t["value"]) for t in trials],
+                                   color="#8c959f"))
+    best, pts = None, []
+    for t in sorted(trials, key=lambda t: t["t_s"]):
+        if best is None or (t["value"] > best if maximize else t["value"] < best):
+            best = t["value"]
+        pts.append((t["t_s"] / per, best))
+    if pts:
+        chart.series.append(svg.Series("best so far", pts, kind="step", color="#1f6feb"))
+    timed_base = [(t["t_s"] / per, t["value"]) for t in base if t["t_s"] is not None]
+    if timed_base:
+        chart.series.append(svg.Series("default settings (run)", timed_base, color="#d1242f"))
+    timed_conf = [(t["t_s"] / per, t["value"]) for t in conf if t["t_s"] is not None]
+    if timed_conf:
+        chart.series.append(svg.Series("confirmation run", timed_conf, color="#1a7f37"))
+    if s.get("default") is not None:
+        vals = [t["value"] for t in base]
+        band = (min(vals), max(vals)) if len(vals) > 1 else None
+        chart.hlines.append(("default (median; band: its runs' range)", s["default"], "#d1242f", band))
+    win = (s.get("winner") or {}).get("median")
+    if win is not None and (s.get("verdict") or {}).get("significant"):
+        chart.hlines.append(("confirmed winner (median)", win, "#1a7f37", None))
+    via = s.get("viability") or {}
+    at = next((via[k] for k in ("t_s", "at_s", "tuning_time_s") if isinstance(via.get(k), (int, float))), None)
+    if at is not None:
+        chart.vlines.append(("viability point", at / per, "#8250df"))
+    out = chart.render()
+    curve = (s.get("roti") or {}).get("curve")
+    if curve:
+        r_unit = (s.get("roti") or {}).get("unit", "")
+        pts = [(c["t_s"] / per, c["roti"]) for c in curve if isinstance(c, dict) and "t_s" in c and "roti" in c]
+        rc = svg.XYChart("Return on tuning investment over time", f"tuning time ({unit})", f"RoTI ({r_unit})")
+        rc.series.append(svg.Series("RoTI", pts, kind="line"))
+        out += rc.render()
+    return out
+
+
+def _verdict(study: dict) -> str:
+    s = study["summary"]
+    v = s.get("verdict") or {}
+    unit = (s.get("objective") or {}).get("unit") or ""
+    roti = s.get("roti") or {}
+    rows = [("default (median of its runs)", s.get("default"), unit),
+            ("confirmed default (median)", s.get("confirmed_default"), unit),
+            ("winner (median)", (s.get("winner") or {}).get("median"), unit),
+            ("gain (winner / default)", v.get("gain"), "x"), ("p-value", v.get("p_value"), ""),
+            ("significance level", v.get("alpha"), ""), ("measured noise", v.get("noise"), "(relative)"),
+            ("significant", v.get("significant"), ""),
+            ("RoTI peak", roti.get("peak"), roti.get("unit", "")), ("RoTI final", roti.get("final"), roti.get("unit", "")),
+            ("RoTI", s.get("roti_reason"), ""), ("trials", s.get("trials"), ""),
+            ("tuning time", s.get("tuning_time_s"), "s"), ("stopped because", s.get("stopped_because") or
+                                                           (s.get("stop") or {}).get("reason"), "")]
+    via = s.get("viability") or {}
+    for k, val in via.items():
+        rows.append((f"viability: {k}", val, ""))
+    fmt = lambda x: f"{x:,.4g}" if isinstance(x, float) else str(x)  # noqa: E731
+    return table(["", "value"], [[e(k), e(f"{fmt(val)} {u}".strip())] for k, val, u in rows if val is not None],
+                 widths=["40%", "60%"])
+
+
+def _trials(study: dict) -> str:
+    rows = []
+    for t in study["trials"]:
+        sets = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(t["settings"].items()))
+        rows.append([e(t["trial"]), e(t["kind"]), e(t["state"]),
+                     e(f"{t['t_s']:.2f}" if t["t_s"] is not None else ""),
+                     e(f"{t['value']:,.4g}" if t["value"] is not None else ""),
+                     f'<span class="mono">{e(sets)}</span>' + (f'<div class="note">duplicate of {e(t["duplicate_of"])}'
+                                                              "</div>" if t["duplicate_of"] else ""), e(t["error"][:200])])
+    return table(["#", "kind", "state", "time (s)", "value", "settings", "error"], rows, main=True, num={0, 3, 4},
+                 widths=["5%", "10%", "9%", "8%", "10%", "43%", "15%"])
+
+
+def render(study: dict) -> str:
+    s = study["summary"]
+    v = s.get("verdict") or {}
+    obj = s.get("objective") or {}
+    gain = v.get("gain")
+    body = [cards([("trials", str(s.get("trials"))), ("gain", f"{gain:.2f}x" if isinstance(gain, (int, float)) else "-"),
+                   ("significant", str(v.get("significant", "-"))),
+                   ("default", f"{s['default']:,.0f} {obj.get('unit', '')}" if isinstance(s.get("default"), (int, float))
+                    else "-"),
+                   ("tuning time", f"{s.get('tuning_time_s', 0):.1f} s")]),
+            "<h2>Tuning curve</h2>", _curve(study), "<h2>Verdict</h2>", _verdict(study)]
+    imp, how = importance(study)
+    body.append("<h2>Parameter importance</h2>")
+    if imp:
+        body.append(svg.hbars("Parameter importance", [(k, val, f"{val:.2f}") for k, val in imp[:20]]))
+    body.append(f'<p class="note">{e(how)}</p>')
+    if study["best"]:
+        body.append('<h2>Best settings</h2><pre class="mono">' + e(json.dumps(study["best"], indent=2)) + "</pre>")
+    body.append("<h2>Trials</h2>" + _trials(study))
+    for n in s.get("notes") or []:
+        body.append(f'<p class="note">note: {e(n)}</p>')
+    sub = (f"tune output <span class=mono>{e(study['path'])}</span>: objective {e(obj.get('name'))} "
+           f"({e(obj.get('direction'))}, {e(obj.get('unit'))})")
+    return document(f"Tuning study: {s.get('study', '?')}", sub, "".join(body), "study")

@@ -1,0 +1,97 @@
+"""Several workers on one study: worker processes on this machine, or a Slurm
+job array whose tasks each run one worker (trials as job steps in its
+allocation). Each worker is `iotuner worker`: an ask / run / tell loop on the
+shared study; the study's records keep them from losing or repeating runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from rich.console import Console
+
+from .. import runner
+from . import objective as objectives, space as spaces
+from .config import SlurmSpec
+from .launch import LaunchError, slurm
+from .store import Store
+from .tuner import Tuner
+
+WATCH_S = 2.0
+
+
+def worker_command(study: str, storage: str, heartbeat: int, launcher: str | None = None) -> list[str]:
+    argv = [sys.executable, "-m", "iotuner", "worker", "--study", study, "--storage", storage,
+            "--heartbeat", str(heartbeat)]
+    return argv + (["--launcher", launcher] if launcher else [])
+
+
+class LocalWorkers:
+    """Worker processes on this machine; they die with this process (PR_SET_PDEATHSIG)."""
+
+    def __init__(self, procs: list[subprocess.Popen]):
+        self.procs = procs
+
+    def wait(self) -> list[int]:
+        return [p.wait() for p in self.procs]
+
+
+def spawn_local(study: str, storage: str, out: Path, n: int, heartbeat: int) -> LocalWorkers:
+    procs = []
+    for k in range(1, n + 1):
+        with open(out / f"worker-{k}.log", "w") as log:
+            procs.append(subprocess.Popen(worker_command(study, storage, heartbeat), stdout=log,
+                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          preexec_fn=runner.die_with_parent(os.getpid())))
+    return LocalWorkers(procs)
+
+
+def worker_script(study: str, storage: str, heartbeat: int) -> str:
+    return "#!/bin/sh\nexec " + slurm.quote_all(worker_command(study, storage, heartbeat, "slurm")) + "\n"
+
+
+def submit(store: Store, storage: str, out: Path, n: int, heartbeat: int, console: Console,
+           finish: Callable) -> int:
+    """Submits n workers as a Slurm job array and watches them; cancels them if this process dies."""
+    config = store.config
+    spec = config.slurm or SlurmSpec()
+    script = out / "worker.sh"
+    script.write_text(worker_script(store.name, storage, heartbeat))
+    log = str(out).replace("%", "%%") + "/worker-%A_%a.log"
+    try:
+        job = slurm.submit(script, spec.sbatch_options(job_name=f"iotuner-{store.name}", ntasks=config.ranks)
+                           + [f"--array=0-{n - 1}", f"--output={log}"])
+    except LaunchError as e:
+        print(f"iotuner tune: {e}", file=sys.stderr)
+        return 2
+    tether = runner.Tether(0, ["scancel", job])  # this tuner killed: its workers cancelled
+    console.print(f"submitted {n} workers as Slurm job array {job}; their logs: {out}/worker-{job}_*.log")
+    seen = None
+    try:
+        while slurm.active(job):
+            time.sleep(WATCH_S)
+            store.refresh()
+            now = (store.trials_run(), len(store.records("confirmation")))
+            if now != seen:
+                seen = now
+                console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim]  {now[0]} trials run, "
+                              f"{now[1]} confirmation runs; workers: {', '.join(slurm.active(job)) or 'done'}")
+    except KeyboardInterrupt:
+        slurm.cancel(job)
+        console.print(f"\ninterrupted: the workers are cancelled; completed trials are saved; continue with "
+                      f"iotuner tune --resume --study {store.name} --storage {storage}")
+        return 130
+    finally:
+        tether.release()
+    obj = objectives.Objective(config.objective.name, config.objective.direction, config.objective.unit,
+                               config.objective.pattern)
+    outcome = Tuner(store, None, spaces.from_json(config.space), obj).result()
+    if outcome is None:
+        print(f"iotuner tune: the workers of job {job} ended before a confirmation round (see their logs); "
+              f"continue with iotuner tune --resume --study {store.name} --storage {storage}", file=sys.stderr)
+        return 1
+    return finish(outcome)

@@ -1,0 +1,203 @@
+"""HTML reports: every kind of page is rendered, self-contained, and loaded in a real headless browser
+(Debian's chromium), which must show it without overflow: the page's widths are measured by the page's
+own inline script (data attributes on <body>, read back with --dump-dom), and a screenshot must not be
+blank."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import kernel, mpi, run_job
+
+DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).parent.parent
+VIEWPORT = (1280, 900)
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--hide-scrollbars", f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}"]
+
+
+def iotuner(*args, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "iotuner", *map(str, args)], capture_output=True, text=True, **kw)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found and os.geteuid() == 0:  # a test-only install step (make test runs it too)
+        subprocess.run([str(ROOT / "scripts" / "setup-browser.sh")], capture_output=True, timeout=900)
+        found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found:
+        pytest.skip("chromium is not installed and could not be installed (scripts/setup-browser.sh needs root "
+                    "and Debian's package archive)")
+    return found
+
+
+def browse(chromium: str, page: Path, tmp: Path) -> tuple[str, Path]:
+    """(DOM after the page's scripts ran, screenshot PNG), each with a fresh profile."""
+    shot = tmp / (page.stem + ".png")
+    for args in (["--dump-dom"], [f"--screenshot={shot}"]):
+        with tempfile.TemporaryDirectory(prefix="iotuner-chromium-") as profile:
+            out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args,
+                                  page.resolve().as_uri()], capture_output=True, text=True, timeout=120)
+        if args == ["--dump-dom"]:
+            dom = out.stdout
+    assert "<body" in dom, out.stderr[-2000:]
+    assert shot.exists(), out.stderr[-2000:]
+    return dom, shot
+
+
+def body_attrs(dom: str) -> dict:
+    tag = re.search(r"<body([^>]*)>", dom).group(1)
+    return dict(re.findall(r'([\w-]+)="([^"]*)"', tag))
+
+
+def ink_fraction(png: Path) -> float:
+    """Share of pixels that differ from the background (the most common colour)."""
+    from PIL import Image
+    img = Image.open(png).convert("RGB")
+    colors = img.getcolors(maxcolors=img.width * img.height)
+    background = max(colors)[0]
+    return 1 - background / (img.width * img.height)
+
+
+def assert_self_contained(html: str) -> None:
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html, re.I), "a resource from the network"
+    assert "<link" not in html and "@import" not in html and "url(" not in html
+    assert not re.search(r"<script[^>]+src", html)
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory) -> dict[str, Path]:
+    """One page of each kind: study, run, smart run, advice."""
+    tmp = tmp_path_factory.mktemp("pages")
+    out = {}
+    tune = iotuner("tune", "--synthetic", "ufs", "--strategy", "random", "--trials", "12", "--out", tmp / "tune",
+                   "--study", "html", cwd=tmp)
+    assert tune.returncode == 0, tune.stderr
+    for kind, src in (("study", tmp / "tune"), ("run", DATA / "bad_run_report.json")):
+        r = iotuner("report", src, "-o", tmp / f"{kind}.html")
+        assert r.returncode == 0 and f"({kind} page" in r.stdout, r.stderr
+        out[kind] = tmp / f"{kind}.html"
+    a = iotuner("advise", DATA / "bad_run_report.json", "--json")
+    (tmp / "advice.json").write_text(a.stdout)
+    r = iotuner("report", tmp / "advice.json", "-o", tmp / "advice.html")
+    assert r.returncode == 0 and "(advice page" in r.stdout
+    out["advice"] = tmp / "advice.html"
+    with tempfile.TemporaryDirectory(prefix="iotuner-html-") as scratch:
+        res = run_job(mpi() + [kernel("h5ior"), "-b", "4M", "-x", "1M", "-t", "3", "-F", "-o", scratch],
+                      report=tmp / "smart.json", env=dict(os.environ, IOTUNER_SMART="1"))
+        assert res.ok, res.stderr
+    r = iotuner("report", tmp / "smart.json", "-o", tmp / "smart.html")
+    assert r.returncode == 0 and "(smart page" in r.stdout, r.stderr
+    out["smart"] = tmp / "smart.html"
+    return out
+
+
+# key elements each kind of page must show
+EXPECT = {
+    "study": ["Tuning curve", "Verdict", "Parameter importance", "Trials", "default (median"],
+    "run": ["Phases over time", "Settings: requested, effective, why", "romio_cb_write", "applied"],
+    "smart": ["Smart mode", "learned in phase", "settings for the phases that recur", "optimized"],
+    "advice": ["Findings", "write-amplification", "Settings that address the findings", "romio_cb_write"],
+}
+
+
+@pytest.mark.mpi  # the smart page comes from a real run
+@pytest.mark.parametrize("kind", list(EXPECT))
+def test_page_is_self_contained(pages, kind):
+    html = pages[kind].read_text()
+    assert_self_contained(html)
+    for text in EXPECT[kind]:
+        assert text in html, text
+    assert html.count("<svg") >= (1 if kind != "advice" else 0)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("kind", list(EXPECT))
+def test_page_in_a_real_browser(pages, kind, chromium, tmp_path):
+    """Expectations: the page renders (its script ran), the main table is there with rows, nothing is wider
+    than the viewport (document scrollWidth <= clientWidth, the main table's right edge inside it), and the
+    screenshot is not blank (at least 3% of its pixels differ from the background)."""
+    dom, shot = browse(chromium, pages[kind], tmp_path)
+    attrs = body_attrs(dom)
+    assert attrs.get("data-report-kind") == kind
+    assert attrs.get("data-measured") == "1", "the page's inline script did not run"
+    client, scroll = int(attrs["data-client-width"]), int(attrs["data-scroll-width"])
+    assert 0 < client and scroll <= client, (scroll, client)
+    assert 'id="main-table"' in dom and int(attrs["data-main-table-right"]) <= client
+    rows = re.search(r'id="main-table".*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
+    assert rows.count("<tr>") >= 1
+    for text in EXPECT[kind]:
+        assert text in dom
+    assert ink_fraction(shot) >= 0.03
+
+
+def _study_dir(tmp: Path, rows: list[list], summary: dict) -> Path:
+    import csv
+    d = tmp / "study"
+    d.mkdir()
+    with open(d / "trials.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["kind", "trial", "state", "tuning_time_s", "value", "runs", "duplicate_of", "settings", "effective",
+                    "error"])
+        w.writerows(rows)
+    (d / "summary.json").write_text(json.dumps(summary))
+    return d
+
+
+def test_importance_without_a_study_database(tmp_path):
+    """The fallback: the share of the trials' variance each knob explains alone. A knob that decides the
+    value explains all of it; one that varies independently of the value, none."""
+    from iotuner.htmlreport import study
+    rows = []
+    for i in range(12):
+        cb = ["enable", "disable"][i % 2]
+        other = [1, 2, 3][i // 4]  # balanced against cb
+        rows.append(["trial", i, "COMPLETE", i * 0.5, 100.0 if cb == "enable" else 400.0, "[]", "",
+                     json.dumps({"mpiio.romio_cb_write": cb, "mpiio.cb_nodes": other}), "", ""])
+    d = _study_dir(tmp_path, rows, {"study": "x", "objective": {"name": "write-bw", "direction": "maximize"},
+                                    "verdict": None})
+    imp, how = study.importance(study.read_tune_dir(d))
+    assert "eta squared" in how
+    assert dict(imp)["mpiio.romio_cb_write"] == pytest.approx(1.0)
+    assert dict(imp)["mpiio.cb_nodes"] == pytest.approx(0.0)
+
+
+def test_study_page_reads_the_new_tune_fields(tmp_path):
+    """The tuner-core rewrite's fields: training / confirmation rows with times, roti.curve, viability, stop."""
+    from iotuner.htmlreport import render
+    rows = [["baseline", "", "COMPLETE", 0.1, 100, "[100]", "", "{}", "", ""],
+            ["training", 0, "COMPLETE", 1.0, 150, "[150]", "", '{"mpiio.cb_nodes": 2}', "", ""],
+            ["trial", 1, "COMPLETE", 2.0, 300, "[300]", "", '{"mpiio.cb_nodes": 4}', "", ""],
+            ["confirmation", 1, "COMPLETE", 3.0, 290, "[290]", "", '{"mpiio.cb_nodes": 4}', "", ""]]
+    summary = {"study": "new", "objective": {"name": "write-bw", "direction": "maximize", "unit": "MB/s"},
+               "default": 100, "winner": {"median": 290}, "verdict": {"gain": 2.9, "significant": True},
+               "roti": {"unit": "MB/s per minute", "curve": [{"t_s": 1, "roti": 10}, {"t_s": 3, "roti": 20}],
+                        "peak": 20, "final": 18},
+               "viability": {"production_runtime_s": 3600, "runs": 12, "reason": "pays back after 12 runs", "t_s": 2.5},
+               "stop": {"rule": "plateau", "reason": "no gain in 10 trials"}}
+    d = _study_dir(tmp_path, rows, summary)
+    html, kind = render(d)
+    assert kind == "study"
+    for text in ("Return on tuning investment over time", "viability point", "confirmation run",
+                 "pays back after 12 runs", "no gain in 10 trials", "training"):
+        assert text in html, text
+    assert_self_contained(html)
+
+
+def test_report_of_something_else(tmp_path):
+    (tmp_path / "x.json").write_text('{"kind": "other"}')
+    (tmp_path / "bin").write_bytes(b"\x00\xff" * 10)
+    for path, msg in ((tmp_path / "x.json", "neither a run report"), (tmp_path / "bin", "is not JSON"),
+                      (tmp_path, "without summary.json"), (tmp_path / "none.json", "cannot read")):
+        r = iotuner("report", path, "-o", tmp_path / "out.html")
+        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "out.html").exists()
