@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 VERSION = 3  # 3: every run a record of its own (baseline, trial, training, confirmation)
+STOPPERS = ("learned", "heuristic", "production-runs", "none")  # the early stoppers (`stoppers`)
 
 
 class ConfigError(ValueError):
@@ -105,6 +106,7 @@ class StudyConfig:
     # what the tuning is for: the run time of one production run (viability), and how many are planned
     production_runtime_s: float | None = None
     production_runs: int | None = None
+    stop: str | None = None  # the early stopper (STOPPERS); None: the strategy's default
     out: str = ""
     version: int = VERSION
     created: str = ""
@@ -116,6 +118,12 @@ class StudyConfig:
             raise ConfigError("--baseline-every must be 0 or more")
         if not 0 < self.alpha < 1:
             raise ConfigError("alpha must be between 0 and 1")
+        if self.stop is not None and self.stop not in STOPPERS:
+            raise ConfigError(f"unknown stopper '{self.stop}': use {', '.join(STOPPERS)}")
+        if self.production_runs is not None and self.production_runs < 1:
+            raise ConfigError("--production-runs must be at least 1")
+        if self.stop == "production-runs" and not self.production_runs:
+            raise ConfigError("--stop production-runs needs --production-runs N (the production runs planned)")
         if not self.app and self.synthetic is None:
             raise ConfigError("give the application after --, e.g. iotuner tune -- ./vpicio -o {scratch}; "
                               "or --synthetic MODEL")

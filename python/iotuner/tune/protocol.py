@@ -14,8 +14,11 @@ function) registered under a name. The tuner drives it:
 3. `observe(ctx, record, measurement)`: every run this worker makes (baseline,
    trial, training, confirmation), with its full run report
    (`measurement.report`: phases, settings read back, per-level counters).
-4. `stop(ctx)`: a reason to end the search, or None; `searched_size()`: the
-   size of the subspace it searches now, for the exhaustion rule.
+4. `stop(ctx)`: a reason to end the search, or None; `searched_size()` and
+   `searches(point)`: the size of the subspace it searches now and whether a
+   point lies in it, for the exhaustion rule; `iteration_trials()`: how many
+   trials make one iteration (a generation), for the early stoppers, and
+   `default_stop`: the early stopper it uses unless the study says otherwise.
 
 Everything a strategy knows of the study it reads from `ctx.store` (records,
 pools, current medians, the trajectory); it never writes there itself.
@@ -59,6 +62,7 @@ class Strategy:
 
     name = ""
     description = ""
+    default_stop: str | None = None  # the early stopper (config.STOPPERS) unless the study's --stop says
 
     def __init__(self, space: SearchSpace, seed: int, options: Mapping[str, Any]):
         self.space, self.seed, self.options = space, seed, dict(options)
@@ -80,6 +84,14 @@ class Strategy:
     def searched_size(self) -> int | None:
         """How many points the strategy searches now (None: the whole space)."""
         return None
+
+    def searches(self, flat: Mapping[str, Any]) -> bool:
+        """Whether a measured point (its flat settings) lies in the subspace the strategy searches now."""
+        return True
+
+    def iteration_trials(self) -> int:
+        """How many search trials make one iteration, for the early stoppers (a generation; 1 by default)."""
+        return 1
 
     def stop(self, ctx: Context) -> str | None:
         """Why the search should end now, or None."""

@@ -40,18 +40,8 @@ def viability(store: Store, outcome: Outcome, total_s: float) -> traj.Viability:
     """The viability point: the production run time given at creation, or the default's measured run time
     (with its measured I/O share)."""
     gain = outcome.verdict.gain if outcome.significant else None
-    details = [r.attrs.get("details") or {} for r in store.records(BASELINE) if r.ok]
-    shares = [d["io_time_s"] / d["wall_time_s"] for d in details
-              if d.get("io_time_s") is not None and d.get("wall_time_s")]
-    share = statistics.median(shares) if shares else 1.0
-    runtime = store.config.production_runtime_s
-    source = "given"
-    if runtime is None:
-        walls = [d["wall_time_s"] for d in details if d.get("wall_time_s")] or \
-            [r.duration_s for r in store.records(BASELINE) if r.ok and r.duration_s > 0]
-        runtime = statistics.median(walls) if walls else None
-        source = "measured default"
-    return traj.viability(total_s, gain, runtime, share, source)
+    p = traj.production(store.records(BASELINE), store.config.production_runtime_s)
+    return traj.viability(total_s, gain, p.runtime_s, p.io_share, p.source)
 
 
 def kernel_costs(store: Store, objective: Objective, outcome: Outcome, total_s: float) -> dict | None:
@@ -201,16 +191,29 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
     roti_ax.set_title("return on tuning investment: gain over the default per minute of tuning", fontsize=8)
     roti_ax.grid(alpha=0.3)
 
-    if v.runs is not None and v.saved_per_run_s:
-        n = max(2 * v.runs, 4)
-        life = traj.lifecycle(total_s, v.production_runtime_s, v.saved_per_run_s, n)
+    if outcome.stop.rule.endswith("-stopper"):  # an early stopper ended the search here
+        stopped = max((p.at_s for p in points if p.kind == TRIAL), default=None)
+        if stopped is not None:
+            roti_ax.axvline(stopped / scale, color="#d1242f", linestyle="--", linewidth=1,
+                            label=f"stopped by the {outcome.stop.rule}")
+            roti_ax.legend(loc="best", fontsize=7)
+
+    planned = store.config.production_runs
+    lines = traj.lifecycle_summary(total_s, v, planned)
+    if lines:
+        life = [(p["runs"], p["tuned_total_s"], p["untuned_total_s"]) for p in lines["points"]]
         hs = 3600 if life[-1][2] > 7200 else 60 if life[-1][2] > 120 else 1
         hu = {3600: "h", 60: "min", 1: "s"}[hs]
         life_ax.plot([x for x, _, _ in life], [t / hs for _, t, _ in life], color="#1f6feb",
                      label="tuning + n tuned runs")
         life_ax.plot([x for x, _, _ in life], [u / hs for _, _, u in life], color="#d1242f", linestyle="--",
                      label="n untuned runs")
-        life_ax.axvline(v.runs, color="#bf8700", linestyle=":", label=f"viability point: {v.runs} runs")
+        at = lines["viability_runs"] * lines["untuned_run_s"] / hs
+        life_ax.scatter([v.runs], [at], s=60, color="#bf8700", zorder=5, edgecolors="black", linewidths=0.6,
+                        label=f"viability point: {v.runs:,} runs")
+        if planned:
+            life_ax.axvline(planned, color="#8250df", linestyle=":",
+                            label=f"planned: {planned:,} runs ({'pays back' if planned >= v.runs else 'does not pay back'})")
         life_ax.set_xlabel("production runs")
         life_ax.set_ylabel(f"time ({hu})")
         life_ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -254,6 +257,7 @@ def summary(store: Store, objective: Objective, outcome: Outcome, total_s: float
         "roti": r.to_json(),
         "roti_reason": why,
         "viability": v.to_json(),
+        "lifecycle": traj.lifecycle_summary(total_s, v, store.config.production_runs),
         "kernel": kernel_costs(store, objective, outcome, total_s),
         "notes": outcome.notes,
     }

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from .. import render, settings
 from . import launch, objective as objectives, results, space as spaces, strategies, synthetic
-from .config import Budget, ConfigError, ObjectiveSpec, SlurmSpec, StudyConfig, SyntheticSpec
+from .config import STOPPERS, Budget, ConfigError, ObjectiveSpec, SlurmSpec, StudyConfig, SyntheticSpec
 from .evaluate import JobEvaluator, KernelEvaluator
 from .store import Store, StudyError
 from .tuner import SAME_AS_DEFAULT, Tuner, TuneError
@@ -126,6 +126,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run time of one production run with the default settings, for the viability point (the "
                         "production runs after which tuning has paid for itself); default: the default's measured "
                         "run time")
+    g.add_argument("--production-runs", type=int, metavar="N",
+                   help="production runs planned with the tuned settings: the lifecycle curve runs to them, and "
+                        "(unless --stop says otherwise) tuning stops when more of it could not pay for itself "
+                        "within them")
+    g.add_argument("--stop", choices=STOPPERS,
+                   help="early stopper, decided after every iteration (a generation of a genetic algorithm, else a "
+                        "trial): learned (TunIO's, trained on tuning curves: stops when more tuning is not "
+                        "expected to raise the return on tuning investment), heuristic (less than 5%% gain over 5 "
+                        "iterations), production-runs (needs --production-runs), none. Default: production-runs "
+                        "with --production-runs, else learned for the tunio strategies, else none")
     g.add_argument("command", nargs=argparse.REMAINDER, metavar="-- APP ARGS",
                    help="the application (without launcher); {scratch} becomes each run's directory")
 
@@ -165,7 +175,8 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
         synthetic=SyntheticSpec(args.synthetic, args.synthetic_noise, args.synthetic_delay) if args.synthetic else None,
         slurm=_slurm_spec(args) if args.launcher == "slurm" else None,
         production_runtime_s=parse_duration(args.production_runtime) if args.production_runtime else None,
-        out=str(out))
+        production_runs=args.production_runs,
+        stop=args.stop or ("production-runs" if args.production_runs else None), out=str(out))
     return config, Budget(trials, parse_duration(args.time) if args.time else None)
 
 
@@ -487,4 +498,9 @@ def _print_outcome(console, store: Store, obj, outcome, summary, out: Path) -> N
         console.print(f"viability: tuning pays for itself after {v['runs']} production run(s) ({v['reason']})")
     else:
         console.print(f"viability: none ({v['reason']})")
+    life = summary.get("lifecycle")
+    if life and life["planned_runs"]:
+        saved = life["saved_at_planned_s"]
+        console.print(f"lifecycle: over the {life['planned_runs']:,} planned production runs, tuning "
+                      f"{'saves' if saved >= 0 else 'costs'} {results.fmt_time(abs(saved))} in all")
     console.print(f"results: {out}/ (best.json, trials.csv, curve.png, summary.json, report.html)")

@@ -2,12 +2,14 @@
 
 The tuner asks each rule before every trial; the first that gives a reason
 ends the search, and its name and reason go to summary.json and the
-printout. A rule is a small object with a `name` and `check(state)`; new ones
-(TunIO's learned stopper, a production-runs stopper) are one more class.
+printout. A rule is a small object with a `name` and `check(state)`; the
+early stoppers (TunIO's learned one, the heuristic, the production-runs one)
+are in `stoppers`, one chosen per study (--stop).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -77,7 +79,8 @@ class Exhaustion:
         size = state.strategy.searched_size()
         whole = size is None
         size = state.space.size() if whole else size
-        measured = len(state.store.requested) + len(state.store.failed)
+        keys = list(state.store.requested) + list(state.store.failed)
+        measured = len(keys) if whole else sum(1 for k in keys if state.strategy.searches(json.loads(k)))
         if measured >= size:
             return (f"every one of the {size} points of the space was measured" if whole else
                     f"every one of the {size} points the strategy searches was measured")
@@ -94,8 +97,16 @@ class StrategyStop:
         return state.strategy.stop(state.context())
 
 
-def default_rules() -> list[StopRule]:
-    return [Exhaustion(), TrialBudget(), TimeBudget(), StrategyStop()]
+def default_rules(config=None, strategy=None, objective=None) -> list[StopRule]:
+    """The rules every study has, then its early stopper: the study's --stop, or the strategy's default."""
+    rules: list[StopRule] = [Exhaustion(), TrialBudget(), TimeBudget(), StrategyStop()]
+    if config is not None:
+        from . import stoppers
+        early = stoppers.make(config.stop or getattr(strategy, "default_stop", None), objective,
+                              config.production_runs, config.production_runtime_s)
+        if early is not None:
+            rules.append(early)
+    return rules
 
 
 def first_stop(rules: list[StopRule], state: SearchState) -> Stop | None:

@@ -14,16 +14,19 @@ tuning time. From it:
 - the viability point (TunIO's lifecycle view, Fig. 12): the number of
   production runs after which the tuning time is paid back by the time the
   tuned settings save in each run.
+- the iterations (generations of a genetic algorithm, or single trials):
+  the incumbent after each, what the early stoppers decide on.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from .objective import Objective
-from .store import Point
+from .store import BASELINE, TRIAL, Point
 
 
 @dataclass(frozen=True)
@@ -95,11 +98,84 @@ def viability(tuning_s: float, gain: float | None, production_runtime_s: float |
                      f"{production_runtime_s:.3g} s, {share:.0%} of it in I/O, {gain:.2f}x faster)")
 
 
-def lifecycle(tuning_s: float, production_runtime_s: float, saved_per_run_s: float, runs: int
+def lifecycle(tuning_s: float, production_runtime_s: float, saved_per_run_s: float, runs: int | Sequence[int]
               ) -> list[tuple[int, float, float]]:
-    """TunIO's Fig. 12: (n, tuning + n tuned runs, n untuned runs) for n = 0..runs, in seconds."""
+    """TunIO's Fig. 12: (n, tuning + n tuned runs, n untuned runs) in seconds, for n = 0..runs (or for the
+    given ns)."""
     tuned = production_runtime_s - saved_per_run_s
-    return [(n, tuning_s + n * tuned, n * production_runtime_s) for n in range(runs + 1)]
+    ns = range(runs + 1) if isinstance(runs, int) else runs
+    return [(n, tuning_s + n * tuned, n * production_runtime_s) for n in ns]
+
+
+def lifecycle_summary(tuning_s: float, v: Viability, planned: int | None) -> dict | None:
+    """The lifecycle lines for summary.json and the plot: both are straight, so the points that matter (no
+    runs, the viability point, the planned production runs, and twice the farther of them) say everything."""
+    if v.runs is None or not v.saved_per_run_s or v.production_runtime_s is None:
+        return None
+    marks = sorted({0, v.runs, *([planned] if planned else []), max(2 * v.runs, planned or 0, 4)})
+    return {"tuning_s": tuning_s, "tuned_run_s": v.production_runtime_s - v.saved_per_run_s,
+            "untuned_run_s": v.production_runtime_s, "viability_runs": v.runs, "planned_runs": planned,
+            "saved_at_planned_s": planned * v.saved_per_run_s - tuning_s if planned else None,
+            "points": [{"runs": n, "tuned_total_s": t, "untuned_total_s": u}
+                       for n, t, u in lifecycle(tuning_s, v.production_runtime_s, v.saved_per_run_s, marks)]}
+
+
+@dataclass(frozen=True)
+class Production:
+    """One production run: its time with the default settings and the share of it in the tuned I/O."""
+    runtime_s: float | None
+    io_share: float
+    source: str  # "given" or "measured default"
+
+
+def production(records, given_runtime_s: float | None) -> Production:
+    """From the default's runs (baseline records): the measured I/O share (I/O time over wall time; 1 when
+    nothing was measured, as for the synthetic objective), and the given run time or the measured one."""
+    details = [r.attrs.get("details") or {} for r in records if r.kind == BASELINE and r.ok]
+    shares = [d["io_time_s"] / d["wall_time_s"] for d in details
+              if d.get("io_time_s") is not None and d.get("wall_time_s")]
+    share = statistics.median(shares) if shares else 1.0
+    if given_runtime_s is not None:
+        return Production(given_runtime_s, share, "given")
+    walls = [d["wall_time_s"] for d in details if d.get("wall_time_s")] or \
+        [r.duration_s for r in records if r.kind == BASELINE and r.ok and r.duration_s > 0]
+    return Production(statistics.median(walls) if walls else None, share, "measured default")
+
+
+def io_time_per_run(p: Production, objective: Objective, value: float, default: float) -> float:
+    """The time one production run spends in the tuned I/O with settings worth `value`."""
+    g = objective.gain(value, default)
+    return (p.runtime_s or 0.0) * p.io_share / g if g > 0 else math.inf
+
+
+# ---- iterations ----
+
+@dataclass(frozen=True)
+class Iteration:
+    number: int  # iterations completed (1, 2, ...); 0 is the start, the default alone
+    at_s: float  # tuning time when it completed
+    incumbent: float  # the value a user would keep then: the best configuration's median, or the default's
+    default: float
+
+
+def iterations(points: Sequence[Point], size: int, objective: Objective) -> list[Iteration]:
+    """The study after every `size` search trials (re-proposed points count, as in a generation), from the
+    start (iteration 0, the default's first median) on. The incumbent is the best configuration's median as
+    it stood then, or the default's when nothing beat it."""
+    out: list[Iteration] = []
+    trials = 0
+    for p in points:
+        if p.default is None:
+            continue
+        if not out:
+            out.append(Iteration(0, p.at_s, p.default, p.default))
+        if p.kind != TRIAL:
+            continue
+        trials += 1
+        if trials % size == 0:
+            best = p.best if p.best is not None and objective.better(p.best, p.default) else p.default
+            out.append(Iteration(trials // size, p.at_s, best, p.default))
+    return out
 
 
 def costing_more(points: Sequence[Point], runs: Mapping[int, int], extra_s: float) -> list[Point]:

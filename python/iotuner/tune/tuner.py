@@ -82,7 +82,7 @@ class Tuner:
         self.confirm_top, self.confirm_rounds, self.alpha = c.confirm_top, c.confirm_rounds, c.alpha
         self.progress = progress or (lambda event: None)
         self.eval_log = eval_log
-        self.rules = rules if rules is not None else stops.default_rules()
+        self.rules = rules if rules is not None else stops.default_rules(c, self.strategy, objective)
         self.sampler = StudySampler(self.strategy.sampler(self.context()))
         store.study.sampler = self.sampler
         self.notes: list[str] = []

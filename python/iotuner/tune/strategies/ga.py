@@ -40,6 +40,24 @@ def search_indices(study, number: int) -> dict[int, int]:
     return out
 
 
+def tournament(pool, rng, fitness):
+    """TunIO's selection: three individuals at random, the best two (fitness: higher is better) are the
+    parents."""
+    contestants = sorted(rng.sample(list(pool), min(3, len(pool))), key=fitness, reverse=True)
+    return contestants[0], contestants[1]
+
+
+def crossover(a, b, genes, choices: Callable, mutation: float, rng) -> dict:
+    """Uniform crossover of two parents' genes (a[gene], b[gene]), then each gene mutated with probability
+    `mutation` to another of its `choices(gene)`."""
+    child = {g: (a if rng.random() < 0.5 else b)[g] for g in genes}
+    for g in genes:
+        if rng.random() < mutation:
+            others = [c for c in choices(g) if c != child[g]]
+            child[g] = rng.choice(others or list(choices(g)))
+    return child
+
+
 class GeneticSampler(optuna.samplers.BaseSampler):
     def __init__(self, space, seed: int, population: int, elites: int, mutation: float, selection: str,
                  values: Callable[[], dict[int, float]] | None = None):
@@ -88,21 +106,13 @@ class GeneticSampler(optuna.samplers.BaseSampler):
 
     def parents(self, pool, rng, fitness):
         """Two parents from pool; fitness: higher is better."""
-        if self.selection == "tournament":  # TunIO: three at random, the best two
-            contestants = sorted(rng.sample(pool, min(3, len(pool))), key=fitness, reverse=True)
-            return contestants[0], contestants[1]
+        if self.selection == "tournament":
+            return tournament(pool, rng, fitness)
         better = sorted(pool, key=fitness, reverse=True)[: max(2, len(pool) // 2)]  # H5Evolve: the better half
         return tuple(rng.sample(better, 2))
 
     def breed(self, a: dict, b: dict, search_space, rng) -> dict:
-        """Uniform crossover of two parents' genes, then each gene mutated with probability `mutation`
-        (to another value of its dimension)."""
-        child = {name: (a if rng.random() < 0.5 else b)[name] for name in search_space}
-        for name, dist in search_space.items():
-            if rng.random() < self.mutation:
-                others = [c for c in dist.choices if c != child[name]]
-                child[name] = rng.choice(others or list(dist.choices))
-        return child
+        return crossover(a, b, list(search_space), lambda name: search_space[name].choices, self.mutation, rng)
 
     def sample_independent(self, study, trial, param_name, param_distribution):
         return self._independent.sample_independent(study, trial, param_name, param_distribution)
@@ -110,6 +120,9 @@ class GeneticSampler(optuna.samplers.BaseSampler):
 
 class _Genetic(Strategy):
     population, selection = 8, "tournament"
+
+    def iteration_trials(self) -> int:
+        return int(self.options.get("population", self.population))
 
     def sampler(self, ctx):
         mutation = float(self.options.get("mutation", max(0.1, 1.0 / len(self.space.dimensions))))
