@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iotuner import native, report, runner
+from iotuner import native, runner
 from iotuner.tune.hybrid import calibration, predict
 
 LOCK = "/tmp/iotuner-timing.lock"

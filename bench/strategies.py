@@ -1,149 +1,295 @@
 #!/usr/bin/env python3
 """Search strategies compared side by side.
 
-Synthetic: for each strategy and seed, a study of the synthetic objective
-(the tuner as it runs: noisy measurements, deduplication, one run per new
-configuration) with a budget of runs. We count the evaluations (application
-runs of the search) until a configuration whose noise-free value is within 95%
-of the best known value, the space's exact optimum, has been measured, and
-print the median over seeds. A seed that never got there counts as more than
-the budget (a censored median).
+Each comparison runs, for each strategy and seed, a study the way the tuner
+runs it (noisy measurements, deduplication, one run per new configuration)
+with a budget of runs, and counts the evaluations (application runs of the
+search) until a configuration whose true value is within 95% of the best
+known value has been measured. A seed that never got there counts as more
+than the budget (a censored median).
 
-Real (on by default; --no-real skips it): the same strategies tuning the
-IOR-like kernel h5ior on this machine, writing to /dev/shm, from a baseline
-that forces ROMIO's collective buffering through one aggregator. For each:
-the confirmed gain over the baseline, the trial runs until the confirmed
-winner was first run (repeats and deduplicated runs included, re-proposed
-points cost none), the tuning time and the final RoTI; medians over seeds.
+Synthetic: the synthetic models; the true value is the model's noise-free
+value, the best known value the space's exact optimum.
+
+Replay (on by default; --no-replay skips it): the recorded sweep of the
+bandio target (bench/data/bandio-sweep.json.gz, bench/sweep.py), where every
+point of the space was measured on this machine. Each run draws one of the
+point's recorded runs; a point's true value is the median of its recorded
+runs, the best known value the sweep's best median. Medians come with a
+bootstrap 95% interval over the seeds, and a Mann-Whitney test tells whether
+two strategies' counts differ beyond the noise of the seeds.
+
+Real (on by default; --no-real skips it): a few short studies of the bandio
+kernel itself from the same baseline, judged by the sweep's medians, as a
+check that the replay behaves like the real runs: the evaluations to 95% of
+the sweep's best, and how the values the real runs measured compare with the
+ones recorded for the same points.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
 import json
+import re
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
+import numpy as np
 import optuna
+from scipy import stats
 
-from iotuner import native, settings
-from iotuner.tune import config as cfg, objective, space as spaces, store as stores, strategies, synthetic, tuner
+from iotuner import settings
+from iotuner.tune import config as cfg, objective, replay, space as spaces, store as stores, strategies, synthetic, tuner
 
-STRATEGIES = ("random", "ga", "ga-h5evolve", "bayes")
 REAL_STRATEGIES = ("random", "ga", "bayes")
 CASES = (("tunio", "lustre"), ("h5evolve", "lustre"), ("romio", "ufs"))
+HERE = Path(__file__).resolve().parent
+RECORDING = HERE / "data" / "bandio-sweep.json.gz"
+TARGET = 0.95
+SEARCH_RUN = re.compile(r"t\d{4}-|training-")  # run labels of trials and training runs
 
 
 class Recorder:
-    """Wraps the synthetic evaluator; remembers the noise-free value of every search run."""
+    """Wraps an offline evaluator (synthetic or replay); remembers the noise-free value of every search
+    run: trials' and training runs' (both are application runs the search paid for), not the baseline's
+    or the confirmation's."""
 
-    def __init__(self, inner: synthetic.SyntheticEvaluator):
+    def __init__(self, inner):
         self.inner, self.objective = inner, inner.objective
-        self.true_values: list[float] = []
+        self.notes: list[str] = []
+        self.true_values: list[float | None] = []
 
     def evaluate(self, doc, label):
         m = self.inner.evaluate(doc, label)
-        if label.startswith("t"):  # a trial's run, not the baseline's or the confirmation's
+        if SEARCH_RUN.match(label):
             self.true_values.append(self.inner.value(settings.flatten(doc)))
         return m
 
 
-def evaluations_to_target(space_name: str, model_name: str, strategy: str, seed: int, budget: int,
-                          noise: float) -> int | None:
-    sp, mod = spaces.load(space_name), synthetic.model(model_name)
-    target = 0.95 * mod.best(sp)
-    obj = objective.parse("perf")
-    config = cfg.StudyConfig(space=sp.to_json(), strategy=strategy, seed=seed, synthetic=cfg.SyntheticSpec(model_name),
+def evaluations_until(sp: spaces.SearchSpace, evaluator, reached: Callable[[float | None], bool], strategy: str,
+                      seed: int, budget: int, baseline: dict, spec: dict) -> int | None:
+    """Search runs until one whose noise-free value reached the target; None: not within the budget.
+    spec: the study's evaluator field (synthetic= or replay=), as a real study records it."""
+    obj = evaluator.objective
+    config = cfg.StudyConfig(space=sp.to_json(), strategy=strategy, seed=seed, baseline=baseline,
                              objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit), repeats=1,
-                             baseline_every=0, confirm_top=1, confirm_rounds=1)
-    store = stores.Store.create(optuna.storages.InMemoryStorage(), f"{space_name}-{strategy}-{seed}", config,
+                             baseline_every=0, confirm_top=1, confirm_rounds=1, **spec)
+    store = stores.Store.create(optuna.storages.InMemoryStorage(), f"{sp.name}-{strategy}-{seed}", config,
                                 cfg.Budget(budget, None))
-    rec = Recorder(synthetic.SyntheticEvaluator(mod, obj, noise, 0.0, seed))
-    t = tuner.Tuner(store, rec, sp, obj, strategies.make(strategy, sp, seed))
-    t.run()
-    return next((i for i, v in enumerate(rec.true_values, start=1) if v >= target), None)
+    rec = Recorder(evaluator)
+    tuner.Tuner(store, rec, sp, obj, strategies.make(strategy, sp, seed)).run()
+    return next((i for i, v in enumerate(rec.true_values, start=1) if reached(v)), None)
+
+
+def censored(counts: list[int | None], budget: int) -> list[int]:
+    return [budget + 1 if c is None else c for c in counts]
+
+
+def cell(counts: list[int | None], budget: int) -> str:
+    missed = sum(c is None for c in counts)
+    med = statistics.median(censored(counts, budget))
+    text = f">{budget}" if med > budget else f"{med:g}"
+    return f"{text} ({missed} missed)" if missed else text
 
 
 def synthetic_part(opts) -> None:
     print(f"synthetic objective: evaluations until a configuration within 95% of the best known value (the "
           f"exact optimum) was measured\n(median over {opts.seeds} seeds; budget {opts.budget} evaluations; "
           f"noise sigma {opts.noise})")
-    print(f"  {'space / model':22s}" + "".join(f"{s:>19s}" for s in opts.strategies))
+    print(f"  {'space / model':22s}" + "".join(f"{s:>19s}" for s in opts.synthetic_strategies))
+    obj = objective.parse("perf")
     for space_name, model_name in CASES:
+        sp, mod = spaces.load(space_name), synthetic.model(model_name)
+        target = TARGET * mod.best(sp)  # the models give bandwidths: higher is better
         row = []
-        for strategy in opts.strategies:
-            counts = [evaluations_to_target(space_name, model_name, strategy, seed, opts.budget, opts.noise)
+        for strategy in opts.synthetic_strategies:
+            counts = [evaluations_until(sp, synthetic.SyntheticEvaluator(mod, obj, opts.noise, 0.0, seed),
+                                        lambda v: v >= target, strategy, seed, opts.budget, {"version": 1},
+                                        {"synthetic": cfg.SyntheticSpec(model_name, opts.noise)})
                       for seed in range(opts.seeds)]
-            reached = sorted(c for c in counts if c is not None)
-            missed = len(counts) - len(reached)
-            med = statistics.median(reached + [opts.budget + 1] * missed)  # misses: more than the budget
-            cell = f">{opts.budget}" if med > opts.budget else f"{med:g}"
-            row.append(f"{cell} ({missed} missed)" if missed else cell)
+            row.append(cell(counts, opts.budget))
         print(f"  {space_name + ' / ' + model_name:22s}" + "".join(f"{c:>19s}" for c in row), flush=True)
 
 
-def runs_to_winner(out: Path, summary: dict) -> int | None:
-    """Trial runs (repeats and deduplicated runs included) until the confirmed winner's first trial ran."""
-    if not summary["verdict"] or not summary["verdict"]["significant"]:
-        return None
-    store = stores.Store.open(f"sqlite:///{out / 'study.db'}", summary["study"], heartbeat_s=None)
-    return sum(r.cost_runs for i, r in enumerate(store.search_trials()) if i <= summary["winner"]["trial"])
+# ---- the recorded target
+
+class Target:
+    """The recorded sweep as a yardstick: a point's true value is the median of its recorded runs;
+    a run reaches the target when its point is within 95% of the best median (gain over it >= 0.95)."""
+
+    def __init__(self, path: Path, obj: objective.Objective):
+        self.rec, self.obj = replay.load(path), obj
+        self.judge = replay.ReplayEvaluator(self.rec, obj)  # its value(): a point's median
+        medians = [self.rec.median(p, obj) for p in self.rec.points if p.runs]
+        self.best = max(medians, key=obj.key)
+        self.reaching = sum(1 for m in medians if self.reached(m))
+
+    def reached(self, value: float | None) -> bool:
+        return value is not None and self.obj.gain(value, self.best) >= TARGET
 
 
-def real_part(opts) -> None:
-    app = [str(native.executable("h5ior")), "-b", "32M", "-x", "1M", "-o", "{scratch}"]
-    print(f"\nreal kernel: h5ior -b 32M -x 1M on 2 ranks, on /dev/shm, baseline romio_cb_write=enable (one "
-          f"aggregator), space romio, {opts.real_trials} trials, seeds {list(range(opts.real_seeds))} (medians)")
-    print(f"  {'strategy':12s} {'confirmed gain':>15s} {'trial runs to the winner':>25s} {'tuning time':>12s} "
-          f"{'final RoTI (MB/s per minute)':>29s}")
-    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
+def bootstrap_median(counts: list[int], rng, n: int = 10000) -> tuple[float, float]:
+    arr = np.array(counts, dtype=float)
+    meds = np.median(rng.choice(arr, size=(n, len(arr))), axis=1)
+    return float(np.percentile(meds, 2.5)), float(np.percentile(meds, 97.5))
+
+
+class QuietReplay(replay.ReplayEvaluator):
+    """Every run of a point answers the median of its recorded runs: the recorded landscape without the
+    noise of the machine it was recorded on, to tell the landscape's difficulty from the noise's."""
+
+    def answer(self, flat, rng):
+        m = super().answer(flat, rng)
+        return dataclasses.replace(m, value=self.value(flat)) if m.ok else m
+
+
+def replay_part(opts) -> dict[str, list[int | None]]:
+    obj = objective.parse(opts.objective)
+    tgt = Target(opts.recording, obj)
+    rec = tgt.rec
+    print(f"\nreplay of the recorded sweep {opts.recording.name}: space {rec.space.name} ({len(rec.points)} points, "
+          f"{sum(len(p.runs) for p in rec.points)} recorded runs), objective {obj.name}; "
+          f"{tgt.reaching} points within 95% of the best median")
+    print("  each run answers " + ("the point's recorded median (noise removed)" if opts.replay_noise == "none"
+                                   else "one of the point's recorded runs, drawn at random (the recorded noise)"))
+    print(f"  evaluations until a point whose recorded median is within 95% of the sweep's best was measured "
+          f"(median over {opts.replay_seeds} seeds, budget {opts.replay_budget}; bootstrap 95% interval of the "
+          f"median)")
+    results: dict[str, list[int | None]] = {}
+    start = time.time()
+    for strategy in opts.strategies:
+        t0 = time.time()
+        counts = []
+        for seed in range(opts.replay_seeds):
+            ev = (QuietReplay if opts.replay_noise == "none" else replay.ReplayEvaluator)(rec, obj, seed)
+            counts.append(evaluations_until(rec.space, ev, tgt.reached, strategy, seed, opts.replay_budget,
+                                            rec.baseline, {"replay": cfg.ReplaySpec(str(rec.path), rec.sha256)}))
+        results[strategy] = counts
+        lo, hi = bootstrap_median(censored(counts, opts.replay_budget), np.random.default_rng(0))
+        print(f"  {strategy:12s} {cell(counts, opts.replay_budget):>16s}   [{lo:g}, {hi:g}]   "
+              f"({time.time() - t0:.0f}s)   seeds: {' '.join('-' if c is None else str(c) for c in counts)}",
+              flush=True)
+    names = list(results)
+    print("  Mann-Whitney U, two-sided p-values of the counts (censored at the budget), strategy pairs:")
+    print("  " + " " * 12 + "".join(f"{n:>13s}" for n in names[1:]))
+    for i, a in enumerate(names[:-1]):
+        row = []
+        for j, b in enumerate(names[1:], start=1):
+            if j <= i:
+                row.append("")
+                continue
+            p = stats.mannwhitneyu(censored(results[a], opts.replay_budget), censored(results[b], opts.replay_budget),
+                                   alternative="two-sided").pvalue
+            row.append(f"{p:.2g}")
+        print(f"  {a:12s}" + "".join(f"{c:>13s}" for c in row))
+    print(f"  ({time.time() - start:.0f}s)")
+    return results
+
+
+def real_part(opts, replayed: dict[str, list[int | None]] | None) -> None:
+    obj = objective.parse(opts.objective)
+    tgt = Target(opts.recording, obj)
+    rec = tgt.rec
+    app = rec.runnable_command()
+    print(f"\nreal runs of the target: {' '.join(rec.command)} "
+          f"on {opts.real_scratch}, space {rec.space.name}, baseline of the recording, {opts.real_trials} trials, "
+          f"seeds {list(range(opts.real_seeds))}")
+    print(f"  {'strategy':12s} {'evaluations to 95%':>19s} {'replay, same budget':>20s} {'confirmed gain':>15s} "
+          f"{'tuning time':>12s}")
+    ratios, inside = [], []
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(dir=opts.real_scratch) as scratch:
         baseline = Path(tmp) / "baseline.json"
-        baseline.write_text(json.dumps({"version": 1, "mpiio": {"romio_cb_write": "enable"}}))
+        baseline.write_text(json.dumps(rec.baseline))
         for strategy in opts.real_strategies:
-            gains, firsts, times, rotis = [], [], [], []
+            counts, gains, times = [], [], []
             for seed in range(opts.real_seeds):
                 out = Path(tmp) / f"{strategy}-{seed}"
                 r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--baseline", str(baseline),
-                                    "--trials", str(opts.real_trials), "--strategy", strategy, "--seed", str(seed),
-                                    "--objective", "write-bw", "--study", "s", "--out", str(out), "--scratch", scratch,
-                                    "--", *app], capture_output=True, text=True)
+                                    "--space", rec.space.name, "--trials", str(opts.real_trials), "--strategy",
+                                    strategy, "--seed", str(seed), "--objective", obj.name, "--study", "s",
+                                    "--out", str(out), "--scratch", scratch, "--", *app],
+                                   capture_output=True, text=True)
                 if r.returncode != 0:
                     sys.exit(f"tuning with {strategy} failed: {r.stderr[-2000:]}")
                 summary = json.loads((out / "summary.json").read_text())
                 significant = bool(summary["verdict"] and summary["verdict"]["significant"])
                 gains.append(summary["verdict"]["gain"] if significant else 1.0)
                 times.append(summary["tuning_time_s"])
-                rotis.append(summary["roti"]["final"] or 0.0)
-                n = runs_to_winner(out, summary)
-                firsts.append(n if n is not None else float("inf"))
-            first = statistics.median(firsts)
-            first_text = "-" if first == float("inf") else f"{first:g}"
-            print(f"  {strategy:12s} {statistics.median(gains):14.2f}x {first_text:>25s} "
-                  f"{statistics.median(times):11.0f}s {statistics.median(rotis):29,.0f}", flush=True)
+                n = 0
+                reached = None
+                for row in csv.DictReader((out / "trials.csv").open()):
+                    if row["kind"] != "trial" or not row["runs"]:
+                        continue
+                    runs = json.loads(row["runs"])
+                    n += len(runs)
+                    flat = {**settings.flatten(rec.baseline), **settings.flatten(settings.from_flat(
+                        json.loads(row["settings"])))}
+                    point = rec.find(flat)
+                    if point.runs and runs:
+                        recorded = [rec.value(x, obj) for x in point.runs]
+                        ratios.append(statistics.median(runs) / statistics.median(recorded))
+                        inside.extend(min(recorded) <= v <= max(recorded) for v in runs)
+                    if reached is None and tgt.reached(tgt.judge.value(flat)):
+                        reached = n
+                counts.append(reached)
+            predicted = "-"
+            if replayed and strategy in replayed:
+                within = [c for c in replayed[strategy] if c is not None and c <= opts.real_trials]
+                predicted = f"{len(within)}/{len(replayed[strategy])} seeds reach"
+            print(f"  {strategy:12s} {cell(counts, opts.real_trials):>19s} {predicted:>20s} "
+                  f"{statistics.median(gains):14.2f}x {statistics.median(times):11.0f}s", flush=True)
+    if ratios:
+        print(f"  the real runs against the recording, same points: median real / recorded median "
+              f"{statistics.median(ratios):.2f} (quartiles {np.percentile(ratios, 25):.2f}-"
+              f"{np.percentile(ratios, 75):.2f}, {len(ratios)} points); {sum(inside) / len(inside):.0%} of the "
+              f"{len(inside)} real runs fall within the recorded range of their point")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", type=int, default=10, help="seeds per strategy (default 10)")
+    ap.add_argument("--seeds", type=int, default=10, help="seeds per strategy, synthetic (default 10)")
     ap.add_argument("--budget", type=int, default=250, help="evaluations per synthetic study (default 250)")
     ap.add_argument("--noise", type=float, default=0.05, help="synthetic noise sigma (default 0.05)")
-    ap.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
+    ap.add_argument("--synthetic-strategies", nargs="+", default=None,
+                    help="strategies on the synthetic models (default: every registered one but grid, which "
+                         "would enumerate spaces of 10^5 points)")
+    ap.add_argument("--no-synthetic", dest="synthetic", action="store_false", help="skip the synthetic models")
+    ap.add_argument("--strategies", nargs="+", default=None,
+                    help="strategies on the replay (default: every registered one)")
+    ap.add_argument("--recording", type=Path, default=RECORDING, help="the recorded sweep (default %(default)s)")
+    ap.add_argument("--objective", default="io-time", help="objective on the recording (default io-time)")
+    ap.add_argument("--no-replay", dest="replay", action="store_false", help="skip the replay comparison")
+    ap.add_argument("--replay-seeds", type=int, default=20, help="seeds per strategy on the replay (default 20)")
+    ap.add_argument("--replay-noise", choices=("recorded", "none"), default="recorded",
+                    help="recorded: a run draws one of the point's recorded runs (default); none: it answers the "
+                         "point's median, the landscape without the noise")
+    ap.add_argument("--replay-budget", type=int, default=200, help="evaluations per replay study (default 200)")
     ap.add_argument("--no-real", dest="real", action="store_false",
-                    help="skip the real-kernel comparison (about 2 minutes on 2 cores)")
+                    help="skip the real runs of the target (a few minutes on 2 cores)")
     ap.add_argument("--real-strategies", nargs="+", default=list(REAL_STRATEGIES))
-    ap.add_argument("--real-trials", type=int, default=15)
+    ap.add_argument("--real-trials", type=int, default=40)
     ap.add_argument("--real-seeds", type=int, default=2)
+    ap.add_argument("--real-scratch", default="/dev/shm", help="where the real runs write (default /dev/shm)")
     opts = ap.parse_args()
-    if opts.seeds < 10:
+    opts.strategies = opts.strategies or strategies.names()
+    opts.synthetic_strategies = opts.synthetic_strategies or [n for n in strategies.names() if n != "grid"]
+    if opts.seeds < 10 or opts.replay_seeds < 10:
         print("note: fewer than 10 seeds gives a rough median", file=sys.stderr)
+    print(f"bench/strategies.py {' '.join(shlex.quote(a) for a in sys.argv[1:])}")
     start = time.time()
-    synthetic_part(opts)
+    if opts.synthetic:
+        synthetic_part(opts)
+    replayed = replay_part(opts) if opts.replay else None
     if opts.real:
-        real_part(opts)
+        real_part(opts, replayed)
     print(f"\n({time.time() - start:.0f}s)")
     return 0
 

@@ -390,39 +390,62 @@ typedef struct {
     const kbox *b;
     int outer;            /* dimensions iterated by the odometer: [0, outer) */
     hsize_t run;          /* elements per run */
-    hsize_t stride[K_MAXDIM];
+    hsize_t halo;         /* ghost cells around the box in memory */
+    hsize_t stride[K_MAXDIM];  /* of the dataset */
+    hsize_t mstride[K_MAXDIM]; /* of the box's memory, halo included */
     hsize_t idx[K_MAXDIM];
     int done;
 } boxwalk;
 
-static void walk_init(boxwalk *w, const kvar *v, const kbox *b)
+/* Elements a box takes in memory: its own, plus the halo around it. */
+static hsize_t box_melem(const kctx *k, const kvar *v, const kbox *b)
+{
+    hsize_t n = box_nelem(v, b);
+    if (n == 0 || k->halo == 0)
+        return n;
+    n = 1;
+    for (int d = 0; d < v->ndims; d++)
+        n *= b->count[d] + 2 * k->halo;
+    return n;
+}
+
+static void walk_init(boxwalk *w, const kvar *v, const kbox *b, hsize_t halo)
 {
     memset(w, 0, sizeof *w);
     w->v = v;
     w->b = b;
-    hsize_t s = 1;
+    w->halo = halo;
+    hsize_t s = 1, m = 1;
     for (int d = v->ndims - 1; d >= 0; d--) {
         w->stride[d] = s;
+        w->mstride[d] = m;
         s *= v->dims[d];
+        m *= b->count[d] + 2 * halo;
     }
     w->outer = v->ndims - 1;
     w->run = b->count[v->ndims - 1];
-    while (w->outer > 0 && b->count[w->outer] == v->dims[w->outer]) {
+    /* With a halo no two rows are adjacent in memory: runs stay one row long. */
+    while (!halo && w->outer > 0 && b->count[w->outer] == v->dims[w->outer]) {
         w->outer--;
         w->run *= b->count[w->outer];
     }
     w->done = box_nelem(v, b) == 0;
 }
 
-/* Global index of the current run's first element; returns 0 when done. */
-static int walk_next(boxwalk *w, uint64_t *gidx)
+/* Global index of the current run's first element, and its element offset in
+ * the box's memory; returns 0 when done. */
+static int walk_next(boxwalk *w, uint64_t *gidx, uint64_t *moff)
 {
     if (w->done)
         return 0;
-    uint64_t g = 0;
-    for (int d = 0; d < w->v->ndims; d++)
-        g += (w->b->start[d] + (d < w->outer ? w->idx[d] : 0)) * w->stride[d];
+    uint64_t g = 0, m = 0;
+    for (int d = 0; d < w->v->ndims; d++) {
+        hsize_t i = d < w->outer ? w->idx[d] : 0;
+        g += (w->b->start[d] + i) * w->stride[d];
+        m += (i + w->halo) * w->mstride[d];
+    }
     *gidx = g;
+    *moff = m;
     int d = w->outer - 1;
     for (; d >= 0; d--) {
         if (++w->idx[d] < w->b->count[d])
@@ -434,19 +457,18 @@ static int walk_next(boxwalk *w, uint64_t *gidx)
     return 1;
 }
 
-static void fill_var(kvar *v, int step)
+static void fill_var(const kctx *k, kvar *v, int step)
 {
     uint64_t seed = seed_of(v->id, step);
     size_t es = type_size(v->type);
     char *p = v->buf;
     for (int i = 0; i < v->nboxes; i++) {
         boxwalk w;
-        uint64_t g;
-        walk_init(&w, v, &v->boxes[i]);
-        while (walk_next(&w, &g)) {
-            fill_run(v->type, seed, g, w.run, v->lo, v->span, p);
-            p += w.run * es;
-        }
+        uint64_t g, m;
+        walk_init(&w, v, &v->boxes[i], k->halo);
+        while (walk_next(&w, &g, &m))
+            fill_run(v->type, seed, g, w.run, v->lo, v->span, p + m * es);
+        p += box_melem(k, v, &v->boxes[i]) * es;
     }
 }
 
@@ -468,13 +490,14 @@ static long verify_var(kctx *k, const kvar *v, int step, const char *file, const
     uint64_t seed = seed_of(v->id, step);
     size_t es = type_size(v->type);
     char *expect = k_malloc(VERIFY_PIECE * es);
-    const char *p = v->buf;
+    const char *box = v->buf;
     long bad = 0;
     for (int i = 0; i < v->nboxes; i++) {
         boxwalk w;
-        uint64_t g;
-        walk_init(&w, v, &v->boxes[i]);
-        while (walk_next(&w, &g)) {
+        uint64_t g, m;
+        walk_init(&w, v, &v->boxes[i], k->halo);
+        while (walk_next(&w, &g, &m)) {
+            const char *p = box + m * es;
             for (hsize_t off = 0; off < w.run; off += VERIFY_PIECE) {
                 size_t n = w.run - off < VERIFY_PIECE ? (size_t)(w.run - off) : VERIFY_PIECE;
                 fill_run(v->type, seed, g + off, n, v->lo, v->span, expect);
@@ -509,6 +532,7 @@ static long verify_var(kctx *k, const kvar *v, int step, const char *file, const
                 p += n * es;
             }
         }
+        box += box_melem(k, v, &v->boxes[i]) * es;
     }
     free(expect);
     return bad;
@@ -552,7 +576,21 @@ static void xfer_box(kctx *k, hid_t ds, hid_t fs, const kvar *v, const kbox *b, 
         p = dummy;
     } else {
         KH(H5Sselect_hyperslab(fs, H5S_SELECT_SET, b->start, NULL, b->count, NULL));
-        ms = KH(H5Screate_simple(1, &n, NULL));
+        if (k->mem_shaped) {
+            /* The local array, halo included; only its interior is transferred. A shaped
+             * memory space also keeps HDF5 on its fast chunk-mapping path (same shape in
+             * memory and file); a 1-D one makes it map chunked datasets element by element. */
+            hsize_t mdims[K_MAXDIM], mstart[K_MAXDIM];
+            for (int d = 0; d < v->ndims; d++) {
+                mdims[d] = b->count[d] + 2 * k->halo;
+                mstart[d] = k->halo;
+            }
+            ms = KH(H5Screate_simple(v->ndims, mdims, NULL));
+            if (k->halo)
+                KH(H5Sselect_hyperslab(ms, H5S_SELECT_SET, mstart, NULL, b->count, NULL));
+        } else {
+            ms = KH(H5Screate_simple(1, &n, NULL));
+        }
     }
     if (write)
         KH(H5Dwrite(ds, mem_type(v->type), ms, fs, k->dxpl, p));
@@ -570,7 +608,7 @@ static void write_var(kctx *k, hid_t loc, kvar *v)
     char *p = v->buf;
     for (int i = 0; i < v->nboxes; i++) {
         xfer_box(k, ds, fs, v, &v->boxes[i], p, 1);
-        p += box_nelem(v, &v->boxes[i]) * type_size(v->type);
+        p += box_melem(k, v, &v->boxes[i]) * type_size(v->type);
     }
     KH(H5Dclose(ds));
     KH(H5Sclose(fs));
@@ -615,7 +653,7 @@ static void read_var(kctx *k, hid_t loc, kvar *v)
     char *p = v->buf;
     for (int i = 0; i < v->nboxes; i++) {
         xfer_box(k, ds, fs, v, &v->boxes[i], p, 0);
-        p += box_nelem(v, &v->boxes[i]) * type_size(v->type);
+        p += box_melem(k, v, &v->boxes[i]) * type_size(v->type);
     }
     KH(H5Dclose(ds));
     KH(H5Sclose(fs));
@@ -759,9 +797,9 @@ static long phase(kctx *k, int write)
         for (int i = 0; i < k->nvars; i++) {
             kvar *v = &k->vars[i];
             if (write)
-                fill_var(v, s);
+                fill_var(k, v, s);
             else /* so a read that delivers nothing cannot pass */
-                memset(v->buf, 0xa5, v->nelem * type_size(v->type));
+                memset(v->buf, 0xa5, v->bufsize);
         }
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
@@ -824,7 +862,9 @@ int k_run(kctx *k)
     uint64_t mine = 0, total;
     for (int i = 0; i < k->nvars; i++) {
         kvar *v = &k->vars[i];
-        v->buf = k_malloc(v->nelem * type_size(v->type));
+        for (int j = 0; j < v->nboxes; j++)
+            v->bufsize += box_melem(k, v, &v->boxes[j]) * type_size(v->type);
+        v->buf = k_malloc(v->bufsize);
         mine += v->nelem * type_size(v->type);
     }
     MPI_Reduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -44,7 +44,8 @@ typedef struct {
     int nboxes, cap;
     kbox *boxes;              /* this rank's transfers, in order */
     size_t nelem;             /* sum of the boxes' elements */
-    void *buf;                /* the boxes' data, concatenated */
+    void *buf;                /* the boxes' data (local arrays, halos included), concatenated */
+    size_t bufsize;           /* bytes of buf */
 } kvar;
 
 struct kctx;
@@ -65,6 +66,9 @@ typedef struct kctx {
     k_opt_fn on_opt;
     int always_file_per_step; /* flashio: one checkpoint file per step */
     int step_groups;          /* put each step's datasets in /Step#<s> */
+    int mem_shaped;           /* memory dataspace shaped as the box (an N-D local array), not 1-D */
+    hsize_t halo;             /* with mem_shaped: ghost cells on each side of every dimension of
+                               * the local array, not transferred (its rows are noncontiguous) */
     k_extra_write_fn extra_write;
     k_extra_read_fn extra_read;
 

@@ -22,6 +22,10 @@ static void on_opt(kctx *k, int c, const char *arg)
         block = k_parse_size(k, c, arg);
     else if (c == 'x')
         xfer = k_parse_size(k, c, arg);
+    else if (c == 's') /* IOR's segment count: here one /Step#N dataset per segment */
+        k->steps = (int)k_parse_long(k, c, arg, 1, 1000000);
+    else if (c == 'c') /* IOR's collective flag (collective is already the default here) */
+        k->collective = 1;
     else if (c == 'p') {
         if (strcmp(arg, "contiguous") == 0)
             strided = 0;
@@ -36,9 +40,12 @@ int main(int argc, char **argv)
 {
     kctx k = {
         .name = "h5ior",
-        .opts = "b:x:p:",
-        .usage = "  -b SIZE    bytes per rank per step (default 16M)\n"
-                 "  -x SIZE    transfer size, one H5Dwrite each (default 1M)\n"
+        .opts = "b:x:p:s:c",
+        .usage = "  -b SIZE    bytes per rank per step (default 16M), as IOR's -b\n"
+                 "  -x SIZE    transfer size, one H5Dwrite each (default 1M); IOR's -t, which is -t N\n"
+                 "             (steps) here as in every iotuner kernel\n"
+                 "  -s N       segments, as IOR's -s: the same as -t N\n"
+                 "  -c         collective transfers, as IOR's -c (the default here; -m independent for IOR's)\n"
                  "  -p LAYOUT  contiguous | strided (default contiguous)\n",
         .on_opt = on_opt,
         .step_groups = 1,

@@ -14,7 +14,7 @@ from iotuner import native, runner
 
 MPIEXEC = "mpiexec.mpich"
 MPICC = "mpicc.mpich"
-RANKS = 2  # one per core here; more ranks than cores make collectives spin (see ENVIRONMENT.md)
+RANKS = 2  # one per core here; more ranks than cores make collectives spin (see docs/machine.md)
 PROGRAMS = Path(__file__).parent / "programs"
 
 

@@ -2,7 +2,7 @@
 the same job with the fixes is at least 3x faster, measured interleaved.
 
 The bad settings are the demo's baseline: ROMIO's collective buffering forced on (romio_cb_write=enable)
-through one aggregator, which costs 5-12x on 1 MiB writes here (ENVIRONMENT.md). The 3x bar sits well
+through one aggregator, which costs 5-12x on 1 MiB writes here (docs/machine.md). The 3x bar sits well
 inside that effect and outside this machine's noise (15-35% run to run, bursts of 2-6x that hit both
 sides of a pair alike). Timing-sensitive: run under the timing lock (flock /tmp/iotuner-timing.lock).
 """

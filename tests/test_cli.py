@@ -26,6 +26,19 @@ def test_run_help_explains_usage():
     assert "--config FILE" in r.stdout and "-- LAUNCHER APP ARGS" in r.stdout and "untuned" in r.stdout
 
 
+def test_tune_options_load_without_the_tuner_stack():
+    # a mistyped option of tune or worker answers at once: parsing them must not pull in Optuna, SciPy or SQLAlchemy
+    code = ("import sys; from iotuner import cli\n"
+            "for argv in (['tune', '--trials', '3', '--', 'app'], ['worker', '--study', 's', '--storage', 'x']):\n"
+            "    cli.build_parser(argv).parse_args(argv)\n"
+            "print(sorted(m for m in ('optuna', 'scipy', 'sqlalchemy', 'sklearn') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+    r = iotuner("tune", "--help")
+    assert r.returncode == 0 and "bayes" in r.stdout and "tunio-fanova" in r.stdout  # the list, looked up late
+
+
 def test_run_without_a_command_is_a_usage_error():
     r = iotuner("run")
     assert r.returncode == 2 and "give the command to run" in r.stderr
@@ -46,7 +59,7 @@ def test_check(tmp_path):
     r = iotuner("check", bad)
     assert r.returncode == 1 and "ambiguous" in r.stderr
     r = iotuner("check", tmp_path / "missing.json")
-    assert r.returncode == 1 and "cannot read" in r.stderr
+    assert r.returncode == 2 and "cannot read" in r.stderr  # not read at all: 2; read and rejected: 1
 
 
 def test_check_lists_every_error_with_its_line(tmp_path):
@@ -89,4 +102,4 @@ def test_show_corrupt_report(tmp_path):
     bad = tmp_path / "r.json"
     bad.write_text("{")
     r = iotuner("show", bad)
-    assert r.returncode == 1 and "corrupt" in r.stderr
+    assert r.returncode == 2 and "not JSON" in r.stderr

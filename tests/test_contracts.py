@@ -108,7 +108,8 @@ def test_serial_report_matches_schema(tmp_path, programs):
 
 
 @pytest.mark.parametrize("text,message", [
-    ("", "corrupt"),
+    ("", "is empty, not a run report"),
+    ("{", "is not JSON"),
     ('{"kind": "something-else"}', "not an iotuner run report"),
     ('{"kind": "iotuner-run-report", "version": 99}', "version 99"),
     ('{"kind": "iotuner-run-report", "version": 1, "run": {}}', "lacks"),

@@ -322,4 +322,4 @@ def test_the_dashboard_shows_kinds_plain_settings_and_the_confirmed_winner(tmp_p
     assert values <= {"automatic", "enable", "disable"}  # plain strings, not JSON-quoted
     summary = json.loads((out / "summary.json").read_text())
     assert f"Confirmed winner: search trial {summary['winner']['trial']}" in data["note"]["body"]
-    assert data["objective_names"] == ["perf (MB/s)"]
+    assert data["objective_names"] == ["perf (MiB/s)"]

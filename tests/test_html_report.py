@@ -196,7 +196,7 @@ def test_study_page_reads_the_new_tune_fields(tmp_path):
 def test_report_of_something_else(tmp_path):
     (tmp_path / "x.json").write_text('{"kind": "other"}')
     (tmp_path / "bin").write_bytes(b"\x00\xff" * 10)
-    for path, msg in ((tmp_path / "x.json", "neither a run report"), (tmp_path / "bin", "is not JSON"),
+    for path, msg in ((tmp_path / "x.json", "neither a run report"), (tmp_path / "bin", "is binary data"),
                       (tmp_path, "without summary.json"), (tmp_path / "none.json", "cannot read")):
         r = iotuner("report", path, "-o", tmp_path / "out.html")
         assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -248,7 +248,7 @@ def test_cli_smart_and_explain(tmp_path):
     ex = iotuner("smart", "--explain", rep2)
     assert ex.returncode == 1 and "another rules table" in ex.stdout
     bad = iotuner("smart", "--explain", tmp_path / "missing.json")
-    assert bad.returncode == 1 and "cannot read" in bad.stderr
+    assert bad.returncode == 2 and "cannot read" in bad.stderr
 
 
 def per_phase_speedup(tmp_path, app, rounds=3, **extra) -> list[float]:

@@ -127,7 +127,7 @@ def test_confirmed_gain_and_outputs(tmp_path):
              if p.best is not None and p.default is not None and p.at_s > 0]
     assert [c["roti"] for c in r["curve"]] == pytest.approx([c[1] for c in curve])
     assert r["peak"] == pytest.approx(max(c[1] for c in curve))
-    assert r["unit"] == "MB/s per minute" and summary["roti_reason"] is None
+    assert r["unit"] == "MiB/s per minute" and summary["roti_reason"] is None
 
 
 def test_bayes_finds_most_of_the_romio_optimum(tmp_path):

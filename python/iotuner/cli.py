@@ -15,9 +15,10 @@ from . import __version__, commands
 
 EPILOG = textwrap.dedent("""\
     examples:
-      iotuner run -- mpiexec.mpich -n 2 ./app          measure every I/O phase of app
-      iotuner run --config tuned.json -- mpiexec.mpich -n 2 ./app
-      iotuner convert h5tuner.xml -o tuned.json         reuse an H5Tuner control file
+      iotuner run -- mpiexec -n 2 ./app                 measure every I/O phase of app
+      iotuner run --config tuned.json -- mpiexec -n 2 ./app
+      iotuner convert h5tuner.xml -o tuned.json         reuse an H5Tuner control file (or ROMIO_HINTS)
+      iotuner export best.json --to romio-hints         a tuned result for sites without LD_PRELOAD
       iotuner knobs                                     what can be set, and where
     """)
 
@@ -58,12 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from . import native
+    from . import inputs, native
     try:
         return args.func(args)
     except native.NativeMissing as e:
         print(f"iotuner: {e}", file=sys.stderr)
         return 2
+    except inputs.InputError as e:  # a file the command does not read: one line, no traceback
+        print(f"iotuner {args.cmd}: {e}", file=sys.stderr)
+        return e.exit_code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `iotuner ... | head`: the reader has what it wanted

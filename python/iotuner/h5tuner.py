@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import settings
+from .inputs import read_bytes
 
 SECTIONS = {"Parameters", "High_Level_IO_Library", "Middleware_Layer", "Parallel_File_System"}
 
@@ -51,10 +52,11 @@ def _ints(text: str, what: str) -> list[int]:
     return [_int(p, what) for p in parts]
 
 
-def convert_text(xml_text: str, source: str = "<xml>") -> Conversion:
+def convert_text(xml_text: str | bytes, source: str = "<xml>") -> Conversion:
+    """Bytes are decoded as the XML declaration says (UTF-8 without one)."""
     try:
         root = ET.fromstring(xml_text)
-    except ET.ParseError as e:
+    except (ET.ParseError, ValueError, LookupError) as e:  # LookupError: an encoding Python does not know
         raise ConversionError(f"{source} is not well-formed XML: {e}") from None
     general: dict[str, dict[str, Any]] = {}
     per_file: dict[tuple[str | None, str | None], dict[str, dict[str, Any]]] = {}
@@ -91,7 +93,7 @@ def convert_text(xml_text: str, source: str = "<xml>") -> Conversion:
         elif tag in MPI_HINTS:
             if not text:
                 raise ConversionError(f"{where}: empty value")
-            value: Any = int(text) if text.lstrip("-").isdigit() else text
+            value: Any = int(text) if text.lstrip("-").isascii() and text.lstrip("-").isdigit() else text
             target(escape(file_name) if file_name else None).setdefault("mpiio", {})[tag] = value
         elif tag == "IBM_lockless_io":
             notes.append(f"{where}: GPFS 'bglockless:' file-name prefixes are not supported; ignored")
@@ -118,9 +120,6 @@ def convert_text(xml_text: str, source: str = "<xml>") -> Conversion:
 
 
 def convert_file(path: str | Path) -> Conversion:
+    """InputError (exit 2) for a file that is not text; the XML declaration's encoding is honoured."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise ConversionError(f"cannot read {path}: {e.strerror}") from None
-    return convert_text(text, path.name)
+    return convert_text(read_bytes(path, "an H5Tuner XML file"), path.name)

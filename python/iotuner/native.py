@@ -20,12 +20,16 @@ class NativeMissing(RuntimeError):
     """The compiled part of iotuner (libiotuner.so, the kernels) is not installed."""
 
 
+LIBDIRS = ("lib", "lib64")  # a plain CMake install uses GNUInstallDirs' libdir: lib64 on some systems
+
+
 def native_dir() -> Path:
-    """Directory holding lib/ (libiotuner*.so) and bin/ (kernels, benchmarks)."""
+    """Directory holding lib/ (libiotuner*.so) and bin/ (kernels, benchmarks): the installed package's
+    _native, or IOTUNER_NATIVE_DIR (e.g. the prefix of a plain CMake install)."""
     env = os.environ.get("IOTUNER_NATIVE_DIR")
     candidates = [Path(env)] if env else [Path(p) / "_native" for p in iotuner.__path__]
     for d in candidates:
-        if (d / "lib" / "libiotuner.so").exists():
+        if any((d / lib / "libiotuner.so").exists() for lib in LIBDIRS):
             return d
     raise NativeMissing(
         "the compiled part of iotuner is missing (looked in "
@@ -34,9 +38,14 @@ def native_dir() -> Path:
     )
 
 
+def lib_dir() -> Path:
+    d = native_dir()
+    return next(d / lib for lib in LIBDIRS if (d / lib / "libiotuner.so").exists())
+
+
 def runtime_library() -> Path:
     """The LD_PRELOAD library."""
-    return native_dir() / "lib" / "libiotuner.so"
+    return lib_dir() / "libiotuner.so"
 
 
 def ops_library() -> Path:
@@ -56,9 +65,25 @@ def executable(name: str) -> Path:
     return path
 
 
+# The bundled I/O kernels (kernels/README.md); bin/ also holds benchmark drivers (bench_*), which are not kernels.
+KERNELS = {
+    "vpicio": "VPIC particle dump through H5Part: 8 1-D variables, one H5Dwrite each per rank (weak scaling)",
+    "vorpalio": "VORPAL field dump through H5Block: a 3-D block per rank, noncontiguous in the file (weak)",
+    "gcrmio": "GCRM history output on the geodesic grid: [levels, cells] and [levels, edges] fields (strong)",
+    "flashio": "FLASH checkpoint: rank-0 header, block metadata, one 4-D dataset per unknown, a file each (weak)",
+    "h5ior": "IOR's HDF5 backend: a shared 1-D dataset written in fixed-size transfers (weak)",
+}
+
+
 def bundled_programs() -> list[str]:
     d = native_dir() / "bin"
     return sorted(p.name for p in d.iterdir() if os.access(p, os.X_OK)) if d.exists() else []
+
+
+def bundled_kernels() -> list[str]:
+    """The kernels this installation has, in KERNELS' order."""
+    have = set(bundled_programs())
+    return [k for k in KERNELS if k in have]
 
 
 class Core:
@@ -156,4 +181,4 @@ class Core:
 
 @functools.lru_cache(maxsize=1)
 def core() -> Core:
-    return Core(native_dir() / "lib" / "libiotuner_core.so")
+    return Core(lib_dir() / "libiotuner_core.so")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TextIO
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -41,17 +43,27 @@ def _short(path: str, cwd: str | None) -> str:
     return path
 
 
-def _cells(*values: object) -> list[Text]:
+def cells(*values: object) -> list[Text]:
     """Plain text cells: file and dataset names may contain [brackets]."""
     return [v if isinstance(v, Text) else Text(str(v)) for v in values]
 
 
-def console_for_output() -> Console:
-    """A console that does not wrap tables at 80 columns when piped to a file."""
-    import os
+UNWRAPPED = 1 << 16  # columns of a console that is not a terminal: a record stays one line for grep and awk
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """rich exits with status 1 here; `iotuner ... | head` is not an error: the CLI ends quietly with 0."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
+def console_for_output(file: TextIO | None = None) -> Console:
+    """For stdout (or file): the terminal's width on a terminal; piped or redirected, no wrapping at all (one
+    record per line, no name cut mid-token), whatever COLUMNS says."""
     import sys
-    width = None if sys.stdout.isatty() else max(int(os.environ.get("COLUMNS") or 160), 120)
-    return Console(highlight=False, width=width)
+    stream = file or sys.stdout
+    return _Console(file=file, highlight=False, width=None if stream.isatty() else UNWRAPPED)
 
 
 def _file_cell(p: dict, cwd: str | None) -> str:
@@ -85,21 +97,21 @@ def phase_table(report: Report) -> Table:
         amp = p.get("write_amplification")
         fs_cell = Text(fs + (f" ({amp:.1f}x the data)" if amp and amp >= 1.5 else ""),
                        style="yellow" if amp and amp >= 1.5 else "")
-        t.add_row(*_cells(p["id"], _file_cell(p, cwd), via, p["ranks"], fmt_bytes(p["bytes_written"]),
+        t.add_row(*cells(p["id"], _file_cell(p, cwd), via, p["ranks"], fmt_bytes(p["bytes_written"]),
                           fmt_bytes(p["bytes_read"]), fmt_seconds(p["wall_time_s"]), fmt_seconds(p["io_time_s"]),
                           fmt_bw(p["bandwidth_mib_s"]), fs_cell))
     empty = report.empty_phases()
     if empty:  # listed too, in one line: the numbering has no unexplained gaps
         files = sorted({_short(p["file"], cwd) for p in empty})
         named = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-        t.add_row(*_cells(_phase_ranges([p["id"] for p in empty]),
+        t.add_row(*cells(_phase_ranges([p["id"] for p in empty]),
                           Text(f"{len(empty)} phase(s) that moved no data ({named})", style="dim"),
                           "", "", "", "", "", "", "", ""))
     tot = report.totals
     t.add_section()
     bw = [f"{d} {fmt_bw(tot[f'{key}_bandwidth_mib_s'])}" for d, key in (("W", "write"), ("R", "read"))
           if tot[f"bytes_{'written' if key == 'write' else 'read'}"]]
-    t.add_row(*_cells("", "total", "", "", fmt_bytes(tot["bytes_written"]), fmt_bytes(tot["bytes_read"]),
+    t.add_row(*cells("", "total", "", "", fmt_bytes(tot["bytes_written"]), fmt_bytes(tot["bytes_read"]),
                       fmt_seconds(tot["write_time_s"] + tot["read_time_s"]), fmt_seconds(tot["io_time_s"]),
                       "  ".join(bw), f"W {fmt_bytes(tot['posix_bytes_written'])}"))
     return t
@@ -132,7 +144,7 @@ def settings_table(report: Report) -> Table | None:
         t.add_column(col, overflow="fold")
     for (layer, knob, dataset, req, eff, status, reason), phases in rows.items():
         name = f"{layer}.{knob}" + (f" [{dataset}]" if dataset else "")
-        t.add_row(*_cells(_phase_ranges(phases), name, req, eff if eff is not None else "-",
+        t.add_row(*cells(_phase_ranges(phases), name, req, eff if eff is not None else "-",
                           Text(status.replace("_", " "), style=STATUS_STYLE.get(status, "")), reason))
     return t
 
@@ -148,7 +160,13 @@ def print_report(report: Report, console: Console | None = None) -> None:
     mpi = " ".join((run.get("mpi_library") or "none").split())
     console.print(Text.assemble(("iotuner run", "bold"), f": {run['ranks']} rank(s) on {run['nodes']} node(s); "
                                 f"MPI: {mpi}; HDF5: {run.get('hdf5_library') or 'not used'}"))
+    if run.get("job_id"):
+        console.print(Text(f"job: user {run.get('user')}, {run.get('scheduler') or 'batch'} job {run['job_id']}"))
     console.print(Text("settings: ") + settings_line)
+    sources = run.get("hint_sources") or {}
+    if sources:  # the MPI library applies these itself, before iotuner's settings
+        console.print(Text("hints from the environment: " + ", ".join(f"{k}={v}" for k, v in sources.items()),
+                           style="yellow"))
     if report.phases:
         console.print(phase_table(report))
     else:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .inputs import InputError, read_json
 
 VERSION = 2  # 2: phases keyed by who opened them (docs/report.md, "Version 2"); 1 is still read
 KIND = "iotuner-run-report"
 
 
-class ReportError(ValueError):
-    pass
+class ReportError(InputError):
+    """Not a run report this iotuner reads (exit status 2 in the CLI)."""
 
 
 @dataclass
@@ -97,14 +98,22 @@ def parse(data: Any, source: str = "report") -> Report:
     return Report(data)
 
 
+DAMAGE = (KeyError, TypeError, AttributeError, ValueError, IndexError, OverflowError)
+
+
+def malformed(e: BaseException, source: str) -> ReportError:
+    """A reader's error on a report that parsed but holds the wrong shapes (a field missing, a string where
+    a number goes): one line naming the report and the field, not a traceback."""
+    if isinstance(e, KeyError):
+        what = f"a field is missing: {e}"
+    else:
+        what = f"a field has the wrong type or value ({type(e).__name__}: {str(e)[:100]})"
+    return ReportError(f"run report {source} is damaged: {what}")
+
+
 def load(path: str | Path) -> Report:
-    path = Path(path)
     try:
-        text = path.read_text()
-    except OSError as e:
-        raise ReportError(f"cannot read run report {path}: {e.strerror}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ReportError(f"run report {path} is corrupt: {e}") from None
+        data = read_json(path, "a run report")
+    except InputError as e:
+        raise ReportError(str(e)) from None
     return parse(data, str(path))

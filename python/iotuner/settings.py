@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
 from . import native
 from .catalogue import LAYERS
+from .files import write_atomic
+from .inputs import read_text
 
 VERSION = 1
 
@@ -32,10 +33,7 @@ def validate(doc: Mapping[str, Any] | str) -> dict:
 
 
 def load(path: str | os.PathLike) -> dict:
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise SettingsError(f"cannot read settings file '{path}': {e.strerror}") from None
+    text = read_text(path, "a settings document")  # InputError: not a text file at all
     try:
         return validate(text)
     except SettingsError as e:
@@ -50,11 +48,7 @@ def save(doc: Mapping[str, Any], path: str | os.PathLike) -> Path:
     """Validates, then writes atomically (a reader never sees half a file)."""
     normalized = validate(doc)
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(normalized, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(normalized, indent=2) + "\n")
     return path
 
 
@@ -86,3 +80,39 @@ def flatten(doc: Mapping[str, Any]) -> dict[str, Any]:
             for name, value in group.get(layer, {}).items():
                 out[f"{layer}.{name}"] = value
     return out
+
+
+# Real hints of ROMIO, Cray MPICH and OMPIO that iotuner does not catalogue: passed through without a
+# near-miss warning even when they look like a catalogued one.
+OTHER_HINTS = frozenset({
+    "cb_pfr", "cb_fr_type", "cb_fr_alignment", "cb_ds_threshold", "cb_alltoall", "cb_read", "cb_write",
+    "romio_filesystem_type", "romio_aggregator_list", "romio_visibility_immediate", "romio_lustre_co_ratio",
+    "romio_lustre_coll_threshold", "romio_lustre_ds_in_coll", "romio_cb_pfr", "romio_cb_fr_types",
+    "romio_cb_fr_alignment", "romio_cb_alltoall", "romio_cb_ds_threshold", "direct_read", "direct_write",
+    "cray_cb_write_lock_mode", "cray_cb_nodes_multiplier", "access_style", "collective_buffering",
+    "file_perm", "io_node_list", "nb_proc", "num_io_nodes", "filename", "romio_synchronized_flush",
+})
+
+
+def near_misses(doc: Mapping[str, Any]) -> list[str]:
+    """Warnings for MPI-IO hints that are not catalogued but are a near miss of one ("cb_nodez"): unknown
+    hints pass through to MPI as they must, but a typo would silently do nothing. (Unknown knobs of the
+    other layers are rejected by the core, with its own "did you mean".)"""
+    import difflib
+
+    from .catalogue import knobs
+    known = sorted(k.name for k in knobs().values() if k.layer == "mpiio")
+    out = []
+    groups = [doc] + list(doc.get("groups") or [])
+    for group in groups:
+        hints = group.get("mpiio") if isinstance(group, Mapping) else None
+        for name in hints if isinstance(hints, Mapping) else ():
+            if name in known or name in OTHER_HINTS:
+                continue
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+            if close:
+                where = f" (file {group['file']})" if "file" in group else ""
+                out.append(f"mpiio.{name}{where} is not a hint iotuner knows; it is passed to MPI as is. "
+                           f"Did you mean mpiio.{close[0]}?")
+    return out
+

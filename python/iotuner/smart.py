@@ -6,7 +6,6 @@ re-runs the same core's rules through ctypes on the insights a report holds.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
@@ -127,7 +126,18 @@ def explain(report_path: str, console: Console, rules_table: str | None = None) 
         rep = report.load(report_path)
     except report.ReportError as e:
         print(f"iotuner smart --explain: {e}", file=sys.stderr)
-        return 1
+        return e.exit_code
+    try:
+        with console.capture() as page:
+            status = _explain(rep, report_path, console, rules_table)
+    except report.DAMAGE as e:
+        print(f"iotuner smart --explain: {report.malformed(e, report_path)}", file=sys.stderr)
+        return 2
+    sys.stdout.write(page.get())
+    return status
+
+
+def _explain(rep: report.Report, report_path: str, console: Console, rules_table: str | None) -> int:
     smart = rep.data.get("smart")
     if not smart:
         print(f"iotuner smart --explain: {report_path} is not from a run in smart mode", file=sys.stderr)

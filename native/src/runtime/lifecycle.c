@@ -267,9 +267,12 @@ __attribute__((constructor(102))) static void iot_start(void)
     if (!iot_g.disabled) {
         iot_paths_init();
         load_settings();
-        const char *rp = getenv("IOTUNER_REPORT");
+        iot_g.start_time = time(NULL);
+        const char *rp = getenv("IOTUNER_REPORT"), *lp = getenv("IOTUNER_LOGPATH");
         if (rp && *rp)
             iot_g.report_path = strdup(rp);
+        else if (lp && *lp)
+            iot_g.log_dir = strdup(lp);
         for (size_t i = 0; i < nmodules; i++)
             if (modules[i]->init)
                 modules[i]->init();

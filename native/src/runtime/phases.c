@@ -173,11 +173,47 @@ static struct {
 
 static const char *forced_fs; /* tests only: IOTUNER_TEST_FSTYPE pretends to be on this file system */
 
+/* IOTUNER_EXCLUDE_DIRS (as Darshan's DARSHAN_EXCLUDE_DIRS): comma-separated directories whose files are
+ * neither measured nor tuned, e.g. a home directory read at start-up or a software tree. */
+#define MAX_EXCLUDED 32
+static char *excluded_dirs[MAX_EXCLUDED];
+static size_t excluded_len[MAX_EXCLUDED];
+static int nexcluded;
+
+static void exclude_dirs_init(const char *list)
+{
+    while (list && *list && nexcluded < MAX_EXCLUDED) {
+        const char *end = strchr(list, ',');
+        size_t n = end ? (size_t)(end - list) : strlen(list);
+        if (n > 0 && n < PATH_MAX - 1 && list[0] == '/') {
+            char dir[PATH_MAX], norm[PATH_MAX];
+            memcpy(dir, list, n);
+            dir[n] = 0;
+            iot_normalize_path(dir, norm, sizeof norm - 1);
+            size_t len = strlen(norm);
+            if (len > 1 && norm[len - 1] != '/') /* "/a/b" excludes "/a/b/x", not "/a/bc" */
+                norm[len++] = '/', norm[len] = 0;
+            if ((excluded_dirs[nexcluded] = strdup(norm)))
+                excluded_len[nexcluded++] = len;
+        }
+        list = end ? end + 1 : NULL;
+    }
+}
+
+int iot_path_excluded(const char *norm)
+{
+    for (int i = 0; i < nexcluded; i++)
+        if (!strncmp(norm, excluded_dirs[i], excluded_len[i]))
+            return 1;
+    return 0;
+}
+
 void iot_paths_init(void)
 {
     forced_fs = getenv("IOTUNER_TEST_FSTYPE");
     if (forced_fs && !*forced_fs)
         forced_fs = NULL;
+    exclude_dirs_init(getenv("IOTUNER_EXCLUDE_DIRS"));
 }
 
 const char *iot_file_system_of(const char *path)
@@ -243,7 +279,7 @@ int iot_path_ignored(const char *norm)
     for (int i = 0; i < nignored; i++)
         if (!strcmp(norm, ignored_files[i]))
             return 1;
-    return 0;
+    return iot_path_excluded(norm);
 }
 
 /* ---- the registry ---- */
@@ -294,6 +330,8 @@ iot_phase *iot_phase_begin(iot_phase_kind kind, const char *path, int created)
 
 static iot_phase *begin(iot_phase_kind kind, const char *norm, uint64_t identity, int created)
 {
+    if (iot_path_excluded(norm))
+        return NULL; /* the call goes to the library untouched */
     iot_phase *ph = calloc(1, sizeof *ph);
     if (!ph || !(ph->path = strdup(norm))) {
         free(ph);

@@ -68,6 +68,64 @@ static void describe(iot_phase *ph, iot_buf *out)
 
 /* ---- the parts that do not depend on phases ---- */
 
+/* The scheduler's job id: Slurm, PBS, LSF, Flux, Cobalt (NULL outside a job). */
+static const char *job_id(const char **scheduler)
+{
+    static const char *const vars[][2] = {{"SLURM_JOB_ID", "slurm"}, {"PBS_JOBID", "pbs"}, {"LSB_JOBID", "lsf"},
+                                          {"FLUX_JOB_ID", "flux"}, {"COBALT_JOBID", "cobalt"}};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i][0]);
+        if (v && *v) {
+            *scheduler = vars[i][1];
+            return v;
+        }
+    }
+    *scheduler = NULL;
+    return NULL;
+}
+
+/* From the environment, as Darshan does by default: no NSS lookup (LDAP, sssd) in a finishing job. */
+static void user_name(char *out, size_t n)
+{
+    const char *env = getenv("USER");
+    if (!env || !*env)
+        env = getenv("LOGNAME");
+    if (env && *env)
+        snprintf(out, n, "%s", env);
+    else
+        snprintf(out, n, "%u", (unsigned)getuid());
+}
+
+static void executable(char *out, size_t n)
+{
+    ssize_t len = readlink("/proc/self/exe", out, n - 1);
+    out[len > 0 ? len : 0] = 0;
+}
+
+static void write_job(iot_buf *b)
+{
+    char user[256], exe[PATH_MAX];
+    user_name(user, sizeof user);
+    executable(exe, sizeof exe);
+    const char *scheduler, *id = job_id(&scheduler);
+    iot_jw_string(b, "user", user);
+    iot_jw_string(b, "executable", exe[0] ? exe : NULL);
+    iot_jw_string(b, "scheduler", scheduler);
+    iot_jw_string(b, "job_id", id);
+    const char *step = getenv("SLURM_STEP_ID");
+    iot_jw_string(b, "job_step", scheduler && !strcmp(scheduler, "slurm") && step && *step ? step : NULL);
+    /* hints the MPI library reads by itself, beside iotuner's settings */
+    iot_jw_begin_object(b, "hint_sources");
+    static const char *const hint_vars[] = {"ROMIO_HINTS", "MPICH_MPIIO_HINTS", "MPICH_MPIIO_HINTS_DISPLAY",
+                                            "OMPI_MCA_io", "HDF5_PLUGIN_PATH", "HDF5_VOL_CONNECTOR"};
+    for (size_t i = 0; i < sizeof hint_vars / sizeof *hint_vars; i++) {
+        const char *v = getenv(hint_vars[i]);
+        if (v && *v)
+            iot_jw_string(b, hint_vars[i], v);
+    }
+    iot_jw_end_object(b);
+}
+
 static void write_run(iot_buf *b)
 {
     char host[256] = "";
@@ -81,6 +139,7 @@ static void write_run(iot_buf *b)
     iot_jw_int(b, "nodes", iot_g.nnodes);
     iot_jw_string(b, "host", host);
     iot_jw_string(b, "cwd", cwd);
+    write_job(b);
     iot_jw_begin_array(b, "command");
     char err[64];
     size_t len = 0;
@@ -366,14 +425,39 @@ static int serial_has_io(void)
     return io;
 }
 
+/* IOTUNER_LOGPATH/USER_EXE_idJOB_YYYY-MM-DDTHHMMSS_PID.json, as Darshan names its logs: one directory
+ * for every job of a site or a user, each report findable by user, program, job and time. Only the
+ * writing rank (rank 0, or the serial process) names it. */
+static void log_name(char *out, size_t n)
+{
+    char user[128], exe[PATH_MAX], when[32];
+    user_name(user, sizeof user);
+    executable(exe, sizeof exe);
+    const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe[0] ? exe : "unknown";
+    const char *scheduler, *id = job_id(&scheduler);
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%dT%H%M%S", localtime_r(&iot_g.start_time, &tm));
+    snprintf(out, n, "%s/%s_%s_id%s_%s_%ld.json", iot_g.log_dir, user, base, id ? id : "0", when, (long)getpid());
+    for (char *c = out + strlen(iot_g.log_dir) + 1; *c; c++) /* a job id or a user with '/' stays one name */
+        if (*c == '/')
+            *c = '-';
+}
+
 void iot_report_write(void)
 {
-    if (!iot_g.report_path)
+    if (!iot_g.report_path && !iot_g.log_dir)
         return;
     if (!iot_g.mpi_initialized && !serial_has_io())
         return;
     char *text = build();
-    if (text)
-        write_file(iot_g.report_path, text, strlen(text), iot_g.mpi_initialized);
+    if (text) {
+        char logged[PATH_MAX + 512];
+        const char *path = iot_g.report_path;
+        if (!path) {
+            log_name(logged, sizeof logged);
+            path = logged;
+        }
+        write_file(path, text, strlen(text), iot_g.mpi_initialized);
+    }
     free(text);
 }

@@ -198,6 +198,8 @@ const char *iot_file_system_of(const char *path);
 /* Files that are never a phase: system directories, the settings file, ROMIO_HINTS (iot_path_ignore). */
 int iot_path_ignored(const char *normpath);
 void iot_path_ignore(const char *path);
+/* Under a directory of IOTUNER_EXCLUDE_DIRS: not a phase, not tuned. */
+int iot_path_excluded(const char *normpath);
 /* The working directory changed (chdir wrappers). */
 void iot_cwd_changed(void);
 /* At start-up: what the path helpers read from the environment. */
@@ -246,7 +248,9 @@ typedef struct {
     iot_settings *settings;  /* NULL when none or rejected */
     char *settings_path;
     char *settings_error;    /* why the settings were rejected */
-    char *report_path;
+    char *report_path;       /* IOTUNER_REPORT */
+    char *log_dir;           /* IOTUNER_LOGPATH, when there is no IOTUNER_REPORT */
+    time_t start_time;
     int warned;
 
     int mpi_initialized;     /* we saw MPI_Init succeed */

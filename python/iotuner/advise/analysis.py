@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from .. import __version__, native
+from .. import __version__, inputs, native
 from ..report import KIND as REPORT_KIND
 from ..report import ReportError, parse
 from . import checks, darshan_log, fixes, from_darshan, from_report, smartio
@@ -30,12 +30,9 @@ def load(path: str | Path, nodes: int | None = None) -> Profile:
         profile = from_darshan.build(darshan_log.read(path), str(path))
     else:
         try:
-            data = json.loads(path.read_text())
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise InputError(f"{path} is neither a Darshan log nor a JSON run report ({e.__class__.__name__}: "
-                             f"{str(e)[:80]})") from None
-        except OSError as e:
-            raise InputError(f"cannot read {path}: {e.strerror}") from None
+            data = inputs.read_json(path, "a Darshan log or a run report")
+        except inputs.InputError as e:
+            raise InputError(str(e)) from None
         if isinstance(data, dict) and data.get("kind") == KIND:
             raise InputError(f"{path} is advice already (iotuner advise --json); give the log or run report "
                              f"it came from, or render it with 'iotuner report'")

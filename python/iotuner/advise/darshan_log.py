@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..inputs import is_darshan_header
 from .errors import InputError
 
 OLDEST = (3, 0)  # libdarshan-util 3.x reads format 3.00 and later; older logs need darshan-convert
@@ -29,7 +30,7 @@ def looks_like_darshan(path: Path) -> bool:
             head = f.read(8)
     except OSError:
         return False
-    return re.fullmatch(rb"\d+\.\d+\x00*", head) is not None
+    return is_darshan_header(head)
 
 
 def check_header(path: Path) -> str:

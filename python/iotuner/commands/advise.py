@@ -35,12 +35,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from .. import advise, settings
+    from .. import advise, inputs, settings
     from ..advise import checks
     overrides = None
     if args.thresholds:
         try:
-            overrides = json.loads(Path(args.thresholds).read_text())
+            overrides = inputs.read_json(args.thresholds, "a JSON object of thresholds")
             if not isinstance(overrides, dict):
                 raise ValueError("expected a JSON object of threshold names and values")
             checks.thresholds(overrides)

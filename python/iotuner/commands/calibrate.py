@@ -67,11 +67,7 @@ def table(cal) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    try:
-        from ..tune.hybrid import calibration
-    except ImportError as e:  # scikit-learn is an optional extra
-        print(f"iotuner calibrate: {e}; install with pip install 'iotuner[model]'", file=sys.stderr)
-        return 2
+    from ..tune.hybrid import calibration
     out = Path(args.output) if args.output else calibration.default_path()
     t0 = time.monotonic()
     if args.from_measurements:

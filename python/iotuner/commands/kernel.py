@@ -45,7 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     v.add_argument("--ranks", type=int, default=2, metavar="N", help="MPI ranks (default 2)")
     v.add_argument("--launcher", default="local", choices=("local", "none"),
                    help="local: mpiexec -n N APP; none: the command as given (default local)")
-    v.add_argument("--mpiexec", default="mpiexec.mpich", metavar="CMD", help="MPI launcher (default mpiexec.mpich)")
+    v.add_argument("--mpiexec", metavar="CMD", help="MPI launcher (default: the first of mpiexec, mpirun, "
+                                                     "mpiexec.mpich on the PATH)")
     v.add_argument("--repeats", type=int, default=1, metavar="N",
                    help="application and kernel runs, alternating, for the evaluation times (default 1)")
     v.add_argument("--tolerance", type=float, default=0.01, metavar="PCT",
@@ -75,6 +76,7 @@ def main(args: argparse.Namespace) -> int:
 
     from ..kernel import discover
     from ..kernel.validate import Launch
+    from ..tune.launch.local import default_mpiexec
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
@@ -91,7 +93,7 @@ def main(args: argparse.Namespace) -> int:
         app_command=command, cwd=Path.cwd(),
         compile_commands=Path(args.compile_commands).resolve() if args.compile_commands else None,
         cc=args.cc, cflags=args.cflags, ldflags=args.ldflags, loop_fraction=args.loop_fraction,
-        path_prefix=args.path_prefix, launch=Launch(args.launcher, args.ranks, args.mpiexec),
+        path_prefix=args.path_prefix, launch=Launch(args.launcher, args.ranks, args.mpiexec or default_mpiexec()),
         validate=not args.no_validate, repeats=args.repeats, tolerance=args.tolerance / 100, timeout=args.timeout)
     progress = (lambda s: None) if args.json else (lambda s: print(f"iotuner kernel: {s}", file=sys.stderr))
     try:

@@ -19,7 +19,9 @@ def main(args: argparse.Namespace) -> int:
     from .. import catalogue, native, render
     knobs = [k for k in catalogue.knobs().values() if not args.layer or k.layer == args.layer]
     if args.json:
-        print(json.dumps(native.core().catalogue(), indent=2))
+        cat = native.core().catalogue()
+        cat["knobs"] = [k for k in cat["knobs"] if not args.layer or k["layer"] == args.layer]
+        print(json.dumps(cat, indent=2))
         return 0
     from rich.table import Table
     t = Table(title="Knobs iotuner can set (settings documents: docs/settings.md)", title_justify="left")
@@ -27,7 +29,7 @@ def main(args: argparse.Namespace) -> int:
         t.add_column(col, overflow="fold")
     for k in knobs:
         typ = "|".join(k.choices) if k.choices else k.type
-        t.add_row(k.key, typ, k.default or "-", k.applied_at.replace("_", " "), k.description)
+        t.add_row(*render.cells(k.key, typ, k.default or "-", k.applied_at.replace("_", " "), k.description))
     render.console_for_output().print(t)
     print("Any other MPI-IO hint can be given by name under \"mpiio\"; it is passed through and read back.")
     return 0

@@ -13,13 +13,19 @@ DESCRIPTION = ("Run an unmodified MPI (or serial) application with libiotuner.so
                "(bytes, time, bandwidth) and, for every setting, what was requested, what took effect and "
                "why they differ. A bad or missing settings file never stops the job: it runs untuned "
                "with one warning. The exit status is the application's.")
-EPILOG = "example:\n  iotuner run --config tuned.json --report run.json -- mpiexec.mpich -n 2 ./vpicio -o /scratch"
+EPILOG = ("examples:\n  iotuner run --config tuned.json --report run.json -- mpiexec -n 2 vpicio -o /scratch\n"
+          "  iotuner run --json-out run.json -- srun -n 256 ./app > app.out   (app.out: the application's output only)")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="settings document to apply (see 'iotuner knobs')")
     p.add_argument("--report", metavar="FILE", help="also keep the run report (JSON) in FILE")
-    p.add_argument("--json", action="store_true", help="print the run report as JSON instead of tables")
+    p.add_argument("--json-out", metavar="FILE",
+                   help="write the run report (JSON) to FILE and the tables to stderr: stdout carries only the "
+                        "application's own output")
+    p.add_argument("--json", action="store_true",
+                   help="print the run report as JSON instead of tables, after the application's own output on "
+                        "the same stdout (for a clean JSON file use --json-out)")
     p.add_argument("--verbose", action="store_true", help="the runtime prints what it does on stderr")
     p.add_argument("--count-ops", action="store_true",
                    help="count the MPI and POSIX operations inside each MPI-IO data call (the report's access "
@@ -35,31 +41,36 @@ def main(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command and args.command[0] == "--" else args.command
     if not command:
         print("iotuner run: give the command to run after --, e.g. "
-              "iotuner run -- mpiexec.mpich -n 2 ./app", file=sys.stderr)
+              "iotuner run -- mpiexec -n 2 ./app", file=sys.stderr)
         return 2
-    if args.config and not Path(args.config).exists():
-        # the runtime warns and runs untuned; say so here too, before the job starts
-        print(f"iotuner: warning: settings file '{args.config}' does not exist; the application runs untuned",
-              file=sys.stderr)
+    if args.config:  # the runtime warns and runs untuned; say why here too, before the job starts
+        from .. import inputs, settings
+        try:
+            for warning in settings.near_misses(settings.load(args.config)):
+                print(f"iotuner: warning: {warning}", file=sys.stderr)
+        except (inputs.InputError, settings.SettingsError) as e:
+            print(f"iotuner: warning: {e}; the application runs untuned", file=sys.stderr)
     try:
         # run by hand: PR_SET_PDEATHSIG stops the launcher if iotuner dies; the tuner's watchdog is not needed
-        result = runner.run(command, config=args.config, report=args.report, verbose=args.verbose, tether=False,
-                            count_ops=args.count_ops)
+        result = runner.run(command, config=args.config, report=args.json_out or args.report, verbose=args.verbose,
+                            tether=False, count_ops=args.count_ops)
     except FileNotFoundError as e:
         print(f"iotuner run: cannot start '{command[0]}': {e.strerror}", file=sys.stderr)
         return 127
     except native.NativeMissing as e:
         print(f"iotuner run: {e}", file=sys.stderr)
         return 2
-    console = render.console_for_output()
+    if args.json_out and args.report and result.report is not None:
+        Path(args.report).write_text(json.dumps(result.report.data, indent=1) + "\n")
+    console = render.console_for_output(sys.stderr if args.json_out else None)
     if result.report is None:
         console.print(f"[yellow]iotuner: {result.report_error}[/yellow]")
     elif args.json:
         print(json.dumps(result.report.data, indent=2))
     else:
         render.print_report(result.report, console)
-        if args.report:
-            console.print(f"report written to {args.report}")
+        for path in filter(None, (args.json_out, args.report)):
+            console.print(f"report written to {path}")
     if result.returncode != 0:
         console.print(f"[red]the application exited with status {result.returncode}[/red]")
     return result.returncode

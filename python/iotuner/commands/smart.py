@@ -18,7 +18,7 @@ DESCRIPTION = ("Run an application with smart mode on: libiotuner.so predicts ea
                "if the probe is faster, each rule is tried alone and the ones that hurt are rolled back. "
                "With --explain, prints the insights -> rules -> settings chain of a saved report, re-running "
                "the same rules.")
-EPILOG = ("examples:\n  iotuner smart --verbose -- mpiexec.mpich -n 2 ./flashio -t 7\n"
+EPILOG = ("examples:\n  iotuner smart --verbose -- mpiexec -n 2 flashio -t 7\n"
           "  iotuner smart --report run.json -- srun -n 64 ./app\n  iotuner smart --explain run.json")
 
 

@@ -19,8 +19,8 @@ EPILOG = ("examples:\n"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..tune import session  # the tuner stack: only `iotuner tune` pays for it
-    session.add_arguments(p)
+    from ..tune import arguments  # the options only: the tuner stack is imported by main
+    arguments.add_arguments(p)
 
 
 def main(args: argparse.Namespace) -> int:

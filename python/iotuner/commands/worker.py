@@ -17,8 +17,8 @@ EPILOG = ("examples:\n"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..tune import session
-    session.add_worker_arguments(p)
+    from ..tune import arguments  # the options only: the tuner stack is imported by main
+    arguments.add_worker_arguments(p)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -4,10 +4,10 @@ advice. `render(path)` finds out which it was given."""
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from pathlib import Path
+
+from ..files import write_atomic
+from ..inputs import InputError, read_json
 
 
 class ReportInputError(ValueError):
@@ -43,12 +43,9 @@ def render(path: str | Path) -> tuple[str, str]:
         except ValueError as e:
             raise ReportInputError(str(e)) from None
     try:
-        data = json.loads(path.read_text())
-    except OSError as e:
-        raise ReportInputError(f"cannot read {path}: {e.strerror}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ReportInputError(f"{path} is not JSON ({e.__class__.__name__}): give a tune output directory, a run "
-                               "report or an advice file (iotuner advise --json)") from None
+        data = read_json(path, "a run report, an advice file or a tune output directory")
+    except InputError as e:
+        raise ReportInputError(str(e)) from None
     kind = data.get("kind") if isinstance(data, dict) else None
     if kind == "iotuner-advice":
         return render_advice(data), "advice"
@@ -64,9 +61,4 @@ def render(path: str | Path) -> tuple[str, str]:
 
 def write(html: str, path: str | Path) -> Path:
     """Atomically: a reader never sees half a page."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(html)
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, html)

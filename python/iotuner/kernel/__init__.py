@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..files import write_atomic
 
 MANIFEST = "kernel.json"
 KIND = "iotuner-kernel"
@@ -118,9 +119,4 @@ def load(outdir: str | os.PathLike) -> Kernel:
 def save(outdir: Path, data: dict) -> Path:
     """Writes the manifest atomically (a reader never sees half a file)."""
     outdir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=outdir, prefix=".kernel-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, outdir / MANIFEST)
-    return outdir / MANIFEST
+    return write_atomic(outdir / MANIFEST, json.dumps(data, indent=1) + "\n")

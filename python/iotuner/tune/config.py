@@ -36,16 +36,24 @@ class Budget:
 class ObjectiveSpec:
     name: str = "perf"
     direction: str = "maximize"
-    unit: str = "MB/s"
+    unit: str = "MiB/s"
     pattern: str | None = None
 
 
 @dataclass(frozen=True)
 class SyntheticSpec:
-    """A model instead of a job (tests, benchmarks); `replay` models answer from a recorded sweep."""
+    """A model instead of a job (tests, benchmarks)."""
     model: str
     noise: float = 0.05
     delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    """A recorded sweep (bench/sweep.py) instead of a job: each run draws one of the point's recorded runs.
+    The digest ties the study to the file's content, so a resumed study does not replay another recording."""
+    path: str
+    sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -102,6 +110,7 @@ class StudyConfig:
     keep: bool = False
     drop_caches: bool = False
     synthetic: SyntheticSpec | None = None
+    replay: ReplaySpec | None = None
     slurm: SlurmSpec | None = None  # with launcher "slurm"
     # what the tuning is for: the run time of one production run (viability), and how many are planned
     production_runtime_s: float | None = None
@@ -124,9 +133,16 @@ class StudyConfig:
             raise ConfigError("--production-runs must be at least 1")
         if self.stop == "production-runs" and not self.production_runs:
             raise ConfigError("--stop production-runs needs --production-runs N (the production runs planned)")
-        if not self.app and self.synthetic is None:
+        if self.synthetic is not None and self.replay is not None:
+            raise ConfigError("give --synthetic MODEL or --replay FILE, not both")
+        if not self.app and self.synthetic is None and self.replay is None:
             raise ConfigError("give the application after --, e.g. iotuner tune -- ./vpicio -o {scratch}; "
-                              "or --synthetic MODEL")
+                              "or --synthetic MODEL, or --replay FILE")
+
+    @property
+    def offline(self) -> bool:
+        """Runs answer without a job (a model or a recording): no scratch, no launcher."""
+        return self.synthetic is not None or self.replay is not None
 
     def stamped(self) -> "StudyConfig":
         return replace(self, created=self.created or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
@@ -153,6 +169,7 @@ class StudyConfig:
         args = dict(doc)
         args["objective"] = ObjectiveSpec(**doc.get("objective") or {})
         args["synthetic"] = SyntheticSpec(**doc["synthetic"]) if doc.get("synthetic") else None
+        args["replay"] = ReplaySpec(**doc["replay"]) if doc.get("replay") else None
         args["slurm"] = SlurmSpec(**{**doc["slurm"], "sbatch_args": tuple(doc["slurm"].get("sbatch_args", ()))}) \
             if doc.get("slurm") else None
         args["app"] = tuple(doc.get("app") or ())

@@ -5,13 +5,14 @@ interface, so the tuner treats them alike."""
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
 import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from .. import settings
 from ..report import Report
@@ -20,7 +21,8 @@ from .space import as_text
 from .objective import Objective, ObjectiveError
 
 STDERR_TAIL = 2000
-RUN_DIR = re.compile(r"baseline-\d{3}|training-\d{3}|t(?P<trial>\d{4})-r\d+|confirm-\d+-(default|t\d{4})")  # run labels
+RUN_DIR = re.compile(r"baseline-\d{3}|training-\d{3}|t(?P<trial>\d{4})-r\d+"
+                     r"|confirm-\d+-(default|t\d{4}|training-\d{3})")  # run labels
 
 
 @dataclass
@@ -44,6 +46,28 @@ class Evaluator(Protocol):
 
     def evaluate(self, doc: dict, label: str) -> Measurement:
         """Runs once with the settings document; label names the run (scratch directory, logs)."""
+
+
+class OfflineEvaluator:
+    """Answers a run without a job: a model (synthetic) or a recorded sweep (replay). A run's draw
+    depends only on the seed and its label, so a resumed study, or another worker, draws the same."""
+    objective: Objective
+    seed: int = 0
+    now: Callable[[], float] = staticmethod(time.monotonic)  # tests give a deterministic clock
+
+    def evaluate(self, doc: dict, label: str) -> Measurement:
+        start = self.now()
+        m = self.answer(settings.flatten(doc), random.Random(f"{self.seed}:{label}"))
+        m.duration_s = self.now() - start
+        return m
+
+    def answer(self, flat: Mapping[str, Any], rng: random.Random) -> Measurement:
+        """One noisy run of these settings; duration_s is filled in by evaluate."""
+        raise NotImplementedError
+
+    def value(self, flat: Mapping[str, Any]) -> float | None:
+        """The noise-free value of these settings (benchmarks judge strategies by it)."""
+        raise NotImplementedError
 
 
 def read_back(report: Report) -> tuple[dict[str, list[str]], dict[str, str]]:
@@ -131,7 +155,7 @@ class JobEvaluator:
         return Measurement(True, value, duration, effective=effective, observed=observed, details={
             "bytes_written": t.get("bytes_written"), "bytes_read": t.get("bytes_read"),
             "write_mib_s": t.get("write_bandwidth_mib_s"), "read_mib_s": t.get("read_bandwidth_mib_s"),
-            "io_time_s": t.get("io_time_s"), "wall_time_s": run.get("wall_time_s")},
+            "io_time_s": t.get("io_time_s"), "wall_time_s": run.get("wall_time_s"), "ranks": run.get("ranks")},
             report=result.report.data if result.report else None)
 
     def clean_leftovers(self, interrupted: Sequence[int] = (), everything: bool = True) -> list[Path]:

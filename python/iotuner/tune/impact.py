@@ -41,6 +41,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from . import policy_file
+from .policy_file import PolicyError
+
 POLICY_FILE = Path(__file__).with_name("data") / "tunio-picker.json"
 SIZES = (1, 2, 3, 4, 6, 0)  # subset sizes the picker chooses from (0: every dimension)
 GEN_EDGES = (1, 2, 3, 5, 9)  # generation buckets: 0 | 1 | 2 | 3-4 | 5-8 | 9+
@@ -57,10 +60,6 @@ UCB_ALPHA = 0.5
 EPSILON = 0.1  # online exploration of the subset size
 ONLINE_WEIGHT = 100.0  # the pretrained observer counts as this many observations online
 LEARNING_RATE = 0.2  # online Q-learning step
-
-
-class PolicyError(ValueError):
-    pass
 
 
 # ---- the pretrained policy ----
@@ -117,11 +116,7 @@ class PickerPolicy:
 
 @lru_cache(maxsize=4)
 def load_policy(path: str | Path = POLICY_FILE) -> PickerPolicy:
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise PolicyError(f"cannot read the picker policy {path}: {e}") from None
-    return PickerPolicy.from_json(doc, str(path))
+    return PickerPolicy.from_json(policy_file.read(path, "picker policy"), str(path))
 
 
 # ---- what the study has seen ----

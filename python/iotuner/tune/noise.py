@@ -1,6 +1,6 @@
 """Deciding whether a measured gain is real.
 
-I/O timings here vary 15-35% run to run (ENVIRONMENT.md), so the tuner
+I/O timings here vary 15-35% run to run (docs/machine.md), so the tuner
 compares the confirmed winner with the default measured in the same time
 window, and claims a gain only when both hold:
 - the winner's runs beat the default's: one-sided Mann-Whitney U test at
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import statistics
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Sequence
 
 from scipy.stats import mannwhitneyu
@@ -43,12 +43,8 @@ class Verdict:
     alpha: float
 
     def describe(self, unit_word: str = "") -> str:
-        pct = (self.gain - 1) * 100
-        if self.significant:
-            return (f"{self.gain:.2f}x the default ({pct:+.1f}%, beyond the measured noise of "
-                    f"{self.noise * 100:.1f}%; p = {self.p_value:.3g})")
-        return (f"no significant improvement: {self.gain:.2f}x the default ({pct:+.1f}%) is within the measured "
-                f"noise (spread {self.noise * 100:.1f}%, p = {self.p_value:.3g} against {self.alpha:.3g} needed)")
+        from .printout import describe_verdict
+        return describe_verdict(asdict(self))
 
 
 def _p_value(better: Sequence[float], worse: Sequence[float]) -> float:

@@ -47,11 +47,12 @@ class Context:
         self.store, self.space, self.objective, self.seed = store, space, objective, seed
         self._measure, self.note = measure, note
 
-    def measure(self, point: Mapping[str, Any], kind: str = "training", label: str | None = None
-                ) -> tuple["Record", "Measurement"]:
+    def measure(self, point: Mapping[str, Any], kind: str = "training", label: str | None = None,
+                why: str | None = None) -> tuple["Record", "Measurement"]:
         """Runs the application once with the baseline and this point's settings ({dimension: value}, or flat
-        {"layer.knob": value} settings with flat=True in the point's dict key "__flat__"); records the run."""
-        return self._measure(point, kind, label)
+        {"layer.knob": value} settings with flat=True in the point's dict key "__flat__"); records the run.
+        why: what the run is for, shown in trials.csv."""
+        return self._measure(point, kind, label, why)
 
     def clock(self) -> float:
         return self.store.clock()
@@ -77,6 +78,10 @@ class Strategy:
     def propose(self, ctx: Context) -> Mapping[str, str] | object | None:
         """The next point as {dimension name: value label}, SAMPLER, or None when done."""
         return SAMPLER
+
+    def explain(self, ctx: Context, point: Mapping[str, str]) -> str | None:
+        """Why it proposed this point ({dimension: value label}), shown in trials.csv (a prediction, a rank)."""
+        return None
 
     def observe(self, ctx: Context, record: "Record", measurement: "Measurement | None") -> None:
         """Every run this worker makes, with its run report."""

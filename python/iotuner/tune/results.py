@@ -13,14 +13,17 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .. import settings
-from . import noise, trajectory as traj
+from . import noise, printout, trajectory as traj
+from .printout import fmt_time
+
+__all__ = ["fmt_time"]  # results.fmt_time, as before the move
 from .objective import Objective
 from .store import BASELINE, CONFIRMATION, DEFAULT, TRAINING, TRIAL, Store
 from .tuner import Outcome
 
 NO_GAIN = "no gain to return"
 CSV_COLUMNS = ["kind", "trial", "record", "state", "tuning_time_s", "value", "runs", "duplicate_of", "round",
-               "settings", "effective", "error"]
+               "settings", "effective", "error", "why"]
 
 
 def roti(store: Store, objective: Objective, outcome: Outcome, total_s: float) -> tuple[traj.Roti, str | None]:
@@ -72,17 +75,9 @@ def kernel_costs(store: Store, objective: Objective, outcome: Outcome, total_s: 
 
 
 def describe_roti(r: traj.Roti | None, why: str | None) -> str:
-    if r is None or r.final is None:
-        peak = "" if r is None or r.peak is None else f"; peak along the search {r.peak:,.1f} {r.unit}"
-        return f"RoTI: none ({why}){peak}"
-    peak = f"peak {r.peak:,.1f} {r.unit} (at {fmt_time(r.peak_at_s)} of tuning), " if r.peak is not None else ""
-    return f"RoTI: {peak}final {r.final:,.1f} {r.unit}"
-
-
-def fmt_time(s: float | None) -> str:
-    if s is None:
-        return "?"
-    return f"{s:.1f}s" if s < 10 else f"{s:.0f}s" if s < 90 else f"{s / 60:.1f}min" if s < 5400 else f"{s / 3600:.1f}h"
+    if r is None:
+        return printout.describe_roti("", None, None, None, why)
+    return printout.describe_roti(r.unit, r.peak, r.peak_at_s, r.final, why)
 
 
 # ---- trials.csv ----
@@ -108,7 +103,8 @@ def write_csv(store: Store, path: Path, plan: str | None) -> None:
             value = (statistics.median(r.runs) if r.runs else "") if r.state == "COMPLETE" else ""
             w.writerow([kind, label, r.number, r.state, round(at[r.number], 3) if r.number in at else "", value,
                         json.dumps(list(r.runs)), "" if dup is None else dup, rnd,
-                        json.dumps(r.settings, sort_keys=True), r.signature or "", r.error or ""])
+                        json.dumps(r.settings, sort_keys=True), r.signature or "", r.error or "",
+                        r.attrs.get("why", "")])
 
 
 # ---- curve.png ----
@@ -165,6 +161,8 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
         by_time.axvspan(min(confirm), max(confirm), color="#1a7f37", alpha=0.07, label="confirmation round")
     if outcome.winner:
         for a, x in ((by_trial, outcome.winner["trial"]), (by_time, max(confirm) if confirm else span / scale)):
+            if x is None:  # a training run won: it has no place on the trial axis
+                continue
             a.scatter([x], [outcome.winner["median"]], s=160, marker="*", color="#bf8700", zorder=5,
                       edgecolors="black", linewidths=0.6,
                       label="confirmed winner" if outcome.significant else "best candidate (not significant)")

@@ -7,7 +7,6 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -17,127 +16,13 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import render, settings
-from . import launch, objective as objectives, results, space as spaces, strategies, synthetic
-from .config import STOPPERS, Budget, ConfigError, ObjectiveSpec, SlurmSpec, StudyConfig, SyntheticSpec
+from . import launch, objective as objectives, printout, replay, results, space as spaces, strategies, synthetic
+from .launch.local import default_mpiexec
+from .config import Budget, ConfigError, ObjectiveSpec, ReplaySpec, SlurmSpec, StudyConfig, SyntheticSpec
+from .arguments import parse_duration
 from .evaluate import JobEvaluator, KernelEvaluator
 from .store import Store, StudyError
 from .tuner import SAME_AS_DEFAULT, Tuner, TuneError
-
-
-def parse_duration(text: str) -> float:
-    """'90s', '30m', '2h', '1h30m', or plain seconds."""
-    text = text.strip()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        return float(text)
-    parts = re.findall(r"(\d+(?:\.\d+)?)([hms])", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise ValueError(f"'{text}' is not a duration like 90s, 30m, 2h or 1h30m")
-    return sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("what to tune")
-    g.add_argument("--space", default=None, metavar="NAME|FILE",
-                   help=f"search space: {', '.join(spaces.BUILTIN)}, or a JSON file (default: romio; tunio with "
-                        f"--synthetic lustre)")
-    g.add_argument("--strategy", default="bayes", metavar="NAME",
-                   help=f"search strategy: {', '.join(strategies.names())} (default bayes)")
-    g.add_argument("--strategy-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="an option of the strategy (repeatable), e.g. top=3 or calibration=FILE for hybrid")
-    g.add_argument("--objective", default="perf", metavar="NAME",
-                   help="perf (TunIO: bandwidth weighted by the written and read shares, MB/s; default), write-bw, "
-                        "read-bw, io-time, or regex:PATTERN (a number in the application's output)")
-    g.add_argument("--direction", choices=("max", "min"), help="for regex objectives (default max)")
-    g.add_argument("--kernel", metavar="OUTDIR",
-                   help="run the trials on the application's I/O kernel (made by iotuner kernel -o OUTDIR), and the "
-                        "confirmation round on the application itself; the command after -- is then optional")
-    g.add_argument("--baseline", metavar="FILE",
-                   help="the default settings: measured as the baseline, and under every trial's settings "
-                        "(default: none, the application's own)")
-
-    g = p.add_argument_group("budget and measurement")
-    g.add_argument("--trials", type=int, metavar="N",
-                   help="the study's total of trials that run (default 30 without --time); on --resume, a new "
-                        "total for the study, kept in it")
-    g.add_argument("--time", metavar="DURATION",
-                   help="the study's total tuning time across resumes, confirmation included, e.g. 30m or 1h30m; "
-                        "on --resume, a new total, kept in the study")
-    g.add_argument("--repeats", type=int, default=1, metavar="R", help="runs per trial, median kept (default 1)")
-    g.add_argument("--baseline-every", type=int, default=5, metavar="K",
-                   help="measure the default again after every K trials (default 5; 0: only at the start)")
-    g.add_argument("--confirm-top", type=int, default=3, metavar="K",
-                   help="best configurations rerun at the end, interleaved with the default (default 3)")
-    g.add_argument("--confirm-rounds", type=int, default=5, metavar="N",
-                   help="confirmation rounds (default 5); raised to the fewest with which a gain over --confirm-top "
-                        "candidates can be significant at all (4 for up to 3 candidates)")
-    g.add_argument("--timeout", default="10m", metavar="DURATION",
-                   help="a run longer than this is killed and its trial fails (default 10m)")
-
-    g = p.add_argument_group("running the application")
-    g.add_argument("--ranks", type=int, default=2, metavar="N", help="MPI ranks (default 2)")
-    g.add_argument("--launcher", default="local", choices=("local", "none", "slurm"),
-                   help="local: mpiexec -n RANKS; none: run the command as given; slurm: srun inside an allocation, "
-                        "else a Slurm job per trial (default local)")
-    g.add_argument("--mpiexec", default="mpiexec.mpich", metavar="CMD", help="MPI launcher (default mpiexec.mpich)")
-    g.add_argument("--nodes", type=int, default=1, metavar="N", help="nodes the job spans (default 1)")
-    g.add_argument("--scratch", metavar="DIR",
-                   help="where runs write; {scratch} in the command is each run's directory (default: a "
-                        "temporary directory; with --launcher slurm, OUT/scratch, which compute nodes must see)")
-    g.add_argument("--keep", action="store_true", help="keep each run's output instead of cleaning it up")
-    g.add_argument("--drop-caches", action="store_true", help="drop the page cache before every run (needs root)")
-    g.add_argument("--synthetic", metavar="MODEL", choices=sorted(synthetic.MODELS),
-                   help="tune a synthetic objective instead of a job (ufs, lustre, flat): for tests and benchmarks")
-    g.add_argument("--synthetic-noise", type=float, default=0.05, metavar="SIGMA",
-                   help="log-normal noise of the synthetic objective (default 0.05)")
-    g.add_argument("--synthetic-delay", type=float, default=0.0, metavar="S", help="seconds per synthetic run")
-
-    g = p.add_argument_group("several workers, Slurm")
-    g.add_argument("--workers", type=int, default=1, metavar="N",
-                   help="N workers tune the study at once, each an ask/run/tell loop on the shared study (default 1); "
-                        "more can join any time with iotuner worker; 0: only create the study, for workers you "
-                        "start yourself")
-    g.add_argument("--submit", action="store_true",
-                   help="with --launcher slurm: submit the workers as a Slurm job array (each runs its trials as job "
-                        "steps in its allocation) and watch them; the study storage must be reachable from the nodes")
-    g.add_argument("--partition", metavar="NAME", help="Slurm partition")
-    g.add_argument("--account", metavar="NAME", help="Slurm account")
-    g.add_argument("--time-limit", metavar="TIME", help="Slurm time limit of each job (default: from --timeout)")
-    g.add_argument("--tasks-per-node", type=int, metavar="N", help="Slurm tasks per node")
-    g.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG",
-                   help="another sbatch option, as one argument (repeat it: --sbatch-arg=--qos=high)")
-    g.add_argument("--srun-mpi", default="pmi2", metavar="TYPE",
-                   help="srun's --mpi plugin for the trials (default pmi2, as Debian's MPICH needs; cray_shasta on "
-                        "HPE Cray EX; none: leave it to the site's default)")
-
-    g = p.add_argument_group("the study")
-    g.add_argument("--study", default="iotuner", metavar="NAME", help="study name (default iotuner)")
-    g.add_argument("--storage", metavar="URL",
-                   help="any SQLAlchemy URL, e.g. postgresql://host/db (default: sqlite:///OUT/study.db)")
-    g.add_argument("--out", metavar="DIR", help="where results go (default: iotuner-STUDY)")
-    g.add_argument("--resume", action="store_true",
-                   help="continue the study: its settings come from the storage; --trials / --time set new totals "
-                        "(the search goes on until them, and the confirmation round is redone if it ran more trials)")
-    g.add_argument("--seed", type=int, default=0, help="random seed of the strategy (default 0)")
-    g.add_argument("--eval-log", metavar="FILE", help="append one JSON line per run (label, value, time)")
-    g.add_argument("--heartbeat", type=int, default=10, metavar="S",
-                   help="seconds between a running trial's heartbeats in the study storage; a trial whose worker "
-                        "is silent for 3 heartbeats is failed and run again once (default 10)")
-    g.add_argument("--production-runtime", metavar="DURATION",
-                   help="run time of one production run with the default settings, for the viability point (the "
-                        "production runs after which tuning has paid for itself); default: the default's measured "
-                        "run time")
-    g.add_argument("--production-runs", type=int, metavar="N",
-                   help="production runs planned with the tuned settings: the lifecycle curve runs to them, and "
-                        "(unless --stop says otherwise) tuning stops when more of it could not pay for itself "
-                        "within them")
-    g.add_argument("--stop", choices=STOPPERS,
-                   help="early stopper, decided after every iteration (a generation of a genetic algorithm, else a "
-                        "trial): learned (TunIO's, trained on tuning curves: stops when more tuning is not "
-                        "expected to raise the return on tuning investment), heuristic (less than 5%% gain over 5 "
-                        "iterations), production-runs (needs --production-runs), none. Default: production-runs "
-                        "with --production-runs, else learned for the tunio strategies, else none")
-    g.add_argument("command", nargs=argparse.REMAINDER, metavar="-- APP ARGS",
-                   help="the application (without launcher); {scratch} becomes each run's directory")
 
 
 def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig, Budget]:
@@ -151,8 +36,12 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
         if not k.usable:
             print(f"iotuner tune: the kernel in {args.kernel} is not used ({k.reason}); the trials run the "
                   f"application", file=sys.stderr)
+    if args.replay and args.synthetic:
+        raise ValueError("give --synthetic MODEL or --replay FILE, not both")
+    recording = replay.for_study(args.replay, args.space, settings.load(args.baseline) if args.baseline
+                                 else None) if args.replay else None
     space_spec = args.space or ("tunio" if args.synthetic == "lustre" else "romio")
-    space = spaces.load(space_spec)
+    space = recording.space if recording else spaces.load(space_spec)
     obj = objectives.parse(args.objective, args.direction)
     options = {}
     for item in args.strategy_option:
@@ -160,8 +49,16 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
         if not eq or not key:
             raise SystemExit(f"iotuner tune: --strategy-option {item!r}: expected KEY=VALUE")
         options[key.strip()] = value.strip()
+    model_options = {k: v for k, v in (("training", args.training), ("top_k", args.top_k), ("refit", args.refit),
+                                       ("warm_start", args.warm_start and str(Path(args.warm_start).resolve())),
+                                       ("target", args.model_target), ("design", args.design)) if v is not None}
+    if model_options and args.strategy != "model":
+        raise ConfigError("--training, --top-k, --refit, --warm-start, --model-target and --design are options of "
+                          "--strategy model")
+    options.update(model_options)
     strategies.make(args.strategy, space, args.seed, options)  # an unknown strategy or bad options fail here
-    baseline = settings.load(args.baseline) if args.baseline else {"version": 1}
+    baseline = recording.baseline if recording else settings.load(args.baseline) if args.baseline \
+        else {"version": 1}
     trials = args.trials if args.trials is not None else (None if args.time else 30)
     config = StudyConfig(
         space=space.to_json(), strategy=args.strategy, strategy_options=options, seed=args.seed, baseline=baseline,
@@ -170,9 +67,10 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
         confirm_rounds=args.confirm_rounds, app=tuple(command), launcher=args.launcher, ranks=args.ranks,
         confirm_app=tuple(confirm_app) if confirm_app != list(command) else (),
         kernel=str(Path(args.kernel).resolve()) if args.kernel else None,
-        mpiexec=args.mpiexec, nodes=args.nodes, scratch=args.scratch, timeout_s=parse_duration(args.timeout),
+        mpiexec=args.mpiexec or default_mpiexec(), nodes=args.nodes, scratch=args.scratch, timeout_s=parse_duration(args.timeout),
         keep=args.keep, drop_caches=args.drop_caches,
         synthetic=SyntheticSpec(args.synthetic, args.synthetic_noise, args.synthetic_delay) if args.synthetic else None,
+        replay=ReplaySpec(str(recording.path), recording.sha256) if recording else None,
         slurm=_slurm_spec(args) if args.launcher == "slurm" else None,
         production_runtime_s=parse_duration(args.production_runtime) if args.production_runtime else None,
         production_runs=args.production_runs,
@@ -186,24 +84,14 @@ def _slurm_spec(args: argparse.Namespace) -> SlurmSpec:
                      mpi=args.srun_mpi)
 
 
-def add_worker_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--study", required=True, metavar="NAME", help="the study to work on")
-    p.add_argument("--storage", required=True, metavar="URL", help="its storage (an SQLAlchemy URL)")
-    p.add_argument("--launcher", choices=("local", "none", "slurm"),
-                   help="how this worker starts its trials (default: the study's launcher)")
-    p.add_argument("--scratch", metavar="DIR", help="where this worker's runs write (default: the study's, or a "
-                                                    "temporary directory)")
-    p.add_argument("--out", metavar="DIR", help="where this worker writes the results (default: the study's)")
-    p.add_argument("--heartbeat", type=int, default=10, metavar="S", help="seconds between heartbeats (default 10)")
-    p.add_argument("--eval-log", metavar="FILE", help="append one JSON line per run (label, value, time)")
-
-
 def _objective(config: StudyConfig) -> objectives.Objective:
     o = config.objective
     return objectives.Objective(o.name, o.direction, o.unit, o.pattern)
 
 
 def _evaluator(config: StudyConfig, obj: objectives.Objective, scratch: Path | None, launcher: str, study: str):
+    if config.replay:
+        return replay.ReplayEvaluator(replay.for_config(config.replay), obj, config.seed)
     syn = config.synthetic
     if syn:
         return synthetic.SyntheticEvaluator(synthetic.model(syn.model), obj, syn.noise, syn.delay, config.seed)
@@ -216,10 +104,12 @@ def _evaluator(config: StudyConfig, obj: objectives.Objective, scratch: Path | N
 
 
 def _fmt(value: float | None, obj: objectives.Objective) -> str:
-    if value is None:
-        return "-"
-    unit = f" {obj.unit}" if obj.unit else ""
-    return f"{value:,.1f}{unit}" if abs(value) >= 10 else f"{value:.4g}{unit}"
+    return printout.fmt_value(value, obj.unit)
+
+
+def print_note(console: Console, text: str) -> None:
+    """A note as plain text: a model's '[romio_cb_write=enable] / cb_nodes' is no rich markup."""
+    console.print(Text.assemble(("note:", "yellow"), " ", text))
 
 
 def _progress_printer(console: Console, obj: objectives.Objective):
@@ -229,7 +119,7 @@ def _progress_printer(console: Console, obj: objectives.Objective):
         when = f"[dim]{results.fmt_time(e.get('clock')):>7}[/dim]"
         if e["kind"] == "note":
             shown.add(e["text"])
-            console.print(f"[yellow]note:[/yellow] {e['text']}")
+            print_note(console, e["text"])
         elif e["kind"] == "baseline":
             if e.get("error"):
                 console.print(Text(f"baseline run failed: {e['error'][:300]}", style="red"))
@@ -255,7 +145,7 @@ def _progress_printer(console: Console, obj: objectives.Objective):
             console.print(Text.from_markup(f"{head}  {_fmt(e['value'], obj)}{dup}  best {_fmt(e['best'], obj)}"
                                            f"{gain}  {tail}  ") + Text(knobs, style="dim"))
         elif e["kind"] == "confirm":
-            who = "default" if e["trial"] is None else f"trial {e['trial']}"
+            who = e.get("name") or ("default" if e["trial"] is None else f"trial {e['trial']}")
             console.print(f"{when}  confirm {e['round']}/{e['rounds']} {who}: "
                           f"{_fmt(e['value'], obj) if e.get('value') is not None else 'failed'}")
     show.shown = shown
@@ -353,10 +243,11 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
     try:
         evaluator = _evaluator(config, obj, scratch_dir, launcher, store.name)
         strategy = strategies.make(config.strategy, space, store.worker_seed(config.seed), config.strategy_options)
-    except (launch.LaunchError, KeyError, ValueError) as e:
+    except (launch.LaunchError, KeyError, ValueError) as e:  # ReplayError is a ValueError
         print(f"iotuner tune: {e.args[0] if e.args else e}", file=sys.stderr)
         return 2
     what = f"synthetic model '{config.synthetic.model}'" if config.synthetic else \
+        f"recorded sweep {config.replay.path}" if config.replay else \
         f"{evaluator.launcher.describe()} {' '.join(config.app)}"
     if config.confirm_app:
         what += f"\n  (the I/O kernel of {' '.join(config.confirm_app)}, which the confirmation round runs)"
@@ -416,13 +307,13 @@ def _finish(store: Store, outcome, out: Path, console: Console, storage: str) ->
               f"{out}: {e.strerror}. Free space or give another --out, then run iotuner tune --resume --study "
               f"{store.name} --storage {storage} to write them", file=sys.stderr)
         return 1
-    _print_outcome(console, store, _objective(store.config), outcome, summary, out)
+    _print_outcome(console, outcome, summary, out)
     try:  # the page to share: curve, verdict, RoTI, importance, every run
         from .. import htmlreport
         htmlreport.write(htmlreport.render_study(out), out / "report.html")
         console.print(f"report: {out / 'report.html'}")
     except (OSError, ValueError) as e:
-        console.print(f"[yellow]note:[/yellow] no HTML report: {e}")
+        print_note(console, f"no HTML report: {e}")
     return 0
 
 
@@ -446,7 +337,7 @@ def _scratch(config: StudyConfig, store: Store, console: Console, scratch: str |
         mine = Path(given) / f"w-{store.session.host}-{os.getpid()}"
         mine.mkdir(parents=True, exist_ok=True)
         return mine, None
-    if config.synthetic:
+    if config.offline:
         return None, None
     parent = None
     if launcher == "slurm":
@@ -456,51 +347,8 @@ def _scratch(config: StudyConfig, store: Store, console: Console, scratch: str |
     return tmp, tmp
 
 
-def _num(x: float | None) -> str:
-    return "-" if x is None else f"{x:,.1f}"
-
-
-def _print_outcome(console, store: Store, obj, outcome, summary, out: Path) -> None:
-    n_base = len(store.default_runs)
+def _print_outcome(console, outcome, summary, out: Path) -> None:
     for note in outcome.notes:
         if note not in outcome.shown:
-            console.print(f"[yellow]note:[/yellow] {note}")
-    console.print(f"\n[bold]study {store.name}[/bold]: {summary['trials']} trials ({summary['trials_run']} run"
-                  + (f", {summary['training_runs']} training runs" if summary["training_runs"] else "")
-                  + f"), {results.fmt_time(summary['tuning_time_s'])} of tuning; stopped: {outcome.stopped_because}")
-    console.print(f"default settings: {_fmt(outcome.default, obj)} (median of the default's {n_base} runs)")
-    if outcome.winner and outcome.verdict:
-        console.print(f"best: trial {outcome.winner['trial']}, {_fmt(outcome.winner['median'], obj)} against the "
-                      f"default's {_fmt(outcome.confirmed_default, obj)} in the confirmation round: "
-                      f"{outcome.verdict.describe()}")
-    elif outcome.notes:
-        console.print("best: the default settings")
-    flat = settings.flatten(outcome.best_doc)
-    console.print(f"best settings ({out / 'best.json'}):" + ("" if flat else " the default settings"))
-    for k, v in flat.items():
-        console.print(f"  {k} = {json.dumps(v)}")
-    inert = outcome.best_doc.get("meta", {}).get("same_as_default")
-    if inert:
-        console.print(f"  [dim]left out, as they took effect as in the default: "
-                      f"{', '.join(f'{k}={json.dumps(v)}' for k, v in inert.items())}[/dim]")
-    r = summary["roti"]
-    console.print(results.describe_roti(results.traj.Roti(r["unit"], (), r["peak"], r["peak_at_s"], r["final"]),
-                                        summary.get("roti_reason")))
-    k = summary.get("kernel")
-    if k and k.get("speedup"):
-        w = k["roti_without_kernel"]
-        console.print(f"kernel: one evaluation {k['evaluation_s']['kernel']:.3g} s against "
-                      f"{k['evaluation_s']['application']:.3g} s for the application ({k['speedup']:.1f}x); RoTI peak "
-                      f"{_num(k['roti']['peak'])} with the kernel, {_num(w['peak'])} had the search run the "
-                      f"application ({r['unit']})")
-    v = summary["viability"]
-    if v["runs"] is not None:
-        console.print(f"viability: tuning pays for itself after {v['runs']} production run(s) ({v['reason']})")
-    else:
-        console.print(f"viability: none ({v['reason']})")
-    life = summary.get("lifecycle")
-    if life and life["planned_runs"]:
-        saved = life["saved_at_planned_s"]
-        console.print(f"lifecycle: over the {life['planned_runs']:,} planned production runs, tuning "
-                      f"{'saves' if saved >= 0 else 'costs'} {results.fmt_time(abs(saved))} in all")
-    console.print(f"results: {out}/ (best.json, trials.csv, curve.png, summary.json, report.html)")
+            print_note(console, note)
+    printout.print_outcome(console, summary, outcome.best_doc, out)

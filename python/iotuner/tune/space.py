@@ -33,7 +33,9 @@ class SpaceError(ValueError):
 @dataclass(frozen=True)
 class Dimension:
     name: str
-    values: tuple  # each a knob value, or for joint dimensions a {"layer.knob": value} dict
+    # each a knob value (None: the knob left unset, as the baseline has it), or for joint
+    # dimensions a {"layer.knob": value} dict
+    values: tuple
     knob: str | None = None  # the knob of a single-knob dimension
 
     def label(self, value: Any) -> str:
@@ -52,7 +54,9 @@ class Dimension:
         raise SpaceError(f"dimension {self.name} has no value {label}")
 
     def settings_of(self, value: Any) -> dict[str, Any]:
-        return dict(value) if self.knob is None else {self.knob: value}
+        if self.knob is None:
+            return dict(value)
+        return {} if value is None else {self.knob: value}
 
     def knobs(self) -> set[str]:
         if self.knob is not None:
@@ -269,7 +273,7 @@ def tunio() -> SearchSpace:
 
 
 def romio() -> SearchSpace:
-    """What matters on one node with ROMIO's ufs driver (see ENVIRONMENT.md)."""
+    """What matters on one node with ROMIO's ufs driver (see docs/machine.md)."""
     modes = ("automatic", "enable", "disable")
     return SearchSpace(
         name="romio",
@@ -305,7 +309,31 @@ def twophase() -> SearchSpace:
         ])
 
 
-BUILTIN = {"h5evolve": h5evolve, "tunio": tunio, "romio": romio, "twophase": twophase}
+def bandio() -> SearchSpace:
+    """The bandio target (kernels/README.md, docs/tuning.md): 2 ranks write and read back their
+    noncontiguous column bands of a [65536, 32] float64 dataset from local arrays with a halo.
+    Chunk shape (None: contiguous, the kernel's own), transfer mode, collective buffering and data
+    sieving per direction, aggregators, and the HDF5 sieve buffer, which the MPI-IO driver never
+    uses: 1,152 points."""
+    modes = ("automatic", "enable", "disable")
+    return SearchSpace(
+        name="bandio",
+        description="the bandio target: chunk shape, transfer mode, collective buffering and data sieving per "
+                    "direction, aggregators, HDF5 sieve buffer",
+        dimensions=[
+            # contiguous; one slab of one rank's band; the whole band; one slab of whole rows (both bands)
+            _dim("hdf5.chunk_dims", (None, [8192, 16], [65536, 16], [8192, 32])),
+            _dim("hdf5.transfer_mode", ("independent", "collective")),
+            _dim("mpiio.romio_cb_write", modes),
+            _dim("mpiio.romio_cb_read", modes),
+            _dim("mpiio.romio_ds_write", ("automatic", "disable")),
+            _dim("mpiio.romio_ds_read", ("automatic", "disable")),
+            _dim("mpiio.cb_nodes", (1, 2)),  # with the cb_config_list the catalogue requires (`complete`)
+            _dim("hdf5.sieve_buf_size", (64 * K, 1 * M)),
+        ])
+
+
+BUILTIN = {"h5evolve": h5evolve, "tunio": tunio, "romio": romio, "twophase": twophase, "bandio": bandio}
 
 
 def from_json(doc: Mapping[str, Any], source: str = "space") -> SearchSpace:

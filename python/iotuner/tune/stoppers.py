@@ -33,7 +33,8 @@ from typing import Sequence
 
 import numpy as np
 
-from . import trajectory as traj
+from . import policy_file, trajectory as traj
+from .policy_file import PolicyError
 from .config import STOPPERS
 from .objective import Objective
 
@@ -47,10 +48,6 @@ RATIO_EDGES = (0.02, 0.25, 0.5, 1.0, 2.0)  # none | <1/4 | <1/2 | <1 | <2 | 2+ t
 SINCE_EDGES = (1, 2, 3, 5, 8)  # 0 | 1 | 2 | 3-4 | 5-7 | 8+
 GAIN_STEP = 0.01
 STATES = (len(ITERATION_EDGES) + 1) * (len(RATIO_EDGES) + 1) * (len(SINCE_EDGES) + 1)
-
-
-class PolicyError(ValueError):
-    pass
 
 
 def _bucket(x: float, edges: Sequence[float]) -> int:
@@ -111,11 +108,7 @@ class StopperPolicy:
 
 @lru_cache(maxsize=4)
 def load_policy(path: str | Path = POLICY_FILE) -> StopperPolicy:
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise PolicyError(f"cannot read the stopper policy {path}: {e}") from None
-    return StopperPolicy.from_json(doc, str(path))
+    return StopperPolicy.from_json(policy_file.read(path, "stopper policy"), str(path))
 
 
 # ---- the decisions, pure functions of the iterations ----

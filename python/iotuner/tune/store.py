@@ -622,9 +622,12 @@ class Store:
             out["slurm_job_id"] = env["SLURM_JOB_ID"]
         return out
 
-    def proposed(self, asked: Asked, settings: Mapping[str, Any]) -> None:
-        """The point a search trial runs, as flat settings (readable in the study even if it never finishes)."""
+    def proposed(self, asked: Asked, settings: Mapping[str, Any], why: str | None = None) -> None:
+        """The point a search trial runs, as flat settings (readable in the study even if it never finishes),
+        and why the strategy proposed it."""
         asked.trial.set_user_attr("settings", _clean(settings))
+        if why:
+            asked.trial.set_user_attr("why", why)
 
     def tell(self, asked: Asked, *, settings: Mapping[str, Any], runs: list[float], signature: str | None,
              error: str | None, cost_runs: int, duration_s: float, duplicate_of: int | str | None = None,

@@ -4,7 +4,7 @@ For strategy tests and benchmarks. A model is a product of factors over
 groups of knobs, so its exact optimum over a search space comes from
 enumerating each connected block of dimensions instead of the whole space.
 
-- "ufs": one node as measured here (ENVIRONMENT.md): forcing collective
+- "ufs": one node as measured here (docs/machine.md): forcing collective
   buffering on one aggregator costs ~5x, two aggregators recover most of it,
   independent transfer is best; alignment and data sieving matter a little;
   striping is dropped and Lustre layouts do not apply.
@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from .. import catalogue, settings
-from .evaluate import Measurement
+from .. import catalogue
+from .evaluate import Measurement, OfflineEvaluator
 from .objective import Objective
 from .space import SearchSpace, as_text, complete, constraints, library_default
 
@@ -69,7 +69,7 @@ class Model:
         return eff
 
     def value(self, flat: Mapping[str, Any]) -> float:
-        """The noise-free bandwidth (MB/s) of a run with these settings."""
+        """The noise-free bandwidth (MiB/s) of a run with these settings."""
         eff = self.effective(flat)
         return self.base * math.prod(f(eff) for _, f in self.groups)
 
@@ -202,7 +202,7 @@ def model(name: str) -> Model:
     return MODELS[name]()
 
 
-class SyntheticEvaluator:
+class SyntheticEvaluator(OfflineEvaluator):
     """Evaluates a model instead of running a job: multiplicative log-normal
     noise of sigma, and an optional delay per evaluation to emulate run time.
 
@@ -221,14 +221,11 @@ class SyntheticEvaluator:
         bandwidth = self.model.value(flat)
         return bandwidth if self.objective.direction == "maximize" else DATA_MB / bandwidth
 
-    def evaluate(self, doc: dict, label: str) -> Measurement:
-        start = self.now()
+    def answer(self, flat: Mapping[str, Any], rng: random.Random) -> Measurement:
         if self.delay:
             self.sleep(self.delay)
-        flat = settings.flatten(doc)
-        rng = random.Random(f"{self.seed}:{label}")
         value = self.value(flat) * math.exp(rng.gauss(0.0, self.noise))
         eff = self.model.effective(flat)
-        return Measurement(True, value, self.now() - start,
+        return Measurement(True, value, 0.0,
                            effective={k: [as_text(eff[k])] for k in complete(flat, self.model.nodes) if k in eff},
                            observed={k: as_text(v) for k, v in eff.items()})

@@ -171,7 +171,8 @@ class Tuner:
         attrs = dict(attrs or {})
         sig = self._signature(m, doc) if m.ok else None
         if kind == BASELINE and m.ok:
-            attrs["details"] = {k: m.details.get(k) for k in ("io_time_s", "wall_time_s")}
+            attrs["details"] = {k: m.details.get(k) for k in ("io_time_s", "wall_time_s", "bytes_written",
+                                                                "bytes_read", "ranks")}
             if self.store.reference is None:  # the default's effective settings: signatures are relative to them
                 attrs["reference"] = reference_of(m)
                 sig = signature(effective_of(m, doc), attrs["reference"], self.nodes)
@@ -189,15 +190,15 @@ class Tuner:
                        "reason": reason, "clock": self.clock()})
         return m
 
-    def _strategy_measure(self, flat: Mapping[str, Any], kind: str = TRAINING, label: str | None = None
-                          ) -> tuple[Record, Measurement]:
+    def _strategy_measure(self, flat: Mapping[str, Any], kind: str = TRAINING, label: str | None = None,
+                          why: str | None = None) -> tuple[Record, Measurement]:
         """A strategy's own run of a point (flat settings), recorded under its kind."""
         flat = complete(dict(flat), self.nodes)
         n = len(self.store.records(kind))
         m = self._measure(trial_doc(self.baseline, flat), label or f"{kind}-{n:03d}")
         if m.fault:
             raise TuneError(m.fault)
-        rec = self._record(kind, flat, trial_doc(self.baseline, flat), m)
+        rec = self._record(kind, flat, trial_doc(self.baseline, flat), m, {"why": why} if why else None)
         self.progress({"kind": kind, "number": n, "settings": flat, "value": m.value, "error": m.error,
                        "clock": self.clock()})
         return rec, m
@@ -272,7 +273,7 @@ class Tuner:
             finally:
                 self.sampler.pending = None
             flat = complete(self.space.point_settings(self.space.decode(params)), self.nodes)
-            self.store.proposed(asked, flat)
+            self.store.proposed(asked, flat, self.strategy.explain(self.context(), params))
             if self._reuse(asked, flat):
                 self.reproposals += 1
                 continue
@@ -368,8 +369,17 @@ class Tuner:
 
     def candidates(self) -> list[dict]:
         pools = self.store.ranked_pools(self.objective.key)[: self.confirm_top]
-        return [{"signature": p.signature, "settings": p.settings, "trial": self.store.index_of(p.first),
-                 "record": p.first} for p in pools]
+        training = [r.number for r in self.store.records(TRAINING)]
+        out = []
+        for p in pools:
+            if p.first in training:  # a strategy's training run can be among the best
+                n = training.index(p.first)
+                who = {"trial": None, "name": f"training run {n}", "run": f"training-{n:03d}"}
+            else:
+                i = self.store.index_of(p.first)
+                who = {"trial": i, "name": f"trial {i}", "run": f"t{i:04d}"}
+            out.append({"signature": p.signature, "settings": p.settings, "record": p.first, **who})
+        return out
 
     def _rounds(self, k: int, done: int) -> int:
         """The confirmation rounds to run for k candidates (done: those run already), saying so when
@@ -427,14 +437,15 @@ class Tuner:
                     continue  # run before this worker resumed
                 flat = {} if entry is None else entry["settings"]
                 doc = self.baseline if entry is None else trial_doc(self.baseline, flat)
-                label = f"confirm-{rnd}-default" if entry is None else f"confirm-{rnd}-t{entry['trial']:04d}"
+                label = f"confirm-{rnd}-{'default' if entry is None else entry['run']}"
                 m = self._measure(doc, label)
                 if m.fault:
                     raise TuneError(m.fault)
                 self._record(CONFIRMATION, flat, doc, m, {"plan": key, "round": rnd, "candidate": who,
                                                           "trial": None if entry is None else entry["trial"]})
                 self.progress({"kind": "confirm", "round": rnd + 1, "rounds": rounds,
-                               "trial": entry and entry["trial"], "value": m.value, "error": m.error,
+                               "trial": entry and entry["trial"], "name": entry["name"] if entry else "default",
+                               "value": m.value, "error": m.error,
                                "clock": self.clock()})
 
     def result(self) -> Outcome | None:
@@ -458,7 +469,8 @@ class Tuner:
         winner = max(measured, key=lambda c: self.objective.key(noise.median(samples[c["signature"]])))
         verdict = noise.compare(samples[winner["signature"]], base, self.objective, self.alpha,
                                 comparisons=len(measured))
-        win = {"trial": winner["trial"], "signature": winner["signature"], "settings": winner["settings"],
+        win = {"trial": winner["trial"], "name": winner["name"], "signature": winner["signature"],
+               "settings": winner["settings"],
                "median": noise.median(samples[winner["signature"]])}
         return Outcome(default, self._best_doc(win, verdict), verdict, win, stop, list(self.notes),
                        noise.median(base), key)
@@ -485,7 +497,7 @@ class Tuner:
             meta["note"] = ("the winner also set these knobs, but they took effect as in the default settings "
                             "(dropped, not applicable, or the value in effect anyway), so they are left out")
         doc = settings.from_flat({**base, **matters}, meta=meta,
-                                 description=f"iotuner tune, study {name}: trial {winner['trial']}, "
+                                 description=f"iotuner tune, study {name}: {winner['name']}, "
                                              f"{verdict.gain:.2f}x the default {self.objective.name}")
         return settings.validate(_keep_scoped(doc, self.baseline))
 

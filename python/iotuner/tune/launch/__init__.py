@@ -31,7 +31,7 @@ class Launcher(ABC):
         return self.name
 
 
-def make(name: str, ranks: int, mpiexec: str = "mpiexec.mpich", slurm=None, label: str = "iotuner") -> Launcher:
+def make(name: str, ranks: int, mpiexec: str | None = None, slurm=None, label: str = "iotuner") -> Launcher:
     """A launcher by name: local (mpiexec -n RANKS), none (the command as given), slurm."""
     if name in ("local", "none"):
         from .local import Direct, LocalMPI

@@ -1,0 +1,55 @@
+# Spack recipe for iotuner. Copy it into a Spack repository as packages/py-iotuner/package.py
+# (see README.md next to it). Checked by tests/test_packaging.py against pyproject.toml.
+
+from spack.package import *
+
+
+class PyIotuner(PythonPackage):
+    """Make the parallel I/O of unmodified MPI + HDF5 applications fast: an LD_PRELOAD runtime applies,
+    verifies and measures HDF5, MPI-IO and Lustre settings; a Python package runs, tunes and analyses."""
+
+    homepage = "https://github.com/iotuner/iotuner"
+    git = "https://github.com/iotuner/iotuner.git"  # a site mirrors its own clone here
+
+    license("BSD-3-Clause")
+
+    version("main", branch="main")
+
+    variant("darshan", default=False, description="read Darshan logs (iotuner advise job.darshan)")
+    variant("cluster", default=False, description="PostgreSQL study storage for tuning across nodes")
+    variant("kernel", default=False, description="iotuner kernel: cut a C application down to its I/O kernel")
+
+    # the build: scikit-build-core drives CMake
+    depends_on("python@3.9:", type=("build", "run"))
+    depends_on("py-scikit-build-core@0.9:", type="build")
+    depends_on("cmake@3.18:", type="build")
+    depends_on("c", type="build")
+
+    # what libiotuner.so and the kernels are built against. HDF5 must be shared: the runtime
+    # interposes on libhdf5's calls with LD_PRELOAD, which a static libhdf5 would bypass.
+    depends_on("mpi")
+    depends_on("hdf5+mpi+shared@1.10:")
+
+    # pyproject.toml [project] dependencies
+    depends_on("py-rich@13:", type=("build", "run"))
+    depends_on("py-optuna@4:", type=("build", "run"))
+    depends_on("py-numpy@1.24:", type=("build", "run"))
+    depends_on("py-scipy@1.10:", type=("build", "run"))
+    depends_on("py-matplotlib@3.7:", type=("build", "run"))
+    depends_on("py-scikit-learn@1.3:", type=("build", "run"))
+    depends_on("py-gymnasium@0.29:", type=("build", "run"))
+
+    # pyproject.toml [project.optional-dependencies]
+    depends_on("py-darshan@3.4:", type=("build", "run"), when="+darshan")
+    depends_on("py-psycopg2@2.9:", type=("build", "run"), when="+cluster")
+    depends_on("py-libclang@18:", type=("build", "run"), when="+kernel")
+    depends_on("llvm+clang", type="run", when="+kernel")  # clang-format
+
+    def config_settings(self, spec, prefix):
+        # Spack's MPI and HDF5, not whatever CMake would find first; a build directory of its own
+        return {
+            "cmake.define.MPI_C_COMPILER": spec["mpi"].mpicc,
+            "cmake.define.HDF5_ROOT": spec["hdf5"].prefix,
+            "cmake.define.HDF5_PREFER_PARALLEL": "ON",
+            "build-dir": join_path(self.stage.path, "spack-build-iotuner"),
+        }

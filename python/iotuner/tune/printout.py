@@ -1,0 +1,103 @@
+"""The end of a tuning in words: printed by `iotuner tune` when it finishes and by `iotuner show DIR` later.
+
+Everything comes from summary.json and best.json, so both print the same lines.
+Light imports only: `show` loads this without the tuner stack.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+
+def fmt_time(s: float | None) -> str:
+    if s is None:
+        return "?"
+    return f"{s:.1f}s" if s < 10 else f"{s:.0f}s" if s < 90 else f"{s / 60:.1f}min" if s < 5400 else f"{s / 3600:.1f}h"
+
+
+def fmt_value(value: float | None, unit: str | None) -> str:
+    if value is None:
+        return "-"
+    unit = f" {unit}" if unit else ""
+    return f"{value:,.1f}{unit}" if abs(value) >= 10 else f"{value:.4g}{unit}"
+
+
+def describe_roti(unit: str, peak: float | None, peak_at_s: float | None, final: float | None,
+                  why: str | None) -> str:
+    if final is None:
+        shown = "" if peak is None else f"; peak along the search {peak:,.1f} {unit}"
+        return f"RoTI: none ({why}){shown}"
+    shown = f"peak {peak:,.1f} {unit} (at {fmt_time(peak_at_s)} of tuning), " if peak is not None else ""
+    return f"RoTI: {shown}final {final:,.1f} {unit}"
+
+
+def describe_verdict(v: dict) -> str:
+    pct = (v["gain"] - 1) * 100
+    if v["significant"]:
+        return (f"{v['gain']:.2f}x the default ({pct:+.1f}%, beyond the measured noise of "
+                f"{v['noise'] * 100:.1f}%; p = {v['p_value']:.3g})")
+    return (f"no significant improvement: {v['gain']:.2f}x the default ({pct:+.1f}%) is within the measured "
+            f"noise (spread {v['noise'] * 100:.1f}%, p = {v['p_value']:.3g} against {v['alpha']:.3g} needed)")
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.1f}"
+
+
+def print_outcome(console: Console, summary: dict, best_doc: dict, out: Path) -> None:
+    unit = summary["objective"].get("unit")
+    console.print(f"\n[bold]study {summary['study']}[/bold]: {summary['trials']} trials ({summary['trials_run']} run"
+                  + (f", {summary['training_runs']} training runs" if summary["training_runs"] else "")
+                  + f"), {fmt_time(summary['tuning_time_s'])} of tuning; stopped: {summary['stopped_because']}")
+    console.print(f"default settings: {fmt_value(summary['default'], unit)} (median of the default's "
+                  f"{summary['baseline_runs']} runs)")
+    winner, verdict = summary.get("winner"), summary.get("verdict")
+    if winner and verdict:
+        console.print(f"best: trial {winner['trial']}, {fmt_value(winner['median'], unit)} against the "
+                      f"default's {fmt_value(summary['confirmed_default'], unit)} in the confirmation round: "
+                      f"{describe_verdict(verdict)}")
+    elif summary.get("notes"):
+        console.print("best: the default settings")
+    flat = _flat(best_doc)
+    console.print(f"best settings ({out / 'best.json'}):" + ("" if flat else " the default settings"))
+    for k, v in flat.items():
+        console.print(f"  {k} = {json.dumps(v)}")
+    inert = best_doc.get("meta", {}).get("same_as_default")
+    if inert:
+        console.print(f"  [dim]left out, as they took effect as in the default: "
+                      f"{', '.join(f'{k}={json.dumps(v)}' for k, v in inert.items())}[/dim]")
+    r = summary["roti"]
+    console.print(describe_roti(r["unit"], r["peak"], r["peak_at_s"], r["final"], summary.get("roti_reason")))
+    k = summary.get("kernel")
+    if k and k.get("speedup"):
+        w = k["roti_without_kernel"]
+        console.print(f"kernel: one evaluation {k['evaluation_s']['kernel']:.3g} s against "
+                      f"{k['evaluation_s']['application']:.3g} s for the application ({k['speedup']:.1f}x); RoTI peak "
+                      f"{_num(k['roti']['peak'])} with the kernel, {_num(w['peak'])} had the search run the "
+                      f"application ({r['unit']})")
+    v = summary["viability"]
+    if v["runs"] is not None:
+        console.print(f"viability: tuning pays for itself after {v['runs']} production run(s) ({v['reason']})")
+    else:
+        console.print(f"viability: none ({v['reason']})")
+    life = summary.get("lifecycle")
+    if life and life.get("planned_runs"):
+        saved = life["saved_at_planned_s"]
+        console.print(f"lifecycle: over the {life['planned_runs']:,} planned production runs, tuning "
+                      f"{'saves' if saved >= 0 else 'costs'} {fmt_time(abs(saved))} in all")
+    console.print(f"results: {out}/ (best.json, trials.csv, curve.png, summary.json, report.html)")
+
+
+def _flat(doc: dict) -> dict:
+    """{"layer.knob": value} of the groups for every file (best.json is validated when written)."""
+    out = {}
+    for group in doc.get("groups", []):
+        if "file" in group or "dataset" in group:
+            continue
+        for layer in ("hdf5", "mpiio", "lustre"):
+            for name, value in group.get(layer, {}).items():
+                out[f"{layer}.{name}"] = value
+    return out

@@ -1,0 +1,368 @@
+"""Model-driven tuning (Behzad, Byna, Wild, Prabhat, Snir, Cluster'15).
+
+1. Train: run a designed training set (`training` points, each `--repeats`
+   times; `design` lhs or halves, see perfmodel.design).
+2. Fit: a linear combination of basis terms, products of the numeric knobs
+   (and the problem size) with exponents in {-1, 0, 1} and categorical
+   indicators, chosen by forward selection with cross-validation
+   (perfmodel.fit). Each point's runs are reduced to one value, `target`:
+   `min`, the paper's minimum time, i.e. the fastest run (for a bandwidth,
+   its highest: the run least disturbed by others), or `median`.
+3. Predict every configuration, run the `top_k` best (search trials, each
+   with its prediction in trials.csv); the tuner keeps the best measured and
+   confirms it.
+4. With `refit`: fit again on everything measured, run the next top k, and
+   again while a round improves on the best before it beyond the default's
+   measured noise (section IV-C).
+
+The fitted model is printed as an equation and saved with its data in
+OUT/model.json; `warm_start` (a model.json) starts a study from it, with
+`training` 0 by default: the saved model predicts at this study's problem
+size, or, with a few training runs here, is fitted again on its data and
+these (the problem size then varies, so it can enter the model).
+
+Everything is derived from the study's records, so a resumed or second
+worker makes the same fits and proposals.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..protocol import Context, Strategy
+from ..store import BASELINE, TRAINING, Record, canonical
+from . import register
+
+DEFAULT_TRAINING, DEFAULT_TOP_K = 40, 20
+TARGETS = ("min", "median")
+OPTIONS = ("training", "top_k", "refit", "warm_start", "target", "design")
+MIB = 1024 * 1024
+
+
+@dataclass
+class Round:
+    number: int
+    picks: list[tuple[dict[str, Any], float]]  # (point, predicted value in the objective's unit), best first
+    model: Any  # perfmodel.model.Model
+    predicted: int  # configurations predicted (of the dimensions the model uses)
+    method: str
+    space_size: int  # configurations of the whole space
+    empty: str = "model: every configuration it ranks was measured"  # why it has no picks
+
+
+@register("model", "model-driven (Behzad et al., Cluster'15): train, fit a regression, predict every "
+                   "configuration, run the top k")
+class ModelDriven(Strategy):
+    def __init__(self, space, seed, options):
+        super().__init__(space, seed, options)
+        o = self.options
+        unknown = sorted(set(o) - set(OPTIONS))
+        if unknown:
+            raise ValueError(f"strategy model: unknown option(s) {', '.join(unknown)}")
+        self.warm = None
+        if o.get("warm_start"):
+            from ..perfmodel import saved
+            try:
+                self.warm = saved.load(o["warm_start"])
+            except saved.SavedModelError as e:
+                raise ValueError(f"--warm-start: {e}") from None
+            problems = saved.compatible(self.warm, self.warm.objective, {d.name for d in space.dimensions})
+            if problems:
+                raise ValueError(f"--warm-start {o['warm_start']}: {'; '.join(problems)}")
+        self.training = int(o.get("training", 0 if self.warm else DEFAULT_TRAINING))
+        self.top_k = int(o.get("top_k", DEFAULT_TOP_K))
+        self.refit = bool(o.get("refit", False))
+        self.target = str(o.get("target", "min"))
+        self.design = str(o.get("design", "lhs"))
+        if self.training < 0 or self.top_k < 1:
+            raise ValueError("--training must be 0 or more and --top-k at least 1")
+        if self.target not in TARGETS:
+            raise ValueError(f"--model-target must be {' or '.join(TARGETS)}, not {self.target!r}")
+        if self.design not in ("lhs", "halves"):
+            raise ValueError(f"--design must be lhs or halves, not {self.design!r}")
+        if not self.warm and self.training < 4:
+            raise ValueError("the model needs at least 4 training points (--training), or a --warm-start model")
+        self._rounds: dict[int, Round | None] = {}
+        self._encoding = None
+        self._failed: str | None = None
+        self.warm_quality: dict | None = None
+        self._final_saved = False
+
+    # ---- training ----
+
+    def prepare(self, ctx: Context) -> None:
+        from ..perfmodel import design
+        if self.warm is not None:
+            self._check_warm(ctx)
+        points = design.training_set(self.space, self.training, self.seed, self.design)
+        repeats = ctx.store.config.repeats
+        done: dict[str, int] = {}
+        for r in ctx.store.records(TRAINING):  # training a stopped worker began: not run again
+            done[r.key] = done.get(r.key, 0) + 1
+        for i, p in enumerate(points):
+            key = self._key(ctx, p)
+            for rep in range(done.get(key, 0), repeats):
+                ctx.measure(self.space.point_settings(p),
+                            why=f"training point {i + 1} of {len(points)} ({self.design})"
+                                + (f", run {rep + 1} of {repeats}" if repeats > 1 else ""))
+
+    def _check_warm(self, ctx: Context) -> None:
+        from ..perfmodel import saved
+        from ..tuner import TuneError
+        o = ctx.objective
+        problems = saved.compatible(self.warm, {"name": o.name, "direction": o.direction},
+                                    {d.name for d in self.space.dimensions})
+        if problems:
+            raise TuneError(f"--warm-start {self.warm.path}: {'; '.join(problems)}")
+
+    # ---- what the study knows ----
+
+    def _key(self, ctx: Context, point: Mapping[str, Any]) -> str:
+        from ..space import complete
+        return canonical(complete(self.space.point_settings(point), ctx.store.config.nodes))
+
+    def _enc(self):
+        if self._encoding is None:
+            from ..perfmodel.features import Encoding
+            self._encoding = Encoding(self.space)
+        return self._encoding
+
+    def scale(self, ctx: Context) -> dict[str, float]:
+        """This study's problem size, from the default's run report: MiB moved per run and ranks."""
+        for r in ctx.store.records(BASELINE):
+            d = r.attrs.get("details") or {}
+            if r.ok and d.get("bytes_written") is not None:
+                moved = (d.get("bytes_written") or 0) + (d.get("bytes_read") or 0)
+                if moved > 0:
+                    return {"size_mib": moved / MIB, "ranks": float(d.get("ranks") or ctx.store.config.ranks)}
+        return {}
+
+    def _megabytes(self, scale: Mapping[str, float]) -> float:
+        """The data a run moves in MB (10^6 bytes, the objective's unit); 1 when unknown."""
+        return scale["size_mib"] * MIB / 1e6 if scale.get("size_mib") else 1.0
+
+    def to_time(self, ctx: Context, value: float, scale: Mapping[str, float]) -> float:
+        """The model's response: a time. A bandwidth becomes the time to move the run's data at it (seconds
+        per MB when the size is unknown); an objective to minimize is one already."""
+        return value if ctx.objective.direction == "minimize" else self._megabytes(scale) / value
+
+    def to_value(self, ctx: Context, time: float, scale: Mapping[str, float]) -> float:
+        return time if ctx.objective.direction == "minimize" else self._megabytes(scale) / time
+
+    def _reduce(self, ctx: Context, runs: list[float]) -> float:
+        if self.target == "median":
+            return statistics.median(runs)
+        return max(runs, key=ctx.objective.key)  # the fastest run: the paper's minimum time
+
+    def rows(self, ctx: Context, trials: list[Record]):
+        """The study's measured points (training, and these search trials), each reduced to one value."""
+        from ..perfmodel.features import point_of
+        from ..perfmodel.saved import Row
+        scale = self.scale(ctx)
+        runs: dict[str, list[float]] = {}
+        points: dict[str, dict] = {}
+        for r in ctx.store.records(TRAINING) + list(trials):
+            if not r.ok:
+                continue
+            p = point_of(self.space, r.settings)
+            if p is None:
+                continue
+            points.setdefault(r.key, p)
+            runs.setdefault(r.key, []).extend(r.runs)
+        out = []
+        for key, p in points.items():
+            value = self._reduce(ctx, runs[key])
+            if value > 0:
+                out.append(Row(p, dict(scale), value, self.to_time(ctx, value, scale)))
+        return out
+
+    # ---- the rounds ----
+
+    def _measured(self, ctx: Context, trials: list[Record]) -> set[str]:
+        """The points measured before a round: its training and the trials of the rounds before (not the
+        trials of the round itself, so a resumed worker makes the same list)."""
+        return {r.key for r in ctx.store.records(TRAINING)} | {r.key for r in trials}
+
+    def _round(self, ctx: Context, number: int, data_trials: list[Record]) -> Round | None:
+        if number in self._rounds:
+            return self._rounds[number]
+        from ..perfmodel import fit, rank
+        from ..perfmodel.model import FitError
+        enc = self._enc()
+        own = self.rows(ctx, data_trials)
+        scale = self.scale(ctx)
+        if self.warm is not None and not scale and self.warm.scale:
+            scale = dict(self.warm.scale)
+            ctx.note("this study's runs report no problem size: the warm-start model predicts at its own "
+                     f"({self._size_text(scale)})")
+        rows = self._warm_rows(ctx, scale) + own
+        try:
+            if self.warm is not None and not own:
+                model = self.warm.model  # nothing measured here yet: the saved model as it is
+            else:
+                table = enc.table([r.point for r in rows], [r.scale for r in rows])
+                model = fit.select(table, [r.time for r in rows], enc.candidates(table), seed=self.seed,
+                                   legend=enc.legend())
+        except FitError as e:
+            self._failed = f"model: cannot fit ({e})"
+            ctx.note(self._failed)
+            self._rounds[number] = None
+            return None
+        if self.warm is not None and own and self.warm_quality is None:
+            self._warm_report(ctx, own)
+        best = max(own or rows, key=lambda r: ctx.objective.key(r.value), default=None)
+        reference = dict(best.point) if best else {d.name: d.values[0] for d in self.space.dimensions}
+        measured = self._measured(ctx, data_trials)
+        ranking = rank.top(model, enc, self.top_k, reference, scale,
+                           skip=lambda p: self._key(ctx, p) in measured, seed=self.seed)
+        picks = [(p, self.to_value(ctx, t, scale)) for p, t in ranking.points]
+        rnd = Round(number, picks, model, ranking.predicted, ranking.method, ranking.space_size)
+        self._rounds[number] = rnd
+        self._announce(ctx, rnd, rows, scale, ranking)
+        self._save(ctx, rnd, rows, scale)
+        return rnd
+
+    def _warm_rows(self, ctx: Context, scale: Mapping[str, float]) -> list:
+        """The saved model's data, when its times are in this study's units (both studies know their
+        problem size, or neither does)."""
+        if self.warm is None:
+            return []
+        if bool(self.warm.scale) != bool(self.scale(ctx)):
+            ctx.note(f"the study of {self.warm.path} and this one differ in knowing their problem size, so their "
+                     f"times are in different units: its data are not fitted again with this study's")
+            return []
+        return list(self.warm.data)
+
+    def _announce(self, ctx: Context, rnd: Round, rows, scale, ranking) -> None:
+        warm_rows = len(self._warm_rows(ctx, scale))
+        what = "the saved model" if self.warm is not None and rnd.model is self.warm.model else \
+            f"fitted on {len(rows)} measured points" + (f", {warm_rows} of them from {self.warm.path}"
+                                                         if warm_rows else "")
+        o = ctx.objective
+        unit = o.unit
+        text = [f"model, round {rnd.number} ({what}):", "  " + rnd.model.describe().replace("\n", "\n  ")]
+        if o.direction == "minimize":
+            text.append(f"  t = the objective {o.name}" + (f" ({unit})" if unit else ""))
+        elif scale:
+            text.append(f"  t = seconds to move a run's data ({self._size_text(scale)}) at the {o.name}")
+        else:
+            text.append(f"  t = 1 / {o.name} (the runs report no problem size)")
+        if not rnd.model.terms:
+            text.append(f"  no term predicts the measured points better than their mean: every configuration is "
+                        f"predicted the same, so the top {self.top_k} are the nearest neighbours of the best measured "
+                        f"one (more training points, --training, may show which knobs matter)")
+        how = "all" if ranking.method == "exhaustive" else f"{ranking.predicted:,} (coordinate descent on the model)"
+        text.append(f"  predicted {how} of {ranking.space_size:,} configurations"
+                    + (f" ({ranking.invalid:,} with a time below zero left out)" if ranking.invalid else ""))
+        if rnd.picks:
+            text.append(f"  the top {len(rnd.picks)} not yet measured: predicted {rnd.picks[0][1]:,.4g} to "
+                        f"{rnd.picks[-1][1]:,.4g} {unit}".rstrip())
+        ctx.note("\n".join(text))
+
+    @staticmethod
+    def _size_text(scale: Mapping[str, float]) -> str:
+        return f"{scale['size_mib']:,.4g} MiB on {scale['ranks']:g} ranks"
+
+    def _save(self, ctx: Context, rnd: Round, rows, scale) -> None:
+        out = ctx.store.config.out
+        if not out:
+            return
+        from ..perfmodel.saved import Saved
+        o = ctx.objective
+        doc = Saved(rnd.model, {"name": o.name, "direction": o.direction, "unit": o.unit},
+                    self.space.to_json(), self.target, dict(scale), list(rows), ctx.store.name, self.warm_quality)
+        try:
+            doc.save(Path(out) / "model.json")
+        except OSError as e:
+            ctx.note(f"cannot save the model to {Path(out) / 'model.json'}: {e.strerror}")
+
+    def _warm_report(self, ctx: Context, own) -> None:
+        """How well the warm-start model predicted this study's first measured points."""
+        import numpy as np
+        from scipy.stats import spearmanr
+        enc = self._enc()
+        table = enc.table([r.point for r in own], [r.scale for r in own])
+        predicted = self.warm.model.predict(table)
+        measured = np.array([r.time for r in own])
+        ok = np.isfinite(predicted) & (predicted > 0)
+        if ok.sum() < 2:
+            self.warm_quality = {"model": self.warm.path, "points": int(ok.sum())}
+            return
+        mape = float(np.mean(np.abs(predicted[ok] - measured[ok]) / measured[ok]))
+        rho = float(spearmanr(predicted[ok], measured[ok])[0]) if np.ptp(measured[ok]) > 0 else float("nan")
+        self.warm_quality = {"model": self.warm.path, "points": int(ok.sum()), "mape": mape, "spearman": rho}
+        ctx.note(f"warm start: {self.warm.path} predicted this study's first {int(ok.sum())} measured points "
+                 f"with a mean absolute error of {100 * mape:.1f}% and a rank correlation (Spearman) of {rho:.2f}")
+
+    def _plan(self, ctx: Context) -> tuple[str, Any]:
+        """("propose", (round, index in it)) or ("stop", reason), from the study's records."""
+        trials = ctx.store.search_trials()
+        start, number = 0, 0
+        while True:
+            rnd = self._round(ctx, number, trials[:start])
+            if rnd is None:
+                return "stop", self._failed
+            if len(trials) < start + len(rnd.picks):
+                return "propose", (rnd, len(trials) - start)
+            if not rnd.picks:
+                return "stop", rnd.empty
+            done = trials[:start + len(rnd.picks)]
+            if self.warm is not None and self.warm_quality is None:
+                self._warm_report(ctx, self.rows(ctx, done))  # no training here: its first points are these
+            reason = self._finished(ctx, rnd, trials, start)
+            if reason:
+                if not self._final_saved:  # the model of the last round, with everything measured
+                    self._final_saved = True
+                    scale = self.scale(ctx) or (dict(self.warm.scale) if self.warm else {})
+                    self._save(ctx, rnd, self._warm_rows(ctx, scale) + self.rows(ctx, done), scale)
+                return "stop", reason
+            start += len(rnd.picks)
+            number += 1
+
+    def _finished(self, ctx: Context, rnd: Round, trials: list[Record], start: int) -> str | None:
+        """Why no round follows this one (None: refit and run the next top k)."""
+        k = len(rnd.picks)
+        if not self.refit:
+            return f"model: ran the top {k} predicted configurations"
+        if rnd.number == 0:
+            return None  # the refit
+        from .. import noise
+        key = ctx.objective.key
+
+        def best(records) -> float | None:
+            values = [statistics.median(r.runs) for r in records if r.ok]
+            return max(values, key=key) if values else None
+        before = best(ctx.store.records(TRAINING) + trials[:start])
+        now = best(trials[start:start + k])
+        margin = noise.relative_spread(ctx.store.default_runs)
+        if now is not None and (before is None or key(now) - key(before) > margin * abs(before)):
+            return None
+        return (f"model: refit round {rnd.number} did not improve on the best measured before it beyond the "
+                f"default's noise ({100 * margin:.1f}%)")
+
+    # ---- the protocol ----
+
+    def propose(self, ctx: Context) -> Mapping[str, str] | None:
+        what, detail = self._plan(ctx)
+        if what == "stop":
+            return None
+        rnd, i = detail
+        point = rnd.picks[i][0]
+        return {d.name: d.label(point[d.name]) for d in self.space.dimensions}
+
+    def explain(self, ctx: Context, point: Mapping[str, str]) -> str | None:
+        for rnd in sorted((r for r in self._rounds.values() if r), key=lambda r: -r.number):
+            for i, (p, value) in enumerate(rnd.picks):
+                if {d.name: d.label(p[d.name]) for d in self.space.dimensions} == dict(point):
+                    among = (f"{rnd.space_size:,} configurations" if rnd.method == "exhaustive" else
+                             f"{rnd.predicted:,} predicted by coordinate descent")
+                    return (f"model round {rnd.number}: rank {i + 1} of {among}, predicted "
+                            f"{value:,.4g} {ctx.objective.unit}".rstrip())
+        return None
+
+    def stop(self, ctx: Context) -> str | None:
+        what, detail = self._plan(ctx)
+        return detail if what == "stop" else None

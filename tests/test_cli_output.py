@@ -1,0 +1,94 @@
+"""Machine-readable output: show --json/--csv, kernels --json, show of a tune directory, kernels by name."""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import kernel, mpi
+
+DATA = Path(__file__).parent / "data"
+
+
+def iotuner(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "iotuner", *map(str, args)], capture_output=True, text=True, **kw)
+
+
+def test_show_csv_is_one_line_per_phase():
+    doc = json.loads((DATA / "bad_run_report.json").read_text())
+    r = iotuner("show", DATA / "bad_run_report.json", "--csv")
+    assert r.returncode == 0
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert len(rows) == len(doc["phases"])
+    assert rows[0]["file"] == doc["phases"][0]["file"]
+    assert float(rows[0]["bandwidth_mib_s"]) == pytest.approx(doc["phases"][0]["bandwidth_mib_s"])
+    assert json.loads(iotuner("show", DATA / "bad_run_report.json", "--json").stdout) == doc
+
+
+def test_kernels_json_lists_kernels_only_with_descriptions():
+    r = iotuner("kernels", "--json")
+    rows = json.loads(r.stdout)
+    names = {k["name"] for k in rows}
+    assert names >= {"vpicio", "vorpalio", "gcrmio", "flashio", "h5ior"}
+    assert not any(n.startswith("bench_") for n in names)
+    assert all(k["description"] and "\n" not in k["description"] and Path(k["path"]).is_file() for k in rows)
+
+
+def test_show_reprints_a_finished_tuning(tmp_path):
+    out = tmp_path / "t"
+    tuned = iotuner("tune", "--synthetic", "ufs", "--trials", "3", "--out", out)
+    assert tuned.returncode == 0, tuned.stderr
+    r = iotuner("show", out)
+    assert r.returncode == 0, r.stderr
+    start = tuned.stdout.index("study iotuner:")
+    end = tuned.stdout.index("results: ")
+    assert tuned.stdout[start:end] in r.stdout  # the same lines tune printed at its end
+    assert iotuner("show", tmp_path).returncode == 2  # a directory that is no tune output
+
+
+@pytest.mark.mpi
+def test_a_kernel_runs_by_name(tmp_path):
+    r = iotuner("run", "--", *mpi(), "h5ior", "-b", "1M", "-x", "256K", "-o", tmp_path, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "h5ior.h5" in r.stdout
+
+
+@pytest.mark.mpi
+def test_run_json_out_keeps_the_application_stdout_clean(programs, tmp_path):
+    app = [*mpi(), programs["chunk_fallback"], tmp_path / "c.h5"]
+    alone = subprocess.run(list(map(str, app)), capture_output=True, text=True, cwd=tmp_path)
+    assert alone.returncode == 0 and alone.stdout.strip()
+    r = iotuner("run", "--json-out", tmp_path / "r.json", "--", *app, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == alone.stdout  # the application's stdout, byte for byte; iotuner's tables on stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["kind"] == "iotuner-run-report" and any(p["file"].endswith("c.h5") for p in report["phases"])
+    assert "c.h5" in r.stderr
+
+
+def test_check_warns_on_near_misses_in_every_layer(tmp_path):
+    doc = tmp_path / "s.json"
+    doc.write_text('{"version": 1, "mpiio": {"cb_nodez": 4, "romio_lustre_co_ratio": 2, "site_hint": 1},'
+                   ' "groups": [{"file": "a.h5", "mpiio": {"romio_cb_writ": "enable"}}]}')
+    r = iotuner("check", doc)
+    assert r.returncode == 0  # unknown hints pass through
+    warnings = [ln for ln in r.stderr.splitlines() if "warning" in ln]
+    assert len(warnings) == 2, r.stderr  # not the real ROMIO hint, not the unrelated one
+    assert "mpiio.cb_nodez" in warnings[0] and "Did you mean mpiio.cb_nodes?" in warnings[0]
+    assert "romio_cb_writ (file a.h5)" in warnings[1] and "mpiio.romio_cb_write?" in warnings[1]
+    for layer, typo, right in (("hdf5", "sieve_buf_sise", "sieve_buf_size"), ("lustre", "stripe_cont", "stripe_count")):
+        doc.write_text(f'{{"version": 1, "{layer}": {{"{typo}": 4}}}}')
+        r = iotuner("check", doc)
+        assert r.returncode == 1 and f"did you mean {layer}.{right}" in r.stderr  # other layers: rejected
+
+
+@pytest.mark.mpi
+def test_h5ior_takes_iors_segment_and_collective_letters(tmp_path):
+    r = subprocess.run([*mpi(), kernel("h5ior"), "-b", "64K", "-x", "16K", "-s", "3", "-c", "-o", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "steps=3" in r.stdout and "mode=collective" in r.stdout

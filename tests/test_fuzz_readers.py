@@ -1,0 +1,181 @@
+"""Mutation fuzzing of the readers: damaged run reports to `show`, damaged XML to `convert`.
+
+A seeded mutator (reproducible: the seed is in the failure message) damages
+real inputs at the JSON / XML level and at the byte level. Each command's
+main runs in-process; any exception escaping it is a crash, with its place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+import random
+import traceback
+from pathlib import Path
+
+import pytest
+
+from conftest import kernel, mpi, run_job
+from iotuner import cli
+
+DATA = Path(__file__).parent / "data"
+N = 2000
+
+ODD_VALUES = [None, "", "[bold]x[/bold]", "\udcff" if False else "\u00e9\u00e8", -1, 0, 2 ** 70, 1e308,
+              float("nan"), True, [], {}, [1, 2], {"a": 1}, "1", 3.5, "x" * 300]
+
+
+def _paths(node, prefix=()):
+    yield prefix
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _paths(v, prefix + (i,))
+
+
+def _mutate_tree(doc, rng: random.Random):
+    doc = copy.deepcopy(doc)
+    for _ in range(rng.randint(1, 3)):
+        paths = [p for p in _paths(doc) if p]
+        if not paths:
+            return doc
+        path = rng.choice(paths)
+        parent = doc
+        for k in path[:-1]:
+            parent = parent[k]
+        key = path[-1]
+        op = rng.random()
+        if op < 0.35:
+            del parent[key]
+        elif op < 0.85:
+            parent[key] = copy.deepcopy(rng.choice(ODD_VALUES))
+        elif isinstance(parent, list):
+            parent.append(copy.deepcopy(parent[key]))
+        else:
+            parent[key + "_x" if isinstance(key, str) else key] = copy.deepcopy(parent[key])
+    return doc
+
+
+def _mutate_bytes(data: bytes, rng: random.Random) -> bytes:
+    data = bytearray(data)
+    op = rng.random()
+    if op < 0.3:
+        return bytes(data[:rng.randrange(len(data))])
+    if op < 0.6:
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        return bytes(data)
+    if op < 0.8:
+        i = rng.randrange(len(data))
+        return bytes(data[:i] + rng.choice([b"\xff\xfe", b"\x00", b"\xc3", "\u00e9".encode("latin-1")]) + data[i:])
+    i, j = sorted(rng.randrange(len(data)) for _ in range(2))
+    return bytes(data[:i] + data[j:])
+
+
+def _call(argv: list[str]) -> str | None:
+    """None, or where the command crashed."""
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            status = cli.main(argv)
+    except SystemExit as e:  # argparse
+        status = e.code
+    except Exception as e:  # noqa: BLE001: any escape is the finding
+        last = traceback.extract_tb(e.__traceback__)[-1]
+        return f"{type(e).__name__} at {Path(last.filename).name}:{last.lineno} ({e!s:.80})"
+    return None if status in (0, 1, 2) else f"exit status {status}"
+
+
+def _fuzz(seeds: list[bytes], argv_of, tmp_path: Path, suffix: str, tree_mutator) -> tuple[int, dict[str, str]]:
+    crashes: dict[str, str] = {}
+    rng = random.Random(16)
+    target = tmp_path / f"damaged{suffix}"
+    for i in range(N):
+        seed = seeds[i % len(seeds)]
+        data = tree_mutator(seed, rng) if rng.random() < 0.7 else _mutate_bytes(seed, rng)
+        target.write_bytes(data)
+        where = _call(argv_of(target))
+        if where and where not in crashes:
+            crashes[where] = f"case {i}: {data[:160]!r}"
+    return N, crashes
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> list[bytes]:
+    """A version 1 report (tests/data), and a fresh version 2 one from a run in smart mode."""
+    seeds = [(DATA / "bad_run_report.json").read_bytes()]
+    d = tmp_path_factory.mktemp("fuzz-seed")
+    import os
+    r = run_job([*mpi(), kernel("flashio"), "-o", str(d)], report=d / "r.json",
+                env=dict(os.environ, IOTUNER_SMART="1"))
+    if r.report is not None:
+        seeds.append((d / "r.json").read_bytes())
+    return seeds
+
+
+def _json_tree(seed: bytes, rng: random.Random) -> bytes:
+    return json.dumps(_mutate_tree(json.loads(seed), rng)).encode()
+
+
+@pytest.mark.mpi
+def test_show_survives_damaged_run_reports(reports, tmp_path):
+    assert any(b'"smart"' in r for r in reports), "the seed from smart mode is missing"
+    n, crashes = _fuzz(reports, lambda p: ["show", str(p)], tmp_path, ".json", _json_tree)
+    assert not crashes, f"show crashed on damaged reports at {len(crashes)} places:\n" + "\n".join(
+        f"{k}: {v}" for k, v in list(crashes.items())[:15])
+
+
+XML_SEEDS = [
+    b'<?xml version="1.0"?>\n<Parameters><High_Level_IO_Library><alignment>0,65536</alignment>'
+    b'<sieve_buf_size>262144</sieve_buf_size><chunk FileName="out.h5" VariableName="x">8,16</chunk>'
+    b'</High_Level_IO_Library><Middleware_Layer><cb_buffer_size>8388608</cb_buffer_size><cb_nodes>2</cb_nodes>'
+    b'</Middleware_Layer><Parallel_File_System><striping_factor FileName="a.h5">4</striping_factor>'
+    b'<striping_unit>1048576</striping_unit></Parallel_File_System></Parameters>\n',
+    '<?xml version="1.0" encoding="ISO-8859-1"?>\n<Parameters><cb_nodes FileName="donn\u00e9es.h5">2</cb_nodes>'
+    '<IBM_lockless_io>1</IBM_lockless_io></Parameters>\n'.encode("latin-1"),
+]
+
+
+def _xml_tree(seed: bytes, rng: random.Random) -> bytes:
+    """Damage at the element level: values, attributes, tags replaced or dropped."""
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(seed)
+    for _ in range(rng.randint(1, 3)):
+        elements = list(root.iter())
+        el = rng.choice(elements)
+        op = rng.random()
+        if op < 0.4:
+            el.text = str(rng.choice(ODD_VALUES + ["-4", "1,2,3", "0", " 7 ", "\u0663", "1e3", ","]))
+        elif op < 0.6:
+            el.set(rng.choice(["FileName", "VariableName"]), str(rng.choice(ODD_VALUES + ["*", "/a/b", "[x"])))
+        elif op < 0.8 and el is not root:
+            el.tag = rng.choice(["chunk", "alignment", "cb_nodes", "striping_unit", "bogus", "sieve_buf_size"])
+        else:
+            for child in list(el)[:1]:
+                el.remove(child)
+    return ET.tostring(root, encoding=rng.choice(["utf-8", "iso-8859-1", "us-ascii"]))
+
+
+def test_convert_survives_damaged_xml(tmp_path):
+    n, crashes = _fuzz(XML_SEEDS, lambda p: ["convert", str(p)], tmp_path, ".xml", _xml_tree)
+    assert not crashes, f"convert crashed on damaged XML at {len(crashes)} places:\n" + "\n".join(
+        f"{k}: {v}" for k, v in list(crashes.items())[:15])
+
+
+def test_a_phase_without_its_file_is_named(tmp_path):
+    doc = json.loads((DATA / "bad_run_report.json").read_bytes())
+    del doc["phases"][0]["file"]
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    for argv in (["show"], ["smart", "--explain"]):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            status = cli.main([*argv, str(tmp_path / "r.json")])
+        if argv[0] == "show":
+            assert status == 2 and out.getvalue().count("\n") == 1
+            assert "r.json is damaged: a field is missing: 'file'" in out.getvalue()
+        else:
+            assert status in (1, 2)  # a version 1 report is not from smart mode: said so, no traceback

@@ -1,0 +1,79 @@
+"""Every command that takes a file refuses what it does not read: exit 2, one line naming the file."""
+
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+
+def darshan_example() -> Path:
+    darshan = pytest.importorskip("darshan")
+    log = Path(darshan.__file__).parent / "examples" / "example_logs" / "example.darshan"
+    if not log.is_file():
+        pytest.skip("the darshan wheel has no example logs")
+    return log
+
+
+def png(path: Path) -> Path:
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
+                     + chunk(b"IDAT", zlib.compress(b"\0\0")) + chunk(b"IEND", b""))
+    return path
+
+
+@pytest.fixture(scope="module")
+def bad_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bad")
+    empty = d / "empty.json"
+    empty.write_bytes(b"")
+    return {"darshan": darshan_example(), "png": png(d / "plot.png"), "empty": empty}
+
+
+# every command (and option) that reads a file the user names; {f} is the file
+COMMANDS = [
+    ["show", "{f}"], ["check", "{f}"], ["convert", "{f}"], ["smart", "--explain", "{f}"], ["report", "{f}"],
+    ["tune", "--baseline", "{f}", "--synthetic", "ufs", "--trials", "1", "--out", "{out}"],
+    ["advise", "--thresholds", "{f}", "{log}"], ["export", "{f}", "--to", "romio-hints"],
+]
+KINDS = {"darshan": "Darshan log", "png": "PNG image", "empty": "empty"}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("argv", COMMANDS, ids=lambda a: "-".join(w for w in a if "{" not in w))
+def test_a_foreign_file_is_one_line_and_exit_2(argv, kind, bad_files, tmp_path):
+    f = bad_files[kind]
+    words = [w.format(f=f, out=tmp_path / "out", log=bad_files["darshan"]) for w in argv]
+    r = subprocess.run([sys.executable, "-m", "iotuner", *words], capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in r.stderr + r.stdout
+    assert r.returncode in (2, 3) if argv[0] == "advise" else r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert f.name in lines[0] and lines[0].startswith(f"iotuner {argv[0]}")
+    assert KINDS[kind] in lines[0]
+
+
+def test_advise_names_a_png_and_an_empty_file(bad_files):
+    for kind in ("png", "empty"):
+        r = subprocess.run([sys.executable, "-m", "iotuner", "advise", str(bad_files[kind])], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert KINDS[kind] in r.stderr and bad_files[kind].name in r.stderr
+
+
+def test_run_with_a_foreign_settings_file_warns_and_runs_untuned(bad_files):
+    """The documented contract of run: a bad settings file never stops the job."""
+    r = subprocess.run([sys.executable, "-m", "iotuner", "run", "--config", str(bad_files["png"]), "--", "true"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "Traceback" not in r.stderr + r.stdout
+    assert "plot.png" in r.stderr and "PNG image" in r.stderr
+
+
+def test_the_sniffer_leaves_text_alone():
+    from iotuner import inputs
+    assert inputs.sniff(b'{"version": 1}') is None
+    assert inputs.sniff(b"3.41\0\0\0\0" + bytes(16)) == "a Darshan log"
+    assert inputs.sniff(b"3.5") is None  # a JSON number, too short to be a Darshan header
