@@ -62,6 +62,25 @@ def test_a_point_measured_before_costs_no_run(tmp_path):
     assert reused and all(r.state == "COMPLETE" and r.duplicate_of is not None for r in reused)
 
 
+def test_a_later_trial_waits_for_an_earlier_peer_that_has_not_yet_published_its_point(tmp_path):
+    # three workers on one study: A asks first but publishes its point last
+    a, _ = make_study(tmp_path, name="race", storage=f"sqlite:///{tmp_path}/race.db")
+    b, c = (stores.Store.open(f"sqlite:///{tmp_path}/race.db", "race", heartbeat_s=None) for _ in range(2))
+    point, other = {"mpiio.romio_cb_write": "disable"}, {"mpiio.romio_cb_write": "enable"}
+    asked_a, asked_b = a.ask(), b.ask()
+    b.proposed(asked_b, point)
+    assert b.in_flight(point, asked_b.number).number == asked_a.number  # A may be measuring the same point
+    a.proposed(asked_a, other)
+    b.refresh()
+    assert b.in_flight(point, asked_b.number) is None  # A measures another point: B goes ahead
+    asked_c = c.ask()
+    c.proposed(asked_c, point)
+    c.refresh()
+    assert c.in_flight(point, asked_c.number).number == asked_b.number  # B measures it: C waits, then shares
+    assert c.in_flight(other, asked_c.number).number == asked_a.number
+    assert a.in_flight(other, asked_a.number) is None  # the earliest never waits for a later one
+
+
 def test_aa_reports_no_significant_improvement(tmp_path):
     """Every configuration is the same: noise alone must not be called a gain."""
     store, outcome, t = synthetic_study(tmp_path, model="flat", strategy="bayes", trials=25, sigma=0.1)

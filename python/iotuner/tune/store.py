@@ -413,11 +413,14 @@ class Store:
         return (seed * 1_000_003 + int(self.session.id, 16)) % (2 ** 31)
 
     def in_flight(self, settings: Mapping[str, Any], before: int) -> Record | None:
-        """A running search trial of another worker, asked before trial `before`, with these settings."""
+        """A running search trial of another worker, asked before trial `before`, that measures these
+        settings, or that has not said yet what it measures: the earlier trial measures a point, a later one
+        with the same point waits for it. (A worker asks, then publishes its point: between the two, a peer
+        that asked later and published first would otherwise not see it.)"""
         key = canonical(settings)
         for r in self.search_trials():
             if r.state == "RUNNING" and r.number < before and r.session != self.session.id \
-                    and "settings" in r.attrs and r.key == key:
+                    and ("settings" not in r.attrs or r.key == key):
                 return r
         return None
 
