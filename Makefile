@@ -4,7 +4,7 @@
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-SOURCES := $(shell find native kernels bench python -type f \( -name '*.c' -o -name '*.h' -o -name '*.txt' -o -name '*.py' -o -name '*.map' -o -name '*.in' \) 2>/dev/null) CMakeLists.txt pyproject.toml
+SOURCES := $(shell find native kernels bench python tests/programs -type f \( -name '*.c' -o -name '*.h' -o -name '*.txt' -o -name '*.py' -o -name '*.map' -o -name '*.in' \) 2>/dev/null) CMakeLists.txt pyproject.toml
 
 .PHONY: all setup build demo test test-c test-py bench sanitize clean
 

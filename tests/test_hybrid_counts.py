@@ -1,5 +1,5 @@
 """The hybrid model's operation counts against ROMIO's (counting mode, 2 ranks): block size x cb_buffer_size x
-cb_nodes x contiguous/strided, writes and reads, two-phase (enabled and automatic) and independent (data sieving
+cb_nodes x contiguous/strided/sparse (strided with holes: read-modify-write), writes and reads, two-phase (enabled and automatic) and independent (data sieving
 and naive). Predicted counts must equal the measured ones exactly, with one listed exception."""
 
 import itertools
@@ -35,7 +35,7 @@ def racing_eof_read(m: verify.Mismatch, mode: str) -> bool:
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
-@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "sparse"])
 def test_predicted_counts_equal_measured(tmp_path, programs, layout, mode):
     failures, explained = [], 0
     for block, buffer, nodes in itertools.product(BLOCKS, BUFFERS, NODES):

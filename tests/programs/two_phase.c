@@ -4,7 +4,9 @@
  *   contiguous: its COUNT blocks as one region, one MPI_File_write_at_all per
  *               CALLS blocks (CALLS = COUNT: one call), or
  *   strided:    block i of rank r at (i * ranks + r) * BLOCK, through a view
- *               (a vector filetype) and MPI_File_write_all of CALLS blocks.
+ *               (a vector filetype) and MPI_File_write_all of CALLS blocks;
+ *   sparse:     as strided, with a hole of one BLOCK after every row of blocks
+ *               (block i of rank r at (i * (ranks + 1) + r) * BLOCK).
  * Byte values are a function of the offset, so a read checks what landed. */
 #include <mpi.h>
 #include <stdio.h>
@@ -17,14 +19,15 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     if (argc < 6) {
-        fprintf(stderr, "usage: %s FILE BLOCK COUNT contiguous|strided write|read|both [CALLS]\n", argv[0]);
+        fprintf(stderr, "usage: %s FILE BLOCK COUNT contiguous|strided|sparse write|read|both [CALLS]\n", argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long block = atol(argv[2]), count = atol(argv[3]);
-    int strided = !strcmp(argv[4], "strided");
+    int sparse = !strcmp(argv[4], "sparse"), strided = sparse || !strcmp(argv[4], "strided");
+    long slots = size + sparse; /* blocks per row of the file */
     int do_write = strcmp(argv[5], "read") != 0, do_read = strcmp(argv[5], "write") != 0;
     long per_call = argc > 6 ? atol(argv[6]) : count;
     if (block <= 0 || count <= 0 || per_call <= 0 || count % per_call) {
@@ -34,7 +37,7 @@ int main(int argc, char **argv)
     char *buf = malloc((size_t)(block * per_call));
     MPI_Datatype filetype = MPI_BYTE;
     if (strided) {
-        MPI_Type_vector((int)count, (int)block, (int)(block * size), MPI_BYTE, &filetype);
+        MPI_Type_vector((int)count, (int)block, (int)(block * slots), MPI_BYTE, &filetype);
         MPI_Type_commit(&filetype);
     }
     int bad = 0;
@@ -51,7 +54,8 @@ int main(int argc, char **argv)
         for (long c = 0; c < count / per_call; c++) {
             for (long k = 0; k < per_call; k++) {
                 long i = c * per_call + k;
-                MPI_Offset at = strided ? ((MPI_Offset)i * size + rank) * block : ((MPI_Offset)rank * count + i) * block;
+                MPI_Offset at = strided ? ((MPI_Offset)i * slots + rank) * block
+                                        : ((MPI_Offset)rank * count + i) * block;
                 for (long j = 0; j < block; j++)
                     if (writing)
                         buf[k * block + j] = value(at + j);
@@ -68,7 +72,8 @@ int main(int argc, char **argv)
                 MPI_File_read_at_all(fh, off, buf, n, MPI_BYTE, MPI_STATUS_IGNORE);
             for (long k = 0; !writing && k < per_call; k++) {
                 long i = c * per_call + k;
-                MPI_Offset at = strided ? ((MPI_Offset)i * size + rank) * block : ((MPI_Offset)rank * count + i) * block;
+                MPI_Offset at = strided ? ((MPI_Offset)i * slots + rank) * block
+                                        : ((MPI_Offset)rank * count + i) * block;
                 for (long j = 0; j < block; j++)
                     bad += buf[k * block + j] != value(at + j);
             }
