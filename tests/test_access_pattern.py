@@ -56,3 +56,15 @@ def test_independent_calls_have_no_access_entry(tmp_path, programs):
                      report=tmp_path / "r.json")
     assert result.ok
     assert "access" not in result.report.data
+
+
+def test_one_process_phases_have_their_pattern_and_folded_ones_none():
+    from iotuner.report import Report
+    entry = {"write": {"calls": 1}}
+    rep = Report({"phases": [{"group_size": 1}, {"group_size": 1}, {"group_size": 2}],
+                  "access": [{"phase": 0, "ranks_total": 1, "ranks": [{"rank": 0, **entry}]},
+                             {"phase": 1, "ranks_total": 2, "ranks": [{"rank": 0, **entry}, {"rank": 1, **entry}]},
+                             {"phase": 2, "ranks_total": 2, "ranks": [{"rank": 0, **entry}, {"rank": 1, **entry}]}]})
+    assert [x["rank"] for x in rep.access(0)] == [0]  # a job of one process: one collective of one
+    assert rep.access(1) == []  # files each opened by one process, folded: not one collective of two
+    assert [x["rank"] for x in rep.access(2)] == [0, 1]

@@ -98,3 +98,20 @@ def test_counting_report_matches_schema(tmp_path, programs):
     validate_report(raw)
     ops = {o["op"] for e in raw["access"] for r in e["ranks"] for o in r["operations"]}
     assert {"allgather", "alltoall", "allreduce", "isend", "irecv", "waitall", "pwrite", "pread"} <= ops
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_one_process_counts_equal_measured(tmp_path, programs, mode):
+    """A job of one process: ROMIO's two-phase path still runs in cb_buffer_size rounds (with holes,
+    read-modify-write), and the automatic mode goes independent (nothing interleaves)."""
+    failures = []
+    for block, buffer, layout in itertools.product(BLOCKS, BUFFERS, ("contiguous", "sparse")):
+        hints = {"cb_buffer_size": buffer, **MODES[mode]}
+        cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": hints})
+        result = run_job(mpi(1) + [programs["two_phase"], tmp_path / f"{block}-{buffer}-{layout}.bin", block, COUNT,
+                                   layout, "both", PER_CALL], config=cfg, report=tmp_path / "r.json", count_ops=True)
+        assert result.ok and "two_phase: ok" in result.stdout, result.stderr
+        checked, mismatches = verify.compare(result.report, hints)
+        assert checked == 2
+        failures += [f"block {block}, cb_buffer_size {buffer}, {layout}: {m}" for m in mismatches]
+    assert not failures, "\n".join(failures)

@@ -49,10 +49,13 @@ class Report:
         return [p for p in self.phases if not (p["bytes_written"] or p["bytes_read"])]
 
     def access(self, phase: int) -> list[dict]:
-        """Per rank, the access pattern of a phase's collective MPI-IO calls (docs/report.md); [] when none."""
+        """Per rank, the access pattern of a phase's collective MPI-IO calls (docs/report.md); [] when none,
+        or when they were not one collective: a folded phase of files each opened by one process."""
         for entry in self.data.get("access", []):
             if entry["phase"] == phase:
-                return entry["ranks"]
+                ph = self.phases[phase] if 0 <= phase < len(self.phases) else {}
+                alone = int(ph.get("group_size", 0) or 0) == 1
+                return [] if alone and entry.get("ranks_total", len(entry["ranks"])) > 1 else entry["ranks"]
         return []
 
     def application_value(self, knob: str) -> str | None:

@@ -472,8 +472,8 @@ static char *pack_entries(size_t *len)
     iot_buf_init(&b);
     for (size_t i = 0; phases && i < nph; i++) {
         iot_access *a = atomic_load(&phases[i]->access);
-        if (!a || !phases[i]->key.group || phases[i]->group_size < 2)
-            continue; /* a collective call on one process is its own access: nothing to aggregate */
+        if (!a)
+            continue; /* on one process too: ROMIO's two-phase I/O still buffers in rounds there */
         acc_entry e;
         memset(&e, 0, sizeof e);
         e.key = phases[i]->key;
