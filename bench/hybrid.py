@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """The hybrid model against black-box ML and random search, after Isaila et al. (Cluster'15) Fig. 8-11.
 
-Instances: bytes per rank (11 values, 64 KiB to 64 MiB, in 1 MiB collective calls, or one call below that) x
-1 and 2 ranks, an IOR-like contiguous pattern (tests/programs/two_phase.c) written then read back on /dev/shm.
+Instances: bytes per rank (11 values, 64 KiB to 64 MiB) x 1 and 2 ranks, written then read back on /dev/shm
+(tests/programs/two_phase.c), in one of two patterns (--pattern):
+  contiguous  IOR-like: each rank's bytes as one region, in 1 MiB collective calls (one call below that);
+  strided     16 KiB blocks interleaved across the ranks (block i of rank r at (i x ranks + r) x 16 KiB), through
+              a file view, 64 blocks per collective call: the pattern two-phase I/O and data sieving exist for;
+  sparse      as strided, with a 16 KiB hole after every row of blocks: writes read-modify-write.
 Configurations: romio_cb_write = romio_cb_read in {automatic, enable, disable} x cb_nodes {1, 2} (with
 cb_config_list *:2) x cb_buffer_size {256 KiB, 1, 4, 16 MiB}: 24. Every configuration of every instance is
 measured once (the ground truth; write and read phase times from the run report); the default is ROMIO's own
@@ -52,6 +56,7 @@ BUFFERS = (256 * KIB, MIB, 4 * MIB, 16 * MIB)
 DEFAULT = ("automatic", 1, 16 * MIB)
 SIGMAS = (0.0, 0.001, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0)
 K = 3
+STRIDED_BLOCK = 16 * KIB
 
 
 class Locked:
@@ -74,10 +79,19 @@ def hints_of(cfg) -> dict:
             "cb_buffer_size": str(buf)}
 
 
-def run_instance(size: int, ranks: int, scratch: Path, out: Path) -> dict:
+def layout(size: int, pattern: str) -> tuple[int, int, int]:
+    """(block, count, blocks per call) of one rank's bytes."""
+    if pattern in ("strided", "sparse"):
+        count = size // STRIDED_BLOCK
+        return STRIDED_BLOCK, count, min(count, MIB // STRIDED_BLOCK)
+    block = min(size, MIB)
+    return block, size // block, 1
+
+
+def run_instance(size: int, ranks: int, pattern: str, scratch: Path, out: Path) -> dict:
     """Every configuration of one instance, measured once: {config: (write s, read s)}, and the default's report."""
     exe = native.executable("bench_two_phase")
-    block = min(size, MIB)
+    block, count, per_call = layout(size, pattern)
     result, default_report = {}, None
     with Locked():
         for cfg in configs():
@@ -86,8 +100,8 @@ def run_instance(size: int, ranks: int, scratch: Path, out: Path) -> dict:
             data = scratch / "data.bin"
             data.unlink(missing_ok=True)
             rep_path = out / "report.json"
-            res = runner.run(["mpiexec.mpich", "-n", str(ranks), str(exe), str(data), str(block), str(size // block),
-                              "contiguous", "both", "1"], config=doc, report=rep_path, capture=True, timeout=300)
+            res = runner.run(["mpiexec.mpich", "-n", str(ranks), str(exe), str(data), str(block), str(count),
+                              pattern, "both", str(per_call)], config=doc, report=rep_path, capture=True, timeout=300)
             if not res.ok:
                 raise SystemExit(f"bench/hybrid: run failed ({cfg}): {res.stderr[-500:]}")
             phases = res.report.data_phases()
@@ -165,6 +179,8 @@ def main() -> int:
     ap.add_argument("--calibration", help="calibration file (default: run `iotuner calibrate` on /dev/shm first)")
     ap.add_argument("--truth", help="reuse a ground-truth JSON written by an earlier run (--save-truth)")
     ap.add_argument("--save-truth", help="write the ground truth here")
+    ap.add_argument("--pattern", choices=("contiguous", "strided", "sparse"), default="contiguous",
+                    help="the instances' access pattern (default: contiguous, as in the paper)")
     ap.add_argument("--quick", action="store_true", help="3 sizes x 2 ranks, 2 repetitions (checks the script)")
     args = ap.parse_args()
     sizes = [64 * KIB, MIB, 16 * MIB] if args.quick else SIZES
@@ -186,6 +202,9 @@ def main() -> int:
             print(f"  {name:10s} {s.learner:14s} R2 {s.cv_r2:6.3f}  RMSE {s.cv_rmse_s:.2e} s")
         if args.truth:
             raw = json.loads(Path(args.truth).read_text())
+            if raw.get("pattern", "contiguous") != args.pattern:
+                raise SystemExit(f"bench/hybrid: {args.truth} holds the {raw.get('pattern', 'contiguous')} pattern; "
+                                 f"add --pattern {raw.get('pattern', 'contiguous')}")
             truth_w = [{tuple(json.loads(k)): v[0] for k, v in t.items()} for t in raw["times"]]
             truth_r = [{tuple(json.loads(k)): v[1] for k, v in t.items()} for t in raw["times"]]
             reports = raw["reports"]
@@ -193,7 +212,7 @@ def main() -> int:
             truth_w, truth_r, reports = [], [], []
             t0 = time.monotonic()
             for size, ranks in instances:
-                got = run_instance(size, ranks, Path(scratch), Path(out))
+                got = run_instance(size, ranks, args.pattern, Path(scratch), Path(out))
                 truth_w.append({c: t[0] for c, t in got["times"].items()})
                 truth_r.append({c: t[1] for c, t in got["times"].items()})
                 reports.append(got["report"])
@@ -201,7 +220,7 @@ def main() -> int:
                       flush=True)
             print(f"ground truth: {len(instances) * len(configs())} runs in {time.monotonic() - t0:.0f} s")
             if args.save_truth:
-                Path(args.save_truth).write_text(json.dumps({
+                Path(args.save_truth).write_text(json.dumps({"pattern": args.pattern,
                     "times": [{json.dumps(list(c)): [truth_w[i][c], truth_r[i][c]] for c in configs()}
                               for i in range(len(instances))], "reports": reports}))
     for direction, truth in (("write", truth_w), ("read", truth_r)):
@@ -217,8 +236,12 @@ def main() -> int:
             for rep in range(args.reps):
                 res["rs"] += speedups(truth, pick_rs(truth, rng))
                 res["ml"] += speedups(truth, pick_ml(truth, instances, rng, sigma))
-                c = cal if not sigma else cal.refit(calibration.with_noise(cal.records, sigma,
-                                                                           np.random.default_rng(rng.randrange(1 << 30))))
+                if not sigma:  # Fig. 10: fewer training points (the paper's 66 and 33 of 99)
+                    for per in (2, 1):
+                        name = f"ml, {per * len(instances)} points"
+                        res[name] = res.get(name, []) + speedups(truth, pick_ml(truth, instances, rng, 0.0, per))
+                noisy = np.random.default_rng(rng.randrange(1 << 30))
+                c = cal if not sigma else cal.refit(calibration.with_noise(cal.records, sigma, noisy))
                 res["hybrid"] += speedups(truth, pick_hybrid(instances, reports, c, direction))
             for m, xs in res.items():
                 if sigma and m == "rs":
