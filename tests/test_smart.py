@@ -147,10 +147,17 @@ def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
 
 
 def test_feedback_loop_rolls_back_only_the_rule_that_hurts(tmp_path):
-    with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-x", "1M", "-t", "11", "-F", "-o", scratch],
-                        rules=HARMFUL_AND_BENIGN, IOTUNER_SMART_MARGIN=HARM_MARGIN)
-    phases = rep.data["smart"]["phases"]
+    for attempt in range(3):
+        with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
+            rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-x", "1M", "-t", "11", "-F", "-o", scratch],
+                            rules=HARMFUL_AND_BENIGN, IOTUNER_SMART_MARGIN=HARM_MARGIN)
+        phases = rep.data["smart"]["phases"]
+        # the second look compares rule 1 with the default settings run just before (phase 5); when that run
+        # met one of this machine's bursts (under half the default's speed in phases 0 and 3), keeping the rule
+        # is the right decision on what was measured, and the run says nothing about the rule: run it again
+        bw = [p["bandwidth_mib_s"] for p in phases]
+        if len(bw) < 6 or bw[5] >= 0.5 * max(bw[0], bw[3]):
+            break
     ran = [(p["role"], p["rules_applied"]) for p in phases]
     # harm confirmed by the probe, then each rule alone: rule 1 slower than the defaults, and again when run
     # right after the defaults ran once more; rule 2 not
