@@ -17,7 +17,9 @@ point of the space was measured on this machine. Each run draws one of the
 point's recorded runs; a point's true value is the median of its recorded
 runs, the best known value the sweep's best median. Medians come with a
 bootstrap 95% interval over the seeds, and a Mann-Whitney test tells whether
-two strategies' counts differ beyond the noise of the seeds.
+two strategies' counts differ beyond the noise of the seeds; a sign test
+against the exact distribution of uniform sampling without repeats (what
+seeds alone give) tells whether a strategy beats blind sampling.
 
 Real (on by default; --no-real skips it): a few short studies of the bandio
 kernel itself from the same baseline, judged by the sweep's medians, as a
@@ -190,8 +192,32 @@ def replay_part(opts) -> dict[str, list[int | None]]:
                                    alternative="two-sided").pvalue
             row.append(f"{p:.2g}")
         print(f"  {a:12s}" + "".join(f"{c:>13s}" for c in row))
+    uniform_against(results, len(rec.points), tgt.reaching)
     print(f"  ({time.time() - start:.0f}s)")
     return results
+
+
+def uniform_within(t: int, points: int, good: int) -> float:
+    """P(uniform sampling without repeats measures one of `good` points of `points` within t evaluations)."""
+    miss = 1.0
+    for i in range(t):
+        miss *= (points - good - i) / (points - i)
+    return 1 - miss
+
+
+def uniform_against(results: dict[str, list[int | None]], points: int, good: int) -> None:
+    """The seeds' own noise as the yardstick: a strategy no better than uniform sampling reaches the target
+    within the uniform median in half its seeds (a sign test against that exact distribution)."""
+    if not good:
+        return
+    med = next(t for t in range(1, points + 1) if uniform_within(t, points, good) >= 0.5)
+    share = uniform_within(med, points, good)
+    print(f"  against uniform sampling without repeats (median {med} evaluations for {good} target points of "
+          f"{points}): seeds within {med}, and the two-sided binomial p against uniform sampling")
+    for name, counts in results.items():
+        k = sum(1 for c in counts if c is not None and c <= med)
+        p = stats.binomtest(k, len(counts), share).pvalue
+        print(f"  {name:12s} {k:3d}/{len(counts)}   p = {p:.2g}")
 
 
 def real_part(opts, replayed: dict[str, list[int | None]] | None) -> None:

@@ -1,0 +1,33 @@
+"""bench/strategies.py's yardstick: the exact distribution of uniform sampling without repeats."""
+
+import importlib.util
+import random
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "strategies.py"
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("bench_strategies", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_uniform_within_matches_sampling_without_repeats(capsys):
+    bench = load()
+    rng = random.Random(1)
+    points, good, draws = 60, 3, 20000
+    firsts = []
+    for _ in range(draws):
+        order = rng.sample(range(points), points)
+        firsts.append(next(i + 1 for i, p in enumerate(order) if p < good))
+    for t in (1, 5, 15, 30, 58):
+        simulated = sum(f <= t for f in firsts) / draws
+        assert abs(bench.uniform_within(t, points, good) - simulated) < 0.015, t
+    assert bench.uniform_within(points - good + 1, points, good) == 1.0
+    # counts drawn from uniform sampling pass the sign test; a strategy that finds a target point at once does not
+    bench.uniform_against({"blind": firsts[:60], "sharp": [1] * 60}, points, good)
+    lines = {line.split()[0]: float(line.split("p = ")[1]) for line in capsys.readouterr().out.splitlines()
+             if "p = " in line}
+    assert lines["blind"] > 0.01 and lines["sharp"] < 1e-6
