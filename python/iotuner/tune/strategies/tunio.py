@@ -60,8 +60,12 @@ class _ImpactFirst(Strategy):
         if key not in self._rows:
             row = []
             for d in self.space.dimensions:
-                match = [i for i, v in enumerate(d.values)
-                         if all(k in flat and d.label(flat[k]) == d.label(x) for k, x in d.settings_of(v).items())]
+                # a value that leaves a knob alone (sets nothing) is not every value: knobs it does not set
+                # must be absent from the point too
+                knobs = d.knobs()
+                match = [i for i, v in enumerate(d.values) if all(
+                    k in flat and d.label(flat[k]) == d.label(x) for k, x in d.settings_of(v).items())
+                    and not any(k in flat for k in knobs - set(d.settings_of(v)))]
                 if not match:
                     self._rows[key] = None
                     break
