@@ -30,13 +30,15 @@ test-py: $(STAMP)
 	$(PY) -m pytest -q
 
 # Every benchmark in bench/: the runtime's overhead, the search strategies (synthetic, then a
-# real kernel: about 4 minutes in all), smart mode's cost and speedups, TunIO's search and stoppers.
+# real kernel: about 4 minutes in all), smart mode's cost and speedups, TunIO's search and stoppers,
+# the hybrid model against ML and random search (about 5 minutes).
 bench: $(STAMP)
 	$(PY) bench/overhead.py
 	$(PY) bench/strategies.py
 	$(PY) bench/smart.py
 	$(PY) bench/many_files.py
 	$(PY) bench/tunio.py
+	$(PY) bench/hybrid.py
 
 # ASan + UBSan: the C core's tests and kernel runs under the library (its own build in build/sanitize).
 sanitize: $(STAMP)

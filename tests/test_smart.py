@@ -147,7 +147,7 @@ def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
 
 
 def test_feedback_loop_rolls_back_only_the_rule_that_hurts(tmp_path):
-    for attempt in range(3):
+    for _ in range(3):
         with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
             rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-x", "1M", "-t", "11", "-F", "-o", scratch],
                             rules=HARMFUL_AND_BENIGN, IOTUNER_SMART_MARGIN=HARM_MARGIN)
