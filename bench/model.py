@@ -323,9 +323,9 @@ def to_winner(out: Path, summary: dict) -> tuple[int, float] | None:
 
 
 def part4(seeds: int, training: int, top_k: int) -> None:
-    app = [str(native.executable("h5ior")), "-b", "32M", "-x", "1M", "-o", "{scratch}"]
+    app = [str(native.executable("h5ior")), "-b", "32M", "-t", "1M", "-o", "{scratch}"]
     runs = training + top_k
-    print(f"\n4. real runs: h5ior -b 32M -x 1M on 2 ranks, /dev/shm, baseline romio_cb_write=enable (one aggregator), "
+    print(f"\n4. real runs: h5ior -b 32M -t 1M on 2 ranks, /dev/shm, baseline romio_cb_write=enable (one aggregator), "
           f"space romio;\n   model ({training} training + top {top_k}) against ga ({runs} trials), seeds "
           f"{list(range(seeds))} (medians)")
     print(f"  {'strategy':28s} {'confirmed gain':>15s} {'runs to the winner':>19s} {'time to the winner':>19s} "

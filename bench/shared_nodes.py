@@ -31,7 +31,7 @@ def spread(xs):
 
 
 def run(doc_path: Path, out: Path, label: str) -> float:
-    app = [str(native.executable("h5ior")), "-b", "32M", "-x", "1M", "-o", str(out / label)]
+    app = [str(native.executable("h5ior")), "-b", "32M", "-t", "1M", "-o", str(out / label)]
     (out / label).mkdir(parents=True, exist_ok=True)
     r = runner.run(["mpiexec.mpich", "-n", "2", *app], config=doc_path, report=out / f"{label}.json", capture=True,
                    timeout=300)
@@ -58,7 +58,7 @@ def main() -> int:
                 other.start()  # a second worker's trial on the same node, at the same time
                 shared[name].append(run(path, out, f"shared-{rnd}"))
                 other.join()
-    print(f"h5ior -b 32M -x 1M, 2 ranks on /dev/shm, {opts.rounds} interleaved rounds; write bandwidth (MiB/s)")
+    print(f"h5ior -b 32M -t 1M, 2 ranks on /dev/shm, {opts.rounds} interleaved rounds; write bandwidth (MiB/s)")
     print(f"  {'settings':16s} {'alone':>9s} {'spread':>7s} {'shared':>9s} {'spread':>7s} {'shared/alone':>13s}")
     for name in CONFIGS:
         a, s = statistics.median(alone[name]), statistics.median(shared[name])

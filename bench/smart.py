@@ -75,7 +75,7 @@ def overhead(opts, workdir: Path, launcher: list[str], phases: int) -> None:
     pays the learning, a long one mostly the scoring."""
     rules = workdir / "no-op-rules.json"
     rules.write_text(json.dumps(NO_OP_RULES))
-    app = [str(native.executable("h5ior")), "-b", "16M", "-x", "4K", "-m", "independent", "-t", str(phases), "-F"]
+    app = [str(native.executable("h5ior")), "-b", "16M", "-t", "4K", "-m", "independent", "-i", str(phases)]
     run(app, workdir, smart=False, rules=None, launcher=launcher)  # warm-up
     ratios, plain_t, smart_t, own = [], [], [], []
     calls = learned = 0
@@ -95,7 +95,7 @@ def overhead(opts, workdir: Path, launcher: list[str], phases: int) -> None:
         smart_t.append(times[True])
         ratios.append(times[True] / times[False])
     lo, hi = median_interval(ratios)
-    print(f"overhead: h5ior -b 16M -x 4K independent, {phases} phases, {opts.ranks} ranks, {opts.rounds} paired rounds: "
+    print(f"overhead: h5ior -b 16M -t 4K independent, {phases} phases, {opts.ranks} ranks, {opts.rounds} paired rounds: "
           f"{calls} HDF5 + MPI-IO data calls per rank, {learned} of them learned into the grammar")
     print(f"  pass-through write time  median {statistics.median(plain_t):.4f} s")
     print(f"  smart mode write time    median {statistics.median(smart_t):.4f} s")
@@ -109,11 +109,11 @@ def speedup(opts, workdir: Path, launcher: list[str]) -> None:
     hints = workdir / "site-romio-hints"
     hints.write_text("romio_cb_write enable\n")  # a site default forcing one collective-buffering aggregator
     cases = {
-        "h5ior (IOR-like, poor site ROMIO_HINTS)": ([str(native.executable("h5ior")), "-b", "32M", "-x", "1M", "-t",
-                                                    str(opts.phases), "-F"], {"ROMIO_HINTS": str(hints)}),
+        "h5ior (IOR-like, poor site ROMIO_HINTS)": ([str(native.executable("h5ior")), "-b", "32M", "-t", "1M", "-i",
+                                                    str(opts.phases)], {"ROMIO_HINTS": str(hints)}),
         "flashio (collective, many small datasets)": [str(native.executable("flashio")), "-t", str(opts.phases)],
-        "h5ior (collective 1 MiB, IOR-like)": [str(native.executable("h5ior")), "-b", "32M", "-x", "1M", "-t",
-                                               str(opts.phases), "-F"],
+        "h5ior (collective 1 MiB, IOR-like)": [str(native.executable("h5ior")), "-b", "32M", "-t", "1M", "-i",
+                                               str(opts.phases)],
         "vpicio (collective, 8 variables)": [str(native.executable("vpicio")), "-n", "512K", "-t", str(opts.phases),
                                              "-F"],
     }

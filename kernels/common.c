@@ -52,22 +52,30 @@ void *k_malloc(size_t n)
     return p;
 }
 
+static int owns(const kctx *k, int opt)
+{
+    return k->own_opts && strchr(k->own_opts, opt);
+}
+
 static void usage(const kctx *k, FILE *out)
 {
     const char *stem = k->stem ? k->stem : k->name;
     fprintf(out,
             "usage: %s [options]\n"
             "common options:\n"
-            "  -o DIR     output directory, created if missing (default .)\n"
-            "  -t N       number of timesteps (default 1)\n",
+            "  -o DIR     output directory, created if missing (default .)\n",
             k->name);
-    if (k->always_file_per_step || !k->step_groups)
-        fprintf(out, "  -F         no-op: always one file per timestep, %s_NNNN.h5\n", stem);
-    else
-        fprintf(out,
-                "  -F         one file per timestep, %s_NNNN.h5 (default: one file %s.h5,\n"
-                "             a group /Step#N per step)\n",
-                stem, stem);
+    if (!owns(k, 't'))
+        fprintf(out, "  -t N       number of timesteps (default 1)\n");
+    if (!owns(k, 'F')) {
+        if (k->always_file_per_step || !k->step_groups)
+            fprintf(out, "  -F         no-op: always one file per timestep, %s_NNNN.h5\n", stem);
+        else
+            fprintf(out,
+                    "  -F         one file per timestep, %s_NNNN.h5 (default: one file %s.h5,\n"
+                    "             a group /Step#N per step)\n",
+                    stem, stem);
+    }
     fprintf(out,
             "  -m MODE    HDF5 transfer mode of the raw data: collective | independent\n"
             "             (default collective)\n"
@@ -173,6 +181,10 @@ void k_init(kctx *k, int *argc, char ***argv)
     int c;
     opterr = 0;
     while ((c = getopt(*argc, *argv, optstring)) != -1) {
+        if (c != ':' && c != '?' && owns(k, c)) {
+            k->on_opt(k, c, optarg);
+            continue;
+        }
         switch (c) {
         case 'h':
             if (k->rank == 0)
@@ -209,7 +221,7 @@ void k_init(kctx *k, int *argc, char ***argv)
         k->file_per_step = 1; /* without step groups, steps cannot share a file */
 
     k->fapl = KH(H5Pcreate(H5P_FILE_ACCESS));
-    KH(H5Pset_fapl_mpio(k->fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+    KH(H5Pset_fapl_mpio(k->fapl, k->file_per_process ? MPI_COMM_SELF : MPI_COMM_WORLD, MPI_INFO_NULL));
     k->dxpl = KH(H5Pcreate(H5P_DATASET_XFER));
     KH(H5Pset_dxpl_mpio(k->dxpl, k->collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT));
     /* Every element gets written, so skip the fill-value write at allocation. */
@@ -761,8 +773,11 @@ static void make_dirs(kctx *k)
 static void file_name(const kctx *k, int step, char *out, size_t len)
 {
     const char *stem = k->stem ? k->stem : k->name;
-    int n = k->file_per_step ? snprintf(out, len, "%s/%s_%04d.h5", k->outdir, stem, step)
-                             : snprintf(out, len, "%s/%s.h5", k->outdir, stem);
+    char rank[16] = "";
+    if (k->file_per_process)
+        snprintf(rank, sizeof rank, ".%08d", k->rank);
+    int n = k->file_per_step ? snprintf(out, len, "%s/%s_%04d%s.h5", k->outdir, stem, step, rank)
+                             : snprintf(out, len, "%s/%s%s.h5", k->outdir, stem, rank);
     if (n < 0 || (size_t)n >= len)
         k_fatal("output path too long");
 }
@@ -845,7 +860,7 @@ static long phase(kctx *k, int write)
             for (int i = 0; i < k->nvars; i++)
                 bad += verify_var(k, &k->vars[i], s, path, loc_name);
     }
-    summary(k, write ? "write" : "read", t, nfiles);
+    summary(k, write ? "write" : "read", t, k->file_per_process ? nfiles * k->nprocs : nfiles);
     return bad;
 }
 
@@ -871,7 +886,10 @@ int k_run(kctx *k)
     if (k->rank == 0) {
         printf("%s config: ranks=%d steps=%d files=%s mode=%s flush=%s read=%s "
                "bytes_per_step=%" PRIu64 " %s\n",
-               k->name, k->nprocs, k->steps, k->file_per_step ? "per-step" : "single",
+               k->name, k->nprocs, k->steps,
+               k->file_per_process ? (k->file_per_step ? "per-process-and-step" : "per-process")
+               : k->file_per_step  ? "per-step"
+                                   : "single",
                k->collective ? "collective" : "independent", k->flush ? "yes" : "no",
                k->read_only ? "only" : k->read_back ? "yes" : "no", total, k->desc);
         fflush(stdout);

@@ -62,6 +62,7 @@ typedef struct kctx {
     const char *name;         /* "vpicio": summary prefix */
     const char *stem;         /* file name stem; NULL = name */
     const char *opts;         /* kernel's getopt letters, e.g. "n:" */
+    const char *own_opts;     /* common letters the kernel takes over, with the same arity (h5ior: IOR's "tF") */
     const char *usage;        /* kernel's option help lines */
     k_opt_fn on_opt;
     int always_file_per_step; /* flashio: one checkpoint file per step */
@@ -76,6 +77,7 @@ typedef struct kctx {
     const char *outdir;
     int steps;
     int file_per_step;
+    int file_per_process;     /* each rank its own file on MPI_COMM_SELF, <stem>.RRRRRRRR.h5 (IOR's -F) */
     int collective;
     int read_back;            /* -r */
     int read_only;            /* -R: skip the write phase */

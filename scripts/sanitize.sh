@@ -42,7 +42,7 @@ run "vpicio with settings" "$tmp/vpicio.log" mpiexec.mpich -n 2 -genv LD_PRELOAD
 grep -q "vpicio verify: ok" "$tmp/vpicio.log" && test -s "$tmp/vpicio.json"
 
 run "h5ior in smart mode" "$tmp/h5ior.log" mpiexec.mpich -n 2 -genv LD_PRELOAD "$lib" -genv IOTUNER_SMART 1 \
-    -genv IOTUNER_REPORT "$tmp/h5ior.json" "$dir/kernels/h5ior" -b 2M -t 4 -F -r -o "$tmp/h5ior"
+    -genv IOTUNER_REPORT "$tmp/h5ior.json" "$dir/kernels/h5ior" -b 2M -i 4 -r -o "$tmp/h5ior"
 grep -q "h5ior verify: ok" "$tmp/h5ior.log" && test -s "$tmp/h5ior.json"
 
 run "a serial program writing 600 files" "$tmp/files.log" env LD_PRELOAD="$lib" IOTUNER_REPORT="$tmp/files.json" \

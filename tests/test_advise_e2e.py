@@ -31,7 +31,7 @@ def iotuner(*args, **kw) -> subprocess.CompletedProcess:
 
 
 def write_bw(config: Path, scratch: Path, report: Path) -> float:
-    result = run_job(mpi() + [kernel("h5ior"), "-b", "64M", "-x", "1M", "-o", scratch], config=config,
+    result = run_job(mpi() + [kernel("h5ior"), "-b", "64M", "-t", "1M", "-o", scratch], config=config,
                      report=report)
     assert result.ok and result.report is not None, result.stderr
     return result.report.totals["write_bandwidth_mib_s"]

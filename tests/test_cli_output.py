@@ -52,7 +52,7 @@ def test_show_reprints_a_finished_tuning(tmp_path):
 
 @pytest.mark.mpi
 def test_a_kernel_runs_by_name(tmp_path):
-    r = iotuner("run", "--", *mpi(), "h5ior", "-b", "1M", "-x", "256K", "-o", tmp_path, cwd=tmp_path)
+    r = iotuner("run", "--", *mpi(), "h5ior", "-b", "1M", "-t", "256K", "-o", tmp_path, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "h5ior.h5" in r.stdout
 
@@ -87,8 +87,31 @@ def test_check_warns_on_near_misses_in_every_layer(tmp_path):
 
 
 @pytest.mark.mpi
-def test_h5ior_takes_iors_segment_and_collective_letters(tmp_path):
-    r = subprocess.run([*mpi(), kernel("h5ior"), "-b", "64K", "-x", "16K", "-s", "3", "-c", "-o", str(tmp_path)],
-                       capture_output=True, text=True, timeout=120)
+def test_h5ior_takes_iors_letters_with_iors_meanings(tmp_path):
+    def h5ior(*args, out):
+        return subprocess.run([*mpi(), kernel("h5ior"), *args, "-r", "-o", str(out)], capture_output=True, text=True,
+                              timeout=120)
+
+    # -t is the transfer size, -s segments in one shared file
+    r = h5ior("-b", "64K", "-t", "16K", "-s", "3", "-c", out=tmp_path / "seg")
     assert r.returncode == 0, r.stderr
-    assert "steps=3" in r.stdout and "mode=collective" in r.stdout
+    assert "steps=3 files=single mode=collective" in r.stdout and "transfers_per_rank=4" in r.stdout
+    assert "h5ior verify: ok" in r.stdout and [f.name for f in (tmp_path / "seg").iterdir()] == ["h5ior.h5"]
+
+    # -F: a file per process; -i: iterations, each its own files. Under the runtime, each iteration's files are one
+    # phase of both ranks, and every byte is counted once.
+    out = tmp_path / "fpp"
+    rep = tmp_path / "fpp.json"
+    r = iotuner("run", "--report", rep, "--", *mpi(), "h5ior", "-b", "256K", "-t", "64K", "-F", "-i", "2", "-r",
+                "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "files=per-process-and-step" in r.stdout and "h5ior verify: ok" in r.stdout
+    assert sorted(f.name for f in out.iterdir()) == [f"h5ior_000{i}.0000000{rank}.h5" for i in (0, 1) for rank in (0, 1)]
+    doc = json.loads(rep.read_text())
+    writes = [p for p in doc["phases"] if p["bytes_written"]]
+    assert [(p["ranks"], p["files"], p["bytes_written"]) for p in writes] == [(2, 2, 2 * 256 * 1024)] * 2
+    assert doc["totals"]["bytes_written"] == doc["totals"]["bytes_read"] == 2 * 2 * 256 * 1024
+
+    for bad, why in ((["-s", "2", "-i", "2"], "-s and -i cannot be combined"), (["-F", "-p", "strided"], "not with -F")):
+        r = h5ior(*bad, out=tmp_path / "bad")
+        assert r.returncode == 2 and why in r.stderr, r.stderr

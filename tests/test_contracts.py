@@ -143,7 +143,7 @@ def test_flat_settings_round_trip():
 @pytest.mark.mpi
 def test_smart_report_matches_schema(tmp_path):
     import os
-    result = run_job(mpi() + [kernel("h5ior"), "-b", "2M", "-t", "3", "-F", "-o", tmp_path],
+    result = run_job(mpi() + [kernel("h5ior"), "-b", "2M", "-i", "3", "-o", tmp_path],
                      report=tmp_path / "r.json", env=dict(os.environ, IOTUNER_SMART="1"))
     assert result.ok
     data = json.loads((tmp_path / "r.json").read_text())

@@ -254,7 +254,7 @@ def test_two_workers_on_slurm_and_postgresql_tune_a_kernel_and_survive_a_cancell
         proc = tune("--baseline", baseline, "--space", "romio", "--strategy", "random", "--trials", 10,
                     "--objective", "write-bw", "--launcher", "slurm", "--workers", 2, "--submit", "--heartbeat", 2,
                     "--baseline-every", 0, "--study", study, "--storage", url, "--out", tmp_path / "out",
-                    "--scratch", scratch, "--", kernel("h5ior"), "-b", "16M", "-x", "1M", "-o", "{scratch}")
+                    "--scratch", scratch, "--", kernel("h5ior"), "-b", "16M", "-t", "1M", "-o", "{scratch}")
         try:
             wait_for(lambda: _has_study(url, study), 60, "the study")
             store = Store.open(url, study, heartbeat_s=None)

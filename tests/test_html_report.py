@@ -92,7 +92,7 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     assert r.returncode == 0 and "(advice page" in r.stdout
     out["advice"] = tmp / "advice.html"
     with tempfile.TemporaryDirectory(prefix="iotuner-html-") as scratch:
-        res = run_job(mpi() + [kernel("h5ior"), "-b", "4M", "-x", "1M", "-t", "3", "-F", "-o", scratch],
+        res = run_job(mpi() + [kernel("h5ior"), "-b", "4M", "-t", "1M", "-i", "3", "-o", scratch],
                       report=tmp / "smart.json", env=dict(os.environ, IOTUNER_SMART="1"))
         assert res.ok, res.stderr
     r = iotuner("report", tmp / "smart.json", "-o", tmp / "smart.html")

@@ -30,7 +30,7 @@ def test_hybrid_reaches_a_confirmed_gain_in_five_runs(tmp_path):
                     "--strategy-option", "top=3", "--strategy-option", f"calibration={cal}", "--trials", 10,
                     "--objective", "write-bw", "--confirm-top", 1, "--confirm-rounds", 8, "--study", "hybrid",
                     "--out", tmp_path / "out", "--scratch", scratch,
-                    "--", kernel("h5ior"), "-b", "32M", "-x", "1M", "-o", "{scratch}", timeout=900)
+                    "--", kernel("h5ior"), "-b", "32M", "-t", "1M", "-o", "{scratch}", timeout=900)
         assert r.returncode == 0, r.stderr + r.stdout[-3000:]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     rows = list(csv.DictReader(open(tmp_path / "out" / "trials.csv")))

@@ -22,7 +22,7 @@ def test_logpath_names_reports_by_user_executable_job_and_time(tmp_path):
     env.pop("IOTUNER_REPORT")
     env.update(IOTUNER_LOGPATH=str(logs), SLURM_JOB_ID="4242", SLURM_STEP_ID="3", USER="alice",
                ROMIO_HINTS=str(hints), MPICH_MPIIO_HINTS="*.h5:cb_nodes=1")
-    r = subprocess.run([*mpi(), kernel("h5ior"), "-b", "1M", "-x", "256K", "-o", str(tmp_path)], env=env,
+    r = subprocess.run([*mpi(), kernel("h5ior"), "-b", "1M", "-t", "256K", "-o", str(tmp_path)], env=env,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     written = list(logs.iterdir())
@@ -45,7 +45,7 @@ def test_excluded_directories_are_neither_measured_nor_tuned(tmp_path):
     cfg = tmp_path / "s.json"
     cfg.write_text('{"version": 1, "mpiio": {"romio_cb_write": "disable"}}')
     for d in (out, other):
-        r = run_job([*mpi(), kernel("h5ior"), "-b", "1M", "-x", "256K", "-o", d], config=cfg,
+        r = run_job([*mpi(), kernel("h5ior"), "-b", "1M", "-t", "256K", "-o", d], config=cfg,
                     report=tmp_path / f"{d.name}.json", env=dict(os.environ, IOTUNER_EXCLUDE_DIRS=f"/nonexistent,{out}"))
         assert r.returncode == 0 and r.report is not None, r.stderr
     assert report.load(tmp_path / "skip.json").phases == []
@@ -57,7 +57,7 @@ def test_excluded_directories_are_neither_measured_nor_tuned(tmp_path):
 
 def test_a_run_outside_a_job_says_so(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PBS_", "LSB_", "FLUX_", "COBALT_"))}
-    r = run_job([*mpi(), kernel("h5ior"), "-b", "1M", "-x", "256K", "-o", tmp_path], report=tmp_path / "r.json",
+    r = run_job([*mpi(), kernel("h5ior"), "-b", "1M", "-t", "256K", "-o", tmp_path], report=tmp_path / "r.json",
                 env=env)
     run = r.report.run
     assert run["job_id"] is None and run["scheduler"] is None and json.dumps(run["hint_sources"]) == "{}"

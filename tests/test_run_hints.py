@@ -84,13 +84,13 @@ def test_unknown_hint_is_passed_and_reported(tmp_path):
 def test_amplification_of_one_aggregator_is_reported(tmp_path):
     """One aggregator rewrites the holes between ranks: POSIX bytes far above the data."""
     cfg = write_json(tmp_path / "one.json", {"version": 1, "mpiio": {"romio_cb_write": "enable"}})
-    result = run_job(mpi() + [kernel("h5ior"), "-b", "8M", "-x", "1M", "-o", tmp_path], config=cfg)
+    result = run_job(mpi() + [kernel("h5ior"), "-b", "8M", "-t", "1M", "-o", tmp_path], config=cfg)
     assert result.ok, result.stderr
     (phase,) = result.report.data_phases()
     assert phase["bytes_written"] == 2 * 8 * 1024 * 1024  # exactly the application's data
     assert phase["write_amplification"] > 2
     assert phase["posix"]["bytes_read"] > 0  # read-modify-write of the holes
     off = write_json(tmp_path / "off.json", {"version": 1, "mpiio": {"romio_cb_write": "disable"}})
-    result = run_job(mpi() + [kernel("h5ior"), "-b", "8M", "-x", "1M", "-o", tmp_path], config=off)
+    result = run_job(mpi() + [kernel("h5ior"), "-b", "8M", "-t", "1M", "-o", tmp_path], config=off)
     (phase,) = result.report.data_phases()
     assert phase["write_amplification"] < 1.01

@@ -61,8 +61,8 @@ def settings_of(rules_result, applied: str | None) -> dict:
 
 def test_ior_like_insights_match_the_kernel_and_settings_apply_from_phase_1(tmp_path):
     # 7 timesteps, each a new H5Fcreate of a shared file, collective 1 MiB sequential transfers
-    rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "8M", "-x", "1M", "-m", "collective", "-p", "contiguous",
-                               "-t", "7", "-F", "-o", tmp_path])
+    rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "8M", "-t", "1M", "-m", "collective", "-p", "contiguous",
+                               "-i", "7", "-o", tmp_path])
     phases = rep.data["smart"]["phases"]
     assert [p["occurrence"] for p in phases] == list(range(7))
     roles = [p["role"] for p in phases]
@@ -108,12 +108,16 @@ def test_flash_checkpoints_are_non_sequential_small_and_fire_other_rules(tmp_pat
     assert {2, 4, 5, 6} <= rules and not rules & {1, 7}
 
 
+FIVE_FILES = ["-t", "5", "-F"]  # five steps, a file each (h5ior: IOR's five iterations)
+
+
 @pytest.mark.parametrize("name,args", [
-    ("vpicio", ["-n", "64K"]), ("vorpalio", ["-b", "16,16,16"]), ("gcrmio", ["-g", "4"]),
-    ("flashio", ["-b", "8"]), ("h5ior", ["-b", "4M", "-x", "256K"])])
+    ("vpicio", ["-n", "64K", *FIVE_FILES]), ("vorpalio", ["-b", "16,16,16", *FIVE_FILES]),
+    ("gcrmio", ["-g", "4", *FIVE_FILES]), ("flashio", ["-b", "8", *FIVE_FILES]),
+    ("h5ior", ["-b", "4M", "-t", "256K", "-i", "5"])])
 def test_prediction_hit_fraction_on_bundled_kernels(tmp_path, name, args):
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:  # little noise: the feedback loop stays quiet
-        rep = smart_run(tmp_path, [kernel(name), *args, "-t", "5", "-F", "-o", scratch])
+        rep = smart_run(tmp_path, [kernel(name), *args, "-o", scratch])
     pred = rep.data["smart"]["prediction"]
     assert pred["hits"] + pred["misses"] > 20
     assert pred["hit_fraction"] >= 0.9, pred
@@ -123,7 +127,7 @@ def test_prediction_hit_fraction_on_bundled_kernels(tmp_path, name, args):
 
 def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-x", "1M", "-t", "10", "-F", "-o", scratch],
+        rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-t", "1M", "-i", "10", "-o", scratch],
                         rules=HARMFUL, IOTUNER_SMART_MARGIN=HARM_MARGIN)
     smart = rep.data["smart"]
     assert smart["rules_table"].endswith("rules.json") and smart["margin"] == 0.5
@@ -149,7 +153,7 @@ def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
 def test_feedback_loop_rolls_back_only_the_rule_that_hurts(tmp_path):
     for _ in range(3):
         with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-            rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-x", "1M", "-t", "11", "-F", "-o", scratch],
+            rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-t", "1M", "-i", "11", "-o", scratch],
                             rules=HARMFUL_AND_BENIGN, IOTUNER_SMART_MARGIN=HARM_MARGIN)
         phases = rep.data["smart"]["phases"]
         # the second look compares rule 1 with the default settings run just before (phase 5); when that run
@@ -235,7 +239,7 @@ def iotuner(*args, **kw):
 
 def test_cli_smart_and_explain(tmp_path):
     rep = tmp_path / "run.json"
-    r = iotuner("smart", "--verbose", "--report", rep, "--", *mpi(), kernel("h5ior"), "-b", "4M", "-t", "3", "-F",
+    r = iotuner("smart", "--verbose", "--report", rep, "--", *mpi(), kernel("h5ior"), "-b", "4M", "-i", "3",
                 "-o", ".", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "Smart mode, per phase" in r.stdout and "optimized" in r.stdout and "predicted calls occurred" in r.stdout
@@ -249,8 +253,8 @@ def test_cli_smart_and_explain(tmp_path):
     harmful = tmp_path / "harmful.json"
     harmful.write_text(json.dumps(HARMFUL))
     rep2 = tmp_path / "run2.json"
-    r = iotuner("smart", "--rules", harmful, "--report", rep2, "--", *mpi(), kernel("h5ior"), "-b", "4M", "-t", "2",
-                "-F", "-o", ".", cwd=tmp_path)
+    r = iotuner("smart", "--rules", harmful, "--report", rep2, "--", *mpi(), kernel("h5ior"), "-b", "4M", "-i", "2",
+                "-o", ".", cwd=tmp_path)
     assert r.returncode == 0
     ex = iotuner("smart", "--explain", rep2)
     assert ex.returncode == 1 and "another rules table" in ex.stdout
@@ -282,7 +286,7 @@ def test_poor_site_defaults_are_fixed_from_phase_1(tmp_path):
     than the same phase of a plain run; the first, learned with the defaults, is as fast as the plain one."""
     hints = tmp_path / "romio_hints"
     hints.write_text("romio_cb_write enable\n")
-    speedups = per_phase_speedup(tmp_path, [kernel("h5ior"), "-b", "32M", "-x", "1M", "-t", "5", "-F"],
+    speedups = per_phase_speedup(tmp_path, [kernel("h5ior"), "-b", "32M", "-t", "1M", "-i", "5"],
                                  ROMIO_HINTS=str(hints))
     assert 0.6 < speedups[0] < 1.6, speedups
     assert min(speedups[1:]) > 2, speedups  # typically 6-10x

@@ -26,7 +26,7 @@ def sweep(tmp_path, *extra, baseline=None):
     cmd = [sys.executable, str(SWEEP), "--space", str(space), "--baseline", str(base), "--out",
            str(tmp_path / "rec.json.gz"), "--repeats", "2", "--default-every", "2", "--refine-top", "1",
            "--refine-repeats", "2", "--scratch", str(tmp_path), "--chunk", "0", "--pause", "0", *extra,
-           "--", "h5ior", "-b", "256K", "-x", "64K", "-p", "strided", "-r", "-o", "{scratch}"]
+           "--", "h5ior", "-b", "256K", "-t", "64K", "-p", "strided", "-r", "-o", "{scratch}"]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
 

@@ -44,7 +44,7 @@ def run_ratios(tmp_path, baseline, best, app, scratch, pairs=5):
 def test_tuning_recovers_from_one_aggregator_and_the_result_reproduces(tmp_path):
     baseline = tmp_path / "one-aggregator.json"
     baseline.write_text(json.dumps(ONE_AGGREGATOR))
-    app = [kernel("h5ior"), "-b", "32M", "-x", "1M"]
+    app = [kernel("h5ior"), "-b", "32M", "-t", "1M"]
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:  # 1-10% noise there, 15-35% on disk
         r = iotuner("tune", "--baseline", baseline, "--trials", 30, "--objective", "write-bw", "--space", "romio",
                     "--strategy", "bayes", "--study", "real", "--out", tmp_path / "out", "--scratch", scratch,
@@ -97,7 +97,7 @@ def test_model_strategy_on_a_real_kernel(tmp_path):
     their predictions, in trials.csv; the model saved; the confirmed gain holds under iotuner run."""
     baseline = tmp_path / "one-aggregator.json"
     baseline.write_text(json.dumps(ONE_AGGREGATOR))
-    app = [kernel("h5ior"), "-b", "32M", "-x", "1M"]
+    app = [kernel("h5ior"), "-b", "32M", "-t", "1M"]
     out = tmp_path / "out"
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
         r = iotuner("tune", "--baseline", baseline, "--strategy", "model", "--training", 20, "--top-k", 6,

@@ -40,5 +40,5 @@ def main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="iotuner-demo-", dir=scratch_root) as scratch:
         argv = ["tune", "--baseline", str(baseline), "--space", "romio", "--strategy", "bayes", "--trials",
                 str(args.trials), "--objective", "write-bw", "--study", "demo", "--out", str(out), "--scratch", scratch,
-                "--", str(native.executable("h5ior")), "-b", "64M", "-x", "1M", "-o", "{scratch}"]
+                "--", str(native.executable("h5ior")), "-b", "64M", "-t", "1M", "-o", "{scratch}"]
         return cli.main(argv)
