@@ -4,13 +4,15 @@
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# the editable install's build directory, one per interpreter (pyproject.toml); expanded once the venv exists
+BUILD   = build/$(shell $(PY) -c 'import sys; print(sys.implementation.cache_tag)')
 SOURCES := $(shell find native kernels bench python tests/programs -type f \( -name '*.c' -o -name '*.h' -o -name '*.txt' -o -name '*.py' -o -name '*.map' -o -name '*.in' \) 2>/dev/null) CMakeLists.txt pyproject.toml
 
 .PHONY: all setup build demo test test-c test-py bench sanitize clean
 
 all: build
 
-# (Re)install when sources change: the editable install rebuilds the C part in build/py.
+# (Re)install when sources change: the editable install rebuilds the C part in $(BUILD).
 $(STAMP): $(SOURCES) scripts/setup.sh
 	./scripts/setup.sh
 	touch $@
@@ -23,7 +25,7 @@ demo: $(STAMP)
 test: test-c test-py
 
 test-c: $(STAMP)
-	ctest --test-dir build/py --output-on-failure
+	ctest --test-dir $(BUILD) --output-on-failure
 
 test-py: $(STAMP)
 	./scripts/setup-browser.sh

@@ -28,7 +28,7 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-# build requirements first, so the editable install can reuse build/py incrementally
+# build requirements first, so the editable install can reuse its build directory (build/<interpreter>) incrementally
 .venv/bin/python -m pip install -q "scikit-build-core>=0.9"
 .venv/bin/python -m pip install -q --no-build-isolation -e ".[test,cluster,kernel,darshan]"
 echo "setup: ready ($(.venv/bin/iotuner --version); MPI: $(mpiexec.mpich --version | sed -n 's/^ *Version: *//p' | head -1))"
