@@ -71,7 +71,8 @@ KERNELS = {
     "vorpalio": "VORPAL field dump through H5Block: a 3-D block per rank, noncontiguous in the file (weak)",
     "gcrmio": "GCRM history output on the geodesic grid: [levels, cells] and [levels, edges] fields (strong)",
     "flashio": "FLASH checkpoint: rank-0 header, block metadata, one 4-D dataset per unknown, a file each (weak)",
-    "h5ior": "IOR's HDF5 backend: a shared 1-D dataset written in fixed-size transfers (weak)",
+    "h5ior": "IOR's HDF5 backend with its letters (-b -t -s -F -c): 1-D data in fixed-size transfers (weak)",
+    "bandio": "A 2-D field split by columns, written in slabs of rows from a local array with ghosts (weak)",
 }
 
 
