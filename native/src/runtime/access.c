@@ -564,7 +564,8 @@ static void access_report(const iot_report_ctx *ctx)
         iot_gather_bytes(ctx->comm, mine, mine_len, &got, &len);
     if (ctx->root && ctx->out) {
         unpacked *all = unpack_entries(got, len, &total);
-        qsort(all, total, sizeof *all, by_phase);
+        if (total) /* qsort wants a non-null array even when empty */
+            qsort(all, total, sizeof *all, by_phase);
         iot_buf *b = ctx->out;
         if (total)
             iot_jw_begin_array(b, "access");
