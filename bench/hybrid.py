@@ -233,21 +233,45 @@ def main() -> int:
         for sigma in SIGMAS:
             rng = random.Random(12 + int(sigma * 1000))
             res = {"rs": [], "ml": [], "hybrid": []}
+            by_rep = {m: [] for m in res}  # repetitions x instances, for Fig. 8's per-instance bars
             for rep in range(args.reps):
-                res["rs"] += speedups(truth, pick_rs(truth, rng))
-                res["ml"] += speedups(truth, pick_ml(truth, instances, rng, sigma))
-                if not sigma:  # Fig. 10: fewer training points (the paper's 66 and 33 of 99)
-                    for per in (2, 1):
-                        name = f"ml, {per * len(instances)} points"
-                        res[name] = res.get(name, []) + speedups(truth, pick_ml(truth, instances, rng, 0.0, per))
-                noisy = np.random.default_rng(rng.randrange(1 << 30))
-                c = cal if not sigma else cal.refit(calibration.with_noise(cal.records, sigma, noisy))
-                res["hybrid"] += speedups(truth, pick_hybrid(instances, reports, c, direction))
+                noisy = None
+                for m in ("rs", "ml", "hybrid"):
+                    if m == "rs":
+                        picks = pick_rs(truth, rng)
+                    elif m == "ml":
+                        picks = pick_ml(truth, instances, rng, sigma)
+                    else:
+                        noisy = np.random.default_rng(rng.randrange(1 << 30))
+                        c = cal if not sigma else cal.refit(calibration.with_noise(cal.records, sigma, noisy))
+                        picks = pick_hybrid(instances, reports, c, direction)
+                    got = speedups(truth, picks)
+                    res[m] += got
+                    by_rep[m].append(got)
+                    if m == "ml" and not sigma:  # Fig. 10: fewer training points (the paper's 66 and 33 of 99)
+                        for per in (2, 1):
+                            name = f"ml, {per * len(instances)} points"
+                            res[name] = res.get(name, []) + speedups(truth,
+                                                                     pick_ml(truth, instances, rng, 0.0, per))
             for m, xs in res.items():
                 if sigma and m == "rs":
                     continue  # random search has no training data: noise does not apply
                 print(f"  sigma {sigma:<5g} {m:16s} {quantiles(xs)}   mean {statistics.mean(xs):5.2f}")
+            if not sigma:
+                per_instance(instances, best, by_rep)
     return 0
+
+
+def per_instance(instances, best, by_rep):
+    """Fig. 8 as a table: each instance's speedup, the median over the repetitions, and the worst one."""
+    print(f"  per instance (Fig. 8), sigma 0: median over repetitions [worst]")
+    print(f"    {'KiB/rank':>9s} {'ranks':>5s} {'optimal':>8s} " + " ".join(f"{m:>14s}" for m in by_rep))
+    for i, (size, ranks) in enumerate(instances):
+        cells = []
+        for reps in by_rep.values():
+            xs = [r[i] for r in reps]
+            cells.append(f"{statistics.median(xs):6.2f} [{min(xs):5.2f}]")
+        print(f"    {size // KIB:9d} {ranks:5d} {best[i]:8.2f} " + " ".join(f"{c:>14s}" for c in cells))
 
 
 if __name__ == "__main__":
