@@ -234,8 +234,7 @@ def main() -> int:
             rng = random.Random(12 + int(sigma * 1000))
             res = {"rs": [], "ml": [], "hybrid": []}
             by_rep = {m: [] for m in res}  # repetitions x instances, for Fig. 8's per-instance bars
-            for rep in range(args.reps):
-                noisy = None
+            for _ in range(args.reps):
                 for m in ("rs", "ml", "hybrid"):
                     if m == "rs":
                         picks = pick_rs(truth, rng)
@@ -264,7 +263,7 @@ def main() -> int:
 
 def per_instance(instances, best, by_rep):
     """Fig. 8 as a table: each instance's speedup, the median over the repetitions, and the worst one."""
-    print(f"  per instance (Fig. 8), sigma 0: median over repetitions [worst]")
+    print("  per instance (Fig. 8), sigma 0: median over repetitions [worst]")
     print(f"    {'KiB/rank':>9s} {'ranks':>5s} {'optimal':>8s} " + " ".join(f"{m:>14s}" for m in by_rep))
     for i, (size, ranks) in enumerate(instances):
         cells = []

@@ -66,7 +66,7 @@ int main(int argc, char **argv)
         k_usage_error(&k, "-b must be a positive multiple of -t (b=%" PRIu64 ", t=%" PRIu64 ")",
                       block, xfer);
     if (block / xfer > (1u << 24))
-        k_usage_error(&k, "too many transfers per rank (b/x > 16M)");
+        k_usage_error(&k, "too many transfers per rank (b/t > 16M)");
 
     if (strided && k.file_per_process)
         k_usage_error(&k, "-p strided interleaves the ranks in one file: not with -F");

@@ -110,12 +110,14 @@ def test_h5ior_takes_iors_letters_with_iors_meanings(tmp_path):
                 "-o", out)
     assert r.returncode == 0, r.stderr
     assert "files=per-process-and-step" in r.stdout and "h5ior verify: ok" in r.stdout
-    assert sorted(f.name for f in out.iterdir()) == [f"h5ior_000{i}.0000000{rank}.h5" for i in (0, 1) for rank in (0, 1)]
+    names = [f"h5ior_000{i}.0000000{rank}.h5" for i in (0, 1) for rank in (0, 1)]
+    assert sorted(f.name for f in out.iterdir()) == names
     doc = json.loads(rep.read_text())
     writes = [p for p in doc["phases"] if p["bytes_written"]]
     assert [(p["ranks"], p["files"], p["bytes_written"]) for p in writes] == [(2, 2, 2 * 256 * 1024)] * 2
     assert doc["totals"]["bytes_written"] == doc["totals"]["bytes_read"] == 2 * 2 * 256 * 1024
 
-    for bad, why in ((["-s", "2", "-i", "2"], "-s and -i cannot be combined"), (["-F", "-p", "strided"], "not with -F")):
+    refused = ((["-s", "2", "-i", "2"], "-s and -i cannot be combined"), (["-F", "-p", "strided"], "not with -F"))
+    for bad, why in refused:
         r = h5ior(*bad, out=tmp_path / "bad")
         assert r.returncode == 2 and why in r.stderr, r.stderr
