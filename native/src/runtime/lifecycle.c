@@ -15,7 +15,20 @@
 iot_state iot_g;
 int iot_use_tsc;
 IOT_TLS int iot_internal;
-IOT_TLS uint32_t iot_rng;
+IOT_TLS uint32_t iot_sample_gap;
+static IOT_TLS uint32_t sample_rng;
+
+uint32_t iot_sample_next_gap(void)
+{
+    uint32_t x = sample_rng;
+    if (__builtin_expect(x == 0, 0))
+        x = (uint32_t)__rdtsc() | 1u;
+    x ^= x << 13; /* xorshift32 */
+    x ^= x >> 17;
+    x ^= x << 5;
+    sample_rng = x;
+    return 1 + x % (2 * IOT_SAMPLE_EVERY - 1);
+}
 IOT_TLS iot_phase *iot_h5_opening;
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -48,25 +48,28 @@ double iot_ticks_to_seconds(uint64_t ticks);
 double iot_clock_of(uint64_t ticks);
 
 /* Small calls past the first IOT_EXACT_CALLS of a phase are timed on a random
- * 1-in-IOT_SAMPLE_EVERY sample, weighted to stay unbiased: reading the clock
- * twice costs ~22 ns, 3-5% of a small cached write. Large calls are always
- * timed. Random, not every n-th, so periodic call patterns cannot alias. */
+ * sample of one in IOT_SAMPLE_EVERY, weighted to stay unbiased: reading the
+ * clock twice costs ~22 ns, 3-5% of a small cached write. Large calls are
+ * always timed. The gaps between sampled calls are random (uniform over
+ * 1..2*IOT_SAMPLE_EVERY-1, mean IOT_SAMPLE_EVERY), so periodic call patterns
+ * cannot alias; counting a gap down costs less than a draw per call. */
 #define IOT_EXACT_CALLS 1024
 #define IOT_SAMPLE_EVERY 16
 #define IOT_SMALL_CALL 65536
 
-extern IOT_TLS uint32_t iot_rng;
+extern IOT_TLS uint32_t iot_sample_gap; /* calls of this thread until the next sampled one; 0: not drawn yet */
+/* Draws the next gap (lifecycle.c). */
+uint32_t iot_sample_next_gap(void);
 
 static inline int iot_sample_draw(void)
 {
-    uint32_t x = iot_rng;
-    if (__builtin_expect(x == 0, 0))
-        x = (uint32_t)__rdtsc() | 1u;
-    x ^= x << 13; /* xorshift32 */
-    x ^= x >> 17;
-    x ^= x << 5;
-    iot_rng = x;
-    return (x & (IOT_SAMPLE_EVERY - 1)) == 0;
+    uint32_t gap = iot_sample_gap;
+    if (__builtin_expect(gap > 1, 1)) {
+        iot_sample_gap = gap - 1;
+        return 0;
+    }
+    iot_sample_gap = iot_sample_next_gap();
+    return gap == 1;
 }
 
 /* Weight of this call's measured time: 1 (exact), IOT_SAMPLE_EVERY (sampled) or 0 (not timed). */
