@@ -195,6 +195,19 @@ def test_model_strategy_trains_predicts_and_runs_its_top_k(tmp_path):
     for c in t.candidates():
         assert c["name"] == (f"training run {sorted(training_numbers).index(c['record'])}"
                              if c["record"] in training_numbers else f"trial {c['trial']}")
+    # and the printout says which one won (not "trial None" for a training run)
+    import io
+    from rich.console import Console
+    from iotuner.tune import printout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    best_doc = json.loads((tmp_path / "out" / "best.json").read_text())
+    for winner in (dict(summary["winner"], trial=None, name="training run 3"), dict(summary["winner"], trial=5)):
+        if winner["trial"] == 5:
+            winner.pop("name", None)
+        console = Console(file=io.StringIO(), width=200)
+        printout.print_outcome(console, dict(summary, winner=winner), best_doc, tmp_path / "out")
+        best_line = next(line for line in console.file.getvalue().splitlines() if line.startswith("best: "))
+        assert best_line.startswith("best: training run 3, " if winner["trial"] is None else "best: trial 5, ")
 
 
 def test_a_resumed_model_study_continues_its_top_k(tmp_path):

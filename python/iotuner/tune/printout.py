@@ -56,7 +56,8 @@ def print_outcome(console: Console, summary: dict, best_doc: dict, out: Path) ->
                   f"{summary['baseline_runs']} runs)")
     winner, verdict = summary.get("winner"), summary.get("verdict")
     if winner and verdict:
-        console.print(f"best: trial {winner['trial']}, {fmt_value(winner['median'], unit)} against the "
+        name = winner.get("name") or f"trial {winner['trial']}"  # "training run 10" when a training run won
+        console.print(f"best: {name}, {fmt_value(winner['median'], unit)} against the "
                       f"default's {fmt_value(summary['confirmed_default'], unit)} in the confirmation round: "
                       f"{describe_verdict(verdict)}")
     elif summary.get("notes"):
