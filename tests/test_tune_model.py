@@ -201,13 +201,12 @@ def test_model_strategy_trains_predicts_and_runs_its_top_k(tmp_path):
     from iotuner.tune import printout
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     best_doc = json.loads((tmp_path / "out" / "best.json").read_text())
-    for winner in (dict(summary["winner"], trial=None, name="training run 3"), dict(summary["winner"], trial=5)):
-        if winner["trial"] == 5:
-            winner.pop("name", None)
+    training_run = dict(summary["winner"], trial=None, name="training run 3")
+    trial = {k: v for k, v in summary["winner"].items() if k != "name"} | {"trial": 5}
+    for winner, said in ((training_run, "best: training run 3, "), (trial, "best: trial 5, ")):
         console = Console(file=io.StringIO(), width=200)
         printout.print_outcome(console, dict(summary, winner=winner), best_doc, tmp_path / "out")
-        best_line = next(line for line in console.file.getvalue().splitlines() if line.startswith("best: "))
-        assert best_line.startswith("best: training run 3, " if winner["trial"] is None else "best: trial 5, ")
+        assert said in console.file.getvalue(), console.file.getvalue()
 
 
 def test_a_resumed_model_study_continues_its_top_k(tmp_path):

@@ -1,4 +1,4 @@
-/* Threads writing to shared files, for the runtime's per-thread counting: file a.dat is opened by the main
+/* Threads writing to shared files, for the runtime's counting under threads: file a.dat is opened by the main
  * thread and written by it and by T workers; file b.dat is opened by worker 0 and written by it, then by the
  * main thread. Every pwrite is B bytes at its own offset, so each file holds exactly its calls' bytes.
  * usage: threads_posix DIR T N B */
@@ -28,7 +28,7 @@ static void write_n(int fd, long first)
 static void *worker(void *arg)
 {
     long t = (long)arg;
-    if (t == 0) { /* this thread opens b.dat: it owns that file's phase */
+    if (t == 0) { /* a worker opens b.dat, and the main thread writes it later */
         char path[4200];
         snprintf(path, sizeof path, "%s/b.dat", dir);
         if ((fd_b = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644)) < 0) {

@@ -29,6 +29,7 @@ uint32_t iot_sample_next_gap(void)
     sample_rng = x;
     return 1 + x % (2 * IOT_SAMPLE_EVERY - 1);
 }
+
 IOT_TLS iot_phase *iot_h5_opening;
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
