@@ -130,6 +130,21 @@ def test_threads_writing_one_file_are_counted_exactly(tmp_path, programs):
     assert (tmp_path / "a.dat").stat().st_size == a["bytes_written"]
 
 
+def test_every_posix_data_call_is_counted(tmp_path):
+    """write, pwrite, writev, read, pread and readv, each through its wrapper (Python's os module calls them)."""
+    data = tmp_path / "calls.dat"
+    script = (f"import os; fd = os.open({str(data)!r}, os.O_CREAT | os.O_RDWR); "
+              "os.write(fd, b'a' * 100); os.pwrite(fd, b'b' * 200, 100); os.writev(fd, [b'c' * 50, b'd' * 70]); "
+              "os.pread(fd, 100, 0); os.lseek(fd, 0, 0); os.read(fd, 30); "
+              "os.readv(fd, [bytearray(10), bytearray(20)]); os.close(fd)")
+    result = run_job([sys.executable, "-S", "-c", script], report=tmp_path / "r.json")
+    assert result.ok, result.stderr
+    (phase,) = [p for p in result.report.phases if p["file"] == str(data)]
+    counts = phase["posix"]
+    assert (counts["write_calls"], counts["bytes_written"]) == (3, 100 + 200 + 120)
+    assert (counts["read_calls"], counts["bytes_read"]) == (3, 100 + 30 + 30)
+
+
 def test_a_process_that_only_reads_leaves_no_report(tmp_path):
     """An interpreter reading its modules is no application: a serial process reports only when it wrote a
     file or used HDF5 or MPI-IO."""

@@ -146,77 +146,47 @@ IOT_EXPORT int fchdir(int fd)
 
 /* ---- data ---- */
 
-#define TIMED(is_write, bytes, call)                                                                         \
-    iot_phase *ph = iot_phase_of_fd(fd);                                                                     \
-    if (!ph)                                                                                                 \
-        return call;                                                                                         \
-    unsigned weight = iot_level_begin(ph, IOT_LEVEL_POSIX, (bytes), is_write);                               \
-    uint64_t t0 = weight ? iot_ticks() : 0;                                                                  \
-    ssize_t r = call;                                                                                        \
-    iot_level_end(ph, IOT_LEVEL_POSIX, r > 0 ? (uint64_t)r : 0, weight ? iot_ticks() - t0 : 0, weight, is_write); \
-    return r
+/* One wrapper per data call: it counts the call and its bytes, and times it only when iot_level_begin says so
+ * (a phase's first calls, large ones, a sample of the rest). The timed path is out of line, so the common
+ * path keeps fewer registers live (4.4 instructions less per small write, bench/overhead.py). */
+#define IOT_UNPAREN(...) __VA_ARGS__
+#define POSIX_DATA(name, is_write, note, bytes, params, args)                                                 \
+    static __attribute__((noinline)) ssize_t name##_timed(iot_phase *ph, unsigned weight,                     \
+                                                          ssize_t (*real) params, IOT_UNPAREN params)        \
+    {                                                                                                        \
+        uint64_t t0 = iot_ticks();                                                                           \
+        ssize_t r = real args;                                                                               \
+        iot_level_end(ph, IOT_LEVEL_POSIX, r > 0 ? (uint64_t)r : 0, iot_ticks() - t0, weight, is_write);    \
+        return r;                                                                                            \
+    }                                                                                                        \
+    IOT_EXPORT ssize_t name params                                                                           \
+    {                                                                                                        \
+        static ssize_t (*real) params;                                                                       \
+        IOT_REAL(real, #name);                                                                               \
+        note;                                                                                                \
+        iot_phase *ph = iot_phase_of_fd(fd);                                                                 \
+        if (!ph)                                                                                             \
+            return real args;                                                                                \
+        unsigned weight = iot_level_begin(ph, IOT_LEVEL_POSIX, (bytes), is_write);                           \
+        if (__builtin_expect(weight != 0, 0))                                                                \
+            return name##_timed(ph, weight, real, IOT_UNPAREN args);                                         \
+        ssize_t r = real args;                                                                               \
+        iot_level_end(ph, IOT_LEVEL_POSIX, r > 0 ? (uint64_t)r : 0, 0, 0, is_write);                         \
+        return r;                                                                                            \
+    }
 
-IOT_EXPORT ssize_t write(int fd, const void *buf, size_t n)
-{
-    static ssize_t (*real)(int, const void *, size_t);
-    IOT_REAL(real, "write");
-    IOT_OP_NOTE(IOT_OP_WRITE, n);
-    TIMED(1, n, real(fd, buf, n));
-}
-
-IOT_EXPORT ssize_t read(int fd, void *buf, size_t n)
-{
-    static ssize_t (*real)(int, void *, size_t);
-    IOT_REAL(real, "read");
-    IOT_OP_NOTE(IOT_OP_READ, n);
-    TIMED(0, n, real(fd, buf, n));
-}
-
-IOT_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
-{
-    static ssize_t (*real)(int, const void *, size_t, off_t);
-    IOT_REAL(real, "pwrite");
-    IOT_OP_NOTE(IOT_OP_PWRITE, n);
-    TIMED(1, n, real(fd, buf, n, off));
-}
-
-IOT_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
-{
-    static ssize_t (*real)(int, void *, size_t, off_t);
-    IOT_REAL(real, "pread");
-    IOT_OP_NOTE(IOT_OP_PREAD, n);
-    TIMED(0, n, real(fd, buf, n, off));
-}
-
-IOT_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
-{
-    static ssize_t (*real)(int, const void *, size_t, off64_t);
-    IOT_REAL(real, "pwrite64");
-    IOT_OP_NOTE(IOT_OP_PWRITE, n);
-    TIMED(1, n, real(fd, buf, n, off));
-}
-
-IOT_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
-{
-    static ssize_t (*real)(int, void *, size_t, off64_t);
-    IOT_REAL(real, "pread64");
-    IOT_OP_NOTE(IOT_OP_PREAD, n);
-    TIMED(0, n, real(fd, buf, n, off));
-}
-
-IOT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
-{
-    static ssize_t (*real)(int, const struct iovec *, int);
-    IOT_REAL(real, "writev");
-    TIMED(1, IOT_SMALL_CALL, real(fd, iov, cnt));
-}
-
-IOT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
-{
-    static ssize_t (*real)(int, const struct iovec *, int);
-    IOT_REAL(real, "readv");
-    TIMED(0, IOT_SMALL_CALL, real(fd, iov, cnt));
-}
+POSIX_DATA(write, 1, IOT_OP_NOTE(IOT_OP_WRITE, n), n, (int fd, const void *buf, size_t n), (fd, buf, n))
+POSIX_DATA(read, 0, IOT_OP_NOTE(IOT_OP_READ, n), n, (int fd, void *buf, size_t n), (fd, buf, n))
+POSIX_DATA(pwrite, 1, IOT_OP_NOTE(IOT_OP_PWRITE, n), n, (int fd, const void *buf, size_t n, off_t off),
+           (fd, buf, n, off))
+POSIX_DATA(pread, 0, IOT_OP_NOTE(IOT_OP_PREAD, n), n, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off))
+POSIX_DATA(pwrite64, 1, IOT_OP_NOTE(IOT_OP_PWRITE, n), n, (int fd, const void *buf, size_t n, off64_t off),
+           (fd, buf, n, off))
+POSIX_DATA(pread64, 0, IOT_OP_NOTE(IOT_OP_PREAD, n), n, (int fd, void *buf, size_t n, off64_t off),
+           (fd, buf, n, off))
+/* vectored calls: always timed (their size is not known before the call) */
+POSIX_DATA(writev, 1, (void)0, IOT_SMALL_CALL, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
+POSIX_DATA(readv, 0, (void)0, IOT_SMALL_CALL, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
 
 static int timed_sync(int fd, int (*real)(int))
 {
