@@ -1,6 +1,7 @@
 """The hybrid model's operation counts against ROMIO's (counting mode, 2 ranks): block size x cb_buffer_size x
-cb_nodes x contiguous/strided/sparse (strided with holes: read-modify-write), writes and reads, two-phase (enabled and automatic) and independent (data sieving
-and naive). Predicted counts must equal the measured ones exactly, with one listed exception."""
+cb_nodes x contiguous/strided/sparse (strided with holes: read-modify-write), writes and reads, two-phase (enabled
+and automatic) and independent (data sieving and naive). Predicted counts must equal the measured ones exactly,
+with one listed exception."""
 
 import itertools
 import json

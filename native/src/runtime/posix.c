@@ -148,7 +148,7 @@ IOT_EXPORT int fchdir(int fd)
 
 /* One wrapper per data call: it counts the call and its bytes, and times it only when iot_level_begin says so
  * (a phase's first calls, large ones, a sample of the rest). The timed path is out of line, so the common
- * path keeps fewer registers live (4.4 instructions less per small write, bench/overhead.py). */
+ * path keeps fewer registers live. */
 #define IOT_UNPAREN(...) __VA_ARGS__
 #define POSIX_DATA(name, is_write, note, bytes, params, args)                                                 \
     static __attribute__((noinline)) ssize_t name##_timed(iot_phase *ph, unsigned weight,                     \
