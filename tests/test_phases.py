@@ -100,6 +100,50 @@ def test_file_per_process_steps_are_one_phase_each(tmp_path, programs):
     assert 0.9 < statistics.median(ratios) < 1.1, ratios
 
 
+def fpp_phases(rep) -> list[tuple]:
+    return [(p["ranks"], p["files"], p["grouped_by"], p["step"], p["bytes_written"]) for p in rep.phases]
+
+
+def test_a_late_rank_s_files_join_their_steps(tmp_path, programs):
+    """Phases of files written one per process are grouped by step (the k-th open of the name on each
+    rank), not by time. Rank 1 sleeps 300 ms before each step's open, so its file opens after rank 0 closed
+    its own (1 MiB: a few ms): grouped by overlap in time, as before, every step made two one-rank phases.
+    Five runs, the same three two-rank phases each time."""
+    for run in range(5):
+        out = tmp_path / f"out{run}"
+        out.mkdir()
+        result = run_job(mpi() + [programs["fpp_steps"], out, 3, 1, 300], timeout=120)
+        assert result.ok, result.stderr
+        rep = result.report
+        assert fpp_phases(rep) == [(2, 2, "step", step, 2 << 20) for step in range(3)], (run, fpp_phases(rep))
+        for step, p in enumerate(rep.phases):
+            assert p["file"].endswith(f"ckpt_{step:04d}_0000.dat") and p["scope"] == "independent"
+            assert p["wall_time_s"] >= 0.3  # from rank 0's open to the late rank's close: the lag is inside
+        assert rep.totals["bytes_written"] == 3 * 2 << 20
+
+
+def test_kernel_validation_matches_file_per_process_phases_by_step(tmp_path, programs):
+    """`iotuner kernel` compares two runs' phases as the runtime groups them: a run whose last rank is late
+    by 300 ms per step matches a run without the lag, step by step (grouped by time, the late run had six
+    one-rank phases against three)."""
+    from iotuner.kernel import validate
+    launch = validate.Launch(ranks=2)
+    cmd = [str(programs["fpp_steps"]), validate.SCRATCH, "3", "1"]
+    app = validate.run_once("app", 0, cmd, launch, tmp_path, None, 120)
+    late = validate.run_once("kernel", 0, cmd + ["300"], launch, tmp_path, None, 120)
+    assert app.ok and late.ok, (app.error, late.error)
+    keys = [("posix", "{scratch}/ckpt_#_#.dat", step, "step") for step in range(3)]
+    assert sorted(app.phases) == sorted(late.phases) == keys
+    cmp = validate.compare(app, late, 1e-4)
+    assert cmp["match"], cmp["mismatches"]
+    assert [(p["file"], p["occurrence"], p["matched_by"]) for p in cmp["phases"]] == [k[1:] for k in keys]
+    # an application that names its files by something else than the step (here: the files of the
+    # kernel's run renamed) still matches by name pattern and step, not by its first rank's file
+    renamed = {validate.phase_key({"kind": "posix", "grouped_by": "step", "step": k[2]},
+                                  f"{{scratch}}/ckpt_{k[2] + 7:04d}_0000.dat"): v for k, v in late.phases.items()}
+    assert sorted(renamed) == keys
+
+
 def test_a_serial_posix_program_gets_a_report(tmp_path):
     """No MPI, no HDF5: a report all the same. Past 256 files of one name, the later ones are one phase."""
     out = tmp_path / "files"

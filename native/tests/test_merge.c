@@ -14,6 +14,8 @@ static iot_record rec(uint64_t group, uint64_t path, uint32_t seq, iot_phase_kin
     iot_phase_key k = {group, path, seq, kind};
     iot_record r;
     iot_record_init(&r, &k, identity, rank, group ? 2 : 1);
+    if (!group)
+        r.step = seq; /* independent: the seq given stands for the k-th open of the identity on the rank */
     r.t_open = t0;
     r.t_close = t1;
     r.level[IOT_LEVEL_HDF5].bytes_written = written;
@@ -110,6 +112,9 @@ static void ior_like(int reversed)
     CHECK_STR(iot_json_get(p2, "scope")->string, "independent");
     CHECK(iot_json_get(p0, "ranks")->integer == 2 && iot_json_get(p2, "ranks")->integer == 1);
     CHECK_STR(iot_json_get(p0, "file")->string, "/run/ior.h5");
+    CHECK_STR(iot_json_get(p0, "grouped_by")->string, "communicator");
+    CHECK_STR(iot_json_get(p2, "grouped_by")->string, "rank");
+    CHECK(iot_json_get(phases->items[3], "step")->integer == 2); /* the third collective open of the file */
     /* the n-th phase of the file, over all phases of it */
     CHECK(iot_json_get(phases->items[3], "occurrence")->integer == 3);
     iot_json_free(doc);
@@ -118,44 +123,105 @@ static void ior_like(int reversed)
 }
 
 /* Two ranks, each writing its own file per step: one phase per step, timed from the first open to the
- * last close. A lagging rank (still in step s when the other starts step s+1) does not glue steps together. */
-static void file_per_process(int lag)
+ * last close, whatever the timing:
+ *  - in time: the ranks' files of a step open together;
+ *  - lag: rank 1 is still in step s when rank 0 starts step s+1 (a rank's files never glue steps together);
+ *  - late: rank 1 opens step s's file after rank 0 closed it, even after rank 0 opened step s+1's: the old
+ *    rule (files open at overlapping times) made two one-rank phases of each step here.
+ * The records arrive in any order. */
+enum { IN_TIME, LAG, LATE };
+static void file_per_process(int timing, int reversed)
 {
     iot_merge *m = iot_merge_new();
     enum { STEPS = 3 };
-    for (int s = 0; s < STEPS; s++)
-        for (int rank = 0; rank < 2; rank++) {
-            double t0 = 10.0 * s + (rank ? 0.2 : 0), t1 = t0 + 1.0 + (rank && lag ? 9.5 : 0);
-            uint64_t path = 1000 + 10 * (uint64_t)s + (uint64_t)rank; /* ckpt_<step>_<rank>.dat */
-            iot_record r = rec(0, path, (uint32_t)s, IOT_KIND_POSIX, 42, rank, t0, t1, 0, 0);
-            r.level[IOT_LEVEL_POSIX].bytes_written = 48 << 20;
-            r.level[IOT_LEVEL_POSIX].writes = 48;
-            CHECK(iot_merge_add(m, &r) == 0);
-            iot_phase_key k = r.key;
-            char file[64];
-            snprintf(file, sizeof file, "/run/ckpt_%d_%d.dat", s, rank);
-            iot_phase_desc d = {file, "/run/ckpt_#_#.dat", NULL, "ext4", NULL, NULL, NULL};
-            CHECK(iot_merge_describe(m, &k, rank, &d) == 0);
-        }
+    for (int k = 0; k < 2 * STEPS; k++) {
+        int s = (reversed ? 2 * STEPS - 1 - k : k) / 2, rank = k % 2;
+        double t0 = 10.0 * s + (rank ? (timing == LATE ? 12.0 : 0.2) : 0);
+        double t1 = t0 + 1.0 + (rank && timing == LAG ? 9.5 : 0);
+        uint64_t path = 1000 + 10 * (uint64_t)s + (uint64_t)rank; /* ckpt_<step>_<rank>.dat */
+        iot_record r = rec(0, path, (uint32_t)s, IOT_KIND_POSIX, 42, rank, t0, t1, 0, 0);
+        r.level[IOT_LEVEL_POSIX].bytes_written = 48 << 20;
+        r.level[IOT_LEVEL_POSIX].writes = 48;
+        CHECK(iot_merge_add(m, &r) == 0);
+        iot_phase_key key = r.key;
+        char file[64];
+        snprintf(file, sizeof file, "/run/ckpt_%d_%d.dat", s, rank);
+        iot_phase_desc d = {file, "/run/ckpt_#_#.dat", NULL, "ext4", NULL, NULL, NULL};
+        CHECK(iot_merge_describe(m, &key, rank, &d) == 0);
+    }
     /* an unrelated file of another identity, open at the same time */
     iot_record other = rec(0, 5, 0, IOT_KIND_POSIX, 43, 1, 0.1, 0.5, 0, 0);
     other.level[IOT_LEVEL_POSIX].bytes_read = 10;
     CHECK(iot_merge_add(m, &other) == 0);
     CHECK(iot_merge_finish(m) == STEPS + 1);
     int steps = 0;
+    double want = timing == LAG ? 10.7 : timing == LATE ? 13.0 : 1.2;
     for (size_t i = 0; i < iot_merge_count(m); i++) {
         const iot_record *p = iot_merge_phase(m, i);
-        if (p->identity != 42)
+        if (p->identity != 42) {
+            CHECK_STR(iot_merge_grouped_by(m, i), "rank");
             continue;
+        }
+        CHECK(p->step == (uint32_t)steps); /* in order of first open: step by step */
         steps++;
         CHECK(p->ranks == 2 && iot_merge_files(m, i) == 2);
-        CHECK(p->level[IOT_LEVEL_POSIX].bytes_written == 96 << 20);
-        double want = lag ? 10.5 - 0.0 + 0.2 : 1.2;
+        CHECK_STR(iot_merge_grouped_by(m, i), "step");
+        CHECK(p->level[IOT_LEVEL_POSIX].bytes_written == 96 << 20); /* every byte once */
         CHECK(p->t_close - p->t_open > want - 1e-9 && p->t_close - p->t_open < want + 1e-9);
         const iot_phase_desc *d = iot_merge_desc(m, i);
         CHECK(d && d->file && strstr(d->file, "_0.dat")); /* rank 0 describes it */
     }
     CHECK(steps == STEPS);
+    iot_merge_free(m);
+}
+
+/* Eight ranks, where rank 5 skipped the last step and rank 7's files of the first two steps opened while
+ * the others were in the next step: a step's phase has the ranks that opened its file, each once. */
+static void steps_at_eight_ranks(void)
+{
+    iot_merge *m = iot_merge_new();
+    enum { RANKS = 8, STEPS = 3 };
+    for (int rank = RANKS - 1; rank >= 0; rank--)
+        for (int s = 0; s < STEPS; s++) {
+            if (rank == 5 && s == STEPS - 1)
+                continue;
+            double t0 = 10.0 * s + 0.01 * rank + (rank == 7 && s < 2 ? 10.5 : 0);
+            iot_record r = rec(0, 2000 + 100 * (uint64_t)s + (uint64_t)rank, (uint32_t)s, IOT_KIND_HDF5, 77, rank,
+                               t0, t0 + 1, 1 << 20, 0);
+            CHECK(iot_merge_add(m, &r) == 0);
+        }
+    CHECK(iot_merge_finish(m) == STEPS);
+    for (size_t i = 0; i < STEPS; i++) {
+        const iot_record *p = iot_merge_phase(m, i);
+        int ranks = i == STEPS - 1 ? RANKS - 1 : RANKS;
+        CHECK(p->step == i && p->ranks == ranks && p->rank == 0 && iot_merge_files(m, i) == ranks);
+        CHECK(p->level[IOT_LEVEL_HDF5].bytes_written == (uint64_t)ranks << 20);
+    }
+    iot_merge_free(m);
+}
+
+/* Ranks that folded their files of one name (past the bound) make one folded phase; their numbered files
+ * before it are phases step by step. */
+static void folded_ranks_are_one_phase(void)
+{
+    iot_merge *m = iot_merge_new();
+    for (int rank = 0; rank < 2; rank++) {
+        iot_record r = rec(0, 3000 + (uint64_t)rank, 0, IOT_KIND_POSIX, 88, rank, rank * 3.0, rank * 3.0 + 1, 0, 0);
+        r.level[IOT_LEVEL_POSIX].bytes_written = 100;
+        CHECK(iot_merge_add(m, &r) == 0);
+        iot_record f = rec(0, 4000, 1, IOT_KIND_POSIX, 88, rank, 5 + rank * 10.0, 6 + rank * 10.0, 0, 0);
+        f.step = IOT_STEP_FOLDED;
+        f.flags |= IOT_REC_FOLDED;
+        f.files = 300;
+        f.level[IOT_LEVEL_POSIX].bytes_written = 3000;
+        CHECK(iot_merge_add(m, &f) == 0);
+    }
+    CHECK(iot_merge_finish(m) == 2);
+    CHECK_STR(iot_merge_grouped_by(m, 0), "step");
+    CHECK(iot_merge_phase(m, 0)->ranks == 2 && iot_merge_phase(m, 0)->level[IOT_LEVEL_POSIX].bytes_written == 200);
+    CHECK_STR(iot_merge_grouped_by(m, 1), "folded");
+    CHECK(iot_merge_phase(m, 1)->ranks == 2 && iot_merge_files(m, 1) == 600);
+    CHECK(iot_merge_phase(m, 1)->level[IOT_LEVEL_POSIX].bytes_written == 6000);
     iot_merge_free(m);
 }
 
@@ -233,8 +299,12 @@ int main(void)
 {
     ior_like(0);
     ior_like(1);
-    file_per_process(0);
-    file_per_process(1);
+    for (int timing = IN_TIME; timing <= LATE; timing++) {
+        file_per_process(timing, 0);
+        file_per_process(timing, 1);
+    }
+    steps_at_eight_ranks();
+    folded_ranks_are_one_phase();
     sequential_files_stay_apart();
     combine_is_an_mpi_op();
     descriptions_travel();

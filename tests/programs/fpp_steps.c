@@ -3,7 +3,11 @@
  * program times each step as a checkpoint benchmark does (from a barrier to
  * the slowest rank's close) and prints the aggregate.
  *
- *   fpp_steps DIR STEPS MIB_PER_RANK
+ * With LAG_MS, the last rank sleeps that long before each step's open: its
+ * file opens after the other ranks closed theirs (a rank late on a busy
+ * machine, made certain).
+ *
+ *   fpp_steps DIR STEPS MIB_PER_RANK [LAG_MS]
  * prints: fpp_steps: steps=S bytes=B time_s=T mib_s=W */
 #include <fcntl.h>
 #include <mpi.h>
@@ -21,11 +25,12 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (argc < 4) {
         if (rank == 0)
-            fprintf(stderr, "usage: fpp_steps DIR STEPS MIB_PER_RANK\n");
+            fprintf(stderr, "usage: fpp_steps DIR STEPS MIB_PER_RANK [LAG_MS]\n");
         MPI_Finalize();
         return 2;
     }
     int steps = atoi(argv[2]);
+    int lag_ms = argc > 4 && rank == nprocs - 1 ? atoi(argv[4]) : 0;
     size_t chunk = 1 << 20, per_rank = (size_t)atoi(argv[3]) << 20;
     char *buf = malloc(chunk);
     memset(buf, rank + 1, chunk); /* touched before the timing: no first-touch in the phase */
@@ -36,6 +41,8 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/ckpt_%04d_%04d.dat", argv[1], s, rank);
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
+        if (lag_ms > 0)
+            usleep((useconds_t)lag_ms * 1000);
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd < 0) {
             perror(path);

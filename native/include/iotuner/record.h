@@ -15,10 +15,12 @@
  *    the same order on all its ranks, so the key is the same on all of them;
  *  - an independent open (one process: MPI_COMM_SELF, POSIX, HDF5 without
  *    MPI-IO) is its rank's own, never matched by key. Independent records of
- *    one kind and one identity (the file name with its numbers folded,
- *    iot_identity) that were open at overlapping times on different ranks
- *    are one file-per-process phase, timed from the first open to the last
- *    close.
+ *    one kind, one identity (the file name with its numbers folded,
+ *    iot_identity) and one step (the k-th open of that kind and identity on
+ *    each rank) are one file-per-process phase, timed from the first open to
+ *    the last close. The ranks agree on the step without talking, whenever
+ *    they open the files of a name in the same order; time plays no part, so
+ *    a late rank's file joins its step's phase on a busy machine too.
  * Every record goes into exactly one phase, so totals count every byte once. */
 #ifndef IOTUNER_RECORD_H
 #define IOTUNER_RECORD_H
@@ -60,6 +62,9 @@ enum {
     IOT_REC_FOLDED = 8u, /* one rank's many files of one identity, one after another, as one record */
 };
 
+/* The step of a folded record: after every numbered step, the same on every rank that folded. */
+#define IOT_STEP_FOLDED UINT32_MAX
+
 typedef struct {
     uint64_t bytes_written, bytes_read, writes, reads; /* summed over ranks */
     double write_time, read_time;                      /* seconds inside the calls: the slowest rank */
@@ -73,7 +78,8 @@ typedef struct {
     int32_t group_size; /* ranks of the opening communicator (1: independent) */
     uint32_t flags;     /* IOT_REC_* of any rank */
     uint32_t files;     /* files behind one rank's record: 1, or more for a folded record (IOT_REC_FOLDED) */
-    uint32_t pad;
+    uint32_t step;      /* independent: earlier opens of this kind and identity on its rank (IOT_STEP_FOLDED for a
+                         * folded record); collective: unused (the key's seq counts) */
     double t_open;      /* seconds on the run's common clock: the first open */
     double t_close;     /* the last close (the report's time for a phase still open at exit) */
     double sync_time, meta_time; /* POSIX fsync and open/close: the slowest rank */
@@ -119,6 +125,10 @@ size_t iot_merge_count(const iot_merge *m);
 const iot_record *iot_merge_phase(const iot_merge *m, size_t i);
 /* Distinct files of phase i (more than 1: a file per process). */
 int iot_merge_files(const iot_merge *m, size_t i);
+/* How phase i's records were matched: "communicator" (a collective open: the group, the file, the count of
+ * its opens), "step" (independent records of several ranks: kind, identity, step), "rank" (one rank's
+ * independent record), "folded" (one rank's files of one name past the bound, or several ranks' such). */
+const char *iot_merge_grouped_by(const iot_merge *m, size_t i);
 const iot_phase_desc *iot_merge_desc(const iot_merge *m, size_t i);
 /* The phase a rank's record went into, or -1. */
 int iot_merge_find(const iot_merge *m, const iot_phase_key *key, int rank);

@@ -264,18 +264,20 @@ int iot_merge_describe(iot_merge *m, const iot_phase_key *key, int rank, const i
     return 0;
 }
 
-/* Independent entries in order of (kind, identity, first open). */
+/* Independent entries in order of (kind, identity, step, rank): the records of one step side by side. */
 static const iot_merge *sort_m;
-static int by_identity(const void *a, const void *b)
+static int by_step(const void *a, const void *b)
 {
     const iot_record *x = &sort_m->e[*(const int *)a].rec, *y = &sort_m->e[*(const int *)b].rec;
     if (x->key.kind != y->key.kind)
         return x->key.kind < y->key.kind ? -1 : 1;
     if (x->identity != y->identity)
         return x->identity < y->identity ? -1 : 1;
-    if (x->t_open != y->t_open)
-        return x->t_open < y->t_open ? -1 : 1;
-    return x->rank - y->rank;
+    if (x->step != y->step)
+        return x->step < y->step ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    return x->t_open < y->t_open ? -1 : x->t_open > y->t_open;
 }
 
 static int by_open(const void *a, const void *b)
@@ -334,29 +336,26 @@ static int count_files(const iot_merge *m, const int *idx, size_t n, uint64_t *p
     return files;
 }
 
-/* File per process: a sweep over each identity's independent records by first open. A record joins the
- * phase being formed when it opened before that phase's last close and its rank is not in it yet. */
-static void cluster(iot_merge *m, int *indep, size_t ni, int maxrank)
+/* File per process: the independent records of one kind, identity and step, one per rank, are one phase.
+ * Nothing here depends on time: the same files give the same phases however the ranks were scheduled. */
+static void cluster(iot_merge *m, int *indep, size_t ni)
 {
-    int *last = malloc(((size_t)maxrank + 1) * sizeof *last); /* the phase each rank last joined */
     uint64_t *paths = malloc((ni ? ni : 1) * sizeof *paths);
-    if (!last || !paths) {
+    if (!paths) {
         for (size_t k = 0; k < ni; k++)
             open_phase(m, indep[k]);
-        free(last);
-        free(paths);
         return;
     }
-    for (int r = 0; r <= maxrank; r++)
-        last[r] = -1;
     sort_m = m;
-    qsort(indep, ni, sizeof *indep, by_identity);
+    qsort(indep, ni, sizeof *indep, by_step);
     size_t start = 0; /* first record of the phase being formed */
     for (size_t k = 0; k < ni; k++) {
         const iot_record *r = &m->e[indep[k]].rec;
-        const iot_record *cur = k > start ? &m->p[m->np - 1].rec : NULL;
-        if (cur && r->key.kind == cur->key.kind && r->identity == cur->identity && r->t_open <= cur->t_close &&
-            last[r->rank] != (int)m->np - 1) {
+        const iot_record *prev = k > start ? &m->e[indep[k - 1]].rec : NULL;
+        /* sorted by rank within a step: a rank's second record of one step (never made by the runtime) is
+         * a phase of its own, so every phase has each rank at most once */
+        if (prev && r->key.kind == prev->key.kind && r->identity == prev->identity && r->step == prev->step &&
+            r->rank != prev->rank) {
             join_phase(m, indep[k]);
         } else {
             if (k > start)
@@ -364,11 +363,9 @@ static void cluster(iot_merge *m, int *indep, size_t ni, int maxrank)
             start = k;
             open_phase(m, indep[k]);
         }
-        last[r->rank] = (int)m->np - 1;
     }
     if (ni > start)
         m->p[m->np - 1].files = count_files(m, indep + start, ni - start, paths);
-    free(last);
     free(paths);
 }
 
@@ -385,16 +382,13 @@ size_t iot_merge_finish(iot_merge *m)
         return 0;
     }
     size_t ni = 0;
-    int maxrank = 0;
     for (size_t j = 0; j < m->n; j++) {
         if (m->e[j].origin < 0)
             open_phase(m, (int)j);
         else
             indep[ni++] = (int)j;
-        if (m->e[j].rec.rank > maxrank)
-            maxrank = m->e[j].rec.rank;
     }
-    cluster(m, indep, ni, maxrank);
+    cluster(m, indep, ni);
     /* in order of first open; the entries follow their phase to its place */
     qsort(m->p, m->np, sizeof *m->p, by_open);
     for (size_t i = 0; i < m->np; i++)
@@ -419,6 +413,18 @@ const iot_record *iot_merge_phase(const iot_merge *m, size_t i)
 int iot_merge_files(const iot_merge *m, size_t i)
 {
     return i < m->np ? m->p[i].files : 0;
+}
+
+const char *iot_merge_grouped_by(const iot_merge *m, size_t i)
+{
+    if (i >= m->np)
+        return NULL;
+    const iot_record *r = &m->p[i].rec;
+    if (r->key.group)
+        return "communicator";
+    if (r->flags & IOT_REC_FOLDED)
+        return "folded";
+    return r->ranks > 1 ? "step" : "rank";
 }
 
 const iot_phase_desc *iot_merge_desc(const iot_merge *m, size_t i)
@@ -505,6 +511,11 @@ void iot_merge_write(const iot_merge *m, iot_buf *b, iot_totals *t)
         iot_jw_int(b, "files", m->p[i].files);
         iot_jw_bool(b, "folded", r->flags & IOT_REC_FOLDED);
         iot_jw_int(b, "occurrence", seen && counts ? occurrence(seen, counts, nslots, r->key.path) : 0);
+        iot_jw_string(b, "grouped_by", iot_merge_grouped_by(m, i));
+        if (r->flags & IOT_REC_FOLDED)
+            iot_jw_null(b, "step");
+        else
+            iot_jw_int(b, "step", r->key.group ? (int64_t)r->key.seq : (int64_t)r->step);
         iot_jw_bool(b, "created", r->flags & IOT_REC_CREATED);
         iot_jw_bool(b, "open_at_exit", r->flags & IOT_REC_OPEN_AT_EXIT);
         iot_jw_string(b, "driver", d ? d->driver : NULL);

@@ -38,8 +38,8 @@ static uint64_t handle_hash(iot_phase_kind kind, int64_t handle)
     return (uint64_t)handle * 31 + (uint64_t)kind;
 }
 
-/* ---- counters by a 64-bit key: collective opens per (group, path) (the key's sequence number), and
- * POSIX phases per name (with the name's folded phase) ---- */
+/* ---- counters by a 64-bit key: collective opens per (group, path) (the key's sequence number), opens per
+ * (kind, identity) (the record's step), and POSIX phases per name (with the name's folded phase) ---- */
 
 typedef struct {
     uint64_t key; /* 0: empty */
@@ -52,7 +52,7 @@ typedef struct {
     size_t n, cap; /* open addressing, cap a power of two, bounded: the phases are */
 } counters;
 
-static counters opens, names;
+static counters opens, steps, names;
 
 /* The counter of key (not 0), or NULL when the table cannot grow. Under the lock. */
 static counter *counter_of(counters *t, uint64_t key)
@@ -86,6 +86,11 @@ static counter *counter_of(counters *t, uint64_t key)
 static uint64_t name_key(uint64_t identity)
 {
     return identity ? identity : 1;
+}
+
+static uint64_t step_key(iot_phase_kind kind, uint64_t identity)
+{
+    return (identity * 0x9E3779B97F4A7C15ull ^ ((uint64_t)kind + 1) << 59) | 1;
 }
 
 /* ---- paths ---- */
@@ -371,6 +376,10 @@ static iot_phase *begin(iot_phase_kind kind, const char *norm, uint64_t identity
     }
     ph->id = next_id++;
     ph->key.seq = (uint32_t)ph->id; /* independent: unique on this rank */
+    /* every open counts, also one that moves no data or turns out collective: the k-th open of a name is
+     * the k-th on every rank that opens the files of that name in the same order */
+    counter *step = counter_of(&steps, step_key(kind, identity));
+    ph->step = step ? step->count++ : UINT32_MAX - 1;
     registry[nslots++] = ph;
     nlive++;
     if (kind != IOT_KIND_POSIX) {

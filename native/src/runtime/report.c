@@ -44,6 +44,7 @@ static void phase_record(const iot_phase *ph, iot_record *r)
     r->flags = (ph->created ? IOT_REC_CREATED : 0) | (ph->open ? IOT_REC_OPEN_AT_EXIT : 0) |
                (atomic_load(&ph->time_sampled) ? IOT_REC_TIME_SAMPLED : 0) | (ph->folded ? IOT_REC_FOLDED : 0);
     r->files = atomic_load(&ph->files);
+    r->step = ph->folded ? IOT_STEP_FOLDED : ph->step;
     r->t_open = iot_clock_of(ph->t_start);
     r->t_close = iot_clock_of(ph->open ? iot_ticks() : ph->t_end);
     size_t n;

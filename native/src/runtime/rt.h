@@ -115,6 +115,7 @@ typedef struct {
 typedef struct iot_phase {
     iot_phase_key key;
     uint64_t identity; /* iot_identity hash of the path */
+    uint32_t step;     /* earlier opens of this kind and identity in this process (the record's step) */
     int id;            /* creation order in this process */
     iot_phase_kind kind;
     char *path;        /* normalized absolute path */

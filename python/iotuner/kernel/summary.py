@@ -43,7 +43,8 @@ def render(k: Kernel) -> str:
             a, kk = p["app"], p["kernel"]
             fa = f"{_num(a['written'])} / {_num(a['read'])}, {a['calls']} calls" if a else "-"
             fk = f"{_num(kk['written'])} / {_num(kk['read'])}, {kk['calls']} calls" if kk else "-"
-            out.append(f"  {p['file']} #{p['occurrence']} ({p['kind']}): {fa} | {fk}")
+            index = f"step {p['occurrence']}" if p.get("matched_by") == "step" else f"#{p['occurrence']}"
+            out.append(f"  {p['file']} {index} ({p['kind']}): {fa} | {fk}")
         t = v["totals"]
         whole = " (kernel run whole)" if v.get("reduction") else ""
         out.append(f"bytes written error{whole}: {_pct(t['written']['error_pct'])}   "

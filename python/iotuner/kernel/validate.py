@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import runner
+from .. import native, runner
 
 SCRATCH = "{scratch}"
 
@@ -35,11 +35,21 @@ class Run:
     role: str
     ok: bool
     elapsed: float
-    phases: dict[tuple, dict]
+    phases: dict[tuple, dict]            # by phase_key
     console_lines: int
     error: str | None = None
     loops: dict[int, dict] = field(default_factory=dict)
     opened_in: dict[tuple[str, int], int] = field(default_factory=dict)
+    opened_as: dict[tuple, tuple[str, int]] = field(default_factory=dict)  # phase key -> (file, occurrence)
+
+
+def phase_key(p: dict, file: str) -> tuple[str, str, int, str]:
+    """What matches a phase of two runs, as the runtime matched the ranks' records (docs/report.md):
+    a file written one per process by several ranks by its name pattern and step, any other phase by its
+    file and occurrence. (kind, name, index, matched_by)."""
+    if p.get("grouped_by") == "step":
+        return (p["kind"], native.core().identity(file), int(p.get("step") or 0), "step")
+    return (p["kind"], file, p.get("occurrence", 0), "occurrence")
 
 
 def _phase_counts(p: dict) -> dict:
@@ -96,11 +106,14 @@ def run_once(role: str, index: int, command: list[str], launch: Launch, workdir:
     elif r.report is None:
         error = r.report_error or "no run report"
     phases: dict[tuple, dict] = {}
+    opened_as: dict[tuple, tuple[str, int]] = {}
     if r.report is not None:
         for p in r.report.phases:
-            key = (p["kind"], _normal(p["file"], scratch, prefix), p.get("occurrence", 0))
+            file = _normal(p["file"], scratch, prefix)
+            key = phase_key(p, file)
             phases[key] = _phase_counts(p)
-    run = Run(role, error is None, r.elapsed, phases, console, error)
+            opened_as[key] = (file, p.get("occurrence", 0))
+    run = Run(role, error is None, r.elapsed, phases, console, error, opened_as=opened_as)
     if env_extra is not None:
         run.loops, run.opened_in = _loop_stats(stats_dir, scratch, prefix)
     if prefix:
@@ -164,16 +177,18 @@ _MEASURES = ("written", "read", "calls", "posix_calls")
 def compare(app: Run, kernel: Run, tolerance: float) -> dict:
     """Per-phase and total figures; 'match' says whether bytes agree within tolerance (a fraction)."""
     phases, mismatches = [], []
-    for key in sorted(set(app.phases) | set(kernel.phases), key=lambda k: (k[1], k[2], k[0])):
+    for key in sorted(set(app.phases) | set(kernel.phases), key=lambda k: (k[1], k[2], k[0], k[3])):
         a, k = app.phases.get(key), kernel.phases.get(key)
-        phases.append({"kind": key[0], "file": key[1], "occurrence": key[2], "app": a, "kernel": k})
+        kind, name, index, matched_by = key
+        phases.append({"kind": kind, "file": name, "occurrence": index, "matched_by": matched_by,
+                       "app": a, "kernel": k})
         if a is None or k is None:
-            mismatches.append(f"{key[1]} (occurrence {key[2]}, {key[0]}): only the "
+            mismatches.append(f"{name} ({matched_by} {index}, {kind}): only the "
                               f"{'kernel' if a is None else 'application'} has this phase")
             continue
         for what in ("written", "read"):
             if abs(k[what] - a[what]) > tolerance * a[what]:
-                mismatches.append(f"{key[1]} (occurrence {key[2]}): bytes {what} application {a[what]}, "
+                mismatches.append(f"{name} ({matched_by} {index}): bytes {what} application {a[what]}, "
                                   f"kernel {k[what]}")
     totals = {}
     for what in _MEASURES:
@@ -191,7 +206,7 @@ def predict(app: Run, reduced: Run) -> dict:
     for what in _MEASURES:
         sa = sum(p[what] for p in app.phases.values())
         sk = sum(p[what] for p in reduced.phases.values())
-        pred = sum(p[what] * factors.get(reduced.opened_in.get((key[1], key[2]), 0), 1.0)
+        pred = sum(p[what] * factors.get(reduced.opened_in.get(reduced.opened_as.get(key, key[1:3]), 0), 1.0)
                    for key, p in reduced.phases.items())
         out[what] = {"app": sa, "kernel": sk, "predicted": pred, "error_pct": _pct(pred, sa)}
     return out
