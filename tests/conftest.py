@@ -64,6 +64,7 @@ def programs(tmp_path_factory) -> dict[str, Path]:
     build("selections")
     build("smart_patterns")
     build("ior_check")
+    build("ior_hdf5")
     build("fpp_steps", uses_hdf5=False)
     build("two_phase", uses_hdf5=False)
     build("threads_posix", uses_hdf5=False)

@@ -262,6 +262,58 @@ def test_cli_smart_and_explain(tmp_path):
     assert bad.returncode == 2 and "cannot read" in bad.stderr
 
 
+def test_ior_like_benchmark_is_predicted_and_every_recurring_read_tuned(tmp_path, programs):
+    """IOR's HDF5 backend per iteration: write the shared file (H5Dcreate1), check its size through MPI-IO,
+    read it (H5Dopen1), check again; 6 iterations, a site default forcing collective buffering (one
+    aggregator). The size checks were the read's identity too: their 2 calls predicted the 21-call reads
+    (hit fraction 0.88) and, judged at 0 MiB/s, they made every other read a probe or a rule alone, untuned.
+    A margin of 0.99 keeps the feedback loop out of it on a busy machine: only the settings are asserted."""
+    hints = tmp_path / "romio_hints"
+    hints.write_text("romio_cb_write enable\nromio_cb_read enable\n")
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
+        rep = smart_run(tmp_path, [programs["ior_hdf5"], scratch, 6, 4, "collective"], ROMIO_HINTS=str(hints),
+                        IOTUNER_SMART_MARGIN="0.99")
+    smart = rep.data["smart"]
+    assert smart["prediction"]["hit_fraction"] >= 0.95, smart["prediction"]
+    kinds = {p["id"]: p["kind"] for p in rep.phases}
+    reads = [p for p in smart["phases"] if p["opened"] == "open" and kinds[p["phase"]] == "hdf5"]
+    checks = [p for p in smart["phases"] if kinds[p["phase"]] == "mpiio"]
+    assert len(reads) == 6 and len(checks) == 12
+    assert [p["occurrence"] for p in reads] == list(range(6))  # an identity of their own
+    assert reads[0]["role"] == "learn" and reads[0]["insights"]["bytes_read"] == 2 * 4 << 20
+    decided = reads[0]["rules"]["settings"]
+    assert decided, reads[0]["rules"]
+    for p in reads[1:]:  # every recurring read ran with every setting the rules decided, applied
+        assert p["role"] == "optimized", (p["occurrence"], p["role"], p["feedback"])
+        applied = {c["knob"]: c["effective"] for c in p["settings"] if c["status"] == "applied"}
+        assert applied == decided, (p["occurrence"], p["settings"])
+    for p in checks:  # nothing to learn from, nothing to judge
+        assert p["role"] == "default" and p["settings"] == [] and "moved no data" in p["feedback"]
+
+
+def test_alternating_checkpoints_are_predicted_by_their_cycle(tmp_path, programs):
+    """Checkpoints that alternate between two shapes (64 KiB and 256 KiB transfers): the last phase under the
+    same settings is always the other shape (7% of its calls occurred). From the fifth phase on, the method
+    with the better record, the phase that followed one like the latest, predicts every call; --explain says
+    so phase by phase."""
+    rep_path = tmp_path / "run.json"
+    r = iotuner("smart", "--report", rep_path, "--", *mpi(), programs["smart_patterns"], tmp_path, "alternate",
+                env=smart_env(tmp_path, IOTUNER_SMART_MARGIN="0.99"))
+    assert r.returncode == 0, r.stderr
+    phases = json.loads(rep_path.read_text())["smart"]["phases"]
+    assert [p["occurrence"] for p in phases] == list(range(8))
+    later = [p["prediction"] for p in phases[4:]]
+    assert all(p["method"] == "context" and p["calls"] == p["hits"] > 0 and p["misses"] == 0 for p in later), later
+    assert [p["prediction"]["method"] for p in phases[2:4]] == ["repeat", "repeat"]  # wrong, and dropped
+    ex = iotuner("smart", "--explain", rep_path)
+    assert ex.returncode == 0, ex.stderr
+    assert "4 by the last phase under the same settings" in ex.stdout
+    for p in phases[4:]:
+        calls = p["prediction"]["calls"]
+        assert f"#{p['phase']} ckpt_#.h5 (create) {p['occurrence']}: {calls} calls predicted by context, " \
+               f"{calls} occurred, 0 missed" in ex.stdout
+
+
 def per_phase_speedup(tmp_path, app, rounds=3, **extra) -> list[float]:
     """Median over interleaved rounds of each phase's bandwidth in smart mode over the same phase in a plain
     run: both see the same machine state (this one drifts, and I/O into memory it has not touched yet is slow)."""

@@ -121,6 +121,33 @@ def print_chain(console: Console, phase: dict, decided: dict) -> None:
                        (", ".join(f"{k}={v}" for k, v in settings.items()) if settings else "none")))
 
 
+METHODS = (("rule", "SmartIO's rule for its first call (3.1.2)"),
+           ("repeat", "the last phase under the same settings that began with the same call"),
+           ("context", "the phase that most often followed one like the latest (a cycle of phases)"))
+
+
+def print_predictions(console: Console, smart: dict, per_phase: bool = True) -> None:
+    """The totals per method, and which method predicted each phase and how well. Each phase takes the
+    method with the best record on the earlier phases of its file (docs/smart.md)."""
+    pred = smart["prediction"]
+    console.print(f"\nprediction: {pred['hits']} of {pred['hits'] + pred['misses']} predicted calls occurred "
+                  f"({_pct(pred['hit_fraction'])}), over {pred['predictions']} predictions")
+    for method, what in METHODS:
+        m = pred.get(method)
+        if m and m["predictions"]:
+            console.print(f"  {m['predictions']} by {what}: {_pct(m['hit_fraction'])} of their calls occurred")
+    for p in smart["phases"] if per_phase else ():
+        pr = p["prediction"]
+        phase = p.get("phase")
+        head = f"  #{phase if phase is not None else '-'} {_label(p)} {p['occurrence']}: "
+        if pr["calls"]:
+            console.print(Text(head + f"{pr['calls']} calls predicted by {pr['method']}, {pr['hits']} occurred, "
+                                      f"{pr['misses']} missed", style="dim"))
+        else:
+            console.print(Text(head + ("not predicted: the first phase of its file" if p["occurrence"] == 0 else
+                                       "not predicted: no earlier phase of its file under these settings"), style="dim"))
+
+
 def explain(report_path: str, console: Console, rules_table: str | None = None) -> int:
     try:
         rep = report.load(report_path)
@@ -145,7 +172,6 @@ def _explain(rep: report.Report, report_path: str, console: Console, rules_table
     learned = [p for p in smart["phases"] if p["role"] == "learn" and p.get("insights")]
     if not learned:
         console.print("no phase was learned in this run")
-        return 0
     status = 0
     for p in learned:
         try:
@@ -159,6 +185,7 @@ def _explain(rep: report.Report, report_path: str, console: Console, rules_table
             status = 1  # the run used another rules table, or another iotuner
             console.print(Text(f"  the run decided {recorded} (another rules table: {smart['rules_table']})",
                                style="yellow"))
+    print_predictions(console, smart)
     return status
 
 
@@ -171,13 +198,8 @@ def print_summary(console: Console, rep: report.Report) -> None:
     for p in smart["phases"]:
         if p["role"] == "learn" and p.get("rules"):
             print_chain(console, p, p["rules"])
-    pred, over = smart["prediction"], smart["overhead"]
-    console.print(f"\nprediction: {pred['hits']} of {pred['hits'] + pred['misses']} predicted calls occurred "
-                  f"({_pct(pred['hit_fraction'])}), over {pred['predictions']} predictions")
-    for method, what in (("rule", "SmartIO's rule (3.1.2)"), ("repeat", "the last phase under the same settings")):
-        m = pred.get(method)
-        if m and m["predictions"]:
-            console.print(f"  {m['predictions']} by {what}: {_pct(m['hit_fraction'])} of their calls occurred")
+    over = smart["overhead"]
+    print_predictions(console, smart, per_phase=False)  # the table above has each phase's
     console.print(f"overhead: prediction {render.fmt_seconds(over['prediction_s'])}, extraction "
                   f"{render.fmt_seconds(over['extraction_s'])}, optimization {render.fmt_seconds(over['optimization_s'])}; "
                   f"total {render.fmt_seconds(over['total_s'])} (slowest rank)")

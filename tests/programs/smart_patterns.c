@@ -8,7 +8,11 @@
  *                                  names, then all ranks write shared_0..2.h5
  *   smart_patterns DIR concurrent  per step, a_N.h5 (collective 1 MiB writes)
  *                                  and b_N.h5 (independent 4 KiB writes) are
- *                                  open at once, their writes interleaved */
+ *                                  open at once, their writes interleaved
+ *   smart_patterns DIR alternate   ckpt_0000..0007.h5, one after another: the
+ *                                  even ones written in 64 KiB transfers, the odd
+ *                                  ones in 256 KiB (a full and a light step):
+ *                                  never the calls of the phase just before */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -89,7 +93,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (argc < 3) {
         if (rank == 0)
-            fprintf(stderr, "usage: %s DIR diverge|crowd|concurrent\n", argv[0]);
+            fprintf(stderr, "usage: %s DIR diverge|crowd|concurrent|alternate\n", argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *dir = argv[1], *mode = argv[2];
@@ -130,6 +134,11 @@ int main(int argc, char **argv)
             stream_close(&b);
             H5Fclose(fa);
             H5Fclose(fb);
+        }
+    } else if (!strcmp(mode, "alternate")) {
+        for (int step = 0; step < 8; step++) {
+            snprintf(name, sizeof name, "ckpt_%04d.h5", step);
+            bad |= write_file(dir, name, 1, 1 << 20, step % 2 ? 256 << 10 : 64 << 10);
         }
     } else {
         if (rank == 0)

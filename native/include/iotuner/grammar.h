@@ -184,6 +184,60 @@ size_t iot_grammar_predict_phase(const iot_grammar *g, int terminal, int *out, s
  * most frequent one. */
 size_t iot_grammar_predict_repeat(const iot_grammar *g, int terminal, int *out, size_t max);
 
+/* ---- which earlier phase a phase repeats (not in the paper) ----
+ *
+ * The grammar holds the calls of the phases it took in; a phase history of
+ * one identity (one per rank and file identity) says which of them the
+ * next phase is likely to repeat, by three methods:
+ *  - RULE: SmartIO 3.1.2 (iot_grammar_predict_phase), chosen by the caller;
+ *  - REPEAT: the latest phase of the same state (settings and first call: a
+ *    read opened read-only, a write created, under the same settings);
+ *  - CONTEXT: the calls that most often followed a phase like the latest
+ *    one (an order-1 Markov predictor over the phases' shapes): phases of
+ *    one file that alternate (a full and a light checkpoint, a write and a
+ *    read that open the file alike) follow their own cycle, which REPEAT
+ *    gets wrong every time.
+ * Each phase scores every method that could predict it (its calls' hash
+ * against the phase's), and the next phase trusts the one right most often
+ * over its last 8 tries: a method that fails is dropped after a phase or
+ * two, and taken back when it is right again. */
+#define IOT_HISTORY_PHASES 32
+typedef enum { IOT_METHOD_RULE, IOT_METHOD_REPEAT, IOT_METHOD_CONTEXT, IOT_METHODS } iot_method;
+const char *iot_method_name(iot_method m); /* "rule", "repeat", "context" */
+
+typedef struct {
+    uint64_t state;    /* what its calls depend on besides the application: settings, first call */
+    uint64_t shape;    /* iot_calls_hash of its calls after the first */
+    uint64_t pos, len; /* its calls in the grammar, first call included (len 0: not taken in) */
+} iot_phase_seen;
+
+typedef struct {
+    iot_phase_seen seen[IOT_HISTORY_PHASES]; /* ring: phase k at k % IOT_HISTORY_PHASES */
+    uint64_t n;                              /* phases added */
+    uint8_t right[IOT_METHODS], wrong[IOT_METHODS]; /* the last 8 tries of each method, bit 0 the newest */
+} iot_phase_history;
+
+#define IOT_CALLS_HASH_INIT 0xcbf29ce484222325ull
+static inline uint64_t iot_calls_hash_add(uint64_t h, int terminal)
+{
+    return (h ^ (uint64_t)(uint32_t)terminal) * 0x100000001b3ull;
+}
+uint64_t iot_calls_hash(const int *terminals, size_t n);
+
+void iot_history_init(iot_phase_history *h);
+void iot_history_add(iot_phase_history *h, const iot_phase_seen *p);
+/* The taken-in phase whose calls a phase of `state` is predicted to make,
+ * by REPEAT or CONTEXT: 1 and *out, or 0. REPEAT falls back on the latest
+ * taken-in phase of the state when none has the latest phase's shape. */
+int iot_history_find(const iot_phase_history *h, iot_method m, uint64_t state, iot_phase_seen *out);
+/* After a phase of this shape: each method that predicted it (predicted[m],
+ * the hash of its calls, valid[m] nonzero) was right or wrong. */
+void iot_history_score(iot_phase_history *h, const int *valid, const uint64_t *predicted, uint64_t shape);
+/* The method to trust among the available ones: the most rights minus
+ * wrongs over its last 8 tries; ties go to the first in `preference` (all
+ * IOT_METHODS of them). IOT_METHODS when none is available. */
+iot_method iot_history_choose(const iot_phase_history *h, const int *available, const iot_method *preference);
+
 /* Scores predictions against what the application then does, for the
  * per-run "fraction of predicted calls that occurred". Begin a prediction,
  * then observe every later terminal. A predicted call is a hit when it

@@ -85,6 +85,120 @@ size_t iot_grammar_predict_repeat(const iot_grammar *g, int terminal, int *out, 
     return iot_grammar_expand(g, 0, from, out, max);
 }
 
+/* ---- the phase history ---- */
+
+const char *iot_method_name(iot_method m)
+{
+    return m == IOT_METHOD_RULE ? "rule" : m == IOT_METHOD_REPEAT ? "repeat" : m == IOT_METHOD_CONTEXT ? "context" : "none";
+}
+
+uint64_t iot_calls_hash(const int *terminals, size_t n)
+{
+    uint64_t h = IOT_CALLS_HASH_INIT;
+    for (size_t i = 0; i < n; i++)
+        h = iot_calls_hash_add(h, terminals[i]);
+    return h;
+}
+
+void iot_history_init(iot_phase_history *h)
+{
+    memset(h, 0, sizeof *h);
+}
+
+void iot_history_add(iot_phase_history *h, const iot_phase_seen *p)
+{
+    h->seen[h->n++ % IOT_HISTORY_PHASES] = *p;
+}
+
+/* Phase k (k < n, within the ring). */
+static const iot_phase_seen *seen_at(const iot_phase_history *h, uint64_t k)
+{
+    return &h->seen[k % IOT_HISTORY_PHASES];
+}
+
+static uint64_t oldest(const iot_phase_history *h)
+{
+    return h->n > IOT_HISTORY_PHASES ? h->n - IOT_HISTORY_PHASES : 0;
+}
+
+/* The latest taken-in phase of state with this shape (any shape: match_shape 0). */
+static int taken_in(const iot_phase_history *h, uint64_t state, int match_shape, uint64_t shape, iot_phase_seen *out)
+{
+    for (uint64_t k = h->n; k-- > oldest(h);) {
+        const iot_phase_seen *p = seen_at(h, k);
+        if (p->state == state && p->len > 0 && (!match_shape || p->shape == shape)) {
+            *out = *p;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int iot_history_find(const iot_phase_history *h, iot_method m, uint64_t state, iot_phase_seen *out)
+{
+    if (!h->n)
+        return 0;
+    if (m == IOT_METHOD_REPEAT) {
+        for (uint64_t k = h->n; k-- > oldest(h);)
+            if (seen_at(h, k)->state == state)
+                return taken_in(h, state, 1, seen_at(h, k)->shape, out) || taken_in(h, state, 0, 0, out);
+        return 0;
+    }
+    if (m != IOT_METHOD_CONTEXT || h->n < 2)
+        return 0;
+    /* the shapes that followed a phase like the latest one; the most frequent wins, ties the latest */
+    const iot_phase_seen *latest = seen_at(h, h->n - 1);
+    uint64_t best = 0;
+    int best_count = 0;
+    for (uint64_t k = h->n - 1; k-- > oldest(h);) {
+        const iot_phase_seen *before = seen_at(h, k), *after = seen_at(h, k + 1);
+        if (before->shape != latest->shape || before->state != latest->state || after->state != state)
+            continue;
+        int count = 0;
+        for (uint64_t j = h->n - 1; j-- > oldest(h);)
+            count += seen_at(h, j)->shape == latest->shape && seen_at(h, j)->state == latest->state &&
+                     seen_at(h, j + 1)->state == state && seen_at(h, j + 1)->shape == after->shape;
+        if (count > best_count) {
+            best_count = count;
+            best = after->shape;
+        }
+    }
+    return best_count > 0 && taken_in(h, state, 1, best, out);
+}
+
+static int popcount8(uint8_t x)
+{
+    return __builtin_popcount(x);
+}
+
+void iot_history_score(iot_phase_history *h, const int *valid, const uint64_t *predicted, uint64_t shape)
+{
+    for (int m = 0; m < IOT_METHODS; m++) {
+        if (!valid[m])
+            continue;
+        int right = predicted[m] == shape;
+        h->right[m] = (uint8_t)(h->right[m] << 1 | right);
+        h->wrong[m] = (uint8_t)(h->wrong[m] << 1 | !right);
+    }
+}
+
+iot_method iot_history_choose(const iot_phase_history *h, const int *available, const iot_method *preference)
+{
+    iot_method best = IOT_METHODS;
+    int best_score = 0;
+    for (int i = 0; i < IOT_METHODS; i++) {
+        iot_method m = preference[i];
+        if (m >= IOT_METHODS || !available[m])
+            continue;
+        int score = popcount8(h->right[m]) - popcount8(h->wrong[m]);
+        if (best == IOT_METHODS || score > best_score) {
+            best = m;
+            best_score = score;
+        }
+    }
+    return best;
+}
+
 /* ---- scoring ---- */
 
 void iot_predcheck_init(iot_predcheck *c)

@@ -63,6 +63,7 @@ typedef struct {
     char identity[256];
     uint64_t hash;
     int created;    /* create and open of the same name are different phases */
+    iot_phase_kind kind; /* so are an HDF5 file and an MPI-IO open of that file (a size check, say) */
     uint64_t group; /* the opening communicator's group (iot_phase_key), 0: one rank alone */
     int occurrences;
     int learned;
@@ -71,6 +72,7 @@ typedef struct {
     iot_rule_result result;
     iot_feedback feedback;
     span_rec spans[SPAN_STATES];
+    iot_phase_history history; /* which earlier phase the next one repeats, and which method to trust */
 } identity_rec;
 
 typedef struct iot_smart_phase {
@@ -85,8 +87,12 @@ typedef struct iot_smart_phase {
     iot_locality_tracker writes, reads;
     MPI_Comm comm;           /* the file's ranks, duplicated (MPI_COMM_NULL: one process) */
     iot_predcheck check;
-    char method[16];         /* how the phase was predicted: "rule", "repeat", "none" */
+    char method[16];         /* how the phase was predicted: "rule", "repeat", "context", "none" */
     size_t predicted;
+    uint64_t state;          /* settings and first call (iot_phase_seen) */
+    uint64_t shape;          /* hash of its calls after the first */
+    int tried[IOT_METHODS];  /* the methods that predicted it, and the hash of what each predicted */
+    uint64_t tried_hash[IOT_METHODS];
 } smart_phase;
 
 typedef struct {
@@ -127,7 +133,7 @@ static struct {
     int nlog, caplog;
     iot_rule_result *sub; /* scratch of settings_for */
     iot_predcheck total;       /* every phase's scores, summed */
-    method_score by_method[2]; /* rule, repeat */
+    method_score by_method[IOT_METHODS]; /* rule, repeat, context */
     uint64_t t_predict, t_extract, t_optimize;
     uint64_t calls; /* calls seen, for sampling the timing of the per-call work */
     uint64_t boundaries; /* phase boundaries put into the grammars */
@@ -199,7 +205,7 @@ static identity_rec *identity_for(const iot_phase *ph)
     uint64_t hash = iot_identity(ph->path, identity, sizeof identity);
     for (int i = 0; i < S.nids; i++) {
         identity_rec *id = S.ids[i];
-        if (id->created == ph->created && id->group == ph->key.group && id->hash == hash &&
+        if (id->created == ph->created && id->kind == ph->kind && id->group == ph->key.group && id->hash == hash &&
             !strcmp(id->identity, identity))
             return id;
     }
@@ -218,8 +224,10 @@ static identity_rec *identity_for(const iot_phase *ph)
     snprintf(id->identity, sizeof id->identity, "%s", identity);
     id->hash = hash;
     id->created = ph->created;
+    id->kind = ph->kind;
     id->group = ph->key.group;
     id->grammar = g;
+    iot_history_init(&id->history);
     return id;
 }
 
@@ -335,17 +343,22 @@ static int feed(smart_phase *sp, const char *func, const int64_t *args, int narg
         iot_grammar_memory(sp->id->grammar) > GRAMMAR_BUDGET)
         sp->learn_calls = 0;
     iot_predcheck_observe(&sp->check, t);
+    sp->shape = iot_calls_hash_add(sp->shape, t);
     return t;
 }
 
 /* ---- prediction ---- */
 
-/* The phase's calls after its first one, into S.buf; returns how many.
- * SmartIO 3.1.2's rule when the grammar's latest phase ran under the same
- * settings (the calls, collective or independent say, follow the settings)
- * and it covers the phase at least as well; else the calls of the last
- * phase under these settings, read back from the grammar. The first phase
- * under new settings is not predicted. */
+/* The phase's calls after its first one, into S.buf; returns how many. Each
+ * method that can predicts into its own part of S.buf:
+ *  - SmartIO 3.1.2's rule, when the grammar's latest phase ran under the same
+ *    settings (the calls, collective or independent say, follow the settings);
+ *  - REPEAT and CONTEXT from the identity's phase history (iotuner/grammar.h):
+ *    the last phase of the same settings and first call, or what followed a
+ *    phase like the latest one.
+ * The history's record of each method picks one; with none yet, the rule when
+ * it covers the phase at least as well as the repeat. The first phase under
+ * new settings is not predicted. */
 static size_t predict(smart_phase *sp)
 {
     identity_rec *id = sp->id;
@@ -353,23 +366,34 @@ static size_t predict(smart_phase *sp)
     span_rec *last = span_of(id, sp->mask, 0);
     if (!last || last->len < 2)
         return 0;
-    size_t n = iot_grammar_expand(id->grammar, 0, last->pos + 1, S.buf,
-                                  last->len - 1 > MAX_PREDICTED ? MAX_PREDICTED : last->len - 1);
-    if (n)
-        snprintf(sp->method, sizeof sp->method, "repeat");
+    int *out[IOT_METHODS] = {S.buf, S.buf + MAX_PREDICTED, S.buf + 2 * MAX_PREDICTED};
+    size_t n[IOT_METHODS] = {0, 0, 0};
+    for (int m = IOT_METHOD_REPEAT; m <= IOT_METHOD_CONTEXT; m++) {
+        iot_phase_seen p;
+        if (iot_history_find(&id->history, (iot_method)m, sp->state, &p) && p.len >= 2)
+            n[m] = iot_grammar_expand(id->grammar, 0, p.pos + 1, out[m],
+                                      p.len - 1 > MAX_PREDICTED ? MAX_PREDICTED : p.len - 1);
+    }
     int latest = 1;
     for (int i = 0; i < SPAN_STATES; i++)
         if (id->spans[i].valid && id->spans[i].pos > last->pos)
             latest = 0;
-    if (latest) {
-        size_t r = iot_grammar_predict_phase(id->grammar, sp->trigger, S.buf + MAX_PREDICTED, MAX_PREDICTED);
-        if (r >= n && r > 0) {
-            memmove(S.buf, S.buf + MAX_PREDICTED, r * sizeof *S.buf);
-            n = r;
-            snprintf(sp->method, sizeof sp->method, "rule");
-        }
+    if (latest)
+        n[IOT_METHOD_RULE] = iot_grammar_predict_phase(id->grammar, sp->trigger, out[IOT_METHOD_RULE], MAX_PREDICTED);
+    for (int m = 0; m < IOT_METHODS; m++) {
+        sp->tried[m] = n[m] > 0;
+        sp->tried_hash[m] = iot_calls_hash(out[m], n[m]);
     }
-    return n;
+    iot_method rule_first[IOT_METHODS] = {IOT_METHOD_RULE, IOT_METHOD_REPEAT, IOT_METHOD_CONTEXT};
+    iot_method repeat_first[IOT_METHODS] = {IOT_METHOD_REPEAT, IOT_METHOD_RULE, IOT_METHOD_CONTEXT};
+    iot_method m = iot_history_choose(&id->history, sp->tried,
+                                      n[IOT_METHOD_RULE] >= n[IOT_METHOD_REPEAT] ? rule_first : repeat_first);
+    if (m == IOT_METHODS)
+        return 0;
+    if (m != IOT_METHOD_RULE)
+        memmove(S.buf, out[m], n[m] * sizeof *S.buf);
+    snprintf(sp->method, sizeof sp->method, "%s", iot_method_name(m));
+    return n[m];
 }
 
 /* At the learned phase's close: the calls its recurrence is predicted to
@@ -562,6 +586,8 @@ void iot_smart_phase_begin(iot_phase *ph, const char *func, const int64_t *args,
     }
     sp->start_pos = iot_grammar_length(id->grammar);
     sp->trigger = feed(sp, func, args, nargs, -1);
+    sp->shape = IOT_CALLS_HASH_INIT; /* the calls after the first */
+    sp->state = (uint64_t)mask * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)sp->trigger;
     size_t n = sp->trigger >= 0 ? predict(sp) : 0;
     sp->predicted = n;
     if (n)
@@ -711,7 +737,10 @@ void iot_smart_phase_end(iot_phase *ph)
     S.total.misses += sp->check.misses;
     S.total.superseded += sp->check.superseded;
     S.total.unpredicted += sp->check.unpredicted;
-    int m = !strcmp(sp->method, "rule") ? 0 : !strcmp(sp->method, "repeat") ? 1 : -1;
+    int m = -1;
+    for (int k = 0; k < IOT_METHODS; k++)
+        if (!strcmp(sp->method, iot_method_name((iot_method)k)))
+            m = k;
     if (m >= 0) {
         S.by_method[m].predictions++;
         S.by_method[m].hits += sp->check.hits;
@@ -726,6 +755,11 @@ void iot_smart_phase_end(iot_phase *ph)
     span_rec *span = span_of(id, sp->mask, 0);
     if (span)
         span->last_hit = e->hits + e->misses ? (double)e->hits / (double)(e->hits + e->misses) : 1.0;
+    /* the history learns which method was right about this phase, and where its calls are */
+    iot_history_score(&id->history, sp->tried, sp->tried_hash, sp->shape);
+    iot_phase_seen seen = {sp->state, sp->shape, sp->start_pos,
+                           sp->learn_calls ? iot_grammar_length(id->grammar) - sp->start_pos : 0};
+    iot_history_add(&id->history, &seen);
     e->settings_json = iot_phase_checks_json(ph, 1);
     unlock();
 
@@ -740,6 +774,9 @@ void iot_smart_phase_end(iot_phase *ph)
         snprintf(e->feedback, sizeof e->feedback, "moved no data: nothing to learn from; the next phase of this file is learned instead");
     } else if (sp->role == ROLE_LEARN) {
         learn(ph, sp, e);
+    } else if (sp->role != ROLE_DEFAULT && bytes == 0) {
+        /* no bandwidth to judge the settings by: the feedback waits for a phase that moves data */
+        snprintf(e->feedback, sizeof e->feedback, "moved no data: not judged");
     } else if (sp->role != ROLE_DEFAULT) {
         uint64_t t1 = iot_ticks();
         iot_feedback_observe(&id->feedback, e->mib_s, e->feedback, sizeof e->feedback);
@@ -790,11 +827,11 @@ static void write_raw_json(iot_buf *b, const char *key, const char *json)
         iot_jw_raw(b, key, json);
 }
 
-static const char *const methods[] = {"rule", "repeat"};
+static const char *const methods[] = {"rule", "repeat", "context"};
 static const char *const counts[] = {"predictions", "hits", "misses", "superseded", "unpredicted"};
 static const char *const method_fields[] = {"predictions", "hits", "misses"};
 static const char *const parts[] = {"prediction_s", "extraction_s", "optimization_s", "total_s"};
-enum { NCOUNTS = 5, NMETHODS = 2, NFIELDS = 3, NPARTS = 4 };
+enum { NCOUNTS = 5, NMETHODS = IOT_METHODS, NFIELDS = 3, NPARTS = 4 };
 
 static void write_fraction(iot_buf *b, int64_t hits, int64_t misses)
 {
