@@ -198,9 +198,9 @@ size_t iot_grammar_predict_repeat(const iot_grammar *g, int terminal, int *out, 
  *    read that open the file alike) follow their own cycle, which REPEAT
  *    gets wrong every time.
  * Each phase scores every method that could predict it (its calls' hash
- * against the phase's), and the next phase trusts the one right most often
- * over its last 8 tries: a method that fails is dropped after a phase or
- * two, and taken back when it is right again. */
+ * against the phase's), and the next phase trusts the one wrong least often
+ * over its last 4 tries: a method that fails is dropped at once, and taken
+ * back after 4 tries without a failure. */
 #define IOT_HISTORY_PHASES 32
 typedef enum { IOT_METHOD_RULE, IOT_METHOD_REPEAT, IOT_METHOD_CONTEXT, IOT_METHODS } iot_method;
 const char *iot_method_name(iot_method m); /* "rule", "repeat", "context" */
@@ -216,6 +216,7 @@ typedef struct {
     uint64_t n;                              /* phases added */
     uint8_t right[IOT_METHODS], wrong[IOT_METHODS]; /* the last 8 tries of each method, bit 0 the newest */
 } iot_phase_history;
+#define IOT_HISTORY_RECENT 0x0f /* the tries that count for the choice: the last 4 */
 
 #define IOT_CALLS_HASH_INIT 0xcbf29ce484222325ull
 static inline uint64_t iot_calls_hash_add(uint64_t h, int terminal)
@@ -233,9 +234,9 @@ int iot_history_find(const iot_phase_history *h, iot_method m, uint64_t state, i
 /* After a phase of this shape: each method that predicted it (predicted[m],
  * the hash of its calls, valid[m] nonzero) was right or wrong. */
 void iot_history_score(iot_phase_history *h, const int *valid, const uint64_t *predicted, uint64_t shape);
-/* The method to trust among the available ones: the most rights minus
- * wrongs over its last 8 tries; ties go to the first in `preference` (all
- * IOT_METHODS of them). IOT_METHODS when none is available. */
+/* The method to trust among the available ones: the fewest wrong over its
+ * last 4 tries; ties go to the first in `preference` (all IOT_METHODS of
+ * them). IOT_METHODS when none is available. */
 iot_method iot_history_choose(const iot_phase_history *h, const int *available, const iot_method *preference);
 
 /* Scores predictions against what the application then does, for the

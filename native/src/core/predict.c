@@ -166,10 +166,6 @@ int iot_history_find(const iot_phase_history *h, iot_method m, uint64_t state, i
     return best_count > 0 && taken_in(h, state, 1, best, out);
 }
 
-static int popcount8(uint8_t x)
-{
-    return __builtin_popcount(x);
-}
 
 void iot_history_score(iot_phase_history *h, const int *valid, const uint64_t *predicted, uint64_t shape)
 {
@@ -190,7 +186,9 @@ iot_method iot_history_choose(const iot_phase_history *h, const int *available, 
         iot_method m = preference[i];
         if (m >= IOT_METHODS || !available[m])
             continue;
-        int score = popcount8(h->right[m]) - popcount8(h->wrong[m]);
+        /* distrust by failures only: a method available at fewer phases (the rule) is not outvoted by one
+         * that was merely tried more often */
+        int score = -__builtin_popcount(h->wrong[m] & IOT_HISTORY_RECENT);
         if (best == IOT_METHODS || score > best_score) {
             best = m;
             best_score = score;

@@ -356,9 +356,9 @@ static int feed(smart_phase *sp, const char *func, const int64_t *args, int narg
  *  - REPEAT and CONTEXT from the identity's phase history (iotuner/grammar.h):
  *    the last phase of the same settings and first call, or what followed a
  *    phase like the latest one.
- * The history's record of each method picks one; with none yet, the rule when
- * it covers the phase at least as well as the repeat. The first phase under
- * new settings is not predicted. */
+ * A rule shorter than the repeat is no candidate. The history's record of
+ * each method picks one; on a tie, the rule, the repeat, the context, in
+ * this order. The first phase under new settings is not predicted. */
 static size_t predict(smart_phase *sp)
 {
     identity_rec *id = sp->id;
@@ -380,14 +380,14 @@ static size_t predict(smart_phase *sp)
             latest = 0;
     if (latest)
         n[IOT_METHOD_RULE] = iot_grammar_predict_phase(id->grammar, sp->trigger, out[IOT_METHOD_RULE], MAX_PREDICTED);
+    if (n[IOT_METHOD_RULE] < n[IOT_METHOD_REPEAT])
+        n[IOT_METHOD_RULE] = 0; /* a rule shorter than the phase it would predict is no candidate */
     for (int m = 0; m < IOT_METHODS; m++) {
         sp->tried[m] = n[m] > 0;
         sp->tried_hash[m] = iot_calls_hash(out[m], n[m]);
     }
-    iot_method rule_first[IOT_METHODS] = {IOT_METHOD_RULE, IOT_METHOD_REPEAT, IOT_METHOD_CONTEXT};
-    iot_method repeat_first[IOT_METHODS] = {IOT_METHOD_REPEAT, IOT_METHOD_RULE, IOT_METHOD_CONTEXT};
-    iot_method m = iot_history_choose(&id->history, sp->tried,
-                                      n[IOT_METHOD_RULE] >= n[IOT_METHOD_REPEAT] ? rule_first : repeat_first);
+    iot_method preference[IOT_METHODS] = {IOT_METHOD_RULE, IOT_METHOD_REPEAT, IOT_METHOD_CONTEXT};
+    iot_method m = iot_history_choose(&id->history, sp->tried, preference);
     if (m == IOT_METHODS)
         return 0;
     if (m != IOT_METHOD_RULE)
