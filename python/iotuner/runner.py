@@ -35,6 +35,29 @@ class RunResult:
     def ok(self) -> bool:
         return self.returncode == 0 and not self.timed_out
 
+    @property
+    def signal(self) -> int | None:
+        """The signal that killed the job's first process (the launcher, or the application itself)."""
+        return -self.returncode if self.returncode < 0 else None
+
+    @property
+    def exit_status(self) -> int:
+        """The status as a shell reports it: 128 + the signal for a process a signal killed (143: SIGTERM),
+        so that batch scripts read it as they read the application's own."""
+        return 128 + self.signal if self.signal else self.returncode
+
+    def exit_message(self) -> str | None:
+        """What ended the application, when it did not exit with 0."""
+        if self.signal:
+            try:
+                name = f" ({signal.Signals(self.signal).name})"
+            except ValueError:
+                name = ""
+            return f"the application was killed by signal {self.signal}{name}: exit status {self.exit_status}"
+        if self.returncode:
+            return f"the application exited with status {self.returncode}"
+        return None
+
 
 def environment(config: str | os.PathLike | None, report: str | os.PathLike,
                 base: Mapping[str, str] | None = None, verbose: bool = False,

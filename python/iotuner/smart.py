@@ -222,6 +222,6 @@ def run(command: list[str], *, report_path: str | None, verbose: bool, rules_tab
         print_summary(console, result.report)
         if report_path:
             console.print(f"report written to {report_path}")
-    if result.returncode != 0:
-        console.print(f"[red]the application exited with status {result.returncode}[/red]")
-    return result.returncode
+    if result.exit_message():
+        console.print(f"[red]{result.exit_message()}[/red]")
+    return result.exit_status

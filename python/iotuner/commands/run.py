@@ -12,7 +12,7 @@ DESCRIPTION = ("Run an unmodified MPI (or serial) application with libiotuner.so
                "--config are applied to every matching file; afterwards you get a table per I/O phase "
                "(bytes, time, bandwidth) and, for every setting, what was requested, what took effect and "
                "why they differ. A bad or missing settings file never stops the job: it runs untuned "
-               "with one warning. The exit status is the application's.")
+               "with one warning. The exit status is the application's (128 + the signal when a signal killed it).")
 EPILOG = ("examples:\n  iotuner run --config tuned.json --report run.json -- mpiexec -n 2 vpicio -o /scratch\n"
           "  iotuner run --json-out run.json -- srun -n 256 ./app > app.out   (app.out: the application's output only)")
 
@@ -71,6 +71,6 @@ def main(args: argparse.Namespace) -> int:
         render.print_report(result.report, console)
         for path in filter(None, (args.json_out, args.report)):
             console.print(f"report written to {path}")
-    if result.returncode != 0:
-        console.print(f"[red]the application exited with status {result.returncode}[/red]")
-    return result.returncode
+    if result.exit_message():
+        console.print(f"[red]{result.exit_message()}[/red]")
+    return result.exit_status
