@@ -214,7 +214,7 @@ typedef struct {
 typedef struct {
     iot_phase_seen seen[IOT_HISTORY_PHASES]; /* ring: phase k at k % IOT_HISTORY_PHASES */
     uint64_t n;                              /* phases added */
-    uint8_t right[IOT_METHODS], wrong[IOT_METHODS]; /* the last 8 tries of each method, bit 0 the newest */
+    uint8_t wrong[IOT_METHODS]; /* the last 8 tries of each method: 1 where it was wrong, bit 0 the newest */
 } iot_phase_history;
 #define IOT_HISTORY_RECENT 0x0f /* the tries that count for the choice: the last 4 */
 

@@ -172,9 +172,7 @@ void iot_history_score(iot_phase_history *h, const int *valid, const uint64_t *p
     for (int m = 0; m < IOT_METHODS; m++) {
         if (!valid[m])
             continue;
-        int right = predicted[m] == shape;
-        h->right[m] = (uint8_t)(h->right[m] << 1 | right);
-        h->wrong[m] = (uint8_t)(h->wrong[m] << 1 | !right);
+        h->wrong[m] = (uint8_t)(h->wrong[m] << 1 | (predicted[m] != shape));
     }
 }
 
