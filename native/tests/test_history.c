@@ -90,7 +90,8 @@ static void calls_come_from_a_taken_in_phase(void)
 {
     iot_phase_history h;
     iot_history_init(&h);
-    iot_phase_seen a = {WRITE, 100, 0, 10}, b = {WRITE, 200, 10, 10}, a2 = {WRITE, 100, 20, 0}, b2 = {WRITE, 200, 30, 0};
+    iot_phase_seen a = {WRITE, 100, 0, 10}, b = {WRITE, 200, 10, 10};
+    iot_phase_seen a2 = {WRITE, 100, 20, 0}, b2 = {WRITE, 200, 30, 0}; /* not taken in */
     iot_history_add(&h, &a);
     iot_history_add(&h, &b);
     iot_history_add(&h, &a2);

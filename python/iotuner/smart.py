@@ -141,11 +141,12 @@ def print_predictions(console: Console, smart: dict, per_phase: bool = True) -> 
         phase = p.get("phase")
         head = f"  #{phase if phase is not None else '-'} {_label(p)} {p['occurrence']}: "
         if pr["calls"]:
-            console.print(Text(head + f"{pr['calls']} calls predicted by {pr['method']}, {pr['hits']} occurred, "
-                                      f"{pr['misses']} missed", style="dim"))
+            line = f"{pr['calls']} calls predicted by {pr['method']}, {pr['hits']} occurred, {pr['misses']} missed"
+        elif p["occurrence"] == 0:
+            line = "not predicted: the first phase of its file"
         else:
-            console.print(Text(head + ("not predicted: the first phase of its file" if p["occurrence"] == 0 else
-                                       "not predicted: no earlier phase of its file under these settings"), style="dim"))
+            line = "not predicted: no earlier phase of its file under these settings"
+        console.print(Text(head + line, style="dim"))
 
 
 def explain(report_path: str, console: Console, rules_table: str | None = None) -> int:

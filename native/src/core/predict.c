@@ -89,7 +89,8 @@ size_t iot_grammar_predict_repeat(const iot_grammar *g, int terminal, int *out, 
 
 const char *iot_method_name(iot_method m)
 {
-    return m == IOT_METHOD_RULE ? "rule" : m == IOT_METHOD_REPEAT ? "repeat" : m == IOT_METHOD_CONTEXT ? "context" : "none";
+    static const char *const names[IOT_METHODS] = {"rule", "repeat", "context"};
+    return m < IOT_METHODS ? names[m] : "none";
 }
 
 uint64_t iot_calls_hash(const int *terminals, size_t n)
