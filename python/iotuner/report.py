@@ -10,6 +10,7 @@ from .inputs import InputError, read_json
 
 VERSION = 2  # 2: phases keyed by who opened them (docs/report.md, "Version 2"); 1 is still read
 KIND = "iotuner-run-report"
+MAX_BYTES = 256 << 20  # 65,536 phases (the runtime's limit) with their settings fit
 
 
 class ReportError(InputError):
@@ -39,6 +40,11 @@ class Report:
     @property
     def warnings(self) -> list[str]:
         return self.data.get("warnings", [])
+
+    def warnings_not_printed(self) -> list[str]:
+        """The warnings the job's rank 0 did not print on its stderr (they come first; reports before
+        warnings_printed say nothing, so all of them)."""
+        return self.warnings[int(self.data.get("warnings_printed", 0)):]
 
     def data_phases(self) -> list[dict]:
         """Phases that moved the application's data."""
@@ -116,7 +122,7 @@ def malformed(e: BaseException, source: str) -> ReportError:
 
 def load(path: str | Path) -> Report:
     try:
-        data = read_json(path, "a run report")
+        data = read_json(path, "a run report", max_bytes=MAX_BYTES)
     except InputError as e:
         raise ReportError(str(e)) from None
     return parse(data, str(path))

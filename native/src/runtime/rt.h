@@ -245,6 +245,8 @@ void iot_level_record(const iot_phase *ph, iot_level l, iot_level_stats *s);
 
 /* ---- process state (lifecycle.c) ---- */
 
+#define IOT_MAX_WARNINGS 64 /* per process; later ones are dropped */
+
 typedef struct {
     int disabled;            /* IOTUNER_DISABLE, or a launcher: pure pass-through */
     int verbose;
@@ -266,6 +268,7 @@ typedef struct {
     double clock_offset;     /* this rank's monotonic clock minus rank 0's, seconds */
     char **warnings;
     size_t nwarnings;
+    unsigned char warning_printed[IOT_MAX_WARNINGS]; /* this process printed warnings[i] on stderr */
 } iot_state;
 
 extern iot_state iot_g;
@@ -284,6 +287,8 @@ static inline int iot_active(void)
  * modules that are settings sources decided (smart mode), overridden knob by
  * knob by the user's settings document. */
 size_t iot_resolve(const iot_phase *ph, const char *dataset, iot_layer layer, const iot_setting **out, size_t max);
+/* The groups of the user's document (the first 64, by bit) whose dataset pattern matched a dataset here. */
+uint64_t iot_settings_pattern_hits(void);
 /* The first of list[0..n) that is this knob, or NULL. */
 const iot_setting *iot_setting_of(const iot_setting *const *list, size_t n, iot_knob_id knob);
 
