@@ -293,7 +293,7 @@ static int flag_env(const char *name)
 __attribute__((constructor(102))) static void iot_start(void)
 {
     iot_internal++;
-    iot_g.disabled = flag_env("IOTUNER_DISABLE") || is_launcher_process();
+    iot_g.disabled = flag_env("IOTUNER_DISABLE") || is_launcher_process() || iot_mpi_foreign_abi();
     iot_g.verbose = flag_env("IOTUNER_VERBOSE");
     settings_warned_before = flag_env("IOTUNER_SETTINGS_WARNED");
     iot_g.nprocs = 1;

@@ -83,7 +83,13 @@ static inline unsigned iot_time_weight(uint64_t call_index, size_t bytes)
 /* ---- wrappers: declared from the tables in iotuner/calls.h ---- */
 
 #define IOT_DECLARE(ret, name, params, ...) IOT_EXPORT ret name params;
-#define IOT_DECLARE_DATA(name, write, collective, where, timed, params, args) IOT_EXPORT int name params;
+/* The MPI wrappers take the handles of the MPI the library was built for: each is iot_wrap_NAME, with the
+ * prototype of mpi.h's NAME, and the exported NAME is a trampoline to it (abi.c). */
+#define IOT_DECLARE_MPI(ret, name, ...) __typeof__(name) iot_wrap_##name;
+#define IOT_DECLARE_MPI_DATA(name, ...) __typeof__(name) iot_wrap_##name;
+/* 1 when this process uses an MPI of another ABI than the library's (abi.c): then the library is disabled,
+ * and the exported MPI functions jump straight to that MPI's own. */
+int iot_mpi_foreign_abi(void);
 
 /* ---- real symbols ---- */
 
