@@ -74,6 +74,19 @@ def _kind(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else "not a regular file"
 
 
+def regular_file(path: str | os.PathLike, what: str) -> Path:
+    """The path of a regular file, for a reader that opens it itself (PyDarshan); InputError (NotAFile for a
+    FIFO, a device or a directory) otherwise."""
+    path = Path(path)
+    try:
+        kind = _kind(os.stat(path).st_mode)
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}") from None
+    if kind:
+        raise NotAFile(f"{path} is {kind}, not {what}")
+    return path
+
+
 def read_bytes(path: str | os.PathLike, what: str, max_bytes: int = MAX_BYTES) -> bytes:
     """The file's bytes; InputError when it cannot be read, is not a regular file (NotAFile: a FIFO, a device
     or a directory, refused before anything waits on it), is larger than max_bytes, empty, or binary (its
