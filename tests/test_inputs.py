@@ -122,3 +122,23 @@ def test_a_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path):
         f.truncate(settings.MAX_BYTES + 1)  # sparse: no memory, no disk
     with pytest.raises(inputs.InputError, match="big.json is 16 MiB: more than iotuner reads as a settings document"):
         settings.load(big)
+
+
+@pytest.mark.parametrize("argv", [["show", "{f}"], ["report", "{f}"], ["convert", "{f}"], ["advise", "{f}"],
+                                  ["smart", "--explain", "{f}"], ["export", "{f}", "--to", "romio-hints"],
+                                  ["tune", "--space", "{f}", "--synthetic", "ufs", "--trials", "1", "--out", "{out}"]],
+                         ids=lambda a: "-".join(w for w in a[:2] if "{" not in w))
+def test_every_reader_refuses_a_fifo_without_waiting(tmp_path, argv):
+    import os
+    fifo = tmp_path / "input"
+    os.mkfifo(fifo)
+    status, seconds, out = _in_thread([w.format(f=fifo, out=tmp_path / "out") for w in argv])
+    assert status == 2, (status, seconds, out)  # None: it was still waiting on the FIFO
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 and f"{fifo} is a FIFO" in lines[0], out
+
+
+def test_tune_names_a_png_given_as_its_space(tmp_path, bad_files):
+    status, _, out = _in_thread(["tune", "--space", str(bad_files["png"]), "--synthetic", "ufs", "--trials", "1",
+                                 "--out", str(tmp_path / "out")])
+    assert status == 2 and out.strip() == f"iotuner tune: {bad_files['png']} is a PNG image, not a search space (JSON)"
