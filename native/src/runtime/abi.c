@@ -30,7 +30,7 @@ IOT_MPI_DATA_CALLS(FOREIGN_POINTER_DATA)
 
 /* r11 is free at a call (the ABI's scratch register); endbr64 keeps the entry valid under CET */
 #define TRAMPOLINE(name)                                                                                       \
-    __asm__(".text\n"                                                                                          \
+    __asm__(".pushsection .text\n"                                                                             \
             ".globl " #name "\n"                                                                               \
             ".type " #name ", @function\n"                                                                     \
             ".p2align 4\n" #name ":\n"                                                                         \
@@ -40,7 +40,8 @@ IOT_MPI_DATA_CALLS(FOREIGN_POINTER_DATA)
             "\tjnz 1f\n"                                                                                       \
             "\tjmp iot_wrap_" #name "\n"                                                                       \
             "1:\tjmp *%r11\n"                                                                                  \
-            ".size " #name ", .-" #name "\n");
+            ".size " #name ", .-" #name "\n"                                                                   \
+            ".popsection\n");
 #define TRAMPOLINE_RUN(ret, name, ...) TRAMPOLINE(name)
 #define TRAMPOLINE_DATA(name, ...) TRAMPOLINE(name)
 IOT_MPI_CALLS(TRAMPOLINE_RUN)
