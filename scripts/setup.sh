@@ -5,11 +5,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# MPICH only: an Open MPI package would flip the mpicc/mpiexec alternatives,
-# and Open MPI refuses to run as root. Debian's python3-h5py-mpi pulls it in.
+# MPICH and its parallel HDF5 are what iotuner is built and tested with.
 # slurm-wlm, munge and postgresql: the distributed-tuning tests start a throw-away
-# single-node cluster and database (scripts/slurm.sh, scripts/postgres.sh)
-packages=(mpich libhdf5-mpich-dev hdf5-tools cmake make gcc pkg-config python3-venv slurm-wlm munge postgresql)
+# single-node cluster and database (scripts/slurm.sh, scripts/postgres.sh).
+# Open MPI and its HDF5 only for the test that the library stays inert in an
+# Open MPI job (tests/test_openmpi.py). Installing them flips Debian's mpicc /
+# mpiexec / h5pcc alternatives to Open MPI; the build (CMakeLists.txt), the tune
+# launcher and the tests name MPICH's own wrappers, and the alternatives are put
+# back to MPICH right after this script installs Open MPI, as they were.
+packages=(mpich libhdf5-mpich-dev hdf5-tools cmake make gcc pkg-config python3-venv slurm-wlm munge postgresql
+          openmpi-bin libopenmpi-dev libhdf5-openmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -21,6 +26,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [[ " ${missing[*]} " == *" openmpi-bin "* || " ${missing[*]} " == *" libopenmpi-dev "* ]]; then
+    # name=MPICH's choice for each alternative Open MPI's install may have flipped (absent ones are skipped)
+    for pair in mpi=/usr/bin/mpicc.mpich mpirun=/usr/bin/mpirun.mpich h5pcc=/usr/bin/h5pcc.mpich \
+                "mpi-$(gcc -dumpmachine)=/usr/include/$(gcc -dumpmachine)/mpich"; do
+      name=${pair%%=*} choice=${pair#*=}
+      if [ -e "$choice" ] && update-alternatives --query "$name" >/dev/null 2>&1; then
+        $sudo update-alternatives --set "$name" "$choice" >/dev/null || true
+      fi
+    done
+  fi
 fi
 
 python=${PYTHON:-python3}

@@ -4,10 +4,13 @@ code 0, the same output as an untuned run, and a report that says why."""
 import json
 import os
 import subprocess
+import sys
+import time
 
 import pytest
 
 from conftest import h5diff, kernel, mpi, run_job, write_json
+from iotuner import report
 
 pytestmark = pytest.mark.mpi
 
@@ -91,3 +94,81 @@ def test_hints_the_mpi_library_refuses_are_dropped_and_the_file_opened(tmp_path,
     assert [(p["bytes_written"], p["bytes_read"]) for p in rep.data_phases()] == [(2 * 64 * 1024 * 4 * 8, 0),
                                                                                   (0, 2 * 64 * 1024 * 4 * 8)]
     assert h5diff(reference, tmp_path / "out" / "vpicio.h5").returncode == 0
+
+
+# Documents that `iotuner check` used to accept and that killed or stalled the job (issue 26): the validator now
+# knows the libraries' limits, and the runtime refuses legal but ruinous chunking at H5Dcreate.
+# (document, where it shows: "rejected" or a check's status, text of the one warning)
+HARMFUL = {
+    "cb_buffer_size_4G": ({"version": 1, "mpiio": {"cb_buffer_size": "4G", "romio_cb_write": "enable"}},
+                          "rejected", "4G is above the maximum 2147483647 (ROMIO keeps it in a C int)"),
+    "cb_buffer_size_2G": ({"version": 1, "mpiio": {"cb_buffer_size": "2G", "romio_cb_write": "enable"}},
+                          "rejected", "2G is above the maximum 2147483647"),
+    "alignment_1T": ({"version": 1, "hdf5": {"alignment": [1, "1T"]}}, "rejected", "1T is above the maximum 4G"),
+    "chunk_bytes_1": ({"version": 1, "hdf5": {"chunk_bytes": 1}}, "failed", "131072 chunks of 4 bytes"),
+    "chunk_dims_1": ({"version": 1, "hdf5": {"chunk_dims": [1]}}, "failed", "131072 chunks of 4 bytes"),
+    "dataset_glob_unmatched": ({"version": 1, "groups": [{"dataset": "no_such_dataset*",
+                                                          "hdf5": {"transfer_mode": "collective"}}]},
+                               "unmatched", "'no_such_dataset*' matched no dataset"),
+}
+
+
+def _vpicio(tmp_path, name, config=None):
+    """`iotuner run` (the CLI) of vpicio on 2 ranks: (completed process, seconds, output file, report)."""
+    out = tmp_path / name
+    out.mkdir()
+    report = tmp_path / f"{name}.json"
+    argv = [sys.executable, "-m", "iotuner", "run", "--report", str(report)]
+    argv += ["--config", str(config)] if config else []
+    t0 = time.monotonic()
+    r = subprocess.run([*argv, "--", *mpi(), kernel("vpicio"), "-n", "64K", "-r", "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    return r, time.monotonic() - t0, out / "vpicio.h5", report
+
+
+@pytest.mark.parametrize("case", sorted(HARMFUL))
+def test_harmful_document_runs_as_untuned(tmp_path, case):
+    """Exit 0, one warning, the untuned output, in about the untuned time: the tuned run is timed against an
+    untuned one right before it (a stall took minutes where the untuned run takes a fraction of a second)."""
+    doc, where, expected = HARMFUL[case]
+    cfg = write_json(tmp_path / "settings.json", doc)
+    plain, plain_s, plain_h5, _ = _vpicio(tmp_path, "plain")
+    assert plain.returncode == 0, plain.stderr
+    r, tuned_s, tuned_h5, rep_path = _vpicio(tmp_path, "tuned", cfg)
+    assert r.returncode == 0, r.stderr
+    assert "vpicio verify: ok" in r.stdout and "Traceback" not in r.stderr
+    warnings = [line for line in (r.stdout + r.stderr).splitlines() if "warning" in line]
+    assert len(warnings) == 1, r.stdout + r.stderr  # the CLI or the runtime, once; the tables do not repeat it
+    assert expected in warnings[0]
+    assert h5diff(plain_h5, tuned_h5).returncode == 0
+    assert tuned_s < 5 * plain_s + 5, (tuned_s, plain_s)
+    rep = report.load(rep_path)
+    if where == "rejected":
+        assert rep.settings["status"] == "rejected" and rep.checks() == []
+    elif where == "unmatched":
+        assert rep.settings["status"] == "loaded" and rep.checks() == []
+        assert any(expected in w for w in rep.warnings)
+    else:
+        checks = [c for c in rep.checks(knob=next(iter(doc["hdf5"]))) if c.get("dataset")]
+        assert len(checks) == 8 and {c["status"] for c in checks} == {where}  # vpicio's 8 datasets
+        assert all(c["reason"].startswith("refused by iotuner") for c in checks)
+
+
+def test_chunks_under_4k_stay_applied_on_small_datasets(tmp_path):
+    """The guard is about numbers: 2 KiB chunks of a dataset that has 256 of them are applied as asked."""
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "hdf5": {"chunk_bytes": "2K"}})
+    result = run_job(mpi() + [kernel("vpicio"), "-n", "256", "-o", tmp_path], config=cfg, report=tmp_path / "r.json")
+    assert result.ok and "warning" not in result.stderr, result.stderr
+    checks = result.report.checks(knob="chunk_bytes")
+    assert len(checks) == 8 and {c["status"] for c in checks} == {"applied"}
+
+
+def test_a_dataset_glob_that_matches_is_not_reported(tmp_path):
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "groups": [{"dataset": "x", "hdf5": {"chunk_bytes": "4K"}},
+                                                                    {"dataset": "nothing_*", "hdf5": {
+                                                                        "chunk_bytes": "8K"}}]})
+    result = run_job(mpi() + [kernel("vpicio"), "-n", "4K", "-o", tmp_path], config=cfg, report=tmp_path / "r.json")
+    assert result.ok, result.stderr
+    warnings = [w for w in result.report.warnings if "matched no dataset" in w]
+    assert warnings == ["the dataset pattern 'nothing_*' matched no dataset: its settings were applied nowhere"]
+    assert [c["dataset"] for c in result.report.checks(knob="chunk_bytes")] == ["/Step#0/x"]

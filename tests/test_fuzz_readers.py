@@ -1,4 +1,5 @@
-"""Mutation fuzzing of the readers: damaged run reports to `show`, damaged XML to `convert`.
+"""Mutation fuzzing of the readers: damaged run reports to `show`, `report` and `advise`, damaged tune
+directories and advice files to `report`, damaged XML to `convert`.
 
 A seeded mutator (reproducible: the seed is in the failure message) damages
 real inputs at the JSON / XML level and at the byte level. Each command's
@@ -90,18 +91,19 @@ def _call(argv: list[str]) -> str | None:
     return None if status in (0, 1, 2) else f"exit status {status}"
 
 
-def _fuzz(seeds: list[bytes], argv_of, tmp_path: Path, suffix: str, tree_mutator) -> tuple[int, dict[str, str]]:
+def _fuzz(seeds: list[bytes], argv_of, tmp_path: Path, suffix: str, tree_mutator,
+          n: int = N) -> tuple[int, dict[str, str]]:
     crashes: dict[str, str] = {}
     rng = random.Random(16)
     target = tmp_path / f"damaged{suffix}"
-    for i in range(N):
+    for i in range(n):
         seed = seeds[i % len(seeds)]
         data = tree_mutator(seed, rng) if rng.random() < 0.7 else _mutate_bytes(seed, rng)
         target.write_bytes(data)
         where = _call(argv_of(target))
         if where and where not in crashes:
             crashes[where] = f"case {i}: {data[:160]!r}"
-    return N, crashes
+    return n, crashes
 
 
 @pytest.fixture(scope="module")
@@ -176,6 +178,82 @@ def test_a_phase_without_its_file_is_named(tmp_path):
             status = cli.main([*argv, str(tmp_path / "r.json")])
         if argv[0] == "show":
             assert status == 2 and out.getvalue().count("\n") == 1
-            assert "r.json is damaged: a field is missing: 'file'" in out.getvalue()
+            assert "r.json is damaged: phases[0].file: is missing" in out.getvalue()
         else:
             assert status in (1, 2)  # a version 1 report is not from smart mode: said so, no traceback
+
+
+# ---- iotuner report and iotuner advise (issue 26: 51 and 4 tracebacks before their readers were typed) ----
+
+N_REPORT = 1000  # damaged inputs per reader and input kind
+
+
+def _crash_list(crashes: dict[str, str]) -> str:
+    return "\n".join(f"{k}: {v}" for k, v in list(crashes.items())[:15])
+
+
+@pytest.mark.mpi
+def test_report_survives_damaged_run_reports(reports, tmp_path):
+    out = tmp_path / "page.html"
+    n, crashes = _fuzz(reports, lambda p: ["report", str(p), "-o", str(out)], tmp_path, ".json", _json_tree, N_REPORT)
+    assert n >= 1000 and not crashes, f"report crashed on damaged run reports at {len(crashes)} places:\n" + \
+        _crash_list(crashes)
+
+
+@pytest.mark.mpi
+def test_advise_survives_damaged_run_reports(reports, tmp_path):
+    n, crashes = _fuzz(reports, lambda p: ["advise", str(p), "--json"], tmp_path, ".json", _json_tree, N_REPORT)
+    assert n >= 1000 and not crashes, f"advise crashed on damaged run reports at {len(crashes)} places:\n" + \
+        _crash_list(crashes)
+
+
+@pytest.mark.mpi
+def test_report_survives_damaged_advice(reports, tmp_path):
+    seed = tmp_path / "seed.json"
+    seed.write_bytes(reports[-1])
+    advices = []
+    for r in (seed, DATA / "bad_run_report.json"):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            cli.main(["advise", str(r), "--json"])
+        advices.append(out.getvalue().encode())
+    assert all(b'"kind": "iotuner-advice"' in a for a in advices)
+    page = tmp_path / "page.html"
+    n, crashes = _fuzz(advices, lambda p: ["report", str(p), "-o", str(page)], tmp_path, ".json", _json_tree,
+                       N_REPORT)
+    assert not crashes, f"report crashed on damaged advice at {len(crashes)} places:\n" + _crash_list(crashes)
+
+
+@pytest.fixture(scope="module")
+def tune_dir(tmp_path_factory) -> Path:
+    """A real tune output directory (synthetic objective: seconds), without its study database, so that the
+    page's parameter importance reads trials.csv, which the fuzzer damages too."""
+    out = tmp_path_factory.mktemp("tune") / "out"
+    status = cli.main(["tune", "--synthetic", "ufs", "--trials", "6", "--out", str(out)])
+    assert status == 0 and (out / "summary.json").is_file()
+    (out / "study.db").unlink()
+    return out
+
+
+def test_report_survives_damaged_tune_directories(tune_dir, tmp_path):
+    files = {name: (tune_dir / name).read_bytes() for name in ("summary.json", "trials.csv", "best.json")}
+    rng = random.Random(26)
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    page = tmp_path / "page.html"
+    crashes: dict[str, str] = {}
+    for i in range(N_REPORT):
+        name = rng.choice(["summary.json", "summary.json", "trials.csv", "best.json"])
+        for other, data in files.items():
+            (damaged / other).write_bytes(data)
+        seed = files[name]
+        if name.endswith(".json") and rng.random() < 0.7:
+            data = _json_tree(seed, rng)
+        else:
+            data = _mutate_bytes(seed, rng)
+        (damaged / name).write_bytes(data)
+        where = _call(["report", str(damaged), "-o", str(page)])
+        if where and where not in crashes:
+            crashes[where] = f"case {i} ({name}): {data[:160]!r}"
+    assert not crashes, f"report crashed on damaged tune directories at {len(crashes)} places:\n" + \
+        _crash_list(crashes)

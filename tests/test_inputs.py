@@ -77,3 +77,68 @@ def test_the_sniffer_leaves_text_alone():
     assert inputs.sniff(b'{"version": 1}') is None
     assert inputs.sniff(b"3.41\0\0\0\0" + bytes(16)) == "a Darshan log"
     assert inputs.sniff(b"3.5") is None  # a JSON number, too short to be a Darshan header
+
+
+def _in_thread(argv: list[str]) -> tuple[int | None, float, str]:
+    """cli.main in a thread: (status or None if still running after 10 s, seconds, output)."""
+    import contextlib
+    import io
+    import threading
+    import time
+
+    from iotuner import cli
+    out, result = io.StringIO(), {}
+
+    def call():
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            result["status"] = cli.main(argv)
+
+    t0 = time.monotonic()
+    t = threading.Thread(target=call, daemon=True)
+    t.start()
+    t.join(10)
+    return result.get("status"), time.monotonic() - t0, out.getvalue()
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero", "directory"])
+@pytest.mark.parametrize("argv", [["check", "{f}"], ["run", "--config", "{f}", "--", "true"]], ids=["check", "run"])
+def test_a_fifo_a_device_or_a_directory_is_refused_at_once(tmp_path, argv, special):
+    """Reading a FIFO would wait for a writer forever; /dev/zero never ends: exit 2 within a second, before
+    anything is read (and, for run, before the job starts)."""
+    import os
+    f = {"fifo": tmp_path / "settings.json", "/dev/zero": Path("/dev/zero"), "directory": tmp_path}[special]
+    if special == "fifo":
+        os.mkfifo(f)
+    status, seconds, out = _in_thread([w.format(f=f) for w in argv])
+    assert status == 2 and seconds < 1, (status, seconds, out)
+    kind = {"fifo": "a FIFO", "/dev/zero": "a character device", "directory": "a directory"}[special]
+    assert out.strip() == f"iotuner {argv[0]}: {f} is {kind}, not a settings document"
+
+
+def test_a_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path):
+    from iotuner import inputs, settings
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(settings.MAX_BYTES + 1)  # sparse: no memory, no disk
+    with pytest.raises(inputs.InputError, match="big.json is 16 MiB: more than iotuner reads as a settings document"):
+        settings.load(big)
+
+
+@pytest.mark.parametrize("argv", [["show", "{f}"], ["report", "{f}"], ["convert", "{f}"], ["advise", "{f}"],
+                                  ["smart", "--explain", "{f}"], ["export", "{f}", "--to", "romio-hints"],
+                                  ["tune", "--space", "{f}", "--synthetic", "ufs", "--trials", "1", "--out", "{out}"]],
+                         ids=lambda a: "-".join(w for w in a[:2] if "{" not in w))
+def test_every_reader_refuses_a_fifo_without_waiting(tmp_path, argv):
+    import os
+    fifo = tmp_path / "input"
+    os.mkfifo(fifo)
+    status, seconds, out = _in_thread([w.format(f=fifo, out=tmp_path / "out") for w in argv])
+    assert status == 2, (status, seconds, out)  # None: it was still waiting on the FIFO
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 and f"{fifo} is a FIFO" in lines[0], out
+
+
+def test_tune_names_a_png_given_as_its_space(tmp_path, bad_files):
+    status, _, out = _in_thread(["tune", "--space", str(bad_files["png"]), "--synthetic", "ufs", "--trials", "1",
+                                 "--out", str(tmp_path / "out")])
+    assert status == 2 and out.strip() == f"iotuner tune: {bad_files['png']} is a PNG image, not a search space (JSON)"

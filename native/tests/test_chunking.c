@@ -113,5 +113,20 @@ int main(void)
     const char *big = "{\"version\": 1, \"hdf5\": {\"chunk_bytes\": \"5G\"}}";
     CHECK(iot_settings_parse(big, strlen(big), err, sizeof err) == NULL);
     CHECK_CONTAINS(err, "above the maximum");
+
+    /* the guard: chunks under 4 KiB are refused past 1024 of them, counted on the final extents */
+    uint64_t d17[] = {131072}, one[] = {1}, c17[] = {1024}, m17[] = {IOT_DIM_UNLIMITED};
+    CHECK(iot_chunk_count(1, d17, NULL, one) == 131072);
+    CHECK(iot_chunk_ruinous(1, d17, NULL, one, 4, why, sizeof why) == 1);
+    CHECK_CONTAINS(why, "131072 chunks of 4 bytes");
+    CHECK(iot_chunk_ruinous(1, d17, NULL, c17, 4, why, sizeof why) == 0); /* 4 KiB chunks: any number */
+    uint64_t d18[] = {1024};
+    CHECK(iot_chunk_ruinous(1, d18, NULL, one, 8, why, sizeof why) == 0); /* a small dataset: 1024 chunks */
+    uint64_t d19[] = {0, 10}, m19[] = {5000, 10}, c19[] = {1, 10};
+    CHECK(iot_chunk_count(2, d19, m19, c19) == 5000); /* the maximum extent, not the empty current one */
+    CHECK(iot_chunk_ruinous(2, d19, m19, c19, 8, why, sizeof why) == 1);
+    CHECK(iot_chunk_count(1, d17, m17, one) == 131072); /* unlimited: the current extent */
+    uint64_t huge[] = {1ull << 40, 1ull << 40}, c20[] = {1, 1};
+    CHECK(iot_chunk_count(2, huge, NULL, c20) == UINT64_MAX); /* saturates */
     CHECK_DONE();
 }

@@ -134,5 +134,39 @@ int main(void)
     s = parse("{\"version\": 1}", err);
     CHECK(s && iot_settings_resolve(s, "/a.h5", NULL, -1, r, 64) == 0);
     iot_settings_free(s);
+    /* ranges from the libraries' own limits, and the warnings of legal but ruinous values */
+    static const char *const bad[][2] = {
+        {"{\"version\":1,\"mpiio\":{\"cb_buffer_size\":\"4G\"}}", "4G is above the maximum 2147483647 (ROMIO"},
+        {"{\"version\":1,\"mpiio\":{\"cb_buffer_size\":\"2G\"}}", "2G is above the maximum 2147483647"},
+        {"{\"version\":1,\"mpiio\":{\"cb_buffer_size\":1}}", "1 is below the minimum 4K"},
+        {"{\"version\":1,\"mpiio\":{\"ind_wr_buffer_size\":\"3G\"}}", "above the maximum 2147483647"},
+        {"{\"version\":1,\"hdf5\":{\"alignment\":[1,\"1T\"]}}", "1T is above the maximum 4G"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(parse(bad[i][0], err) == NULL);
+        CHECK_CONTAINS(err, bad[i][1]);
+    }
+    iot_settings *fine = parse("{\"version\":1,\"mpiio\":{\"cb_buffer_size\":\"2047M\"},"
+                               "\"hdf5\":{\"alignment\":[1,\"4G\"]}}", err);
+    char warn[2048];
+    CHECK(fine != NULL && iot_settings_warnings(fine, warn, sizeof warn) == 0 && warn[0] == 0);
+    iot_settings_free(fine);
+    iot_settings *ruinous = parse("{\"version\":1,\n\"hdf5\":{\"chunk_bytes\":1},\n"
+                                  "\"groups\":[{\"dataset\":\"x\",\"hdf5\":{\"chunk_dims\":[1,2]}}],\n"
+                                  "\"mpiio\":{\"cb_buffer_size\":4096}}", err);
+    CHECK(ruinous && iot_settings_warnings(ruinous, warn, sizeof warn) == 3);
+    CHECK_CONTAINS(warn, "line 2: hdf5.chunk_bytes: chunks of 1 byte(s): a 1 GiB dataset would have 1073741824");
+    CHECK_CONTAINS(warn, "line 3: hdf5.chunk_dims: chunks of 2 element(s)");
+    CHECK_CONTAINS(warn, "line 4: mpiio.cb_buffer_size: a collective buffer of 4096 bytes");
+    iot_settings_free(ruinous);
+
+    /* which groups apply: a dataset pattern only to datasets */
+    iot_settings *g = parse("{\"version\":1,\"groups\":[{\"file\":\"a*.h5\",\"dataset\":\"d*\","
+                            "\"hdf5\":{\"transfer_mode\":\"collective\"}}]}", err);
+    CHECK(g && iot_group_matches(&g->groups[0], "/x/a1.h5", "/grp/dens") == 1);
+    CHECK(g && iot_group_matches(&g->groups[0], "/x/a1.h5", NULL) == 0);
+    CHECK(g && iot_group_matches(&g->groups[0], "/x/b1.h5", "/grp/dens") == 0);
+    CHECK(g && iot_group_matches(&g->groups[0], "/x/a1.h5", "/grp/pres") == 0);
+    iot_settings_free(g);
     CHECK_DONE();
 }

@@ -1,8 +1,11 @@
 """Reading the files a command is given: only what it understands.
 
-A binary or foreign file (a Darshan log handed to `show`, a PNG, an empty
-file) is refused with one line that names it and says what it looks like;
-the CLI turns InputError into exit status 2, never a traceback.
+Every input goes through read_bytes: a regular file only (a FIFO, a device or
+a directory is refused at once), of bounded size, its format sniffed from its
+first bytes before the rest is read. A binary or foreign file (a Darshan log
+handed to `show`, a PNG, an empty file) is refused with one line that names
+it and says what it looks like; the CLI turns InputError into exit status 2,
+never a traceback.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -53,26 +57,76 @@ def sniff(head: bytes) -> str | None:
     return None
 
 
-def read_bytes(path: str | os.PathLike, what: str) -> bytes:
-    """The file's bytes; InputError when it cannot be read, is empty or is binary."""
+# Largest input a command reads, by default; a larger file is refused before it fills memory.
+MAX_BYTES = 64 << 20
+
+
+class NotAFile(InputError):
+    """A FIFO, a device, a socket or a directory where a file goes: refused at once, never waited on."""
+
+
+def _kind(mode: int) -> str | None:
+    """What a file that is not a regular file is ("a FIFO"), or None for a regular file."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def regular_file(path: str | os.PathLike, what: str) -> Path:
+    """The path of a regular file, for a reader that opens it itself (PyDarshan); InputError (NotAFile for a
+    FIFO, a device or a directory) otherwise."""
     path = Path(path)
     try:
-        if path.is_dir():
-            raise InputError(f"{path} is a directory, not {what}")
-        data = path.read_bytes()
+        kind = _kind(os.stat(path).st_mode)
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror or e}") from None
+    if kind:
+        raise NotAFile(f"{path} is {kind}, not {what}")
+    return path
+
+
+def read_bytes(path: str | os.PathLike, what: str, max_bytes: int = MAX_BYTES) -> bytes:
+    """The file's bytes; InputError when it cannot be read, is not a regular file (NotAFile: a FIFO, a device
+    or a directory, refused before anything waits on it), is larger than max_bytes, empty, or binary (its
+    first bytes are looked at before the rest is read)."""
+    path = Path(path)
+    try:
+        kind = _kind(os.stat(path).st_mode)
+        if kind:
+            raise NotAFile(f"{path} is {kind}, not {what}")
+        # O_NONBLOCK: should a FIFO take the file's place after the check, opening it does not wait
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            kind = _kind(st.st_mode)
+            if kind:
+                raise NotAFile(f"{path} is {kind}, not {what}")
+            if st.st_size > max_bytes:
+                raise InputError(f"{path} is {_size(st.st_size)}: more than iotuner reads as {what} "
+                                 f"({_size(max_bytes)})")
+            head = f.read(4096)
+            found = sniff(head)
+            if found:
+                hint = " (for a Darshan log: iotuner advise)" if found == "a Darshan log" else ""
+                raise InputError(f"{path} is {found}, not {what}{hint}")
+            data = head + f.read(max_bytes + 1 - len(head))  # a file that grew since fstat stops at the cap
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}") from None
+    if len(data) > max_bytes:
+        raise InputError(f"{path} is more than iotuner reads as {what} ({_size(max_bytes)})")
     if not data.strip():
         raise InputError(f"{path} is empty, not {what}")
-    kind = sniff(data[:4096])
-    if kind:
-        hint = " (for a Darshan log: iotuner advise)" if kind == "a Darshan log" else ""
-        raise InputError(f"{path} is {kind}, not {what}{hint}")
     return data
 
 
-def read_text(path: str | os.PathLike, what: str, encoding: str = "utf-8") -> str:
-    data = read_bytes(path, what)
+def _size(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB" if n >= 1 << 20 else f"{n} bytes"
+
+
+def read_text(path: str | os.PathLike, what: str, encoding: str = "utf-8", max_bytes: int = MAX_BYTES) -> str:
+    data = read_bytes(path, what, max_bytes)
     try:
         return data.decode("utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding)
     except (UnicodeDecodeError, LookupError) as e:
@@ -80,8 +134,8 @@ def read_text(path: str | os.PathLike, what: str, encoding: str = "utf-8") -> st
                          f"not {what}") from None
 
 
-def read_json(path: str | os.PathLike, what: str) -> Any:
-    text = read_text(path, what)
+def read_json(path: str | os.PathLike, what: str, max_bytes: int = MAX_BYTES) -> Any:
+    text = read_text(path, what, max_bytes=max_bytes)
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:

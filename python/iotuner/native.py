@@ -96,6 +96,8 @@ class Core:
         lib.iot_catalogue_json.restype = ctypes.c_void_p
         lib.iot_settings_check.restype = ctypes.c_void_p
         lib.iot_settings_check.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.iot_settings_check_warnings.restype = ctypes.c_void_p
+        lib.iot_settings_check_warnings.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
         lib.iot_free.argtypes = [ctypes.c_void_p]
         lib.iot_parse_size.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p, ctypes.c_size_t]
         lib.iot_explain_hint.restype = ctypes.c_int
@@ -134,6 +136,15 @@ class Core:
         if not ptr:
             raise ValueError(err.value.decode())
         return json.loads(self._take(ptr))
+
+    def settings_warnings(self, text: str) -> list[str]:
+        """The core's warnings about a valid document: legal values that would cost dearly (a 1-byte chunk),
+        one line each; ValueError with the core's message when the document is not valid."""
+        err = ctypes.create_string_buffer(16384)
+        ptr = self._lib.iot_settings_check_warnings(text.encode(), err, len(err))
+        if not ptr:
+            raise ValueError(err.value.decode())
+        return [line for line in self._take(ptr).splitlines() if line]
 
     def parse_size(self, text: str) -> int:
         out = ctypes.c_int64()

@@ -149,7 +149,8 @@ def settings_table(report: Report) -> Table | None:
     return t
 
 
-def print_report(report: Report, console: Console | None = None) -> None:
+def print_report(report: Report, console: Console | None = None, *, live: bool = False) -> None:
+    """live: the job just ran here, and its stderr showed the warnings the runtime printed: not again."""
     console = console or Console()
     run = report.run
     s = report.settings
@@ -174,6 +175,6 @@ def print_report(report: Report, console: Console | None = None) -> None:
     table = settings_table(report)
     if table is not None:
         console.print(table)
-    for w in report.warnings:
+    for w in (report.warnings_not_printed() if live else report.warnings):
         if w != s.get("message"):
             console.print(Text.assemble(("warning: ", "yellow"), w))

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import schema
 from .inputs import InputError, read_json
 
 VERSION = 2  # 2: phases keyed by who opened them (docs/report.md, "Version 2"); 1 is still read
 KIND = "iotuner-run-report"
+MAX_BYTES = 256 << 20  # 65,536 phases (the runtime's limit) with their settings fit
 
 
 class ReportError(InputError):
@@ -39,6 +41,11 @@ class Report:
     @property
     def warnings(self) -> list[str]:
         return self.data.get("warnings", [])
+
+    def warnings_not_printed(self) -> list[str]:
+        """The warnings the job's rank 0 did not print on its stderr (they come first; reports before
+        warnings_printed say nothing, so all of them)."""
+        return self.warnings[int(self.data.get("warnings_printed", 0)):]
 
     def data_phases(self) -> list[dict]:
         """Phases that moved the application's data."""
@@ -88,17 +95,38 @@ _REQUIRED = {"run": dict, "settings": dict, "phases": list, "totals": dict}
 
 
 def parse(data: Any, source: str = "report") -> Report:
+    """The report, checked against docs/report.schema.json: a report that does not match is refused with one
+    line naming the field, so that every reader downstream can trust its shapes."""
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise ReportError(f"{source} is not an iotuner run report")
     version = data.get("version")
-    if not isinstance(version, int) or version < 1:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ReportError(f"{source} has no valid version field")
     if version > VERSION:
         raise ReportError(f"{source} is report version {version}; this iotuner reads up to {VERSION}")
     for key, typ in _REQUIRED.items():
         if not isinstance(data.get(key), typ):
             raise ReportError(f"{source} lacks '{key}'")
+    try:
+        schema.check(data if version == VERSION else _as_version_2(data), "report.schema.json")
+    except schema.SchemaError as e:
+        raise ReportError(f"run report {source} is damaged: {e}") from None
     return Report(data)
+
+
+# The fields version 2 added, as a version-1 report reads them (docs/report.md, "Version 2")
+_V1_PHASE = {"scope": "independent", "files": 1, "folded": False, "group_size": 1, "application_settings": {}}
+
+
+def _as_version_2(data: dict) -> dict:
+    """A version-1 report with version 2's phase fields at their defaults: what the schema checks it as (the
+    report itself is left as it is)."""
+    out = dict(data, version=VERSION)
+    if isinstance(data.get("phases"), list):
+        out["phases"] = [{**_V1_PHASE, "identity": p.get("file"), "group_size": p.get("ranks", 1), **p}
+                         if isinstance(p, dict) else p for p in data["phases"]]
+    out.pop("smart", None)  # version 1's smart section had other counters: its readers take it as it comes
+    return out
 
 
 DAMAGE = (KeyError, TypeError, AttributeError, ValueError, IndexError, OverflowError)
@@ -116,7 +144,7 @@ def malformed(e: BaseException, source: str) -> ReportError:
 
 def load(path: str | Path) -> Report:
     try:
-        data = read_json(path, "a run report")
+        data = read_json(path, "a run report", max_bytes=MAX_BYTES)
     except InputError as e:
         raise ReportError(str(e)) from None
     return parse(data, str(path))

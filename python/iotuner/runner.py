@@ -135,8 +135,8 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
 def read_report(report: Path) -> tuple[Report | None, str | None]:
     """(the run report, or why there is none)."""
     if not report.exists():
-        return None, ("no run report was written (the job did not reach MPI_Finalize or exit, "
-                      "or made no HDF5 / MPI-IO calls that iotuner could see)")
+        return None, ("no run report was written (the job did not reach MPI_Finalize or exit, made no HDF5 / "
+                      "MPI-IO calls that iotuner could see, or used an MPI iotuner was not built for)")
     try:
         return load(report), None
     except ReportError as e:

@@ -32,10 +32,21 @@ def validate(doc: Mapping[str, Any] | str) -> dict:
         raise SettingsError(str(e)) from None
 
 
+# The runtime reads at most this much of a settings file (native/src/runtime/lifecycle.c)
+MAX_BYTES = 16 << 20
+
+
 def load(path: str | os.PathLike) -> dict:
-    text = read_text(path, "a settings document")  # InputError: not a text file at all
+    return check(path)[0]
+
+
+def check(path: str | os.PathLike) -> tuple[dict, list[str]]:
+    """The normalized document and its warnings: values that are legal but ruinous (the core's, with the
+    file's line numbers) and near misses of catalogued hints. SettingsError names every error."""
+    text = read_text(path, "a settings document", max_bytes=MAX_BYTES)  # InputError: not a text file at all
     try:
-        return validate(text)
+        doc = validate(text)
+        return doc, native.core().settings_warnings(text) + near_misses(doc)
     except SettingsError as e:
         errors = str(e).splitlines()
         if len(errors) == 1:

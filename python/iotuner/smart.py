@@ -219,7 +219,7 @@ def run(command: list[str], *, report_path: str | None, verbose: bool, rules_tab
     if result.report is None:
         console.print(f"[yellow]iotuner: {result.report_error}[/yellow]")
     else:
-        render.print_report(result.report, console)
+        render.print_report(result.report, console, live=True)
         print_summary(console, result.report)
         if report_path:
             console.print(f"report written to {report_path}")

@@ -95,7 +95,8 @@ typedef struct {
     iot_type type;
     iot_apply_point apply;
     const char *choices;       /* ENUM: "a|b|c" */
-    double min, max;           /* INT, SIZE, FLOAT bounds; max 0 means no upper bound */
+    double min, max;           /* INT, SIZE, FLOAT bounds (SIZE_PAIR: of the second); max 0: no upper bound */
+    const char *why_min, *why_max; /* the library limit behind a bound, for the message (NULL: none said) */
     int64_t multiple_of;       /* SIZE: value must be a multiple (0: any) */
     const char *default_value; /* library default as canonical text, NULL if none */
     int parallel_only;         /* only meaningful with MPI-IO / parallel HDF5 */
@@ -167,6 +168,18 @@ int iot_lustre_has_pfl(const char *version_text);
  * dataset cannot be chunked (scalar, null, empty fixed extent). */
 int64_t iot_chunk_for_bytes(int rank, const uint64_t *dims, const uint64_t *maxdims, uint64_t elem_size,
                             int64_t bytes, uint64_t *chunk, char *why, size_t whylen);
+/* Chunks under IOT_CHUNK_SMALL_BYTES are legal but ruinous in numbers: HDF5 spends tens of microseconds on
+ * each chunk (its index, its own I/O), so a 1-byte chunk stalls a job for minutes. A dataset may have at
+ * most IOT_CHUNK_SMALL_MAX of them; past that the runtime leaves the dataset to the application. */
+#define IOT_CHUNK_SMALL_BYTES 4096u
+#define IOT_CHUNK_SMALL_MAX 1024u
+/* How many chunks a dataset will have: its maximum extents where they are finite, its current ones (at least
+ * 1) where they are unlimited. Saturates at UINT64_MAX. */
+uint64_t iot_chunk_count(int rank, const uint64_t *dims, const uint64_t *maxdims, const uint64_t *chunk);
+/* 1 (and why) when this chunking is ruinous for this dataset: chunks under IOT_CHUNK_SMALL_BYTES, more than
+ * IOT_CHUNK_SMALL_MAX of them. */
+int iot_chunk_ruinous(int rank, const uint64_t *dims, const uint64_t *maxdims, const uint64_t *chunk,
+                      uint64_t elem_size, char *why, size_t whylen);
 /* "bytes (d1,d2,...)", as the report gives an effective chunk_bytes. */
 void iot_chunk_text(int rank, const uint64_t *chunk, uint64_t elem_size, char *out, size_t outlen);
 
@@ -202,11 +215,17 @@ typedef struct {
  * and writes one message naming it (where, what, a suggestion). */
 iot_settings *iot_settings_parse(const char *text, size_t len, char *err, size_t errlen);
 void iot_settings_free(iot_settings *s);
+/* Warnings about a valid document: values that are legal but ruinous (a 1-byte chunk, a 4 KiB
+ * collective buffer), each a line naming the knob and the estimated cost, into out. Returns how many. */
+size_t iot_settings_warnings(const iot_settings *s, char *out, size_t outlen);
 /* Settings that apply to file `path` (and, when dataset is not NULL, to that
  * dataset), later groups overriding earlier ones. Fills out[] (pointers into
  * s) and returns how many; layer < 0 means every layer. */
 size_t iot_settings_resolve(const iot_settings *s, const char *path, const char *dataset, int layer,
                             const iot_setting **out, size_t max);
+/* Does this group apply to file `path` (and dataset, when not NULL: a group with a dataset pattern applies
+ * to datasets only)? */
+int iot_group_matches(const iot_group *g, const char *path, const char *dataset);
 /* Does a file-name glob match this path? (basename unless the glob has a '/') */
 int iot_glob_match_file(const char *glob, const char *path);
 /* Normalized document as JSON (caller frees). */
@@ -253,6 +272,9 @@ const char *iot_version(void);
 /* Validates a settings document; returns the normalized JSON, or NULL with
  * the message in err. Caller frees with iot_free. */
 char *iot_settings_check(const char *text, char *err, size_t errlen);
+/* Validates a settings document; returns its warnings (iot_settings_warnings), one a line, "" when none,
+ * or NULL with the error in err. Caller frees with iot_free. */
+char *iot_settings_check_warnings(const char *text, char *err, size_t errlen);
 void iot_free(void *p);
 
 #ifdef __cplusplus

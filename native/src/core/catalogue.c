@@ -14,6 +14,13 @@
 #define ROMIO "ROMIO (MPICH, Cray MPICH, Intel MPI, Open MPI's romio component)"
 #define H5PAR "HDF5 with the MPI-IO driver (parallel builds)"
 
+/* ROMIO keeps its buffer sizes in a C int: 2 GiB overflows it (a division by zero, an abort) */
+#define ROMIO_INT_MAX 2147483647.0
+#define ROMIO_INT "ROMIO keeps it in a C int"
+/* below a file-system block, collective buffering and data sieving go in so many rounds that a job stalls */
+#define ROMIO_BUFFER_MIN 4096
+#define ROMIO_BUFFER_FLOOR "smaller buffers split I/O into rounds of less than a file-system block"
+
 /* ROMIO syntax: entries "host[:count]" separated by ','; host may be '*', count may be '*' */
 static int valid_cb_config_list(const char *s)
 {
@@ -55,7 +62,9 @@ static int valid_cb_config_list(const char *s)
 const iot_knob iot_catalogue[IOT_KNOBS] = {
     /* ---- HDF5 ---- */
     [IOT_KNOB_ALIGNMENT] = {.name = "alignment", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_SIZE_PAIR,
-        .apply = IOT_APPLY_FILE_ACCESS, .default_value = "1,1", .honoured_by = "HDF5",
+        .apply = IOT_APPLY_FILE_ACCESS, .min = 1, .max = 4 * GiB, .default_value = "1,1", .honoured_by = "HDF5",
+        .why_max = "Lustre's largest stripe; each aligned object moves the end of the file up to this far, and 1T "
+                   "made writes fail with 'File too large'",
         .description = "[threshold, alignment]: objects of at least threshold bytes start at a multiple of alignment (H5Pset_alignment)"},
     [IOT_KNOB_META_BLOCK_SIZE] = {.name = "meta_block_size", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_SIZE,
         .apply = IOT_APPLY_FILE_ACCESS, .default_value = "2048", .honoured_by = "HDF5",
@@ -94,6 +103,7 @@ const iot_knob iot_catalogue[IOT_KNOBS] = {
         .description = "chunk dimensions of new datasets, clamped to fixed dataset extents (H5Pset_chunk); rank must match"},
     [IOT_KNOB_CHUNK_BYTES] = {.name = "chunk_bytes", .layer = IOT_LAYER_HDF5, .type = IOT_TYPE_SIZE,
         .apply = IOT_APPLY_DATASET_CREATE, .min = 1, .max = 4 * GiB, .honoured_by = "HDF5",
+        .why_max = "HDF5's largest chunk is 4 GiB - 1",
         .description = "chunk new datasets with chunks of about this many bytes: whole rows, up to the maximum extents, under "
      "4 GiB (H5Pset_chunk); chunk_dims wins where both apply"},
 
@@ -103,7 +113,8 @@ const iot_knob iot_catalogue[IOT_KNOBS] = {
         .honoured_by = ROMIO, .capped_by_nodes = 1,
         .description = "number of collective-buffering aggregators; capped by cb_config_list (default *:1, one per node)"},
     [IOT_KNOB_CB_BUFFER_SIZE] = {.name = "cb_buffer_size", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_SIZE,
-        .apply = IOT_APPLY_MPI_HINT, .min = 1, .default_value = "16777216", .honoured_by = ROMIO,
+        .apply = IOT_APPLY_MPI_HINT, .min = ROMIO_BUFFER_MIN, .max = ROMIO_INT_MAX, .why_min = ROMIO_BUFFER_FLOOR,
+        .why_max = ROMIO_INT, .default_value = "16777216", .honoured_by = ROMIO,
         .description = "collective-buffering buffer per aggregator"},
     [IOT_KNOB_CB_CONFIG_LIST] = {.name = "cb_config_list", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_STRING,
         .apply = IOT_APPLY_MPI_HINT, .default_value = "*:1", .honoured_by = ROMIO, .validate = valid_cb_config_list,
@@ -126,10 +137,12 @@ const iot_knob iot_catalogue[IOT_KNOBS] = {
         .honoured_by = ROMIO,
         .description = "data sieving for independent noncontiguous reads"},
     [IOT_KNOB_IND_WR_BUFFER_SIZE] = {.name = "ind_wr_buffer_size", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_SIZE,
-        .apply = IOT_APPLY_MPI_HINT, .min = 1, .default_value = "524288", .honoured_by = ROMIO,
+        .apply = IOT_APPLY_MPI_HINT, .min = ROMIO_BUFFER_MIN, .max = ROMIO_INT_MAX, .why_min = ROMIO_BUFFER_FLOOR,
+        .why_max = ROMIO_INT, .default_value = "524288", .honoured_by = ROMIO,
         .description = "data-sieving buffer for independent writes"},
     [IOT_KNOB_IND_RD_BUFFER_SIZE] = {.name = "ind_rd_buffer_size", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_SIZE,
-        .apply = IOT_APPLY_MPI_HINT, .min = 1, .default_value = "4194304", .honoured_by = ROMIO,
+        .apply = IOT_APPLY_MPI_HINT, .min = ROMIO_BUFFER_MIN, .max = ROMIO_INT_MAX, .why_min = ROMIO_BUFFER_FLOOR,
+        .why_max = ROMIO_INT, .default_value = "4194304", .honoured_by = ROMIO,
         .description = "data-sieving buffer for independent reads"},
     [IOT_KNOB_ROMIO_NO_INDEP_RW] = {.name = "romio_no_indep_rw", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_ENUM,
         .apply = IOT_APPLY_MPI_HINT, .choices = "true|false", .default_value = "false", .honoured_by = ROMIO,
@@ -139,7 +152,7 @@ const iot_knob iot_catalogue[IOT_KNOBS] = {
         .honoured_by = "ROMIO's Lustre and GPFS drivers, at file creation; ignored by ufs/nfs", .striping_hint = 1,
         .description = "stripe count of a new file"},
     [IOT_KNOB_STRIPING_UNIT] = {.name = "striping_unit", .layer = IOT_LAYER_MPIIO, .type = IOT_TYPE_SIZE,
-        .apply = IOT_APPLY_MPI_HINT, .min = 1,
+        .apply = IOT_APPLY_MPI_HINT, .min = 1, .max = ROMIO_INT_MAX, .why_max = ROMIO_INT,
         .honoured_by = "ROMIO's Lustre and GPFS drivers, at file creation; ignored by ufs/nfs", .striping_hint = 1,
         .description = "stripe size of a new file"},
 
@@ -266,7 +279,8 @@ char *iot_catalogue_json(void)
             }
             iot_jw_end_array(&b);
         }
-        if (k->type == IOT_TYPE_INT || k->type == IOT_TYPE_SIZE || k->type == IOT_TYPE_FLOAT) {
+        if (k->type == IOT_TYPE_INT || k->type == IOT_TYPE_SIZE || k->type == IOT_TYPE_FLOAT ||
+            k->type == IOT_TYPE_SIZE_PAIR) {
             iot_jw_double(&b, "min", k->min);
             if (k->max > 0)
                 iot_jw_double(&b, "max", k->max);

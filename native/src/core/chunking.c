@@ -126,6 +126,32 @@ int64_t iot_chunk_for_bytes(int rank, const uint64_t *dims, const uint64_t *maxd
     return (int64_t)got;
 }
 
+uint64_t iot_chunk_count(int rank, const uint64_t *dims, const uint64_t *maxdims, const uint64_t *chunk)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        uint64_t extent = maxdims && maxdims[i] != IOT_DIM_UNLIMITED ? maxdims[i] : dims[i];
+        if (extent < 1)
+            extent = 1;
+        uint64_t c = chunk[i] ? chunk[i] : 1;
+        n = mul_sat(n, extent / c + (extent % c != 0));
+    }
+    return n;
+}
+
+int iot_chunk_ruinous(int rank, const uint64_t *dims, const uint64_t *maxdims, const uint64_t *chunk,
+                      uint64_t elem_size, char *why, size_t whylen)
+{
+    uint64_t bytes = mul_sat(product(chunk, 0, rank), elem_size ? elem_size : 1);
+    uint64_t n = iot_chunk_count(rank, dims, maxdims, chunk);
+    if (bytes >= IOT_CHUNK_SMALL_BYTES || n <= IOT_CHUNK_SMALL_MAX)
+        return 0;
+    snprintf(why, whylen,
+             "%llu chunks of %llu bytes (more than %u chunks under %u bytes would stall the job)",
+             (unsigned long long)n, (unsigned long long)bytes, IOT_CHUNK_SMALL_MAX, IOT_CHUNK_SMALL_BYTES);
+    return 1;
+}
+
 void iot_chunk_text(int rank, const uint64_t *chunk, uint64_t elem_size, char *out, size_t outlen)
 {
     size_t pos = 0;

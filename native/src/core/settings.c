@@ -83,13 +83,26 @@ static int get_size(ctx *c, const iot_json *v, const char *where, int64_t *out)
     return fail(c, v, where, "expected a size (bytes, or a string like \"4M\"), got %s", iot_json_type_name(v->type));
 }
 
+/* A bound as the document would write it: sizes in binary units ("4G"), numbers as they are. */
+static void bound_text(const iot_knob *k, double x, char *out, size_t outlen)
+{
+    if ((k->type == IOT_TYPE_SIZE || k->type == IOT_TYPE_SIZE_PAIR) && x >= 0 && x < 9.2e18)
+        iot_format_size((int64_t)x, out, outlen);
+    else
+        snprintf(out, outlen, "%.15g", x);
+}
+
 static int check_bounds(ctx *c, const iot_json *v, const char *where, const iot_knob *k, double x)
 {
-    if (x < k->min)
-        return fail(c, v, where, "%.15g is below the minimum %.15g", x, k->min);
-    if (k->max > 0 && x > k->max)
-        return fail(c, v, where, "%.15g is above the maximum %.15g", x, k->max);
-    return 0;
+    int below = x < k->min, above = k->max > 0 && x > k->max;
+    if (!below && !above)
+        return 0;
+    char value[32], bound[32];
+    const char *why = below ? k->why_min : k->why_max;
+    bound_text(k, x, value, sizeof value);
+    bound_text(k, below ? k->min : k->max, bound, sizeof bound);
+    return fail(c, v, where, "%s is %s the %s %s%s%s%s", value, below ? "below" : "above",
+                below ? "minimum" : "maximum", bound, why ? " (" : "", why ? why : "", why ? ")" : "");
 }
 
 static int choice_match(const char *choices, const char *value, char *canon, size_t canonlen)
@@ -189,6 +202,8 @@ static int convert_value(ctx *c, const iot_knob *k, const iot_json *v, const cha
                 return -1;
         if (out->ints[1] < 1)
             return fail(c, v, where, "alignment must be at least 1");
+        if (check_bounds(c, v->items[1], where, k, (double)out->ints[1]) < 0)
+            return -1;
         out->nints = 2;
         snprintf(text, sizeof text, "%lld,%lld", (long long)out->ints[0], (long long)out->ints[1]);
         break;
@@ -467,6 +482,62 @@ done:
     return s;
 }
 
+/* ---- legal but ruinous ---- */
+
+#define GIB_D 1073741824.0
+#define KEEPS_OWN "a dataset that would have more than %u chunks under %u bytes keeps the application's own layout"
+
+static size_t add_warning(char *out, size_t outlen, size_t n, const iot_setting *it, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static size_t add_warning(char *out, size_t outlen, size_t n, const iot_setting *it, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    size_t used = strlen(out);
+    if (used + 1 < outlen)
+        snprintf(out + used, outlen - used, "%sline %d: %s.%s: %s", used ? "\n" : "", it->line,
+                 iot_layer_name(it->layer), it->name, what);
+    return n + 1;
+}
+
+size_t iot_settings_warnings(const iot_settings *s, char *out, size_t outlen)
+{
+    size_t n = 0;
+    if (outlen)
+        out[0] = 0;
+    for (size_t gi = 0; s && gi < s->ngroups; gi++) {
+        for (size_t i = 0; i < s->groups[gi].count; i++) {
+            const iot_setting *it = &s->groups[gi].items[i];
+            if (it->knob == IOT_KNOB_CHUNK_BYTES && it->ints[0] < IOT_CHUNK_SMALL_BYTES) {
+                n = add_warning(out, outlen, n, it,
+                                "chunks of %lld byte(s): a 1 GiB dataset would have %.0f (at least one element "
+                                "each), at tens of microseconds each in HDF5; " KEEPS_OWN,
+                                (long long)it->ints[0], GIB_D / (double)it->ints[0], IOT_CHUNK_SMALL_MAX,
+                                IOT_CHUNK_SMALL_BYTES);
+            } else if (it->knob == IOT_KNOB_CHUNK_DIMS) {
+                double elements = 1;
+                for (int d = 0; d < it->nints; d++)
+                    elements *= (double)it->ints[d];
+                if (elements * 8 < IOT_CHUNK_SMALL_BYTES)
+                    n = add_warning(out, outlen, n, it,
+                                    "chunks of %.0f element(s): a 1 GiB dataset of 8-byte elements would have "
+                                    "%.0f, at tens of microseconds each in HDF5; " KEEPS_OWN,
+                                    elements, GIB_D / (elements * 8), IOT_CHUNK_SMALL_MAX, IOT_CHUNK_SMALL_BYTES);
+            } else if (it->knob == IOT_KNOB_CB_BUFFER_SIZE && it->ints[0] < 65536) {
+                n = add_warning(out, outlen, n, it,
+                                "a collective buffer of %lld bytes: a 1 GiB collective write through one aggregator "
+                                "takes %.0f rounds, each with its own exchange between the ranks",
+                                (long long)it->ints[0], GIB_D / (double)it->ints[0]);
+            }
+        }
+    }
+    return n;
+}
+
 int iot_glob_match_file(const char *glob, const char *path)
 {
     if (!glob)
@@ -475,6 +546,18 @@ int iot_glob_match_file(const char *glob, const char *path)
         return fnmatch(glob, path, 0) == 0;
     const char *base = strrchr(path, '/');
     return fnmatch(glob, base ? base + 1 : path, 0) == 0;
+}
+
+int iot_group_matches(const iot_group *g, const char *path, const char *dataset)
+{
+    if (g->file_glob && (!path || !iot_glob_match_file(g->file_glob, path)))
+        return 0;
+    if (!g->dataset_glob)
+        return 1;
+    if (!dataset)
+        return 0;
+    const char *base = strrchr(dataset, '/');
+    return fnmatch(g->dataset_glob, dataset, 0) == 0 || fnmatch(g->dataset_glob, base ? base + 1 : dataset, 0) == 0;
 }
 
 static int same_knob(const iot_setting *a, const iot_setting *b)
@@ -497,15 +580,8 @@ size_t iot_settings_resolve(const iot_settings *s, const char *path, const char 
         return 0;
     for (size_t gi = 0; gi < s->ngroups; gi++) {
         const iot_group *g = &s->groups[gi];
-        if (g->file_glob && (!path || !iot_glob_match_file(g->file_glob, path)))
+        if (!iot_group_matches(g, path, dataset))
             continue;
-        if (g->dataset_glob) {
-            if (!dataset)
-                continue;
-            const char *base = strrchr(dataset, '/');
-            if (fnmatch(g->dataset_glob, dataset, 0) != 0 && fnmatch(g->dataset_glob, base ? base + 1 : dataset, 0))
-                continue;
-        }
         for (size_t i = 0; i < g->count; i++) {
             const iot_setting *it = &g->items[i];
             if (layer >= 0 && (int)it->layer != layer)

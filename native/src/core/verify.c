@@ -148,6 +148,20 @@ char *iot_settings_check(const char *text, char *err, size_t errlen)
     return out;
 }
 
+char *iot_settings_check_warnings(const char *text, char *err, size_t errlen)
+{
+    iot_settings *s = iot_settings_parse(text, strlen(text), err, errlen);
+    if (!s)
+        return NULL;
+    char *out = malloc(8192);
+    if (out)
+        iot_settings_warnings(s, out, 8192);
+    else
+        snprintf(err, errlen, "out of memory");
+    iot_settings_free(s);
+    return out;
+}
+
 void iot_free(void *p)
 {
     free(p);

@@ -800,10 +800,12 @@ static void dims_text(const hsize_t *d, int rank, char *out, size_t outlen)
  * chunk_bytes through the core's rule), or -1 and why. For chunk_bytes, why
  * also says why the chunk differs from the request. */
 static hid_t chunked_dcpl(hid_t dcpl, hid_t space, const iot_setting *chunk, size_t elem, hsize_t *dims_out,
-                          int *rank_out, char *why, size_t whylen)
+                          int *rank_out, int *refused, char *why, size_t whylen)
 {
     hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK];
+    uint64_t d[H5S_MAX_RANK], m[H5S_MAX_RANK], c[H5S_MAX_RANK];
     why[0] = 0;
+    *refused = 0;
     int rank = H.Sget_simple_extent_dims(space, dims, maxdims);
     if (rank <= 0) {
         snprintf(why, whylen, "the dataset is scalar or null: nothing to chunk");
@@ -814,12 +816,11 @@ static hid_t chunked_dcpl(hid_t dcpl, hid_t space, const iot_setting *chunk, siz
         snprintf(why, whylen, "a virtual dataset has no chunks of its own");
         return -1;
     }
+    for (int i = 0; i < rank; i++) {
+        d[i] = dims[i];
+        m[i] = maxdims[i] == H5S_UNLIMITED ? IOT_DIM_UNLIMITED : maxdims[i];
+    }
     if (chunk->knob == IOT_KNOB_CHUNK_BYTES) {
-        uint64_t d[H5S_MAX_RANK], m[H5S_MAX_RANK], c[H5S_MAX_RANK];
-        for (int i = 0; i < rank; i++) {
-            d[i] = dims[i];
-            m[i] = maxdims[i] == H5S_UNLIMITED ? IOT_DIM_UNLIMITED : maxdims[i];
-        }
         if (iot_chunk_for_bytes(rank, d, m, elem, chunk->ints[0], c, why, whylen) < 0)
             return -1;
         for (int i = 0; i < rank; i++)
@@ -837,6 +838,14 @@ static hid_t chunked_dcpl(hid_t dcpl, hid_t space, const iot_setting *chunk, siz
         }
     }
     *rank_out = rank;
+    for (int i = 0; i < rank; i++)
+        c[i] = dims_out[i];
+    char note[200];
+    if (iot_chunk_ruinous(rank, d, m, c, elem, note, sizeof note)) { /* legal, but it would stall the job */
+        snprintf(why, whylen, "refused by iotuner: %s; created with the application's own layout", note);
+        *refused = 1;
+        return -1;
+    }
     hid_t mine = dcpl == H5P_DEFAULT ? H.Pcreate(*H.cls_dataset_create) : H.Pcopy(dcpl);
     if (mine >= 0 && H.Pset_chunk(mine, rank, dims_out) < 0) {
         H.Pclose(mine);
@@ -890,6 +899,8 @@ static void verify_chunking(iot_phase *ph, hid_t did, const char *dname, const i
     }
     iot_phase_check(ph, "hdf5", chunk->name, dname, chunk->text, ok ? eff : NULL, st, why);
 }
+
+static int warned_ruinous_chunks;
 
 /* The call that creates a dataset, in any of its forms. */
 typedef struct {
@@ -947,9 +958,15 @@ static hid_t dataset_create(const dcreate_call *c, hid_t loc, const char *name, 
         chunk = dims ? dims : bytes;
         if (chunk) {
             elem = H.Tget_size(type);
-            mine = chunked_dcpl(dcpl, space, chunk, elem, want, &rank, why, sizeof why);
+            int refused;
+            mine = chunked_dcpl(dcpl, space, chunk, elem, want, &rank, &refused, why, sizeof why);
             if (mine < 0)
-                iot_phase_check(ph, "hdf5", chunk->name, dname, chunk->text, NULL, IOT_STATUS_NOT_APPLICABLE, why);
+                iot_phase_check(ph, "hdf5", chunk->name, dname, chunk->text, NULL,
+                                refused ? IOT_STATUS_FAILED : IOT_STATUS_NOT_APPLICABLE, why);
+            if (refused)
+                iot_warn_once(&warned_ruinous_chunks, "hdf5.%s %s not applied to dataset %.200s: %s (and so "
+                              "for any such dataset; the report lists them)", chunk->name, chunk->text, dname,
+                              why + strlen("refused by iotuner: "));
         }
     }
     quiet_end(q);

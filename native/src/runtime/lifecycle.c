@@ -152,12 +152,30 @@ static int same_knob(const iot_setting *a, const iot_setting *b)
     return a->layer == b->layer && (a->knob >= 0 ? a->knob == b->knob : b->knob < 0 && !strcmp(a->name, b->name));
 }
 
+/* Which groups (the first 64) of the user's document matched a dataset on this rank, by bit. */
+static _Atomic uint64_t pattern_hits;
+
+uint64_t iot_settings_pattern_hits(void)
+{
+    return atomic_load(&pattern_hits);
+}
+
+static void note_pattern_hits(const iot_settings *s, const char *path, const char *dataset)
+{
+    for (size_t g = 0; g < s->ngroups && g < 64; g++)
+        if (s->groups[g].dataset_glob && !(atomic_load(&pattern_hits) >> g & 1) &&
+            iot_group_matches(&s->groups[g], path, dataset))
+            atomic_fetch_or(&pattern_hits, (uint64_t)1 << g);
+}
+
 /* Adds src's settings for the phase to out[0..n), replacing the same knobs. */
 static size_t overlay(const iot_settings *src, const iot_phase *ph, const char *dataset, iot_layer layer,
                       const iot_setting **out, size_t n, size_t max)
 {
     const iot_setting *got[128];
     size_t m = iot_settings_resolve(src, ph->path, dataset, (int)layer, got, 128);
+    if (dataset && src == iot_g.settings)
+        note_pattern_hits(src, ph->path, dataset);
     for (size_t i = 0; i < m; i++) {
         size_t k = 0;
         while (k < n && !same_knob(out[k], got[i]))
@@ -185,37 +203,42 @@ size_t iot_resolve(const iot_phase *ph, const char *dataset, iot_layer layer, co
 
 /* ---- warnings ---- */
 
+/* `iotuner run` already printed why the document is rejected (IOTUNER_SETTINGS_WARNED): one warning, not two */
+static int settings_warned_before;
+
 void iot_warn_settings_once(void)
 {
     if (iot_g.warned || !iot_g.settings_error)
         return;
     iot_g.warned = 1;
-    if (iot_g.rank == 0)
+    if (iot_g.rank == 0 && !settings_warned_before)
         fprintf(stderr, "iotuner: warning: %s; running with the application's own settings\n", iot_g.settings_error);
 }
 
-static void add_warning(const char *msg)
+static void add_warning(const char *msg, int printed)
 {
     pthread_mutex_lock(&state_lock);
-    if (iot_g.nwarnings < 64) {
+    if (iot_g.nwarnings < IOT_MAX_WARNINGS) {
         char **w = realloc(iot_g.warnings, (iot_g.nwarnings + 1) * sizeof *w);
         if (w) {
             iot_g.warnings = w;
             w[iot_g.nwarnings] = strdup(msg);
             if (w[iot_g.nwarnings])
-                iot_g.nwarnings++;
+                iot_g.warning_printed[iot_g.nwarnings++] = (unsigned char)printed;
         }
     }
     pthread_mutex_unlock(&state_lock);
 }
 
-/* loud: printed on rank 0 whatever IOTUNER_VERBOSE says */
+/* loud: printed on rank 0 whatever IOTUNER_VERBOSE says (the report then says it was, so `iotuner run` does
+ * not print it twice) */
 static void vwarn(int loud, const char *fmt, va_list ap)
 {
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    add_warning(msg);
-    if (loud ? iot_g.rank == 0 : iot_g.verbose)
+    int printed = loud ? iot_g.rank == 0 : iot_g.verbose;
+    add_warning(msg, printed);
+    if (printed)
         fprintf(stderr, loud ? "iotuner: warning: %s\n" : "iotuner: %s\n", msg);
 }
 
@@ -270,8 +293,9 @@ static int flag_env(const char *name)
 __attribute__((constructor(102))) static void iot_start(void)
 {
     iot_internal++;
-    iot_g.disabled = flag_env("IOTUNER_DISABLE") || is_launcher_process();
+    iot_g.disabled = flag_env("IOTUNER_DISABLE") || is_launcher_process() || iot_mpi_foreign_abi();
     iot_g.verbose = flag_env("IOTUNER_VERBOSE");
+    settings_warned_before = flag_env("IOTUNER_SETTINGS_WARNED");
     iot_g.nprocs = 1;
     iot_g.nnodes = 1;
     iot_use_tsc = kernel_trusts_tsc() && !getenv("IOTUNER_NO_TSC");

@@ -9,7 +9,7 @@
 #include "pmpi.h"
 #include "rt.h"
 
-IOT_MPI_CALLS(IOT_DECLARE)
+IOT_MPI_CALLS(IOT_DECLARE_MPI)
 
 iot_pmpi_t iot_pmpi;
 static pthread_once_t pmpi_once = PTHREAD_ONCE_INIT;
@@ -176,8 +176,10 @@ static void started(void)
     iot_internal--;
 }
 
-IOT_EXPORT int MPI_Init(int *argc, char ***argv)
+int iot_wrap_MPI_Init(int *argc, char ***argv)
 {
+    if (iot_mpi_foreign_abi()) /* an MPI loaded after the library (dlopen): from now on, its own calls */
+        return ((int (*)(int *, char ***))iot_next_symbol("MPI_Init"))(argc, argv);
     if (!iot_pmpi_resolve() && !iot_pmpi.Init)
         return MPI_ERR_INTERN; /* not an MPI process: cannot happen through the linker */
     int rc = iot_pmpi.Init(argc, argv);
@@ -186,8 +188,11 @@ IOT_EXPORT int MPI_Init(int *argc, char ***argv)
     return rc;
 }
 
-IOT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+int iot_wrap_MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    if (iot_mpi_foreign_abi())
+        return ((int (*)(int *, char ***, int, int *))iot_next_symbol("MPI_Init_thread"))(argc, argv, required,
+                                                                                          provided);
     if (!iot_pmpi_resolve() && !iot_pmpi.Init_thread)
         return MPI_ERR_INTERN;
     int rc = iot_pmpi.Init_thread(argc, argv, required, provided);
@@ -196,7 +201,7 @@ IOT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
     return rc;
 }
 
-IOT_EXPORT int MPI_Finalize(void)
+int iot_wrap_MPI_Finalize(void)
 {
     iot_pmpi_resolve();
     if (iot_g.mpi_initialized && !iot_g.mpi_finalized) {

@@ -13,7 +13,7 @@
 #include "module.h"
 #include "pmpi.h"
 
-IOT_MPI_DATA_CALLS(IOT_DECLARE_DATA)
+IOT_MPI_DATA_CALLS(IOT_DECLARE_MPI_DATA)
 
 /* ---- open files -> phase: a hash table by handle ---- */
 
@@ -249,7 +249,7 @@ static int open_with_hints(file_open_fn real, iot_phase *ph, MPI_Comm comm, cons
     return rc;
 }
 
-IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     static file_open_fn real;
     IOT_REAL(real, "MPI_File_open");
@@ -313,7 +313,7 @@ IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI
     return rc;
 }
 
-IOT_EXPORT int MPI_File_close(MPI_File *fh)
+int iot_wrap_MPI_File_close(MPI_File *fh)
 {
     static int (*real)(MPI_File *);
     IOT_REAL(real, "MPI_File_close");
@@ -375,7 +375,7 @@ static inline void note_collective(MPI_File fh, const open_file *f, int where, M
 /* Blocking calls are timed; nonblocking ones count their bytes when started.
  * Smart mode records the call when entered, with its bytes and offset. */
 #define DATA_CALL(name, is_write, collective, where, timed, params, args)                                    \
-    IOT_EXPORT int name params                                                                               \
+    int iot_wrap_##name params                                                                       \
     {                                                                                                        \
         static int(*real) params;                                                                            \
         IOT_REAL(real, #name);                                                                               \
@@ -404,7 +404,7 @@ static inline void note_collective(MPI_File fh, const open_file *f, int where, M
 
 IOT_MPI_DATA_CALLS(DATA_CALL)
 
-IOT_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+int iot_wrap_MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                                  const char *datarep, MPI_Info info)
 {
     static int (*real)(MPI_File, MPI_Offset, MPI_Datatype, MPI_Datatype, const char *, MPI_Info);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,29 +172,92 @@ static void write_settings(iot_buf *b)
     iot_jw_end_object(b);
 }
 
-/* Every rank's warnings, each once. */
+/* Every rank's warnings, each once: first those this process (rank 0) printed on stderr, and how many they
+ * are (warnings_printed), so that `iotuner run` does not print them again. */
 static void write_warnings(iot_buf *b, char *const *all, size_t n)
 {
+    const char *first[IOT_MAX_WARNINGS + 1];
+    size_t nfirst = 0;
+    if (iot_g.settings_error && iot_g.warned)
+        first[nfirst++] = iot_g.settings_error;
+    for (size_t i = 0; i < iot_g.nwarnings; i++)
+        if (iot_g.warning_printed[i] && !(iot_g.settings_error && !strcmp(iot_g.warnings[i], iot_g.settings_error)))
+            first[nfirst++] = iot_g.warnings[i];
     iot_jw_begin_array(b, "warnings");
-    if (iot_g.settings_error)
+    for (size_t i = 0; i < nfirst; i++)
+        iot_jw_string(b, NULL, first[i]);
+    if (iot_g.settings_error && !iot_g.warned)
         iot_jw_string(b, NULL, iot_g.settings_error);
     for (size_t i = 0; i < n; i++) {
         int seen = iot_g.settings_error && !strcmp(all[i], iot_g.settings_error);
+        for (size_t j = 0; j < nfirst && !seen; j++)
+            seen = !strcmp(all[i], first[j]);
         for (size_t j = 0; j < i && !seen; j++)
             seen = !strcmp(all[i], all[j]);
         if (!seen)
             iot_jw_string(b, NULL, all[i]);
     }
     iot_jw_end_array(b);
+    iot_jw_int(b, "warnings_printed", (int64_t)nfirst);
+}
+
+/* The dataset patterns of the user's document that matched no dataset on any rank: their settings applied
+ * nowhere, which would otherwise pass without a word. Collective on comm (every rank calls it once). */
+static void warn_unmatched_patterns(MPI_Comm comm)
+{
+    static int warned;
+    uint64_t hits = iot_settings_pattern_hits();
+    if (comm != MPI_COMM_NULL)
+        iot_pmpi.Allreduce(MPI_IN_PLACE, &hits, 1, MPI_UINT64_T, MPI_BOR, comm);
+    const iot_settings *s = iot_g.settings;
+    char list[400] = "";
+    size_t pos = 0, unmatched = 0;
+    for (size_t i = 0; s && i < s->ngroups && i < 64; i++) {
+        const iot_group *g = &s->groups[i];
+        if (!g->dataset_glob || (hits >> i & 1))
+            continue;
+        unmatched++;
+        if (pos < sizeof list)
+            pos += (size_t)snprintf(list + pos, sizeof list - pos, "%s'%s'%s%s%s", pos ? ", " : "",
+                                    g->dataset_glob, g->file_glob ? " (files '" : "", g->file_glob ? g->file_glob : "",
+                                    g->file_glob ? "')" : "");
+    }
+    if (unmatched)
+        iot_warn_once(&warned, "the dataset pattern%s %s matched no dataset: %s settings were applied nowhere",
+                      unmatched > 1 ? "s" : "", list, unmatched > 1 ? "their" : "its");
+}
+
+/* The temporary file next to the report, created by us alone: O_EXCL and O_NOFOLLOW, so a file or a
+ * symbolic link planted at its name (in a shared directory) is never written through. When the usual
+ * name "<path>.tmp.<pid>" is taken, mkstemp picks a fresh one. */
+static int create_temporary(const char *path, char *tmp, size_t tmplen)
+{
+    snprintf(tmp, tmplen, "%s.tmp.%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST)
+        return fd;
+    snprintf(tmp, tmplen, "%s.tmp.%d.XXXXXX", path, (int)getpid());
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd >= 0) { /* mkstemp's 0600, widened as open's 0644 would be under the umask */
+        mode_t mask = umask(0);
+        umask(mask);
+        fchmod(fd, 0644 & ~mask);
+    }
+    return fd;
 }
 
 /* Replaces the report at path (rank 0 of an MPI run), or creates it if there is none yet (a serial
- * process: a helper process of the job that exits before the application must not replace its report). */
+ * process: a helper process of the job that exits before the application must not replace its report).
+ * A report path that is a symbolic link is refused: the report never lands where a link points. */
 static void write_file(const char *path, const char *text, size_t len, int replace)
 {
-    char tmp[PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        fprintf(stderr, "iotuner: warning: the run report path %s is a symbolic link; not written\n", path);
+        return;
+    }
+    char tmp[PATH_MAX + 48];
+    int fd = create_temporary(path, tmp, sizeof tmp);
     int ok = fd >= 0;
     for (size_t done = 0; ok && done < len;) {
         ssize_t w = write(fd, text + done, len - done);
@@ -208,8 +272,9 @@ static void write_file(const char *path, const char *text, size_t len, int repla
     if (ok)
         ok = replace ? rename(tmp, path) == 0 : (link(tmp, path) == 0 || errno == EEXIST);
     if (!ok)
-        fprintf(stderr, "iotuner: warning: cannot write the run report to %s\n", path);
-    unlink(tmp);
+        fprintf(stderr, "iotuner: warning: cannot write the run report to %s (%s)\n", path, strerror(errno));
+    if (fd >= 0) /* only the name we created */
+        unlink(tmp);
 }
 
 /* ---- across ranks ---- */
@@ -321,6 +386,7 @@ static char *build(void)
     iot_merge *m = iot_g.rank == 0 ? iot_merge_new() : NULL;
     char *all_descs = desc_text, *all_recs = (char *)recs, *all_warn = NULL;
     size_t all_desc_len = desc_len, all_rec_len = nrec * sizeof *recs, all_warn_len = 0;
+    warn_unmatched_patterns(comm);
     iot_buf warn;
     iot_buf_init(&warn);
     for (size_t i = 0; i < iot_g.nwarnings; i++)

@@ -83,7 +83,13 @@ static inline unsigned iot_time_weight(uint64_t call_index, size_t bytes)
 /* ---- wrappers: declared from the tables in iotuner/calls.h ---- */
 
 #define IOT_DECLARE(ret, name, params, ...) IOT_EXPORT ret name params;
-#define IOT_DECLARE_DATA(name, write, collective, where, timed, params, args) IOT_EXPORT int name params;
+/* The MPI wrappers take the handles of the MPI the library was built for: each is iot_wrap_NAME, with the
+ * prototype of mpi.h's NAME, and the exported NAME is a trampoline to it (abi.c). */
+#define IOT_DECLARE_MPI(ret, name, ...) __typeof__(name) iot_wrap_##name;
+#define IOT_DECLARE_MPI_DATA(name, ...) __typeof__(name) iot_wrap_##name;
+/* 1 when this process uses an MPI of another ABI than the library's (abi.c): then the library is disabled,
+ * and the exported MPI functions jump straight to that MPI's own. */
+int iot_mpi_foreign_abi(void);
 
 /* ---- real symbols ---- */
 
@@ -246,6 +252,8 @@ void iot_level_record(const iot_phase *ph, iot_level l, iot_level_stats *s);
 
 /* ---- process state (lifecycle.c) ---- */
 
+#define IOT_MAX_WARNINGS 64 /* per process; later ones are dropped */
+
 typedef struct {
     int disabled;            /* IOTUNER_DISABLE, or a launcher: pure pass-through */
     int verbose;
@@ -267,6 +275,7 @@ typedef struct {
     double clock_offset;     /* this rank's monotonic clock minus rank 0's, seconds */
     char **warnings;
     size_t nwarnings;
+    unsigned char warning_printed[IOT_MAX_WARNINGS]; /* this process printed warnings[i] on stderr */
 } iot_state;
 
 extern iot_state iot_g;
@@ -285,6 +294,8 @@ static inline int iot_active(void)
  * modules that are settings sources decided (smart mode), overridden knob by
  * knob by the user's settings document. */
 size_t iot_resolve(const iot_phase *ph, const char *dataset, iot_layer layer, const iot_setting **out, size_t max);
+/* The groups of the user's document (the first 64, by bit) whose dataset pattern matched a dataset here. */
+uint64_t iot_settings_pattern_hits(void);
 /* The first of list[0..n) that is this knob, or NULL. */
 const iot_setting *iot_setting_of(const iot_setting *const *list, size_t n, iot_knob_id knob);
 

@@ -24,8 +24,10 @@ def load(path: str | Path, nodes: int | None = None) -> Profile:
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path} does not exist")
-    if path.is_dir():
-        raise InputError(f"{path} is a directory, not a Darshan log or a run report")
+    try:
+        inputs.regular_file(path, "a Darshan log or a run report")  # a FIFO is refused before anything reads it
+    except inputs.InputError as e:
+        raise InputError(str(e)) from None
     if darshan_log.looks_like_darshan(path) or path.suffix == ".darshan":
         profile = from_darshan.build(darshan_log.read(path), str(path))
     else:

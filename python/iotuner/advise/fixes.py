@@ -42,7 +42,10 @@ def build(profile: Profile, findings: list[dict], source: str) -> tuple[dict, li
             code_changes.append({"code": f["code"], "level": f["level"], "change": f["code_change"],
                                  "files": f["files"][:5]})
     base = profile.job.settings_document
-    doc: dict[str, Any] = settings.validate(base) if base else {"version": settings.VERSION}
+    try:
+        doc: dict[str, Any] = settings.validate(base) if base else {"version": settings.VERSION}
+    except settings.SettingsError:  # the run's document no longer passes (a range this iotuner knows): fixes alone
+        base, doc = None, {"version": settings.VERSION}
     doc["description"] = f"iotuner advise: fixes for {source}" + (
         " (on top of the settings of that run)" if base else "")
     groups = list(doc.get("groups", []))

@@ -7,7 +7,8 @@ import json
 import sys
 
 ORDER = 50
-HELP = "validate a settings document and print it normalized; warn about near misses of known knobs"
+HELP = ("validate a settings document and print it normalized; warn about near misses of known knobs and "
+        "legal values that would cost dearly")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -17,11 +18,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from .. import settings
     try:
-        doc = settings.load(args.settings)  # a file that is no settings document at all: exit 2 (cli)
+        doc, warnings = settings.check(args.settings)  # a file that is no settings document at all: exit 2 (cli)
     except settings.SettingsError as e:
         print(f"iotuner check: {e}", file=sys.stderr)
         return 1
-    for warning in settings.near_misses(doc):
+    for warning in warnings:
         print(f"iotuner check: warning: {warning}", file=sys.stderr)
     print(json.dumps(doc, indent=2))
     return 0

@@ -46,7 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     v.add_argument("--launcher", default="local", choices=("local", "none"),
                    help="local: mpiexec -n N APP; none: the command as given (default local)")
     v.add_argument("--mpiexec", metavar="CMD", help="MPI launcher (default: the first of mpiexec, mpirun, "
-                                                     "mpiexec.mpich on the PATH)")
+                                                     "mpiexec.mpich on the PATH; mpiexec.mpich where mpiexec is a "
+                                                     "Debian alternative)")
     v.add_argument("--repeats", type=int, default=1, metavar="N",
                    help="application and kernel runs, alternating, for the evaluation times (default 1)")
     v.add_argument("--tolerance", type=float, default=0.01, metavar="PCT",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -43,17 +44,21 @@ def main(args: argparse.Namespace) -> int:
         print("iotuner run: give the command to run after --, e.g. "
               "iotuner run -- mpiexec -n 2 ./app", file=sys.stderr)
         return 2
-    if args.config:  # the runtime warns and runs untuned; say why here too, before the job starts
+    env = None
+    if args.config:  # the runtime warns and runs untuned; say why here, before the job starts, and only here
         from .. import inputs, settings
         try:
             for warning in settings.near_misses(settings.load(args.config)):
                 print(f"iotuner: warning: {warning}", file=sys.stderr)
+        except inputs.NotAFile:
+            raise  # a FIFO or a device is no settings file: the command line is wrong (exit 2)
         except (inputs.InputError, settings.SettingsError) as e:
             print(f"iotuner: warning: {e}; the application runs untuned", file=sys.stderr)
+            env = dict(os.environ, IOTUNER_SETTINGS_WARNED="1")  # the runtime then keeps it to the report
     try:
         # run by hand: PR_SET_PDEATHSIG stops the launcher if iotuner dies; the tuner's watchdog is not needed
         result = runner.run(command, config=args.config, report=args.json_out or args.report, verbose=args.verbose,
-                            tether=False, count_ops=args.count_ops)
+                            tether=False, count_ops=args.count_ops, env=env)
     except FileNotFoundError as e:
         print(f"iotuner run: cannot start '{command[0]}': {e.strerror}", file=sys.stderr)
         return 127
@@ -68,7 +73,7 @@ def main(args: argparse.Namespace) -> int:
     elif args.json:
         print(json.dumps(result.report.data, indent=2))
     else:
-        render.print_report(result.report, console)
+        render.print_report(result.report, console, live=True)
         for path in filter(None, (args.json_out, args.report)):
             console.print(f"report written to {path}")
     if result.exit_message():

@@ -67,11 +67,9 @@ def _csv(rep) -> str:
 
 
 def _show_tuning(out, args: argparse.Namespace) -> int:
-    from .. import inputs, render
-    if not (out / "summary.json").is_file():
-        raise inputs.InputError(f"{out} is a directory without summary.json: not a tune output directory")
-    summary = inputs.read_json(out / "summary.json", "a tune summary (summary.json)")
-    best = inputs.read_json(out / "best.json", "a settings document (best.json)")
+    from .. import inputs, render, tune_output
+    summary = tune_output.summary(out)  # TuneOutputError: one line, exit 2 (cli)
+    best = tune_output.best(out) or {"version": 1, "groups": []}
     if args.csv:
         sys.stdout.write(inputs.read_text(out / "trials.csv", "trials.csv"))
         return 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 ORDER = 30
 HELP = "run with SmartIO's runtime tuning: learn the first phase, optimize the ones that recur"
@@ -31,10 +30,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from .. import render, smart
+    from .. import inputs, render, smart
     console = render.console_for_output()
     if args.explain:
-        table = Path(args.rules).read_text() if args.rules else None
+        table = inputs.read_text(args.rules, "a rules table (JSON)") if args.rules else None
         return smart.explain(args.explain, console, table)
     command = args.command[1:] if args.command and args.command[0] == "--" else args.command
     if not command:

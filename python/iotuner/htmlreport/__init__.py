@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import schema
 from ..files import write_atomic
 from ..inputs import InputError, read_json
 
@@ -20,9 +21,13 @@ def render_advice(advice: dict) -> str:
 
 
 def render_run(data: dict, source: str = "") -> str:
-    from ..report import parse
+    from ..report import DAMAGE, malformed, parse
     from . import run as page
-    return page.render(parse(data, source or "report"), source)
+    rep = parse(data, source or "report")
+    try:
+        return page.render(rep, source)
+    except DAMAGE as e:  # what the schema leaves open (a version-1 report's smart section): one line
+        raise malformed(e, source or "report") from None
 
 
 def render_study(path: str | Path) -> str:
@@ -36,11 +41,9 @@ def render(path: str | Path) -> tuple[str, str]:
     from ..report import ReportError
     path = Path(path)
     if path.is_dir():
-        if not (path / "summary.json").is_file():
-            raise ReportInputError(f"{path} is a directory without summary.json: not a tune output directory")
         try:
             return render_study(path), "study"
-        except ValueError as e:
+        except ValueError as e:  # TuneOutputError, InputError: the file and the field
             raise ReportInputError(str(e)) from None
     try:
         data = read_json(path, "a run report, an advice file or a tune output directory")
@@ -48,6 +51,10 @@ def render(path: str | Path) -> tuple[str, str]:
         raise ReportInputError(str(e)) from None
     kind = data.get("kind") if isinstance(data, dict) else None
     if kind == "iotuner-advice":
+        try:
+            schema.check(data, "advice.schema.json")
+        except schema.SchemaError as e:
+            raise ReportInputError(f"advice {path} is damaged: {e}") from None
         return render_advice(data), "advice"
     if kind == RUN_KIND:
         try:
@@ -55,7 +62,10 @@ def render(path: str | Path) -> tuple[str, str]:
         except ReportError as e:
             raise ReportInputError(str(e)) from None
     if isinstance(data, dict) and "objective" in data and "verdict" in data:
-        return render_study(path.parent), "study"  # summary.json itself
+        try:
+            return render_study(path.parent), "study"  # summary.json itself
+        except ValueError as e:
+            raise ReportInputError(str(e)) from None
     raise ReportInputError(f"{path} is JSON but neither a run report, an advice nor a study summary")
 
 

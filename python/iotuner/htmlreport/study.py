@@ -9,10 +9,13 @@ of the tuner's output format is adapted there.
 from __future__ import annotations
 
 import csv
+import io
 import json
+import math
 import statistics
 from pathlib import Path
 
+from ..inputs import read_text
 from . import svg
 from .page import cards, document, e, table
 
@@ -20,10 +23,12 @@ TRIAL_KINDS = ("trial", "training")
 
 
 def _float(v) -> float | None:
+    """A finite number, or None."""
     try:
-        return float(v) if v not in (None, "") else None
-    except (TypeError, ValueError):
+        x = float(v) if v not in (None, "") and not isinstance(v, bool) else None
+    except (TypeError, ValueError, OverflowError):
         return None
+    return x if x is not None and math.isfinite(x) else None
 
 
 def read_tune_dir(path: str | Path) -> dict:
@@ -31,36 +36,37 @@ def read_tune_dir(path: str | Path) -> dict:
     {"summary", "trials": [{kind, trial, state, t_s, value, runs, settings, error}], "best", "db", "path"}.
     Today's kinds are baseline, trial, confirm-default, confirm, confirm-superseded; the tuner-core
     rewrite adds training and confirmation (read as they come)."""
+    from .. import tune_output
     path = Path(path)
-    try:
-        summary = json.loads((path / "summary.json").read_text())
-    except (OSError, json.JSONDecodeError) as e_:
-        raise ValueError(f"{path} is not a tune output directory (summary.json: {e_})") from None
+    summary = tune_output.summary(path)  # TuneOutputError (a ValueError): the file and the field, one line
     trials = []
     csv_path = path / "trials.csv"
     if csv_path.exists():
-        with open(csv_path, newline="") as f:
-            for row in csv.DictReader(f):
-                try:
-                    settings = json.loads(row.get("settings") or "{}")
-                except json.JSONDecodeError:
-                    settings = {}
-                try:
-                    runs = json.loads(row.get("runs") or "[]")
-                except json.JSONDecodeError:
-                    runs = []
-                trials.append({"kind": row.get("kind") or "trial", "trial": row.get("trial") or "",
-                               "state": row.get("state") or "", "t_s": _float(row.get("tuning_time_s")),
-                               "value": _float(row.get("value")), "runs": runs, "settings": settings,
-                               "duplicate_of": row.get("duplicate_of") or "", "error": row.get("error") or ""})
-    best = None
-    if (path / "best.json").exists():
-        try:
-            best = json.loads((path / "best.json").read_text())
-        except json.JSONDecodeError:
-            best = None
+        text = read_text(csv_path, "the trials of a tune output directory (trials.csv)")
+        for row in csv.DictReader(io.StringIO(text, newline="")):
+            settings = _json_cell(row.get("settings"), dict, {})
+            runs = [x for x in _json_cell(row.get("runs"), list, []) if _float(x) is not None]
+            trials.append({"kind": _text(row.get("kind")) or "trial", "trial": _text(row.get("trial")),
+                           "state": _text(row.get("state")), "t_s": _float(row.get("tuning_time_s")),
+                           "value": _float(row.get("value")), "runs": runs, "settings": settings,
+                           "duplicate_of": _text(row.get("duplicate_of")), "error": _text(row.get("error"))})
+    best = tune_output.best(path)
     db = path / "study.db"
     return {"summary": summary, "trials": trials, "best": best, "db": db if db.exists() else None, "path": path}
+
+
+def _text(cell) -> str:
+    """A CSV cell as text: a short row leaves None, an overlong one a list."""
+    return cell if isinstance(cell, str) else ""
+
+
+def _json_cell(cell, kind: type, default):
+    """A cell holding JSON of this kind (settings: an object, runs: a list); the default when it does not."""
+    try:
+        value = json.loads(cell) if isinstance(cell, str) and cell else default
+    except (json.JSONDecodeError, RecursionError):
+        return default
+    return value if isinstance(value, kind) else default
 
 
 def importance(study: dict) -> tuple[list[tuple[str, float]], str]:

@@ -94,7 +94,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "else a Slurm job per trial (default local)")
     g.add_argument("--mpiexec", metavar="CMD",
                    help="MPI launcher for --launcher local (default: the first of mpiexec, mpirun, mpiexec.mpich, "
-                        "mpiexec.hydra on the PATH)")
+                        "mpiexec.hydra on the PATH; mpiexec.mpich where mpiexec is a Debian alternative)")
     g.add_argument("--nodes", type=int, default=1, metavar="N", help="nodes the job spans (default 1)")
     g.add_argument("--scratch", metavar="DIR",
                    help="where runs write; {scratch} in the command is each run's directory (default: a "

@@ -21,6 +21,30 @@ from .space import as_text
 from .objective import Objective, ObjectiveError
 
 STDERR_TAIL = 2000
+# What the system said, deep in a failed job's stderr (an HDF5 error stack of dozens of lines, two ranks
+# interleaved): the cause of the failure, named first in the run's error
+SYSTEM_CAUSES = ("No space left on device", "Disk quota exceeded", "File too large", "Read-only file system",
+                 "Too many open files", "Input/output error", "Permission denied")
+
+
+def scratch_full(scratch: Path) -> bool:
+    """Is the file system of the scratch directory full (less than 1 MiB or 0.1% left)?"""
+    try:
+        st = os.statvfs(scratch)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < max(1 << 20, st.f_blocks * st.f_frsize // 1000)
+
+
+def failure_cause(stderr: str, scratch: Path, full: bool) -> str | None:
+    """The system's reason for a failed run: from its stderr, or a full scratch file system (a rank killed
+    by another's abort may not have printed it)."""
+    cause = next((c for c in SYSTEM_CAUSES if c in stderr), None)
+    if full:
+        return f"{cause or 'No space left on device'} (the scratch file system of {scratch} is full)"
+    return cause
+
+
 RUN_DIR = re.compile(r"baseline-\d{3}|training-\d{3}|t(?P<trial>\d{4})-r\d+"
                      r"|confirm-\d+-(default|t\d{4}|training-\d{3})")  # run labels
 
@@ -128,10 +152,12 @@ class JobEvaluator:
         if self.drop_caches:
             self._drop_caches()
         start = time.monotonic()
+        full = False
         try:
             result = self.launcher.run(app, config=cfg, report=workdir / "report.json", cwd=workdir,
                                        timeout=self.timeout)
         finally:
+            full = scratch_full(self.scratch)  # before the run's own files go
             if not self.keep:  # what matters is in the study; the application's output goes
                 shutil.rmtree(workdir, ignore_errors=True)
         duration = time.monotonic() - start
@@ -144,7 +170,8 @@ class JobEvaluator:
         if result.returncode != 0:
             how = (f"killed by {signal.Signals(-result.returncode).name}" if result.returncode < 0
                    else f"exit status {result.returncode}")
-            return Measurement(False, None, duration, f"{how}; stderr: {tail}")
+            cause = failure_cause(result.stderr or "", self.scratch, full)
+            return Measurement(False, None, duration, f"{how}{': ' + cause if cause else ''}; stderr: {tail}")
         try:
             value = self.objective.value(result.report, result.stdout)
         except ObjectiveError as e:

@@ -25,6 +25,16 @@ def fmt_value(value: float | None, unit: str | None) -> str:
     return f"{value:,.1f}{unit}" if abs(value) >= 10 else f"{value:.4g}{unit}"
 
 
+def error_line(error: str, width: int = 300) -> str:
+    """A failed run's error on one line: why it failed (what comes before its stderr), then as much of the end
+    of the stderr as fits."""
+    why, sep, stderr = error.partition("; stderr: ")
+    if not sep or len(error) <= width:
+        return error[-width:]
+    room = max(0, width - len(why) - len("; stderr: ..."))
+    return f"{why}; stderr: ...{stderr[-room:]}"
+
+
 def describe_roti(unit: str, peak: float | None, peak_at_s: float | None, final: float | None,
                   why: str | None) -> str:
     if final is None:

@@ -236,6 +236,7 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
 def summary(store: Store, objective: Objective, outcome: Outcome, total_s: float, r: traj.Roti, why: str | None,
             v: traj.Viability) -> dict:
     return {
+        "version": 1,  # docs/summary.schema.json
         "study": store.name,
         "objective": {"name": objective.name, "direction": objective.direction, "unit": objective.unit},
         "strategy": store.config.strategy,

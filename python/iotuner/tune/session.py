@@ -122,7 +122,7 @@ def _progress_printer(console: Console, obj: objectives.Objective):
             print_note(console, e["text"])
         elif e["kind"] == "baseline":
             if e.get("error"):
-                console.print(Text(f"baseline run failed: {e['error'][:300]}", style="red"))
+                console.print(Text(f"baseline run failed: {printout.error_line(e['error'])}", style="red"))
             else:
                 console.print(f"{when}  baseline ({e['reason']}): {_fmt(e['value'], obj)}; default now "
                               f"{_fmt(e['default'], obj)}")
@@ -137,7 +137,7 @@ def _progress_printer(console: Console, obj: objectives.Objective):
             knobs = " ".join(f"{k}={json.dumps(v)}" for k, v in e["settings"].items())
             if e.get("error"):
                 console.print(Text.from_markup(f"{head}  [red]failed[/red]  {tail}  ") +
-                              Text(f"{knobs}\n          {e['error'][-300:]}", style="dim"))
+                              Text(f"{knobs}\n          {printout.error_line(e['error'])}", style="dim"))
                 return
             dup = "" if e.get("duplicate_of") is None else " (took effect as the default settings)" \
                 if e["duplicate_of"] == SAME_AS_DEFAULT else f" (same as trial {e['duplicate_of']})"

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import catalogue, settings
+from ..inputs import InputError, read_json
 
 
 class SpaceError(ValueError):
@@ -368,7 +369,7 @@ def load(spec: str) -> SearchSpace:
     if not path.exists():
         raise SpaceError(f"unknown space '{spec}': use {', '.join(BUILTIN)} or a JSON file")
     try:
-        doc = json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise SpaceError(f"{path}: not valid JSON: {e}") from None
+        doc = read_json(path, "a search space (JSON)")
+    except InputError as e:  # a PNG, a FIFO, not JSON: one line naming the file
+        raise SpaceError(str(e)) from None
     return from_json(doc, str(path))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from typing import Sequence
 
@@ -13,8 +14,24 @@ MPIEXEC_NAMES = ("mpiexec", "mpirun", "mpiexec.mpich", "mpiexec.hydra")
 
 
 def default_mpiexec() -> str:
-    """The launcher a user of this machine would type: the first of MPIEXEC_NAMES on the PATH."""
-    return next((n for n in MPIEXEC_NAMES if shutil.which(n)), MPIEXEC_NAMES[0])
+    """The launcher a user of this machine would type: the first of MPIEXEC_NAMES on the PATH. Where that is
+    a Debian alternative (installing Open MPI flips it) and MPICH's own is there, MPICH's: the one iotuner is
+    built with there (CMakeLists.txt makes the same choice)."""
+    found = next((n for n in MPIEXEC_NAMES if shutil.which(n)), MPIEXEC_NAMES[0])
+    if found in ("mpiexec", "mpirun") and shutil.which("mpiexec.mpich") and _alternative(shutil.which(found)):
+        return "mpiexec.mpich"
+    return found
+
+
+def _alternative(path: str | None) -> bool:
+    """Is path a link through Debian's alternatives (/usr/bin/mpiexec -> /etc/alternatives/mpiexec -> ...)?"""
+    for _ in range(8):
+        if not path or not os.path.islink(path):
+            return False
+        path = os.path.join(os.path.dirname(path), os.readlink(path))
+        if path.startswith("/etc/alternatives/"):
+            return True
+    return False
 
 
 class LocalMPI(Launcher):

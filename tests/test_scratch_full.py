@@ -1,0 +1,72 @@
+"""When the scratch disk fills in the middle of a study, the failed runs say so: 'No space left on device',
+however deep in a two-rank HDF5 error stack the system said it (or whether a rank killed by the other's abort
+got to print it at all).
+
+The disk is real: a small tmpfs mounted for the test (root only; skipped elsewhere)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iotuner.tune import evaluate, printout
+
+pytestmark = pytest.mark.mpi
+
+APP = """#!/bin/sh
+# the study's application: from its second run on, something else has filled the scratch file system
+n=$(cat "{count}" 2>/dev/null || echo 0)
+echo $((n + 1)) > "{count}"
+if [ "$n" -ge 1 ] && [ ! -e "{disk}/filler" ]; then
+  dd if=/dev/zero of="{disk}/filler" bs=64k 2>/dev/null
+fi
+exec mpiexec.mpich -n 2 vpicio -n 16K -o "$1"
+"""
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here ({r.stderr.strip()}): needs root")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+def test_failed_trials_say_no_space_left_on_device(tmp_path, small_disk):
+    app = tmp_path / "app.sh"
+    app.write_text(APP.format(count=tmp_path / "count", disk=small_disk))
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--launcher", "none", "--trials", "2",
+                        "--scratch", str(small_disk), "--out", str(tmp_path / "out"), "--", "sh", str(app),
+                        "{scratch}"], capture_output=True, text=True, timeout=600)
+    lines = r.stdout.splitlines()
+    assert any(" baseline (start): " in line for line in lines), r.stdout + r.stderr  # the first run had room
+    failed = [i for i, line in enumerate(lines) if " trial " in line and " failed " in line]
+    assert failed, r.stdout + r.stderr
+    for i in failed:  # each failed trial's line, and the line under it with why
+        assert "No space left on device" in lines[i + 1], lines[i:i + 2]
+        assert f"the scratch file system of {small_disk}" in lines[i + 1]
+
+
+def test_the_cause_is_taken_from_the_stderr(tmp_path):
+    stderr = "HDF5-DIAG: ...\n" * 50 + "ADIOI_GEN_WRITECONTIG(80): Other I/O error Disk quota exceeded'\n" + \
+        "Abort(1) on node 0\n" * 20
+    assert evaluate.failure_cause(stderr, tmp_path, full=False) == "Disk quota exceeded"
+    assert evaluate.failure_cause("Abort(1)", tmp_path, full=False) is None
+    assert evaluate.failure_cause("Abort(1)", tmp_path, full=True) == \
+        f"No space left on device (the scratch file system of {tmp_path} is full)"
+    assert not evaluate.scratch_full(tmp_path)
+
+
+def test_the_error_line_keeps_the_cause_and_the_end_of_the_stderr():
+    error = "exit status 1: No space left on device; stderr: " + "x" * 1000 + "the last words"
+    line = printout.error_line(error)
+    assert len(line) <= 300 and line.startswith("exit status 1: No space left on device; stderr: ...")
+    assert line.endswith("the last words")
+    assert printout.error_line("exit status 2; stderr: short") == "exit status 2; stderr: short"
