@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..render import indented
+
 STYLE = {"high": "bold red", "warn": "yellow", "info": "cyan", "ok": "green"}
 
 
@@ -48,14 +50,15 @@ def print_advice(advice: dict, console: Console, *, verbose: bool = False) -> No
     if knobs:
         console.print(Text("Settings that address them (the fixes document):", style="bold"))
         for k in knobs:
-            console.print(Text(f"  {k['knob']} = {_value(k['value'])}  (files {k['files'] or 'all'}; from {k['from']})"))
+            console.print(indented(f"{k['knob']} = {_value(k['value'])}  (files {k['files'] or 'all'}; from {k['from']})",
+                                   2))
         for c in advice["fixes"]["conflicts"]:
-            console.print(Text(f"  conflict: {c['knob']} {_value(c['dropped'])} from {c['dropped_from']} left out for "
-                               f"{_value(c['kept'])} from {c['kept_from']}", style="dim"))
+            console.print(indented(Text(f"conflict: {c['knob']} {_value(c['dropped'])} from {c['dropped_from']} left "
+                                        f"out for {_value(c['kept'])} from {c['kept_from']}", style="dim"), 2))
     if advice["code_changes"]:
         console.print(Text("Needs code changes (not settings):", style="bold"))
         for c in advice["code_changes"]:
-            console.print(Text(f"  [{c['code']}] {c['change']}"))
+            console.print(indented(f"[{c['code']}] {c['change']}", 2))
     if verbose:
         for chain in advice["smartio"]:
             ins = ", ".join(f"{k}={v}" for k, v in chain["insights"].items() if k not in ("identity",))

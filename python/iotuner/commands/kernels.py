@@ -41,7 +41,11 @@ def main(args: argparse.Namespace) -> int:
         import json
         print(json.dumps(rows, indent=2))
         return 0
+    import textwrap
+    from ..terminal import width
+    columns = width(sys.stdout)
     for r in rows:
-        print(f"{r['name']:9s} {r['description']}")
-    print(f"(as iotuner-<name> on your PATH; by their short names in {d}, on the PATH of jobs that iotuner runs)")
+        print(textwrap.fill(r["description"], columns, initial_indent=f"{r['name']:9s} ", subsequent_indent=" " * 10))
+    print(textwrap.fill(f"(on your PATH as iotuner-<name>; jobs that iotuner runs find them by name in {d})",
+                        columns, break_long_words=False, break_on_hyphens=False))
     return 0
