@@ -1,4 +1,5 @@
-"""Packaging: a plain CMake install into a prefix, and the Spack recipe checked against pyproject.toml."""
+"""Packaging: a CMake install into a prefix has an HPC library's layout and other programs build against it;
+pip builds out of tree; the licence, the Spack repository and its recipe agree with pyproject.toml."""
 
 import ast
 import json
@@ -17,7 +18,9 @@ except ImportError:  # Python < 3.11
     tomllib = pytest.importorskip("tomli")
 
 ROOT = Path(__file__).resolve().parent.parent
-RECIPE = ROOT / "packaging" / "spack" / "package.py"
+SPACK_REPO = ROOT / "packaging" / "spack" / "spack_repo" / "iotuner"
+RECIPE = SPACK_REPO / "packages" / "py_iotuner" / "package.py"
+RELEASE = ROOT / "packaging" / "spack" / "release.py"
 
 
 KERNELS = ("vpicio", "vorpalio", "gcrmio", "flashio", "h5ior", "bandio")
@@ -182,7 +185,8 @@ def test_spack_recipe_matches_pyproject():
         name, low = _pip(req)
         spec, when = deps[spack_name(name)]
         assert when is None and (low is None or spec.endswith(f"@{low}:")), (req, spec)
-    # one variant per optional group (but the tests'), each pulling that group's packages
+    # one variant per optional group (but the tests'), each pulling that group's packages; gymnasium only in one
+    assert "gymnasium" not in {_pip(r)[0] for r in meta["project"]["dependencies"]}
     extras = {k: v for k, v in meta["project"]["optional-dependencies"].items() if k != "test"}
     assert variants == set(extras)
     for group, reqs in extras.items():
@@ -219,3 +223,67 @@ def test_pip_builds_out_of_tree_with_the_same_layout(tmp_path):
                  "lib/cmake/iotuner/iotunerConfig.cmake", "include/iotuner/core.h",
                  "share/iotuner/schemas/settings.schema.json", *(f"libexec/iotuner/{k}" for k in KERNELS)):
         assert native + path in names, path
+
+
+def test_the_licence_is_one_everywhere():
+    """LICENSE is BSD-3-Clause, and pyproject.toml and the Spack recipe say so."""
+    text = " ".join((ROOT / "LICENSE").read_text().split())
+    assert text.startswith("BSD 3-Clause License")
+    for clause in ("Redistributions of source code must retain", "Redistributions in binary form must reproduce",
+                   "Neither the name of the copyright holder"):
+        assert clause in text
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert meta["project"]["license"] == {"text": "BSD-3-Clause"}
+    assert [c.args[0].value for c in _calls("license")] == ["BSD-3-Clause"]
+
+
+def test_the_spack_recipe_lives_in_a_spack_1_package_repository():
+    """Spack 1.x: spack_repo/<namespace>/repo.yaml (api v2), packages/<name with underscores>/package.py, the
+    build system imported from the builtin repository."""
+    repo_yaml = (SPACK_REPO / "repo.yaml").read_text()
+    assert re.search(r"^\s+namespace: iotuner$", repo_yaml, re.M) and SPACK_REPO.name == "iotuner"
+    assert re.search(r"^\s+api: v2\.\d+$", repo_yaml, re.M)
+    assert SPACK_REPO.parent.name == "spack_repo" and RECIPE.parent.name == "py_iotuner"
+    tree = ast.parse(RECIPE.read_text())
+    imports = {(n.module, a.name) for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert ("spack_repo.builtin.build_systems.python", "PythonPackage") in imports
+    assert not any(m.startswith("spack.pkg") for m, _ in imports)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    assert cls.name == "PyIotuner" and [b.id for b in cls.bases] == ["PythonPackage"]
+
+
+def test_the_recipe_has_released_versions_with_checksums_at_its_url():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    versions = {c.args[0].value: {k.arg: k.value.value for k in c.keywords} for c in _calls("version")}
+    released = {v: kw for v, kw in versions.items() if "sha256" in kw}
+    assert meta["project"]["version"] in released
+    for v, kw in released.items():
+        assert re.fullmatch(r"[0-9a-f]{64}", kw["sha256"]) and set(kw["sha256"]) != {"0"}, v
+    url = next(n.value.value for n in ast.walk(ast.parse(RECIPE.read_text()))
+               if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == "url")
+    assert re.search(r"/v(\d+\.\d+\.\d+)/iotuner-\1\.tar\.gz$", url), url
+
+
+@pytest.mark.slow
+def test_release_builds_a_reproducible_sdist_records_its_checksum_and_the_sdist_configures(tmp_path):
+    """release.py from a commit: the same tree gives the same tarball, its sha256 goes into the recipe, and
+    the tarball holds everything the build needs (CMake configures from it)."""
+    if not (ROOT / ".git").exists() or not shutil.which("cmake"):
+        pytest.skip("needs a git checkout and cmake")
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    recipe = tmp_path / "package.py"
+    recipe.write_text(RECIPE.read_text().replace(f'version("{version}", sha256=', 'version("0.0.0", sha256='))
+    for out in ("a", "b"):
+        _check([sys.executable, RELEASE, version, "--ref", "HEAD", "--out", tmp_path / out, "--recipe", recipe])
+    a, b = (tmp_path / d / f"iotuner-{version}.tar.gz" for d in ("a", "b"))
+    assert a.read_bytes() == b.read_bytes()
+    import hashlib
+    digest = hashlib.sha256(a.read_bytes()).hexdigest()
+    assert f'    # released versions (release.py): the sha256 of the tag\'s sdist\n    version("{version}", ' \
+           f'sha256="{digest}")\n    version("0.0.0", sha256=' in recipe.read_text()
+    import tarfile
+    with tarfile.open(a) as tar:
+        tar.extractall(tmp_path / "src", filter="data")
+    src = tmp_path / "src" / f"iotuner-{version}"
+    assert (src / "LICENSE").is_file()
+    _check(["cmake", "-S", src, "-B", tmp_path / "build"])
