@@ -20,7 +20,7 @@ class PyIotuner(PythonPackage):
 
     version("main", branch="main")
     # released versions (release.py): the sha256 of the tag's sdist
-    version("0.1.0", sha256="0000000000000000000000000000000000000000000000000000000000000000")
+    version("0.1.0", sha256="3da318c60434883cd5484b75022003a0305c6d0162b63618238d37e398447ac5")
 
     variant("darshan", default=False, description="read Darshan logs (iotuner advise job.darshan)")
     variant("cluster", default=False, description="PostgreSQL study storage for tuning across nodes")
