@@ -219,10 +219,12 @@ def print_report(report: Report, console: Console | None = None) -> None:
     if run.get("job_id"):
         console.print(Text(f"job: user {run.get('user')}, {run.get('scheduler') or 'batch'} job {run['job_id']}"))
     console.print(Text("settings: ") + settings_line)
-    sources = run.get("hint_sources") or {}
-    if sources:  # the MPI library applies these itself, before iotuner's settings
-        console.print(Text("hints from the environment: " + ", ".join(f"{k}={v}" for k, v in sources.items()),
-                           style="yellow"))
+    from .hints import environment_sources
+    sources = environment_sources(run)
+    if sources:  # the MPI library applies these itself, before iotuner's settings; some it does not read at all
+        console.print(Text("hints from the environment: " + ", ".join(
+            f"{var}={value}" + (f" ({ignored})" if ignored else "") for var, value, ignored in sources),
+            style="yellow"))
     if report.phases:
         console.print(phase_table(report))
     else:
