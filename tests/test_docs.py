@@ -90,3 +90,25 @@ def test_runnable_blocks_run_verbatim(doc):
             assert r.returncode == 0, (f"{doc.relative_to(ROOT)}: this block failed with status {r.returncode}:\n"
                                        f"{body}\n--- stdout\n{r.stdout[-3000:]}\n--- stderr\n{r.stderr[-3000:]}")
     print(f"{doc.relative_to(ROOT)}: runnable blocks ran in {time.monotonic() - start:.1f} s")
+
+
+def variables_read_by_the_code() -> set[str]:
+    """IOTUNER_* variables the code reads: getenv / flag_env in C, os.environ in Python, ${VAR} in scripts."""
+    found = set()
+    sources = [*(ROOT / "native" / "src").rglob("*.c"), *(ROOT / "python").rglob("*.c"),
+               *(ROOT / "python").rglob("*.py"), *(ROOT / "packaging").rglob("*.in"), *(ROOT / "scripts").glob("*.sh")]
+    for path in sources:
+        text = path.read_text()
+        found |= set(re.findall(r'(?:getenv|flag_env)\("(IOTUNER_[A-Z_]+)"\)', text))
+        found |= set(re.findall(r'environ(?:\.get\(|\[)"(IOTUNER_[A-Z_]+)"', text))
+        found |= set(re.findall(r'\$\{?(IOTUNER_[A-Z_]+)', text))
+        found |= set(re.findall(r'^(IOTUNER_[A-Z_]+)=', text, re.M))
+    return found
+
+
+def test_the_environment_table_lists_every_variable_the_code_reads():
+    table = (ROOT / "docs" / "environment.md").read_text()
+    listed = set(re.findall(r"^\| `(IOTUNER_[A-Z_]+)", table, re.M))
+    read = variables_read_by_the_code()
+    assert read - listed == set(), f"read but not in docs/environment.md: {sorted(read - listed)}"
+    assert listed - read == set(), f"in docs/environment.md but read nowhere: {sorted(listed - read)}"

@@ -7,6 +7,10 @@ import json
 
 ORDER = 70
 HELP = "list the knobs iotuner can set"
+DESCRIPTION = ("The knob catalogue of the C core, the one place each knob is defined: its layer (hdf5, mpiio, "
+               "lustre), type, default, where it is applied (file access, transfer, dataset create, MPI hint, "
+               "file layout) and what it does. --json adds which libraries honour each knob and the knobs it "
+               "requires (cb_nodes requires cb_config_list).")
 LAYERS = ("hdf5", "mpiio", "lustre")  # as catalogue.LAYERS, without loading the core
 
 
