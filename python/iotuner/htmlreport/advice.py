@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .page import cards, document, e, level, table
+from .page import cards, document, e, level, table, value
 
 LEVEL_TITLES = {"high": "High: fix these first", "warn": "Warnings", "info": "Information and SmartIO's settings",
                 "ok": "Fine"}
@@ -16,11 +16,7 @@ def _evidence(ev: dict) -> str:
     for k, v in ev.items():
         if k in ("insights", "detail") or v is None:
             continue
-        if isinstance(v, float):
-            v = f"{v:.4g}"
-        elif isinstance(v, (dict, list)):
-            v = json.dumps(v)
-        items.append(f"<li><code>{e(k)}</code> {e(v)}</li>")
+        items.append(f"<li><code>{e(k)}</code> {e(value(k, v))}</li>")
     return f'<ul class="ev">{"".join(items)}</ul>' if items else ""
 
 
@@ -49,7 +45,7 @@ def render(advice: dict) -> str:
                      f'{_evidence(f.get("evidence") or {})}</details>', flist, rec])
     body.append("<h2>Findings</h2>")
     body.append(table(["level", "code", "finding and evidence", "files", "recommendation"], rows, main=True,
-                      widths=["8%", "15%", "37%", "18%", "22%"]) if rows else "<p>No findings.</p>")
+                      widths=["78px", "14%", "34%", "18%", "22%"]) if rows else "<p>No findings.</p>")
     fx = advice["fixes"]
     body.append("<h2>Settings that address the findings</h2>")
     if fx["knobs"]:
@@ -76,8 +72,7 @@ def render(advice: dict) -> str:
             ins = ch["insights"]
             body.append(f'<h3 class="mono">{e(ch["identity"])}</h3>')
             body.append(table(["insight", "value", "from"],
-                              [[e(k), e(json.dumps(v) if not isinstance(v, str) else v),
-                                e(ch["sources"].get(k) or ch["sources"].get("*") or "")]
+                              [[e(k), e(value(k, v)), e(ch["sources"].get(k) or ch["sources"].get("*") or "")]
                                for k, v in ins.items() if k != "identity"], widths=["25%", "35%", "40%"]))
             fired = ch.get("fired") or []
             body.append(table(["rule", "why", "sets"],
@@ -89,7 +84,7 @@ def render(advice: dict) -> str:
         body.append("<h2>Not evaluated</h2>" + table(["check", "why"], [[f"<code>{e(n['code'])}</code>", e(n["reason"])]
                                                                       for n in advice["not_evaluated"]],
                                                      widths=["25%", "75%"]))
-    body.append("<h2>Thresholds</h2>" + table(["name", "value"], [[f"<code>{e(k)}</code>", e(v)]
+    body.append("<h2>Thresholds</h2>" + table(["name", "value"], [[f"<code>{e(k)}</code>", e(value(k, v))]
                                                                  for k, v in advice["thresholds"].items()],
                                               widths=["50%", "50%"]))
     sub = (f"{e(kind)} <span class=mono>{e(inp['path'])}</span>: {job['processes']} process(es)"
