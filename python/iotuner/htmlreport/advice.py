@@ -20,8 +20,15 @@ def _evidence(ev: dict) -> str:
     return f'<ul class="ev">{"".join(items)}</ul>' if items else ""
 
 
-def _knobs(knobs: dict) -> str:
-    return "".join(f"<div><code>{e(k)} = {e(json.dumps(v))}</code></div>" for k, v in (knobs or {}).items())
+def _why(conflict: dict) -> str:
+    """Why a fix was left out (advice of an older iotuner has no "why": the winner's value)."""
+    return conflict.get("why") or f"{conflict['kept_from']} sets {json.dumps(conflict['kept'])}"
+
+
+def _knobs(knobs: dict, left_out: dict) -> str:
+    return "".join(f"<div><code>{e(k)} = {e(json.dumps(v))}</code>"
+                   + (f'<span class="note"> left out: {e(left_out[k])}</span>' if k in left_out else "") + "</div>"
+                   for k, v in (knobs or {}).items())
 
 
 def render(advice: dict) -> str:
@@ -37,7 +44,7 @@ def render(advice: dict) -> str:
         files = f.get("files") or []
         flist = "".join(f"<div class=mono>{e(p)}</div>" for p in files[:5]) + (
             f'<div class="note">and {len(files) - 5} more</div>' if len(files) > 5 else "")
-        rec = e(f.get("recommendation") or "") + _knobs(f.get("knobs"))
+        rec = e(f.get("recommendation") or "") + _knobs(f.get("knobs"), f.get("left_out") or {})
         if f.get("code_change") and f["level"] != "ok":
             rec += f'<div class="note">code change: {e(f["code_change"])}</div>'
         rows.append([level(f["level"]), f'<code>{e(f["code"])}</code><div class="note">{e(f["source"])}</div>',
@@ -58,9 +65,8 @@ def render(advice: dict) -> str:
     else:
         body.append("<p>None of the findings maps to a knob.</p>")
     if fx.get("conflicts"):
-        body.append("".join(f'<p class="note">conflict: {e(c["knob"])} {e(json.dumps(c["dropped"]))} from '
-                            f'{e(c["dropped_from"])} left out for {e(json.dumps(c["kept"]))} from {e(c["kept_from"])}'
-                            "</p>" for c in fx["conflicts"]))
+        body.append("".join(f'<p class="note">left out: {e(c["knob"])} = {e(json.dumps(c["dropped"]))} from '
+                            f'{e(c["dropped_from"])}: {e(_why(c))}</p>' for c in fx["conflicts"]))
     if advice["code_changes"]:
         body.append("<h2>Needs code changes</h2>" + table(
             ["code", "change", "files"], [[f"<code>{e(c['code'])}</code>", e(c["change"]),
