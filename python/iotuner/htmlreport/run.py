@@ -4,7 +4,6 @@ insights -> rules -> settings chain per learned phase and the feedback."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..render import fmt_bw, fmt_bytes, fmt_seconds
