@@ -50,7 +50,10 @@ def main() -> int:
         top = sorted(policy.priors.items(), key=lambda kv: -kv[1])[:5]
         print("  strongest priors: " + ", ".join(f"{k} {v:.2f}" for k, v in top))
     else:
-        policy = pretrain.train_stopper(seed=opts.seed, episodes=opts.episodes or 20000)
+        try:
+            policy = pretrain.train_stopper(seed=opts.seed, episodes=opts.episodes or 20000)
+        except pretrain.MissingExtra as e:
+            sys.exit(f"tunio_pretrain.py: {e}")
         out = Path(opts.out or stoppers.POLICY_FILE)
         policy.save(out)
         print(f"stopper: {policy.meta['episodes']} curves; share of the best RoTI in the last episodes "

@@ -45,5 +45,5 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 # build requirements first, so the editable install can reuse its build directory (build/<interpreter>) incrementally
 .venv/bin/python -m pip install -q "scikit-build-core>=0.9"
-.venv/bin/python -m pip install -q --no-build-isolation -e ".[test,cluster,kernel,darshan]"
+.venv/bin/python -m pip install -q --no-build-isolation -e ".[test,cluster,kernel,darshan,pretrain]"
 echo "setup: ready ($(.venv/bin/iotuner --version); MPI: $(mpiexec.mpich --version | sed -n 's/^ *Version: *//p' | head -1))"

@@ -26,6 +26,11 @@ def kernel(name: str) -> str:
     return str(native.executable(name))
 
 
+def flat(text: str) -> str:
+    """Printed text with its lines joined: the printouts wrap to the terminal width."""
+    return " ".join(text.split())
+
+
 def write_json(path: Path, doc) -> Path:
     """Writes a settings document as is (tests also write broken ones)."""
     path.write_text(doc if isinstance(doc, str) else json.dumps(doc, indent=1))

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -114,9 +115,21 @@ def test_export_command_writes_a_file_others_read(tmp_path):
     assert r.returncode == 0 and r.stderr == ""
     assert hints.parse_romio_hints((tmp_path / "rh").read_text()) == {"romio_cb_write": "enable",
                                                                       "cb_buffer_size": 8388608}
+    # what the format cannot hold is listed on stderr; the rest is written, and that is a success
     r = iotuner("export", best, "--to", "h5tuner-xml")
-    assert r.returncode == 1 and "<cb_buffer_size>8388608</cb_buffer_size>" in r.stdout
+    assert r.returncode == 0 and "<cb_buffer_size>8388608</cb_buffer_size>" in r.stdout
     assert "not in h5tuner-xml: mpiio.romio_cb_write" in r.stderr
+    # so the help's recipe sets ROMIO_HINTS even when a knob is left out
+    best.write_text('{"version": 1, "mpiio": {"romio_cb_write": "disable"}, "hdf5": {"transfer_mode": "independent"}}')
+    r = subprocess.run(f"iotuner export {best} --to romio-hints -o {tmp_path / 'rh2'} && export ROMIO_HINTS=rh2 "
+                       "&& echo ROMIO_HINTS=$ROMIO_HINTS", shell=True, capture_output=True, text=True,
+                       env=dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"))
+    assert r.stdout.strip() == "ROMIO_HINTS=rh2" and "not in romio-hints: hdf5.transfer_mode" in r.stderr
+    assert hints.parse_romio_hints((tmp_path / "rh2").read_text()) == {"romio_cb_write": "disable"}
+    # --strict: an error, and no file
+    r = iotuner("export", best, "--to", "romio-hints", "--strict", "-o", tmp_path / "rh3")
+    assert r.returncode == 1 and "--strict" in r.stderr and not (tmp_path / "rh3").exists()
+    assert iotuner("export", best, "--to", "romio-hints", "--strict").stdout == ""
 
 
 def _umask():

@@ -21,7 +21,7 @@ ROOT = Path(__file__).parent.parent
 VIEWPORT = (1280, 900)
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--hide-scrollbars", f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}"]
+                  "--hide-scrollbars"]
 
 
 def iotuner(*args, **kw) -> subprocess.CompletedProcess:
@@ -40,13 +40,14 @@ def chromium() -> str:
     return found
 
 
-def browse(chromium: str, page: Path, tmp: Path) -> tuple[str, Path]:
+def browse(chromium: str, page: Path, tmp: Path, viewport: tuple[int, int] = VIEWPORT) -> tuple[str, Path]:
     """(DOM after the page's scripts ran, screenshot PNG), each with a fresh profile."""
     shot = tmp / (page.stem + ".png")
     for args in (["--dump-dom"], [f"--screenshot={shot}"]):
         with tempfile.TemporaryDirectory(prefix="iotuner-chromium-") as profile:
-            out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args,
-                                  page.resolve().as_uri()], capture_output=True, text=True, timeout=120)
+            out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--window-size={viewport[0]},{viewport[1]}",
+                                  f"--user-data-dir={profile}", *args, page.resolve().as_uri()],
+                                 capture_output=True, text=True, timeout=120)
         if args == ["--dump-dom"]:
             dom = out.stdout
     assert "<body" in dom, out.stderr[-2000:]
@@ -98,6 +99,12 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     r = iotuner("report", tmp / "smart.json", "-o", tmp / "smart.html")
     assert r.returncode == 0 and "(smart page" in r.stdout, r.stderr
     out["smart"] = tmp / "smart.html"
+    darshan = pytest.importorskip("darshan")
+    logs = Path(darshan.__file__).parent / "examples" / "example_logs"
+    long_name = next(logs.glob("shane_macsio_*.darshan"))  # an 80-character title, and high findings
+    a = iotuner("advise", long_name, "--html", tmp / "advice-long.html")
+    assert a.returncode in (0, 1), a.stderr
+    out["advice-long"] = tmp / "advice-long.html"
     return out
 
 
@@ -138,6 +145,48 @@ def test_page_in_a_real_browser(pages, kind, chromium, tmp_path):
     for text in EXPECT[kind]:
         assert text in dom
     assert ink_fraction(shot) >= 0.03
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("kind", [*EXPECT, "advice-long"])
+def test_page_at_800_pixels(pages, kind, chromium, tmp_path):
+    """At 800 px: nothing wider than the window, the title wraps instead of overflowing, and every level
+    badge stays one piece ("high", never "hig/h")."""
+    dom, _ = browse(chromium, pages[kind], tmp_path, (800, 900))
+    attrs = body_attrs(dom)
+    assert attrs.get("data-measured") == "1"
+    assert int(attrs["data-scroll-width"]) <= int(attrs["data-client-width"])
+    assert attrs["data-title-overflow"] == "0"
+    assert attrs["data-broken-badges"] == "0"
+    if kind.startswith("advice"):
+        assert 'class="lvl lvl-' in dom
+
+
+def test_study_page_says_one_trial_count_and_significance_in_words(pages):
+    html = pages["study"].read_text()
+    tile = int(re.search(r'<div class="card"><b>(\d+)</b><span>trials run', html).group(1))
+    chart = int(re.search(r"Tuning curve: (\d+) trials run", html).group(1))
+    summary = json.loads((pages["study"].parent / "tune" / "summary.json").read_text())
+    assert tile == chart == summary["trials_run"]
+    if summary["trials"] != summary["trials_run"]:  # duplicates proposed and not run again: both labels say so
+        assert f"trials run ({summary['trials']} proposed)" in html
+        assert f"({summary['trials'] - summary['trials_run']} more proposed were duplicates" in html
+    significant = re.search(r'<div class="card"><b>([^<]*)</b><span>significant', html).group(1)
+    assert re.fullmatch(r"(yes|no) \(p = [0-9.e-]+(, needed)? (&lt;|<) [0-9.e-]+\)", significant), significant
+    assert ">True<" not in html and ">False<" not in html
+
+
+def test_run_page_shows_time_in_io_calls_and_pages_format_bytes(pages):
+    from iotuner.render import fmt_seconds
+    run = pages["run"].read_text()
+    doc = json.loads((DATA / "bad_run_report.json").read_text())
+    assert "in I/O calls" in run and "of it in I/O calls" in run
+    for p in doc["phases"]:
+        if p["bytes_written"] or p["bytes_read"]:
+            assert f'<td class="num">{fmt_seconds(p["io_time_s"])}</td>' in run
+    advice = pages["advice"].read_text()
+    assert "1.0 MiB (1,048,576 bytes)" in advice  # the small_bytes threshold, not 1048576
+    assert not re.search(r"<td>\d{7,}</td>", advice + run)
 
 
 def _study_dir(tmp: Path, rows: list[list], summary: dict) -> Path:

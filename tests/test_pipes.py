@@ -1,5 +1,5 @@
 """Printing commands piped into `head -1` (or into a reader that is gone): exit 0, no traceback; piped
-output is one record per line."""
+text fits COLUMNS (100 without it), the whole data is in --json."""
 
 import json
 import os
@@ -60,17 +60,47 @@ def test_piped_into_head(i, files, tmp_path):
     assert p.returncode in (0, 1) if argv[0] == "advise" else p.returncode == 0, p.stderr
 
 
-def test_piped_tables_are_not_wrapped(files, tmp_path):
-    """A long file name stays whole on its line, however narrow COLUMNS says the terminal is."""
+TEXT = [i for i, c in enumerate(commands(Path("D"))) if "--json" not in c and "--csv" not in c
+        and c[0] not in ("check", "convert")]  # those two print JSON
+
+
+@pytest.mark.parametrize("columns", ["", "80"])
+@pytest.mark.parametrize("i", TEXT, ids=[_ids()[i] for i in TEXT])
+def test_piped_text_fits_columns_without_trailing_blanks(i, columns, files, tmp_path):
+    """Piped text fits COLUMNS, or 100 columns without it, and no line ends in padding."""
+    argv = [w.replace("{out}", str(tmp_path / "o")) for w in commands(files)[i]]
+    env = dict(os.environ, COLUMNS=columns) if columns else {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    out = subprocess.run([sys.executable, "-m", "iotuner", *argv], capture_output=True, text=True, env=env,
+                         timeout=300).stdout
+    lines = out.splitlines()
+    assert lines
+    widest = max(lines, key=len)
+    assert len(widest) <= int(columns or 100), widest
+    assert not [ln for ln in lines if ln != ln.rstrip()]
+
+
+def test_a_long_file_name_is_shown_by_its_end_and_whole_in_json(files, tmp_path):
     doc = json.loads((DATA / "bad_run_report.json").read_text())
     long_name = "/scratch/" + "very_long_directory_name_" * 12 + "h5ior.h5"
     doc["phases"][0]["file"] = long_name
     (tmp_path / "r.json").write_text(json.dumps(doc))
-    for cmd in (["show", str(tmp_path / "r.json")], ["knobs"]):
-        out = subprocess.run([sys.executable, "-m", "iotuner", *cmd], capture_output=True, text=True,
-                             env=dict(os.environ, COLUMNS="80")).stdout
-        if cmd[0] == "show":
-            assert any(long_name in line for line in out.splitlines())
-        else:  # each knob is one row: its description on the knob's line
-            line = next(ln for ln in out.splitlines() if "hdf5.alignment" in ln)
-            assert "[threshold, alignment]" in line and "H5Pset_alignment" in line
+    env = dict(os.environ, COLUMNS="80")
+    text = subprocess.run([sys.executable, "-m", "iotuner", "show", str(tmp_path / "r.json")], capture_output=True,
+                          text=True, env=env).stdout
+    assert max(map(len, text.splitlines())) <= 80
+    shown = "".join(ln[3:15] for ln in text.splitlines()[9:14])  # the file column, folded
+    assert shown.startswith("…") and long_name.endswith(shown.split("hdf5/mpio")[0][1:]) and "h5ior.h5" in shown
+    js = subprocess.run([sys.executable, "-m", "iotuner", "show", str(tmp_path / "r.json"), "--json"],
+                        capture_output=True, text=True, env=env).stdout
+    assert json.loads(js)["phases"][0]["file"] == long_name
+
+
+def test_piped_advice_on_a_2048_process_darshan_log_fits_120_columns():
+    darshan = pytest.importorskip("darshan")
+    log = Path(darshan.__file__).parent / "examples" / "example_logs" / "example.darshan"  # VPIC-IO, 2048 ranks
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    r = subprocess.run([sys.executable, "-m", "iotuner", "advise", str(log)], capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert r.returncode in (0, 1), r.stderr
+    assert "2048 process(es)" in r.stdout
+    assert max(map(len, r.stdout.splitlines())) <= 120

@@ -146,7 +146,7 @@ def test_tune_a_replay(tmp_path):
                         "--trials", "4", "--objective", "io-time", "--confirm-rounds", "4", "--out", str(out)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert "recorded sweep" in r.stdout
+    assert "recorded sweep" in " ".join(r.stdout.split())  # wrapped to the width
     rec = replay.load(path)
     ev = replay.ReplayEvaluator(rec, objective.parse("io-time"))
     rows = list(csv.DictReader((out / "trials.csv").open()))

@@ -55,7 +55,7 @@ def test_tuning_on_the_kernel_holds_on_the_application(kernel_apps, tmp_path):
         assert kc["roti"]["peak"] > kc["roti_without_kernel"]["peak"] > 0  # a cheaper search pays back sooner
         assert kc["roti"]["final"] > kc["roti_without_kernel"]["final"]
         assert len(store.records(CONFIRMATION)) >= 8
-        assert "kernel: one evaluation" in r.stdout
+        assert "kernel: one evaluation" in " ".join(r.stdout.split())
 
         # best.json on the application, interleaved with the baseline. The margin beyond noise is the verdict's
         # (8+ confirmation runs); a single run here varies by up to 1.5x (CI once gave 973 vs 952 MiB/s in 3 pairs

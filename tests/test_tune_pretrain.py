@@ -92,3 +92,22 @@ def test_the_shipped_policies_load_are_small_and_say_what_they_were_trained_on()
     recorded = {pretrain.load_sweep(p).name for p in SWEEPS.glob("*.json")}
     assert set(picker.meta["sweeps"]) == recorded  # regenerable from what the repository holds
     assert stopper.meta["episodes"] >= 10_000
+
+
+WITHOUT_GYMNASIUM = "import sys; sys.modules['gymnasium'] = None\n"  # as if the extra were not installed
+
+
+def test_without_the_pretrain_extra_tunio_tunes_and_pretraining_says_what_to_install(tmp_path):
+    """Gymnasium is an optional extra: the tunio strategy runs on the shipped policies without it, and
+    pretraining names the extra to install in one line."""
+    tune = subprocess.run([sys.executable, "-c", WITHOUT_GYMNASIUM + "from iotuner.cli import main; sys.exit(main())",
+                           "tune", "--synthetic", "ufs", "--strategy", "tunio", "--trials", "8", "--out",
+                           str(tmp_path / "t")], capture_output=True, text=True, timeout=300)
+    assert tune.returncode == 0, tune.stderr
+    assert (tmp_path / "t" / "summary.json").exists()
+    train = subprocess.run([sys.executable, "-c", WITHOUT_GYMNASIUM + f"sys.argv = ['x', 'stopper', '--episodes', "
+                            f"'5', '--out', {str(tmp_path / 's.json')!r}]; import runpy; "
+                            f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')"],
+                           capture_output=True, text=True, timeout=300)
+    assert train.returncode == 1 and "Traceback" not in train.stderr
+    assert "pip install 'iotuner[pretrain]'" in train.stderr and not (tmp_path / "s.json").exists()

@@ -11,6 +11,7 @@ import optuna
 import pytest
 
 from iotuner.tune import config as cfg, objective, results, stoppers, store as stores, trajectory as traj
+from conftest import flat
 from tune_helpers import FakeClock, make_study
 
 PERF = objective.parse("perf")
@@ -175,14 +176,14 @@ def test_production_runs_on_the_command_line_stops_and_draws_the_lifecycle(tmp_p
     assert r.returncode == 0, r.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["stop"]["rule"] == "production-runs-stopper"
-    assert "stopped: production-runs stopper:" in r.stdout and "more than the 20 planned" in r.stdout
+    assert "stopped: production-runs stopper:" in flat(r.stdout) and "more than the 20 planned" in flat(r.stdout)
     assert summary["trials_run"] < 400
     life, v = summary["lifecycle"], summary["viability"]
     if v["runs"] is not None:  # a confirmed gain: the lifecycle lines, with the viability point and the plan
         assert life["planned_runs"] == 20 and life["viability_runs"] == v["runs"]
         assert {p["runs"] for p in life["points"]} >= {0, v["runs"], 20}
         assert life["saved_at_planned_s"] == pytest.approx(20 * v["saved_per_run_s"] - summary["tuning_time_s"])
-        assert "planned production runs, tuning" in r.stdout
+        assert "planned production runs, tuning" in flat(r.stdout)
     assert (out / "curve.png").stat().st_size > 10_000
     r = tune("--synthetic", "ufs", "--stop", "production-runs", "--study", "q", "--out", tmp_path / "q")
     assert r.returncode == 2 and "needs --production-runs" in r.stderr

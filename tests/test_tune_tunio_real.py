@@ -28,7 +28,7 @@ def test_tunio_tunes_a_kernel_and_stops_itself_early(tmp_path):
     # it stopped itself, with its reason printed, long before the budget
     assert summary["stop"]["rule"] == "learned-stopper", summary["stop"]
     assert summary["trials_run"] < budget / 2
-    assert "stopped: learned stopper: after iteration" in r.stdout
+    assert "stopped: learned stopper: after iteration" in " ".join(r.stdout.split())  # wrapped to the width
     # and what it found holds against the baseline, interleaved in the confirmation round
     assert summary["verdict"]["significant"] is True
     assert summary["verdict"]["gain"] >= 3.0, summary["verdict"]

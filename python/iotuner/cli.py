@@ -15,12 +15,37 @@ from . import __version__, commands
 
 EPILOG = textwrap.dedent("""\
     examples:
-      iotuner run -- mpiexec -n 2 ./app                 measure every I/O phase of app
+      iotuner run -- mpiexec -n 2 ./app             every I/O phase of app, measured
       iotuner run --config tuned.json -- mpiexec -n 2 ./app
-      iotuner convert h5tuner.xml -o tuned.json         reuse an H5Tuner control file (or ROMIO_HINTS)
-      iotuner export best.json --to romio-hints         a tuned result for sites without LD_PRELOAD
-      iotuner knobs                                     what can be set, and where
+      iotuner convert h5tuner.xml -o tuned.json     from H5Tuner or ROMIO_HINTS
+      iotuner export best.json --to romio-hints     for sites without LD_PRELOAD
+      iotuner knobs                                 what can be set, and where
     """)
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs fit the terminal: prose is refilled to its width (COLUMNS when piped), and
+    indented lines (examples) stay as written. A paragraph without indented lines is one piece of prose;
+    in one with them, each unindented line is refilled on its own."""
+
+    def __init__(self, prog: str, **kw) -> None:
+        from .terminal import width
+        super().__init__(prog, width=width(sys.stdout) - 2, **kw)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        def fill(prose: str) -> list[str]:
+            return textwrap.wrap(" ".join(prose.split()), width, initial_indent=indent,
+                                 subsequent_indent=indent, break_on_hyphens=False) or [indent]
+
+        out = []
+        for para in text.strip("\n").split("\n\n"):
+            lines = para.split("\n")
+            if not any(line[:1].isspace() for line in lines):
+                out.append("\n".join(fill(para)))
+            else:
+                out.append("\n".join(indent + line if line[:1].isspace() else "\n".join(fill(line))
+                                     for line in lines))
+        return "\n\n".join(out)
 
 
 def _chosen(argv: list[str], names: list[str]) -> str | None:
@@ -38,7 +63,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         prog="iotuner",
         description="Make the parallel I/O of unmodified MPI + HDF5 applications fast: apply HDF5, MPI-IO and "
                     "Lustre settings at run time, verify what took effect, and measure every I/O phase.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("--version", action="version", version=f"iotuner {__version__}")
     sub = p.add_subparsers(dest="cmd", metavar="<command>")
     names = commands.names()
@@ -46,7 +71,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     for name in names:
         mod = commands.get(name)
         c = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP),
-                           epilog=getattr(mod, "EPILOG", None), formatter_class=argparse.RawDescriptionHelpFormatter)
+                           epilog=getattr(mod, "EPILOG", None), formatter_class=HelpFormatter)
         if name == chosen:
             mod.add_arguments(c)
         c.set_defaults(func=mod.main)

@@ -33,6 +33,40 @@ class Export:
     left_out: list[str] = field(default_factory=list)  # "layer.knob (where): why"
 
 
+# Which MPI libraries read each hint variable by themselves, judged from MPI_Get_library_version's text as the
+# run report keeps it: True, False, or None (cannot tell). Checked here: Debian's MPICH 4.0.2 applies ROMIO_HINTS
+# (read back from the opened file) and ignores MPICH_MPIIO_HINTS, which its library does not even name.
+def _romio(lib: str, env: dict) -> bool | None:
+    if "Open MPI" in lib:  # only its romio component reads it; ompio is the default
+        return "romio" in env.get("OMPI_MCA_io", "")
+    return True if any(f in lib for f in ("MPICH", "Intel(R) MPI", "MVAPICH")) else None
+
+
+def _cray_mpich(lib: str, env: dict) -> bool | None:
+    return "CRAY MPICH" in lib.upper() if lib else None
+
+
+def _open_mpi(lib: str, env: dict) -> bool | None:
+    return "Open MPI" in lib if lib else None
+
+
+ENV_READERS = {"ROMIO_HINTS": ("ROMIO", _romio), "MPICH_MPIIO_HINTS": ("Cray MPICH", _cray_mpich),
+               "MPICH_MPIIO_HINTS_DISPLAY": ("Cray MPICH", _cray_mpich), "OMPI_MCA_io": ("Open MPI", _open_mpi)}
+
+
+def environment_sources(run: dict) -> list[tuple[str, str, str | None]]:
+    """(variable, value, why it is ignored or None) of the hint variables a run report says were set: a
+    variable this run's MPI library does not read is not listed as if it applied."""
+    env = run.get("hint_sources") or {}
+    lib = " ".join((run.get("mpi_library") or "").split())
+    out = []
+    for var, value in env.items():
+        reader, reads = ENV_READERS.get(var, (None, None))
+        verdict = reads(lib, env) if reads else None
+        out.append((var, value, f"ignored by this MPI ({lib}): {reader} reads it" if verdict is False else None))
+    return out
+
+
 def _value(text: str) -> Any:
     return int(text) if re.fullmatch(r"-?[0-9]+", text) else text
 

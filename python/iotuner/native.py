@@ -24,8 +24,8 @@ LIBDIRS = ("lib", "lib64")  # a plain CMake install uses GNUInstallDirs' libdir:
 
 
 def native_dir() -> Path:
-    """Directory holding lib/ (libiotuner*.so) and bin/ (kernels, benchmarks): the installed package's
-    _native, or IOTUNER_NATIVE_DIR (e.g. the prefix of a plain CMake install)."""
+    """The prefix of the compiled part: lib/ (libiotuner*.so) and libexec/iotuner/ (kernels, helper programs):
+    the installed package's _native, or IOTUNER_NATIVE_DIR (e.g. the prefix of a plain CMake install)."""
     env = os.environ.get("IOTUNER_NATIVE_DIR")
     candidates = [Path(env)] if env else [Path(p) / "_native" for p in iotuner.__path__]
     for d in candidates:
@@ -51,21 +51,28 @@ def runtime_library() -> Path:
 def ops_library() -> Path:
     """Counting mode's library (IOTUNER_COUNT_OPS=1): preloaded after libiotuner.so, it sees the MPI calls
     ROMIO makes inside collective I/O (docs/runtime.md, Counting mode)."""
-    path = native_dir() / "lib" / "libiotuner_ops.so"
+    path = lib_dir() / "libiotuner_ops.so"
     if not path.exists():
         raise NativeMissing(f"counting mode's library not found at {path}; rebuild with 'make build'")
     return path
 
 
+def programs_dir() -> Path:
+    """The kernels by their short names, and the helper programs (libexec/iotuner): on the PATH of every job
+    iotuner runs; the user's PATH has the kernels as iotuner-<kernel>."""
+    return native_dir() / "libexec" / "iotuner"
+
+
 def executable(name: str) -> Path:
-    """A bundled kernel or benchmark program."""
-    path = native_dir() / "bin" / name
+    """A bundled kernel or helper program, by its short name."""
+    path = programs_dir() / name
     if not path.exists():
         raise NativeMissing(f"bundled program '{name}' not found in {path.parent}")
     return path
 
 
-# The bundled I/O kernels (kernels/README.md); bin/ also holds benchmark drivers (bench_*), which are not kernels.
+# The bundled I/O kernels (kernels/README.md); libexec/iotuner also holds helper programs (bench_*, the
+# micro-benchmarks), which are not kernels.
 KERNELS = {
     "vpicio": "VPIC particle dump through H5Part: 8 1-D variables, one H5Dwrite each per rank (weak scaling)",
     "vorpalio": "VORPAL field dump through H5Block: a 3-D block per rank, noncontiguous in the file (weak)",
@@ -77,7 +84,7 @@ KERNELS = {
 
 
 def bundled_programs() -> list[str]:
-    d = native_dir() / "bin"
+    d = programs_dir()
     return sorted(p.name for p in d.iterdir() if os.access(p, os.X_OK)) if d.exists() else []
 
 

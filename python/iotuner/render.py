@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import TextIO
 
 from rich import box
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from . import terminal
 from .report import Report
 
 STATUS_STYLE = {"applied": "green", "changed": "yellow", "dropped": "red", "not_applicable": "dim",
@@ -37,10 +41,13 @@ def fmt_bw(mib_s: float) -> str:
     return f"{mib_s / 1024:.2f} GiB/s" if mib_s >= 1024 else f"{mib_s:.1f} MiB/s"
 
 
+LONGEST_NAME = 60  # a longer file name is shown by its end (the whole name is in --json)
+
+
 def _short(path: str, cwd: str | None) -> str:
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        return path[len(cwd.rstrip("/")) + 1:]
-    return path
+        path = path[len(cwd.rstrip("/")) + 1:]
+    return path if len(path) <= LONGEST_NAME else "…" + path[-(LONGEST_NAME - 1):]
 
 
 def cells(*values: object) -> list[Text]:
@@ -48,7 +55,7 @@ def cells(*values: object) -> list[Text]:
     return [v if isinstance(v, Text) else Text(str(v)) for v in values]
 
 
-UNWRAPPED = 1 << 16  # columns of a console that is not a terminal: a record stays one line for grep and awk
+_TRAILING_BLANKS = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
 
 
 class _Console(Console):
@@ -57,13 +64,21 @@ class _Console(Console):
         self.quiet = True
         raise BrokenPipeError
 
+    def _render_buffer(self, buffer) -> str:
+        """No line ends in padding: tables pad every row to their width, which a log file or a pager shows."""
+        return _TRAILING_BLANKS.sub(r"\1", super()._render_buffer(buffer))
+
 
 def console_for_output(file: TextIO | None = None) -> Console:
-    """For stdout (or file): the terminal's width on a terminal; piped or redirected, no wrapping at all (one
-    record per line, no name cut mid-token), whatever COLUMNS says."""
-    import sys
+    """For stdout (or file): text that fits the terminal, or COLUMNS (100 when unset) when piped or
+    redirected; tables wrap their long cells. The whole data, unwrapped, is in each command's --json."""
     stream = file or sys.stdout
-    return _Console(file=file, highlight=False, width=None if stream.isatty() else UNWRAPPED)
+    return _Console(file=file, highlight=False, width=None if stream.isatty() else terminal.piped_width())
+
+
+def indented(text: Text | str, columns: int) -> Padding:
+    """text whose every line, wrapped ones included, starts columns to the right."""
+    return Padding(text if isinstance(text, Text) else Text(text), (0, 0, 0, columns))
 
 
 def _file_cell(p: dict, cwd: str | None) -> str:
@@ -76,45 +91,87 @@ def _file_cell(p: dict, cwd: str | None) -> str:
     return _short(p["file"], cwd)
 
 
-def phase_table(report: Report) -> Table:
+class FittedTable:
+    """A table that fits the width it is printed in. Its columns keep their values whole (each as wide as its
+    widest value line; a long header wraps instead), except the columns in `wrap`, which wrap or fold their
+    cells: the last of them (the main text) takes the width left, the others their own width when there is
+    room, else 12 columns. When even that is too wide, columns are one space apart instead of three.
+    A row None is a rule."""
+
+    NARROW = 12  # a wrapping column squeezed
+    MAIN = 24  # the main text column, at least (when the width allows)
+
+    def __init__(self, title: str, header: list[tuple[str, str]], rows: list[list[Text] | None],
+                 wrap: tuple[str, ...], caption: str | None = None):
+        self.title, self.header, self.rows, self.wrap, self.caption = title, header, rows, wrap, caption
+
+    def _width(self, i: int, name: str) -> int:
+        widest = max((len(line) for row in self.rows if row for line in row[i].plain.split("\n")), default=0)
+        return max(widest, *map(len, name.split()))
+
+    def __rich_console__(self, console: Console, options):
+        natural = [self._width(i, name) for i, (name, _) in enumerate(self.header)]
+        main = self.wrap[-1] if self.wrap else None
+        fixed = sum(w for (name, _), w in zip(self.header, natural) if name not in self.wrap)
+        others = sum(w for (name, _), w in zip(self.header, natural) if name in self.wrap and name != main)
+        # columns are 3 apart (a space of padding on each side and the box's blank divider), inside blank edges
+        gaps = 3 * (len(self.header) - 1) + 2
+        room = options.max_width - gaps - fixed
+        squeeze = room < others + self.MAIN
+        widths = [min(w, self.NARROW) if name in self.wrap and (squeeze or name == main) else w
+                  for (name, _), w in zip(self.header, natural)]
+        tight = sum(widths) + gaps > options.max_width
+        t = Table(title=self.title, caption=self.caption, box=box.SIMPLE_HEAD, title_justify="left",
+                  caption_justify="left", pad_edge=False, padding=(0, 0) if tight else (0, 1))
+        for (name, justify), width in zip(self.header, widths):
+            if name == main:
+                t.add_column(name, justify=justify, min_width=width, overflow="fold")
+            else:
+                t.add_column(name, justify=justify, width=width, overflow="fold")
+        for row in self.rows:
+            if row is None:
+                t.add_section()
+            else:
+                t.add_row(*row)
+        yield t
+
+
+def phase_table(report: Report) -> FittedTable:
     cwd = report.run.get("cwd")
-    t = Table(title="I/O phases (a file from its first open to its last close, on every rank that opened it; "
-                    "the application's data)",
-              box=box.SIMPLE_HEAD,
-              title_justify="left")
-    for col, just in (("#", "right"), ("file", "left"), ("via", "left"), ("ranks", "right"), ("written", "right"),
-                      ("read", "right"), ("time", "right"), ("in I/O calls", "right"), ("bandwidth", "right"),
-                      ("to the file system", "right")):
-        if col == "file":
-            t.add_column(col, justify=just, min_width=16, overflow="fold")
-        else:
-            t.add_column(col, justify=just, no_wrap=True)
+    rows: list[list[Text] | None] = []
     for p in report.data_phases():
         via = p["kind"] + (f"/{p['driver']}" if p.get("driver") else "")
-        posix = p["posix"]
-        fs = f"W {fmt_bytes(posix['bytes_written'])}" + (f" R {fmt_bytes(posix['bytes_read'])}" if posix["bytes_read"]
-                                                        else "")
         amp = p.get("write_amplification")
-        fs_cell = Text(fs + (f" ({amp:.1f}x the data)" if amp and amp >= 1.5 else ""),
+        fs_cell = Text(_directions(p["posix"]["bytes_written"], p["posix"]["bytes_read"], fmt_bytes)
+                       + (f"\n{amp:.1f}x the data" if amp and amp >= 1.5 else ""),
                        style="yellow" if amp and amp >= 1.5 else "")
-        t.add_row(*cells(p["id"], _file_cell(p, cwd), via, p["ranks"], fmt_bytes(p["bytes_written"]),
-                          fmt_bytes(p["bytes_read"]), fmt_seconds(p["wall_time_s"]), fmt_seconds(p["io_time_s"]),
-                          fmt_bw(p["bandwidth_mib_s"]), fs_cell))
+        rows.append(cells(p["id"], Text.assemble(_file_cell(p, cwd), " ", (via, "dim")), p["ranks"],
+                          _directions(p["bytes_written"], p["bytes_read"], fmt_bytes), fmt_seconds(p["wall_time_s"]),
+                          fmt_seconds(p["io_time_s"]), fmt_bw(p["bandwidth_mib_s"]), fs_cell))
     empty = report.empty_phases()
     if empty:  # listed too, in one line: the numbering has no unexplained gaps
         files = sorted({_short(p["file"], cwd) for p in empty})
         named = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-        t.add_row(*cells(_phase_ranges([p["id"] for p in empty]),
+        rows.append(cells(_phase_ranges([p["id"] for p in empty]),
                           Text(f"{len(empty)} phase(s) that moved no data ({named})", style="dim"),
-                          "", "", "", "", "", "", "", ""))
+                          "", "", "", "", "", ""))
     tot = report.totals
-    t.add_section()
-    bw = [f"{d} {fmt_bw(tot[f'{key}_bandwidth_mib_s'])}" for d, key in (("W", "write"), ("R", "read"))
-          if tot[f"bytes_{'written' if key == 'write' else 'read'}"]]
-    t.add_row(*cells("", "total", "", "", fmt_bytes(tot["bytes_written"]), fmt_bytes(tot["bytes_read"]),
-                      fmt_seconds(tot["write_time_s"] + tot["read_time_s"]), fmt_seconds(tot["io_time_s"]),
-                      "  ".join(bw), f"W {fmt_bytes(tot['posix_bytes_written'])}"))
-    return t
+    rows.append(None)
+    bw = "\n".join(f"{d} {fmt_bw(tot[f'{key}_bandwidth_mib_s'])}" for d, key in (("W", "write"), ("R", "read"))
+                   if tot[f"bytes_{'written' if key == 'write' else 'read'}"])
+    rows.append(cells("", "total", "", _directions(tot["bytes_written"], tot["bytes_read"], fmt_bytes),
+                      fmt_seconds(tot["write_time_s"] + tot["read_time_s"]), fmt_seconds(tot["io_time_s"]), bw,
+                      f"W {fmt_bytes(tot['posix_bytes_written'])}"))
+    header = [("#", "right"), ("file (via)", "left"), ("ranks", "right"), ("data", "right"), ("time", "right"),
+              ("in I/O calls", "right"), ("bandwidth", "right"), ("to the file system", "right")]
+    return FittedTable("I/O phases (a file from its first open to its last close, on every rank that opened it; "
+                       "the application's data)", header, rows, wrap=("file (via)",))
+
+
+def _directions(written: float, read: float, fmt) -> str:
+    """"W x" and "R y", one a line, leaving out a direction with nothing ("W 0 B" when both are 0)."""
+    lines = [f"{d} {fmt(n)}" for d, n in (("W", written), ("R", read)) if n]
+    return "\n".join(lines) or f"W {fmt(0)}"
 
 
 def _phase_ranges(ids: list[int]) -> str:
@@ -129,7 +186,7 @@ def _phase_ranges(ids: list[int]) -> str:
     return ",".join(parts)
 
 
-def settings_table(report: Report) -> Table | None:
+def settings_table(report: Report) -> FittedTable | None:
     """One row per distinct outcome of a knob, with the phases it happened in."""
     rows: dict[tuple, list[int]] = {}
     for c in report.checks():
@@ -138,15 +195,14 @@ def settings_table(report: Report) -> Table | None:
         rows.setdefault(key, []).append(c["phase"])
     if not rows:
         return None
-    t = Table(title="Settings: requested vs effective (read back after applying)", box=box.SIMPLE_HEAD,
-              title_justify="left")
-    for col in ("phases", "knob", "requested", "effective", "status", "why"):
-        t.add_column(col, overflow="fold")
+    lines = []
     for (layer, knob, dataset, req, eff, status, reason), phases in rows.items():
         name = f"{layer}.{knob}" + (f" [{dataset}]" if dataset else "")
-        t.add_row(*cells(_phase_ranges(phases), name, req, eff if eff is not None else "-",
-                          Text(status.replace("_", " "), style=STATUS_STYLE.get(status, "")), reason))
-    return t
+        lines.append(cells(_phase_ranges(phases), name, req, eff if eff is not None else "-",
+                           Text(status.replace("_", " "), style=STATUS_STYLE.get(status, "")), reason))
+    header = [(col, "left") for col in ("phases", "knob", "requested", "effective", "status", "why")]
+    return FittedTable("Settings: requested vs effective (read back after applying)", header, lines,
+                       wrap=("requested", "effective", "why"))
 
 
 def print_report(report: Report, console: Console | None = None, *, live: bool = False) -> None:
@@ -164,10 +220,12 @@ def print_report(report: Report, console: Console | None = None, *, live: bool =
     if run.get("job_id"):
         console.print(Text(f"job: user {run.get('user')}, {run.get('scheduler') or 'batch'} job {run['job_id']}"))
     console.print(Text("settings: ") + settings_line)
-    sources = run.get("hint_sources") or {}
-    if sources:  # the MPI library applies these itself, before iotuner's settings
-        console.print(Text("hints from the environment: " + ", ".join(f"{k}={v}" for k, v in sources.items()),
-                           style="yellow"))
+    from .hints import environment_sources
+    sources = environment_sources(run)
+    if sources:  # the MPI library applies these itself, before iotuner's settings; some it does not read at all
+        console.print(Text("hints from the environment: " + ", ".join(
+            f"{var}={value}" + (f" ({ignored})" if ignored else "") for var, value, ignored in sources),
+            style="yellow"))
     if report.phases:
         console.print(phase_table(report))
     else:

@@ -77,7 +77,7 @@ def environment(config: str | os.PathLike | None, report: str | os.PathLike,
         env.pop("IOTUNER_CONFIG", None)
     env["IOTUNER_REPORT"] = str(Path(report).resolve())
     # the bundled kernels by name ("mpiexec -n 2 h5ior"), after the user's own programs
-    kernels = str(native.native_dir() / "bin")
+    kernels = str(native.programs_dir())
     path = env.get("PATH") or os.defpath
     if kernels not in path.split(os.pathsep):
         env["PATH"] = f"{path}{os.pathsep}{kernels}"

@@ -11,9 +11,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from . import native, render, report, runner
@@ -55,14 +53,10 @@ def _label(p: dict) -> str:
     return Path(p["identity"]).name + (f" ({how})" if how else "")
 
 
-def phase_table(smart: dict) -> Table:
-    t = Table(title="Smart mode, per phase (learned in the first phase of a file, applied to the ones that recur)",
-              box=box.SIMPLE_HEAD, title_justify="left")
-    for col, just in (("#", "right"), ("file", "left"), ("n", "right"), ("role", "left"), ("predicted", "right"),
-                      ("hit", "right"), ("bandwidth", "right"), ("vs default", "right"), ("feedback", "left")):
-        t.add_column(col, justify=just, overflow="fold")
+def phase_table(smart: dict) -> render.FittedTable:
     refs = default_references(smart["phases"])
     cold = False
+    rows = []
     for p in smart["phases"]:
         pred = p["prediction"]
         scored = pred["hits"] + pred["misses"]
@@ -76,14 +70,16 @@ def phase_table(smart: dict) -> Table:
         role = Text(label, style={"learn": "cyan", "optimized": "green", "probe": "magenta", "isolate": "magenta",
                                   "default": "yellow", "off": "red"}.get(p["role"], ""))
         phase = p.get("phase")
-        t.add_row(str(phase) if phase is not None else "-", Text(_label(p)), str(p["occurrence"]), role,
-                  f"{pred['calls']} ({pred['method']})" if pred["calls"] else "-", _pct(hit),
-                  render.fmt_bw(p["bandwidth_mib_s"]) if p["bandwidth_mib_s"] else "-", vs,
-                  Text(p.get("feedback") or ""))
-    if cold:
-        t.caption = ("* against the file's first phase, the only one with the default settings: it may have been "
-                     "a cold start")
-    return t
+        rows.append(render.cells(str(phase) if phase is not None else "-", _label(p), str(p["occurrence"]), role,
+                                 f"{pred['calls']} ({pred['method']})" if pred["calls"] else "-", _pct(hit),
+                                 render.fmt_bw(p["bandwidth_mib_s"]) if p["bandwidth_mib_s"] else "-", vs,
+                                 p.get("feedback") or ""))
+    header = [("#", "right"), ("file", "left"), ("n", "right"), ("role", "left"), ("predicted", "right"),
+              ("hit", "right"), ("bandwidth", "right"), ("vs default", "right"), ("feedback", "left")]
+    caption = ("* against the file's first phase, the only one with the default settings: it may have been a cold "
+               "start") if cold else None
+    return render.FittedTable("Smart mode, per phase (learned in the first phase of a file, applied to the ones "
+                              "that recur)", header, rows, wrap=("role", "file", "feedback"), caption=caption)
 
 
 INSIGHT_LABELS = (
@@ -110,15 +106,15 @@ def print_chain(console: Console, phase: dict, decided: dict) -> None:
     console.print(Text.assemble(("\n" + phase["identity"], "bold"), " (learned in its first phase)"))
     source = {"rule": "SmartIO's rule for its first call", "repeat": "the phase just seen"}.get(
         phase.get("insights_from", ""), "its calls")
-    console.print(Text(f"  insights (of its recurrence as predicted from {source}): " +
-                       _insight_text(phase["insights"])))
+    console.print(render.indented(f"insights (of its recurrence as predicted from {source}): " +
+                                  _insight_text(phase["insights"]), 2))
     for f in decided["fired"]:
         sets = ", ".join(f"{k}={v}" for k, v in (f.get("set") or {}).items()) or "nothing (keep the default)"
-        console.print(Text(f"  rule {f['rule']:>2} {f.get('title', '')}", style="green"))
-        console.print(Text(f"          {f['reason']} -> sets {sets}", style="dim"))
+        console.print(render.indented(Text(f"rule {f['rule']:>2} {f.get('title', '')}", style="green"), 2))
+        console.print(render.indented(Text(f"{f['reason']} -> sets {sets}", style="dim"), 10))
     settings = decided["settings"]
-    console.print(Text("  settings for the recurring phases: " +
-                       (", ".join(f"{k}={v}" for k, v in settings.items()) if settings else "none")))
+    console.print(render.indented("settings for the recurring phases: " +
+                                  (", ".join(f"{k}={v}" for k, v in settings.items()) if settings else "none"), 2))
 
 
 METHODS = (("rule", "SmartIO's rule for its first call (3.1.2)"),

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,30 @@ static void write_file(const char *path, const char *text, size_t len, int repla
         unlink(tmp);
 }
 
+/* Makes the missing directories of path below its first root_len characters (an existing directory), each
+ * with the root's mode. A directory another job made meanwhile is fine. */
+static void make_day_dirs(char *path, size_t root_len)
+{
+    struct stat root;
+    char keep = path[root_len];
+    path[root_len] = '\0';
+    int have_root = stat(path, &root) == 0 && S_ISDIR(root.st_mode);
+    path[root_len] = keep;
+    if (!have_root)
+        return; /* the write fails and says where */
+    for (char *c = path + root_len + 1;; c++) {
+        if (*c != '/' && *c != '\0')
+            continue;
+        char end = *c;
+        *c = '\0';
+        if (mkdir(path, 0700) == 0)
+            chmod(path, root.st_mode & 07777);
+        *c = end;
+        if (!end)
+            break;
+    }
+}
+
 /* ---- across ranks ---- */
 
 static int by_key(const void *a, const void *b)
@@ -492,9 +517,11 @@ static int serial_has_io(void)
     return io;
 }
 
-/* IOTUNER_LOGPATH/USER_EXE_idJOB_YYYY-MM-DDTHHMMSS_PID.json, as Darshan names its logs: one directory
- * for every job of a site or a user, each report findable by user, program, job and time. Only the
- * writing rank (rank 0, or the serial process) names it. */
+/* IOTUNER_LOGPATH/YEAR/MONTH/DAY/USER_EXE_idJOB_YYYY-MM-DDTHHMMSS_PID.json, as Darshan files its logs (the
+ * job's start day, local time, month and day unpadded: 2026/3/7): one tree for every job of a site or a user,
+ * each report findable by day, user, program, job and time. Only the writing rank (rank 0, or the serial
+ * process) names it. The day's directories are made when missing, with the mode of IOTUNER_LOGPATH itself,
+ * so a site's shared log directory (mode 1777) gives shared day directories. */
 static void log_name(char *out, size_t n)
 {
     char user[128], exe[PATH_MAX], when[32];
@@ -503,9 +530,16 @@ static void log_name(char *out, size_t n)
     const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe[0] ? exe : "unknown";
     const char *scheduler, *id = job_id(&scheduler);
     struct tm tm;
-    strftime(when, sizeof when, "%Y-%m-%dT%H%M%S", localtime_r(&iot_g.start_time, &tm));
-    snprintf(out, n, "%s/%s_%s_id%s_%s_%ld.json", iot_g.log_dir, user, base, id ? id : "0", when, (long)getpid());
-    for (char *c = out + strlen(iot_g.log_dir) + 1; *c; c++) /* a job id or a user with '/' stays one name */
+    localtime_r(&iot_g.start_time, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H%M%S", &tm);
+    int dir = snprintf(out, n, "%s/%d/%d/%d", iot_g.log_dir, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+    if (dir < 0 || (size_t)dir >= n) {
+        out[0] = '\0';
+        return;
+    }
+    make_day_dirs(out, strlen(iot_g.log_dir));
+    snprintf(out + dir, n - dir, "/%s_%s_id%s_%s_%ld.json", user, base, id ? id : "0", when, (long)getpid());
+    for (char *c = out + dir + 1; *c; c++) /* a job id or a user with '/' stays one name */
         if (*c == '/')
             *c = '-';
 }

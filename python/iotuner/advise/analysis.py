@@ -51,16 +51,29 @@ def load(path: str | Path, nodes: int | None = None) -> Profile:
     return profile
 
 
-def _finding(check: checks.Check, hit: checks.Hit) -> dict:
+def _scope(paths: list[str], profile: Profile) -> list[str] | None:
+    """The file globs a finding is about (None: the whole job)."""
+    by_path = {f.path: f for f in profile.files}
+    globs = sorted({checks._glob(by_path[p]) for p in paths if p in by_path})
+    return globs or None
+
+
+def _finding(check: checks.Check, hit: checks.Hit, profile: Profile) -> dict:
     message = hit.message
     if message is None:
         try:
             message = check.message.format(**hit.evidence)
         except (KeyError, ValueError, IndexError):
             message = check.title
+    below = hit.evidence.get("count_floor")
+    if below:
+        message += (f" (only {below['requests']:,} requests, below the count floor high_min_requests = "
+                    f"{below['high_min_requests']:,}: info, not {check.level})")
     return {"code": check.code, "level": hit.level or check.level, "title": check.title, "message": message,
-            "evidence": hit.evidence, "files": hit.files, "recommendation": check.recommendation,
-            "knobs": hit.knobs, "knob_files": hit.knob_files, "code_change": check.code_change,
+            "evidence": hit.evidence, "files": hit.files,
+            "recommendation": hit.recommendation or check.recommendation, "knobs": hit.knobs,
+            "knob_files": hit.knob_files, "keeps": [list(k) for k in check.keeps],
+            "scope": hit.knob_files or _scope(hit.files, profile), "code_change": check.code_change,
             "source": check.source, "thresholds": {t: None for t in check.thresholds}}
 
 
@@ -73,7 +86,8 @@ def _rule_finding(rule: dict, hit: checks.Hit) -> dict:
         if na else " -> keep the default")
     return {"code": f"smartio-{rule['id']}", "level": hit.level, "title": f"SmartIO rule {rule['id']}: {rule['title']}",
             "message": message, "evidence": ev, "files": hit.files, "recommendation": rule["title"],
-            "knobs": hit.knobs, "knob_files": hit.knob_files, "code_change": None,
+            "knobs": hit.knobs, "knob_files": hit.knob_files, "keeps": [], "scope": hit.knob_files,
+            "code_change": None,
             "source": f"SmartIO Table 2, rule {rule['id']} ({rule.get('source', '')}); the C core's rules table",
             "thresholds": {}}
 
@@ -82,7 +96,13 @@ def advise(path: str | Path, overrides: dict | None = None, nodes: int | None = 
     """The advice document (see docs/advise.md)."""
     started = time.monotonic()
     th = checks.thresholds(overrides)
-    profile = load(path, nodes)
+    advice = advise_profile(load(path, nodes), th, str(path))
+    advice["elapsed_s"] = round(time.monotonic() - started, 3)
+    return advice
+
+
+def advise_profile(profile: Profile, th: dict, path: str) -> dict:
+    """The advice on a profile, with these thresholds (checks.thresholds)."""
     findings, not_evaluated = [], []
     for check in checks.CHECKS:
         try:
@@ -91,7 +111,7 @@ def advise(path: str | Path, overrides: dict | None = None, nodes: int | None = 
             not_evaluated.append({"code": check.code, "reason": str(e)})
             continue
         for hit in hits:
-            f = _finding(check, hit)
+            f = _finding(check, hit, profile)
             f["thresholds"] = {t: th[t] for t in check.thresholds}
             findings.append(f)
     chains, rule_hits = smartio.analyse(profile)
@@ -101,6 +121,10 @@ def advise(path: str | Path, overrides: dict | None = None, nodes: int | None = 
             findings.append(_rule_finding(rules[rule_id], hit))
     findings.sort(key=lambda f: LEVEL_ORDER[f["level"]])
     doc, knob_list, conflicts, code_changes = fixes.build(profile, findings, str(path))
+    for c in conflicts:  # a finding whose fix lost says so beside it
+        for f in findings:
+            if f["code"] == c["dropped_from"] and c["knob"] in (f.get("knobs") or {}):
+                f.setdefault("left_out", {})[c["knob"]] = c["why"]
     summary = {lvl: sum(1 for f in findings if f["level"] == lvl) for lvl in checks.LEVELS}
     job = profile.job
     return {
@@ -120,5 +144,4 @@ def advise(path: str | Path, overrides: dict | None = None, nodes: int | None = 
         "fixes": {"document": doc, "knobs": knob_list, "conflicts": conflicts},
         "code_changes": code_changes,
         "exit_code": EXIT_HIGH if summary["high"] else EXIT_OK,
-        "elapsed_s": round(time.monotonic() - started, 3),
     }

@@ -56,6 +56,11 @@ THRESHOLDS = {t.name: t for t in (
               "multiple of the group's median is a straggler", "iotuner (Drishti's P19 covers shared files only)"),
     Threshold("write_amplification", 2.0, "ratio", "POSIX bytes written / the application's bytes of a phase "
               "(run reports)", "iotuner run report (docs/report.md)"),
+    Threshold("high_min_requests", 100, "requests", "the count floor of a high finding that has no count threshold "
+              "of its own (misaligned requests or buffers, stragglers on shared files, unequal per-rank files, "
+              "write amplification): the files it concerns made at least this many requests; with fewer it is "
+              "info, since fixing a handful of requests saves little", "iotuner; Drishti's own floors are "
+              "small_requests_absolute and random_operations_absolute (1000), with none on these checks"),
 )}
 
 
@@ -85,6 +90,7 @@ class Hit:
     knob_files: list[str] | None = None                   # file globs the knobs apply to (None: every file)
     message: str | None = None                            # replaces the row's message
     level: str | None = None                              # replaces the row's level
+    recommendation: str | None = None                     # replaces the row's recommendation (e.g. by file format)
 
 
 class NotEvaluated(Exception):
@@ -103,6 +109,9 @@ class Check:
     recommendation: str
     code_change: str | None
     test: Callable[[Profile, dict], list[Hit]]
+    # settings its recommendation rules out for its files ((knob, value) pairs): a fix of a finding that ranks
+    # lower and would set one of them is left out (fixes.build), so the advice never undoes its own advice
+    keeps: tuple[tuple[str, Any], ...] = ()
 
 
 # ---- helpers ----
@@ -155,6 +164,40 @@ def _collective_fix(files: list[FileFacts], direction: str) -> tuple[dict, list[
     return {}, None
 
 
+def floor(hit: Hit, requests: int, th: dict) -> Hit:
+    """A high finding on fewer requests than the count floor becomes info (evidence says so)."""
+    if requests < th["high_min_requests"]:
+        hit.level = "info"
+        hit.evidence["count_floor"] = {"requests": requests, "high_min_requests": int(th["high_min_requests"])}
+    return hit
+
+
+def _requests(files) -> int:
+    return sum((f.posix_write.ops + f.posix_read.ops) if f.posix_write else (f.write.ops + f.read.ops)
+               for f in files)
+
+
+NETCDF_EXTENSIONS = (".nc", ".nc4", ".cdf", ".netcdf")
+
+
+def file_format(f: FileFacts) -> str:
+    """hdf5, netcdf-4 (netCDF on HDF5), netcdf (classic or PnetCDF) or other: what a recommendation may name."""
+    netcdf = f.pnetcdf or f.path.lower().endswith(NETCDF_EXTENSIONS)
+    if "hdf5" in f.interfaces:
+        return "netcdf-4" if netcdf else "hdf5"
+    return "netcdf" if netcdf else "other"
+
+
+ALIGN_ADVICE = {
+    "hdf5": "align HDF5 objects to the block or stripe size (hdf5.alignment)",
+    "netcdf-4": "align the HDF5 objects under netCDF-4 to the block or stripe size (hdf5.alignment)",
+    "netcdf": "align netCDF's header and variables to the block or stripe size: PnetCDF's hints "
+              "nc_header_align_size and nc_var_align_size (PNETCDF_HINTS), or nc__enddef's alignment for "
+              "classic netCDF",
+    "other": "make requests start at multiples of the block or stripe size",
+}
+
+
 # ---- the tests ----
 
 def _stdio(p: Profile, th: dict) -> list[Hit]:
@@ -205,12 +248,15 @@ def _misaligned_file(p: Profile, th: dict) -> list[Hit]:
     if not ops or bad / ops <= th["misaligned_fraction"]:
         return []
     contrib = [(f, f.file_not_aligned) for f in files]
-    hdf5 = [f for f, v in contrib if v and "hdf5" in f.interfaces]
+    hdf5 = [f for f, v in contrib if v and "hdf5" in f.interfaces]  # HDF5 files, netCDF-4 included
     align = max((f.lustre or {}).get("stripe_size") or f.file_alignment or 0 for f, _ in contrib)
     knobs = {"hdf5.alignment": [0, align if align >= 4 * KiB else MiB]} if hdf5 else {}
-    return [Hit({"misaligned_requests": bad, "requests": ops, "fraction": bad / ops,
-                 "file_alignment": max(f.file_alignment or 0 for f in files)}, _top(contrib), knobs,
-                sorted({_glob(f) for f in hdf5}) if knobs else None)]
+    formats = sorted({file_format(f) for f, v in contrib if v}, key=list(ALIGN_ADVICE).index)
+    return [floor(Hit({"misaligned_requests": bad, "requests": ops, "fraction": bad / ops,
+                       "file_alignment": max(f.file_alignment or 0 for f in files), "formats": formats},
+                      _top(contrib), knobs, sorted({_glob(f) for f in hdf5}) if knobs else None,
+                      recommendation="; ".join((f"{fmt} files: " if len(formats) > 1 else "") + ALIGN_ADVICE[fmt]
+                                               for fmt in formats)), ops, th)]
 
 
 def _misaligned_memory(p: Profile, th: dict) -> list[Hit]:
@@ -220,8 +266,8 @@ def _misaligned_memory(p: Profile, th: dict) -> list[Hit]:
     ops = sum((f.posix_write.ops + f.posix_read.ops) for f in files if f.posix_write)
     bad = sum(f.mem_not_aligned for f in files)
     if ops and bad / ops > th["misaligned_fraction"]:
-        return [Hit({"misaligned_buffers": bad, "requests": ops, "fraction": bad / ops},
-                    _top([(f, f.mem_not_aligned) for f in files]))]
+        return [floor(Hit({"misaligned_buffers": bad, "requests": ops, "fraction": bad / ops},
+                          _top([(f, f.mem_not_aligned) for f in files])), ops, th)]
     return []
 
 
@@ -310,10 +356,10 @@ def _write_amplification(p: Profile, th: dict) -> list[Hit]:
             why = "data sieving reads and rewrites whole buffers around independent noncontiguous writes"
         else:
             why = "the cause is not in the report (HDF5 metadata rewrites, small unaligned writes)"
-        hits.append(Hit(ev, [f.path], knobs, [_glob(f)] if knobs else None,
-                        message=f"the file system saw {amp:.1f}x the data written to {f.path}"
-                                + (f" and {_size(reads)} read back in a phase that only writes" if reads else "")
-                                + f": {why}"))
+        hits.append(floor(Hit(ev, [f.path], knobs, [_glob(f)] if knobs else None,
+                              message=f"the file system saw {amp:.1f}x the data written to {f.path}"
+                                      + (f" and {_size(reads)} read back in a phase that only writes" if reads
+                                         else "") + f": {why}"), _requests([f]), th))
     return hits
 
 
@@ -356,7 +402,8 @@ def _shared_imbalance(kind: str):
                 bad.append((f, diff / total))
         if not bad:
             return []
-        return [Hit({"shared_files": len(bad), "worst_imbalance": max(v for _, v in bad)}, _top(bad))]
+        return [floor(Hit({"shared_files": len(bad), "worst_imbalance": max(v for _, v in bad)}, _top(bad)),
+                      _requests(f for f, _ in bad), th)]
     return test
 
 
@@ -372,13 +419,16 @@ def _per_process_groups(p: Profile) -> dict[str, list[FileFacts]]:
 
 def _fpp_imbalance(p: Profile, th: dict) -> list[Hit]:
     groups: dict[str, list[tuple[int, int]]] = {}
+    members: dict[str, list[FileFacts]] = {}
     for f in p.files:  # files whose ranks have records of their own
         if f.per_rank_bytes_written:
+            members[f.path] = [f]
             for r in f.per_rank_bytes_written:
                 groups.setdefault(f.path, []).append(
                     (f.per_rank_bytes_written[r], (f.per_rank_bytes_read or {}).get(r, 0)))
     for ident, files in _per_process_groups(p).items():
         groups[ident] = [(f.write.bytes, f.read.bytes) for f in files]
+        members[ident] = files
     bad = []
     for name, vals in groups.items():
         if len(vals) < 2:
@@ -389,9 +439,10 @@ def _fpp_imbalance(p: Profile, th: dict) -> list[Hit]:
                 bad.append((name, what, (max(xs) - min(xs)) / max(xs), len(xs)))
     if not bad:
         return []
-    return [Hit({"groups": len(bad), "worst_imbalance": max(b[2] for b in bad),
-                 "detail": [{"files": b[0], "direction": b[1], "imbalance": b[2], "members": b[3]} for b in bad[:10]]},
-                [b[0] for b in bad[:10]])]
+    return [floor(Hit({"groups": len(bad), "worst_imbalance": max(b[2] for b in bad),
+                       "detail": [{"files": b[0], "direction": b[1], "imbalance": b[2], "members": b[3]}
+                                  for b in bad[:10]]}, [b[0] for b in bad[:10]]),
+                  _requests({id(f): f for b in bad for f in members[b[0]]}.values()), th)]
 
 
 def _fpp_stragglers(p: Profile, th: dict) -> list[Hit]:
@@ -518,6 +569,12 @@ def _partial(p: Profile, th: dict) -> list[Hit]:
     return [Hit({"modules": partial[0]})] if partial else []
 
 
+# What recommending collective aggregation (ROMIO's two-phase I/O merging the ranks' requests) rules out: no
+# collective buffering (SmartIO rule 7 disables it for sequential shared files) and independent transfers
+# (rule 1).
+AGGREGATED_WRITES = (("mpiio.romio_cb_write", "disable"), ("hdf5.transfer_mode", "independent"))
+AGGREGATED_READS = (("mpiio.romio_cb_read", "disable"), ("hdf5.transfer_mode", "independent"))
+
 CHECKS: tuple[Check, ...] = (
     Check("stdio-heavy", "high", "STDIO carries much of the data", "Drishti S01", ("stdio_fraction",), (),
           "STDIO (fopen/fwrite) carries {fraction:.1%} of the data ({stdio_bytes:,} bytes)",
@@ -533,19 +590,20 @@ CHECKS: tuple[Check, ...] = (
           "({to_shared_files:,} to shared files)",
           "aggregate writes: collective transfers let ROMIO merge them into large requests",
           "buffer writes into larger, contiguous ones, or make them collective (MPI_File_write_all)",
-          _small("write")),
+          _small("write"), keeps=AGGREGATED_WRITES),
     Check("small-reads", "high", "many small reads", "Drishti P05, P15 (shared files)",
           ("small_bytes", "small_fraction", "small_count"), ("hdf5.transfer_mode",),
           "{small_requests:,} of {requests:,} POSIX reads ({fraction:.1%}) are below {small_bytes:,} bytes "
           "({to_shared_files:,} from shared files)",
           "aggregate reads: collective transfers let ROMIO merge them into large requests",
-          "read in larger, contiguous pieces, or collectively (MPI_File_read_all)", _small("read")),
+          "read in larger, contiguous pieces, or collectively (MPI_File_read_all)", _small("read"),
+          keeps=AGGREGATED_READS),
     Check("misaligned-file", "high", "requests not aligned to the file system", "Drishti P08",
           ("misaligned_fraction",), ("hdf5.alignment",),
           "{misaligned_requests:,} of {requests:,} requests ({fraction:.1%}) are not aligned to the file "
           "system block ({file_alignment:,} bytes)",
-          "align HDF5 objects to the block or stripe size (hdf5.alignment)",
-          "issue requests at multiples of the stripe size", _misaligned_file),
+          "align requests to the block or stripe size (by file format: HDF5 objects with hdf5.alignment, "
+          "netCDF with its alignment hints)", "issue requests at multiples of the stripe size", _misaligned_file),
     Check("misaligned-memory", "warn", "buffers not aligned in memory", "Drishti P07", ("misaligned_fraction",), (),
           "{misaligned_buffers:,} of {requests:,} requests ({fraction:.1%}) use buffers not aligned in memory",
           "allocate I/O buffers aligned (posix_memalign)", "allocate I/O buffers with posix_memalign",
@@ -553,11 +611,11 @@ CHECKS: tuple[Check, ...] = (
     Check("random-writes", "high", "many random writes", "Drishti P13", ("random_fraction", "random_count"), (),
           "{random_requests:,} of {requests:,} writes ({fraction:.1%}) do not move forward in the file",
           "collective transfers let ROMIO sort requests; on a shared file see SmartIO rule 2",
-          "write in file order, or collectively", _random("write")),
+          "write in file order, or collectively", _random("write"), keeps=AGGREGATED_WRITES),
     Check("random-reads", "high", "many random reads", "Drishti P11", ("random_fraction", "random_count"), (),
           "{random_requests:,} of {requests:,} reads ({fraction:.1%}) do not move forward in the file",
           "collective transfers let ROMIO sort requests; on a shared file see SmartIO rule 2",
-          "read in file order, or collectively; prefetch", _random("read")),
+          "read in file order, or collectively; prefetch", _random("read"), keeps=AGGREGATED_READS),
     Check("sequential-access", "ok", "access is mostly sequential", "Drishti P12, P14", ("random_fraction",), (),
           "", "", None, _sequential),
     Check("redundant-writes", "warn", "data written more than once", "Drishti P10", ("redundant_ratio",), (),
@@ -600,12 +658,14 @@ CHECKS: tuple[Check, ...] = (
           ("independent_count",), ("hdf5.transfer_mode",),
           "{independent_calls:,} independent MPI-IO writes to {shared_files} shared file(s) and no collective one",
           "make the transfers collective (hdf5.transfer_mode collective: only when every rank makes the same "
-          "number of calls)", "use MPI_File_write_all / H5FD_MPIO_COLLECTIVE", _collective("write")),
+          "number of calls)", "use MPI_File_write_all / H5FD_MPIO_COLLECTIVE", _collective("write"),
+          keeps=AGGREGATED_WRITES),
     Check("no-collective-reads", "high", "no collective reads on shared files", "Drishti M02",
           ("independent_count",), ("hdf5.transfer_mode",),
           "{independent_calls:,} independent MPI-IO reads from {shared_files} shared file(s) and no collective one",
           "make the transfers collective (hdf5.transfer_mode collective: only when every rank makes the same "
-          "number of calls)", "use MPI_File_read_all / H5FD_MPIO_COLLECTIVE", _collective("read")),
+          "number of calls)", "use MPI_File_read_all / H5FD_MPIO_COLLECTIVE", _collective("read"),
+          keeps=AGGREGATED_READS),
     Check("collective-used", "ok", "collective MPI-IO", "Drishti M04, M05", (), (), "", "", None, _collective_ok),
     Check("blocking-io", "info", "all MPI-IO calls block", "Drishti M06, M07", (), (), "",
           "overlap I/O with computation", "non-blocking MPI-IO (MPI_File_iwrite_all) or HDF5's async VOL",

@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..render import indented
+
 STYLE = {"high": "bold red", "warn": "yellow", "info": "cyan", "ok": "green"}
 
 
@@ -37,8 +39,12 @@ def print_advice(advice: dict, console: Console, *, verbose: bool = False) -> No
         files = f.get("files") or []
         where = f"\nfiles: {', '.join(files[:3])}{' ...' if len(files) > 3 else ''}" if files and verbose else ""
         rec = f["recommendation"] or ""
-        if f.get("knobs"):
-            rec += "\n-> " + ", ".join(f"{k}={_value(v)}" for k, v in f["knobs"].items())
+        left_out = f.get("left_out") or {}
+        kept = {k: v for k, v in (f.get("knobs") or {}).items() if k not in left_out}
+        if kept:
+            rec += "\n-> " + ", ".join(f"{k}={_value(v)}" for k, v in kept.items())
+        for k, why in left_out.items():
+            rec += f"\n(not {k}={_value(f['knobs'][k])}: {why})"
         t.add_row(Text(f["level"], style=STYLE[f["level"]]), Text(f["code"]), Text(f["message"] + where),
                   Text(rec))
     console.print(t)
@@ -48,14 +54,15 @@ def print_advice(advice: dict, console: Console, *, verbose: bool = False) -> No
     if knobs:
         console.print(Text("Settings that address them (the fixes document):", style="bold"))
         for k in knobs:
-            console.print(Text(f"  {k['knob']} = {_value(k['value'])}  (files {k['files'] or 'all'}; from {k['from']})"))
+            console.print(indented(f"{k['knob']} = {_value(k['value'])}  (files {k['files'] or 'all'}; from {k['from']})",
+                                   2))
         for c in advice["fixes"]["conflicts"]:
-            console.print(Text(f"  conflict: {c['knob']} {_value(c['dropped'])} from {c['dropped_from']} left out for "
-                               f"{_value(c['kept'])} from {c['kept_from']}", style="dim"))
+            console.print(indented(Text(f"left out: {c['knob']} = {_value(c['dropped'])} from {c['dropped_from']}: "
+                                        f"{c['why']}", style="dim"), 2))
     if advice["code_changes"]:
         console.print(Text("Needs code changes (not settings):", style="bold"))
         for c in advice["code_changes"]:
-            console.print(Text(f"  [{c['code']}] {c['change']}"))
+            console.print(indented(f"[{c['code']}] {c['change']}", 2))
     if verbose:
         for chain in advice["smartio"]:
             ins = ", ".join(f"{k}={v}" for k, v in chain["insights"].items() if k not in ("identity",))

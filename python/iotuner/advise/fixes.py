@@ -4,13 +4,21 @@ the tuner starts from (`iotuner tune --baseline`). Recommendations that need
 code changes are listed apart.
 
 From a run report, the document starts from the settings the run used and
-adds the fixes as later groups, which override it knob by knob. A knob two
-findings want at different values takes the value of the higher level (then
-of the earlier row of the table); the other is listed as a conflict.
+adds the fixes as later groups, which override it knob by knob.
+
+The advice never contradicts itself. Findings rank by level, then by their
+row (the checks' table before SmartIO's rules). A knob two findings want at
+different values takes the value of the higher-ranked one; and a fix that
+would undo what a higher-ranked finding recommends for the same files is left
+out (a check's `keeps`: recommending collective aggregation rules out
+disabling collective buffering or switching to independent transfers). Both
+are listed as conflicts, with the finding that won.
 """
 
 from __future__ import annotations
 
+import json
+from fnmatch import fnmatch
 from typing import Any
 
 from .. import settings
@@ -18,10 +26,18 @@ from ..catalogue import LAYERS
 from .profile import Profile
 
 
+def _overlap(a: list[str] | None, b: list[str] | None) -> bool:
+    """Do two sets of file globs (None: every file) share a file, as far as the globs say?"""
+    if a is None or b is None:
+        return True
+    return any(x == y or fnmatch(x, y) or fnmatch(y, x) for x in a for y in b)
+
+
 def build(profile: Profile, findings: list[dict], source: str) -> tuple[dict, list[dict], list[dict], list[dict]]:
     """(settings document, [{knob, value, files, from}], conflicts, code changes)."""
     chosen: dict[tuple[str | None, str], dict] = {}
     conflicts = []
+    ruled_out: list[dict] = []  # what the higher-ranked findings' recommendations rule out, and where
     for f in findings:  # already ordered by level, then by the table
         if f["level"] == "ok":
             continue
@@ -31,9 +47,20 @@ def build(profile: Profile, findings: list[dict], source: str) -> tuple[dict, li
                 if key in chosen:
                     if chosen[key]["value"] != value:
                         conflicts.append({"knob": knob, "files": glob, "kept": chosen[key]["value"],
-                                          "kept_from": chosen[key]["from"], "dropped": value, "dropped_from": f["code"]})
+                                          "kept_from": chosen[key]["from"], "dropped": value, "dropped_from": f["code"],
+                                          "why": f"{chosen[key]['from']} ranks higher and sets "
+                                                 f"{json.dumps(chosen[key]['value'])}"})
+                    continue
+                against = next((r for r in ruled_out if r["knob"] == knob and r["value"] == value
+                                and r["from"] != f["code"] and _overlap(r["scope"], [glob] if glob else None)), None)
+                if against:
+                    conflicts.append({"knob": knob, "files": glob, "kept": None, "kept_from": against["from"],
+                                      "dropped": value, "dropped_from": f["code"],
+                                      "why": f"it would undo {against['from']} ({against['recommendation']})"})
                     continue
                 chosen[key] = {"knob": knob, "value": value, "files": glob, "from": f["code"]}
+        ruled_out += [{"knob": k, "value": v, "scope": f.get("scope"), "from": f["code"],
+                       "recommendation": f.get("recommendation") or ""} for k, v in f.get("keeps") or []]
     code_changes = []
     seen = set()
     for f in findings:

@@ -139,6 +139,7 @@ def build(facts: dict, path: str) -> Profile:
         hdf5 = bool(h5d or mods.get("H5F")) or ("H5F" not in modules and fpath.lower().endswith(HDF5_EXTENSIONS))
         f.interfaces = [i for i, present in (("hdf5", hdf5), ("mpiio", bool(mpiio)),
                                               ("posix", bool(posix)), ("stdio", bool(stdio))) if present]
+        f.pnetcdf = any(m.startswith("PNETCDF") for m in mods)  # PNETCDF_FILE, PNETCDF_VAR (Darshan 3.4.5)
         f.file_system = "lustre" if mods.get("LUSTRE") else _mount(fpath, mounts)
         if posix:
             f.posix_write, f.posix_read = _posix_direction(posix, "write"), _posix_direction(posix, "read")

@@ -11,6 +11,10 @@ from pathlib import Path
 
 ORDER = 90
 HELP = "tune a bundled kernel on this machine (about 30 seconds)"
+DESCRIPTION = ("Tune the bundled IOR-like kernel h5ior (2 ranks, 64 MiB each, 1 MiB collective transfers) from "
+               "baseline settings that force ROMIO's collective buffering through one aggregator: trials in the "
+               "'romio' space, then a confirmation of the best against the baseline, interleaved. The results "
+               "(best.json, trials.csv, curve.png, summary.json, report.html) go to --out.")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

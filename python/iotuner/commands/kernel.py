@@ -18,8 +18,9 @@ DESCRIPTION = ("Reduce an MPI + HDF5 application written in C to the code its I/
                "the extractor; see docs/kernel.md.")
 EPILOG = ("examples:\n"
           "  iotuner kernel src/*.c -o kern -- ./sim -o {scratch} -n 100\n"
-          "  iotuner kernel src/*.c --compile-commands build -o kern --loop-fraction 0.01 -- ./sim in.nml\n"
-          "  iotuner kernel main.c io.c -o kern --path-prefix /dev/shm/kern -- ./sim {scratch}\n"
+          "  iotuner kernel src/*.c --compile-commands build -o kern --loop-fraction 0.01 \\\n"
+          "      -- ./sim in.nml\n"
+          "  iotuner kernel main.c io.c -o kern --path-prefix /tmp/kern -- ./sim {scratch}\n"
           "exit status: 0 kernel validated (or built, with --no-validate); 1 fell back to the application; "
           "2 bad input")
 

@@ -7,6 +7,10 @@ import json
 
 ORDER = 70
 HELP = "list the knobs iotuner can set"
+DESCRIPTION = ("The knob catalogue of the C core, the one place each knob is defined: its layer (hdf5, mpiio, "
+               "lustre), type, default, where it is applied (file access, transfer, dataset create, MPI hint, "
+               "file layout) and what it does. --json adds which libraries honour each knob and the knobs it "
+               "requires (cb_nodes requires cb_config_list).")
 LAYERS = ("hdf5", "mpiio", "lustre")  # as catalogue.LAYERS, without loading the core
 
 
@@ -23,13 +27,13 @@ def main(args: argparse.Namespace) -> int:
         cat["knobs"] = [k for k in cat["knobs"] if not args.layer or k["layer"] == args.layer]
         print(json.dumps(cat, indent=2))
         return 0
-    from rich.table import Table
-    t = Table(title="Knobs iotuner can set (settings documents: docs/settings.md)", title_justify="left")
-    for col in ("knob", "type", "default", "applied at", "what it does"):
-        t.add_column(col, overflow="fold")
-    for k in knobs:
-        typ = "|".join(k.choices) if k.choices else k.type
-        t.add_row(*render.cells(k.key, typ, k.default or "-", k.applied_at.replace("_", " "), k.description))
-    render.console_for_output().print(t)
-    print("Any other MPI-IO hint can be given by name under \"mpiio\"; it is passed through and read back.")
+    from rich.text import Text
+    rows = [render.cells(k.key, "|".join(k.choices) if k.choices else k.type, k.default or "-",
+                         k.applied_at.replace("_", " "), k.description) for k in knobs]
+    header = [(col, "left") for col in ("knob", "type", "default", "applied at", "what it does")]
+    console = render.console_for_output()
+    console.print(render.FittedTable("Knobs iotuner can set (settings documents: docs/settings.md)", header, rows,
+                                     wrap=("type", "default", "what it does")))
+    console.print(Text('Any other MPI-IO hint can be given by name under "mpiio"; it is passed through and read '
+                       "back."))
     return 0

@@ -13,7 +13,7 @@ DESCRIPTION = ("Write one HTML file (inline CSS and SVG charts, no network, read
                "in smart mode the insights -> rules -> settings chain and the feedback); or an advice file from "
                "'iotuner advise --json' (findings by level with their evidence).")
 EPILOG = ("examples:\n  iotuner report iotuner-demo -o study.html\n  iotuner report run.json -o run.html\n"
-          "  iotuner advise job.darshan --json > advice.json && iotuner report advice.json -o advice.html")
+          "  iotuner advise job.darshan --json > advice.json\n  iotuner report advice.json -o advice.html")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -14,8 +14,9 @@ DESCRIPTION = ("Run an unmodified MPI (or serial) application with libiotuner.so
                "(bytes, time, bandwidth) and, for every setting, what was requested, what took effect and "
                "why they differ. A bad or missing settings file never stops the job: it runs untuned "
                "with one warning. The exit status is the application's (128 + the signal when a signal killed it).")
-EPILOG = ("examples:\n  iotuner run --config tuned.json --report run.json -- mpiexec -n 2 vpicio -o /scratch\n"
-          "  iotuner run --json-out run.json -- srun -n 256 ./app > app.out   (app.out: the application's output only)")
+EPILOG = ("examples:\n  iotuner run --config tuned.json -- mpiexec -n 2 vpicio -o /scratch\n"
+          "  iotuner run --json-out run.json -- srun -n 256 ./app > app.out\n"
+          "      (app.out: the application's output only)")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -12,8 +12,8 @@ DESCRIPTION = ("Tune the I/O settings of an application with trial runs. Each tr
                "rerun interleaved with the default, and a gain is claimed only beyond the measured noise. "
                "The study lives in a database: kill the tuner at any time and continue with --resume.")
 EPILOG = ("examples:\n"
-          "  iotuner tune --trials 30 --baseline slow.json -- ./h5ior -b 64M -o {scratch}\n"
-          "  iotuner tune --space tunio --strategy ga --time 2h --repeats 3 -- ./vpicio -o {scratch}\n"
+          "  iotuner tune --trials 30 --baseline slow.json -- h5ior -b 64M -o {scratch}\n"
+          "  iotuner tune --space tunio --strategy ga --time 2h -- vpicio -o {scratch}\n"
           "  iotuner tune --resume --study iotuner\n"
           "  iotuner tune --synthetic ufs --strategy random --trials 50")
 

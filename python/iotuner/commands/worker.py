@@ -13,7 +13,8 @@ DESCRIPTION = ("Join a study made by iotuner tune and work on it until its budge
                "confirmation round (one of them runs it) and writes the results.")
 EPILOG = ("examples:\n"
           "  iotuner worker --study vpic --storage postgresql://db.example.org/tuning\n"
-          "  srun -N 4 -n 128 iotuner worker --study vpic --storage ... --launcher slurm   (trials as job steps)")
+          "  srun -N 4 -n 128 iotuner worker --study vpic --storage URL --launcher slurm\n"
+          "      (its trials: job steps of this allocation)")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

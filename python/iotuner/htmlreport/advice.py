@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .page import cards, document, e, level, table
+from .page import cards, document, e, level, table, value
 
 LEVEL_TITLES = {"high": "High: fix these first", "warn": "Warnings", "info": "Information and SmartIO's settings",
                 "ok": "Fine"}
@@ -16,16 +16,19 @@ def _evidence(ev: dict) -> str:
     for k, v in ev.items():
         if k in ("insights", "detail") or v is None:
             continue
-        if isinstance(v, float):
-            v = f"{v:.4g}"
-        elif isinstance(v, (dict, list)):
-            v = json.dumps(v)
-        items.append(f"<li><code>{e(k)}</code> {e(v)}</li>")
+        items.append(f"<li><code>{e(k)}</code> {e(value(k, v))}</li>")
     return f'<ul class="ev">{"".join(items)}</ul>' if items else ""
 
 
-def _knobs(knobs: dict) -> str:
-    return "".join(f"<div><code>{e(k)} = {e(json.dumps(v))}</code></div>" for k, v in (knobs or {}).items())
+def _why(conflict: dict) -> str:
+    """Why a fix was left out (advice of an older iotuner has no "why": the winner's value)."""
+    return conflict.get("why") or f"{conflict['kept_from']} sets {json.dumps(conflict['kept'])}"
+
+
+def _knobs(knobs: dict, left_out: dict) -> str:
+    return "".join(f"<div><code>{e(k)} = {e(json.dumps(v))}</code>"
+                   + (f'<span class="note"> left out: {e(left_out[k])}</span>' if k in left_out else "") + "</div>"
+                   for k, v in (knobs or {}).items())
 
 
 def render(advice: dict) -> str:
@@ -41,7 +44,7 @@ def render(advice: dict) -> str:
         files = f.get("files") or []
         flist = "".join(f"<div class=mono>{e(p)}</div>" for p in files[:5]) + (
             f'<div class="note">and {len(files) - 5} more</div>' if len(files) > 5 else "")
-        rec = e(f.get("recommendation") or "") + _knobs(f.get("knobs"))
+        rec = e(f.get("recommendation") or "") + _knobs(f.get("knobs"), f.get("left_out") or {})
         if f.get("code_change") and f["level"] != "ok":
             rec += f'<div class="note">code change: {e(f["code_change"])}</div>'
         rows.append([level(f["level"]), f'<code>{e(f["code"])}</code><div class="note">{e(f["source"])}</div>',
@@ -49,7 +52,7 @@ def render(advice: dict) -> str:
                      f'{_evidence(f.get("evidence") or {})}</details>', flist, rec])
     body.append("<h2>Findings</h2>")
     body.append(table(["level", "code", "finding and evidence", "files", "recommendation"], rows, main=True,
-                      widths=["8%", "15%", "37%", "18%", "22%"]) if rows else "<p>No findings.</p>")
+                      widths=["78px", "14%", "34%", "18%", "22%"]) if rows else "<p>No findings.</p>")
     fx = advice["fixes"]
     body.append("<h2>Settings that address the findings</h2>")
     if fx["knobs"]:
@@ -62,9 +65,8 @@ def render(advice: dict) -> str:
     else:
         body.append("<p>None of the findings maps to a knob.</p>")
     if fx.get("conflicts"):
-        body.append("".join(f'<p class="note">conflict: {e(c["knob"])} {e(json.dumps(c["dropped"]))} from '
-                            f'{e(c["dropped_from"])} left out for {e(json.dumps(c["kept"]))} from {e(c["kept_from"])}'
-                            "</p>" for c in fx["conflicts"]))
+        body.append("".join(f'<p class="note">left out: {e(c["knob"])} = {e(json.dumps(c["dropped"]))} from '
+                            f'{e(c["dropped_from"])}: {e(_why(c))}</p>' for c in fx["conflicts"]))
     if advice["code_changes"]:
         body.append("<h2>Needs code changes</h2>" + table(
             ["code", "change", "files"], [[f"<code>{e(c['code'])}</code>", e(c["change"]),
@@ -76,8 +78,7 @@ def render(advice: dict) -> str:
             ins = ch["insights"]
             body.append(f'<h3 class="mono">{e(ch["identity"])}</h3>')
             body.append(table(["insight", "value", "from"],
-                              [[e(k), e(json.dumps(v) if not isinstance(v, str) else v),
-                                e(ch["sources"].get(k) or ch["sources"].get("*") or "")]
+                              [[e(k), e(value(k, v)), e(ch["sources"].get(k) or ch["sources"].get("*") or "")]
                                for k, v in ins.items() if k != "identity"], widths=["25%", "35%", "40%"]))
             fired = ch.get("fired") or []
             body.append(table(["rule", "why", "sets"],
@@ -89,7 +90,7 @@ def render(advice: dict) -> str:
         body.append("<h2>Not evaluated</h2>" + table(["check", "why"], [[f"<code>{e(n['code'])}</code>", e(n["reason"])]
                                                                       for n in advice["not_evaluated"]],
                                                      widths=["25%", "75%"]))
-    body.append("<h2>Thresholds</h2>" + table(["name", "value"], [[f"<code>{e(k)}</code>", e(v)]
+    body.append("<h2>Thresholds</h2>" + table(["name", "value"], [[f"<code>{e(k)}</code>", e(value(k, v))]
                                                                  for k, v in advice["thresholds"].items()],
                                               widths=["50%", "50%"]))
     sub = (f"{e(kind)} <span class=mono>{e(inp['path'])}</span>: {job['processes']} process(es)"

@@ -2,17 +2,21 @@
 
 The page reads without JavaScript. One small inline script only records the
 page's measured widths in data attributes of <body> (data-scroll-width,
-data-client-width, data-main-table-right), so a headless browser test can
-check that nothing overflows.
+data-client-width, data-main-table-right, data-title-overflow,
+data-broken-badges), so a headless browser test can check that nothing
+overflows and no level badge wraps.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from html import escape
 from typing import Iterable
 
 from .. import __version__
+from ..render import fmt_bytes
 
 CSS = """
 :root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#ffffff;--soft:#f6f8fa;
@@ -21,7 +25,7 @@ CSS = """
 body{margin:0 auto;max-width:1100px;padding:24px 28px 48px;font:15px/1.5 system-ui,-apple-system,"Segoe UI",
 Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg)}
 header{border-bottom:2px solid var(--line);margin-bottom:18px}
-h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 10px;border-bottom:1px solid var(--line);
+h1{font-size:24px;margin:0 0 4px;overflow-wrap:anywhere}h2{font-size:19px;margin:28px 0 10px;border-bottom:1px solid var(--line);
 padding-bottom:4px}h3{font-size:16px;margin:18px 0 6px}
 .sub{color:var(--muted);margin:0 0 12px}
 table{border-collapse:collapse;width:100%;table-layout:fixed;margin:8px 0 14px;font-size:13.5px}
@@ -32,7 +36,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
 pre{white-space:pre-wrap;overflow-wrap:anywhere}
 .lvl{display:inline-block;min-width:3.6em;text-align:center;border-radius:10px;padding:0 7px;color:#fff;
-font-size:12px;font-weight:600}
+font-size:12px;font-weight:600;white-space:nowrap}
 .lvl-high{background:var(--high)}.lvl-warn{background:var(--warn)}.lvl-info{background:var(--info)}
 .lvl-ok{background:var(--ok)}
 .st-applied{color:var(--ok)}.st-changed{color:var(--warn)}.st-dropped,.st-failed{color:var(--high)}
@@ -51,15 +55,37 @@ ul.ev{margin:2px 0 2px 18px;padding:0}
 """
 
 MEASURE = """<script>
-(function(){var d=document.documentElement,b=document.body,t=document.getElementById('main-table');
+(function(){var d=document.documentElement,b=document.body,t=document.getElementById('main-table'),
+h=document.querySelector('h1'),broken=0;
 b.setAttribute('data-scroll-width',d.scrollWidth);b.setAttribute('data-client-width',d.clientWidth);
 if(t){var r=t.getBoundingClientRect();b.setAttribute('data-main-table-right',Math.ceil(r.right));
-b.setAttribute('data-main-table-width',Math.ceil(r.width));}b.setAttribute('data-measured','1');})();
+b.setAttribute('data-main-table-width',Math.ceil(r.width));}
+if(h){b.setAttribute('data-title-overflow',h.scrollWidth>h.clientWidth?1:0);}
+document.querySelectorAll('.lvl').forEach(function(x){var r=x.getBoundingClientRect(),p=x.parentElement.getBoundingClientRect();
+if(r.height>1.6*parseFloat(getComputedStyle(x).lineHeight)||r.right>p.right+1)broken++;});
+b.setAttribute('data-broken-badges',broken);b.setAttribute('data-measured','1');})();
 </script>"""
 
 
 def e(v: object) -> str:
     return escape("" if v is None else str(v))
+
+
+BYTE_KEYS = re.compile(r"(^|_)bytes($|_)|_size$|alignment$|offset$")  # evidence and insight keys that are bytes
+
+
+def value(key: str, v: object) -> str:
+    """A value of evidence, insights or statistics as text: byte counts in binary units with the exact
+    number, yes / no for booleans, four significant digits for fractions."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int) and BYTE_KEYS.search(key):
+        return f"{fmt_bytes(v)} ({v:,} bytes)" if abs(v) >= 1024 else f"{v} bytes"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v)
+    return "" if v is None else str(v)
 
 
 def table(headers: Iterable[str], rows: Iterable[Iterable[str]], *, main: bool = False, num: set[int] = frozenset(),
@@ -75,7 +101,8 @@ def table(headers: Iterable[str], rows: Iterable[Iterable[str]], *, main: bool =
 
 
 def cards(items: Iterable[tuple[str, str]]) -> str:
-    return '<div class="cards">' + "".join(f'<div class="card"><b>{v}</b><span>{k}</span></div>'
+    """Tiles of (label, value), both plain text."""
+    return '<div class="cards">' + "".join(f'<div class="card"><b>{e(v)}</b><span>{e(k)}</span></div>'
                                            for k, v in items) + "</div>"
 
 

@@ -4,13 +4,12 @@ insights -> rules -> settings chain per learned phase and the feedback."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..render import fmt_bw, fmt_bytes, fmt_seconds
 from ..report import Report
 from . import svg
-from .page import cards, document, e, table
+from .page import cards, document, e, table, value
 
 START_KEYS = ("start_s", "started_s", "start_time_s", "open_s", "t_start_s")  # a future runtime may record one
 
@@ -89,7 +88,7 @@ def _smart(rep: Report) -> str:
         ins = p["insights"]
         out.append(f'<h3 class="mono">{e(p.get("identity"))}: learned in phase {e(p.get("occurrence"))}</h3>')
         out.append('<p class="note">insights &rarr; rules &rarr; settings for the phases that recur</p>')
-        out.append(table(["insight", "value"], [[e(k), e(json.dumps(v) if not isinstance(v, str) else v)]
+        out.append(table(["insight", "value"], [[e(k), e(value(k, v))]
                                                 for k, v in ins.items() if v not in (None, "unknown")],
                          widths=["35%", "65%"]))
         rules = p.get("rules") or {}
@@ -114,6 +113,8 @@ def render(rep: Report, source: str) -> str:
                         ("phases with data", str(len(phases))), ("written", fmt_bytes(tot.get("bytes_written", 0))),
                         ("read", fmt_bytes(tot.get("bytes_read", 0))),
                         ("write bandwidth", fmt_bw(tot.get("write_bandwidth_mib_s", 0))),
+                        ("time in I/O phases", fmt_seconds(tot.get("write_time_s", 0) + tot.get("read_time_s", 0))),
+                        ("of it in I/O calls", fmt_seconds(tot.get("io_time_s", 0))),
                         ("run time", fmt_seconds(run.get("wall_time_s") or 0))])
     rows = []
     for p in phases:
@@ -121,15 +122,20 @@ def render(rep: Report, source: str) -> str:
         rows.append([e(p["id"]), f'<span class="mono">{e(p["file"])}</span>',
                      e(p["kind"] + (f"/{p['driver']}" if p.get("driver") else "")), e(p["ranks"]),
                      e(fmt_bytes(p["bytes_written"])), e(fmt_bytes(p["bytes_read"])),
-                     e(fmt_seconds(p.get("wall_time_s") or 0)), e(fmt_bw(p.get("bandwidth_mib_s") or 0)),
-                     e(f"{amp:.1f}x" if amp else "-")])
+                     e(fmt_seconds(p.get("wall_time_s") or 0)), e(fmt_seconds(p.get("io_time_s") or 0)),
+                     e(fmt_bw(p.get("bandwidth_mib_s") or 0)), e(f"{amp:.1f}x" if amp else "-")])
     s = rep.settings
     settings_line = {"none": "no settings file (measured only)", "loaded": f"settings: {s.get('path')}",
                      "rejected": f"settings rejected: {s.get('message')}"}.get(s.get("status"), s.get("status"))
     body = [cards_html, f'<p>{e(settings_line)}</p>', "<h2>Phases over time</h2>", _timeline(rep),
             "<h2>Phases</h2>",
-            table(["#", "file", "via", "ranks", "written", "read", "time", "bandwidth", "write ampl."], rows, main=True,
-                  num={0, 3, 4, 5, 6, 7, 8}, widths=["5%", "31%", "10%", "6%", "10%", "9%", "9%", "11%", "9%"]),
+            table(["#", "file", "via", "ranks", "written", "read", "time", "in I/O calls", "bandwidth", "write ampl."],
+                  rows, main=True, num={0, 3, 4, 5, 6, 7, 8, 9},
+                  widths=["5%", "25%", "10%", "6%", "9%", "9%", "8%", "9%", "11%", "8%"]),
+            '<p class="note">time: from the phase\'s first open to its last close (slowest rank); in I/O calls: the '
+            "slowest rank's time inside its POSIX I/O calls. A phase whose time is mostly outside I/O calls spent "
+            "it in HDF5, MPI (collective buffering's exchanges) or the application between calls, not in slow "
+            "I/O.</p>",
             "<h2>Settings: requested, effective, why</h2>", _settings(rep), _smart(rep)]
     for w in rep.warnings:
         body.append(f'<p class="note">warning: {e(w)}</p>')

@@ -118,7 +118,10 @@ def _curve(study: dict) -> str:
     times = [t["t_s"] for t in trials + base + conf if t["t_s"] is not None]
     unit, per = svg.time_unit(max(times + [s.get("tuning_time_s") or 0]) if times else 1)
     ylabel = f"{obj.get('name', 'objective')} ({obj.get('unit')})" if obj.get("unit") else obj.get("name", "objective")
-    chart = svg.XYChart(f"Tuning curve: {len(trials)} trials", f"tuning time ({unit})", ylabel)
+    dups = sum(1 for t in study["trials"] if t["kind"] in TRIAL_KINDS and t["duplicate_of"])
+    chart = svg.XYChart(f"Tuning curve: {len(trials)} trials run" + (
+        f" ({dups} more proposed were duplicates of these, not run again)" if dups else ""),
+        f"tuning time ({unit})", ylabel)
     chart.series.append(svg.Series("trial (median of its runs)", [(t["t_s"] / per, t["value"]) for t in trials],
                                    color="#8c959f"))
     best, pts = None, []
@@ -166,7 +169,7 @@ def _verdict(study: dict) -> str:
             ("winner (median)", (s.get("winner") or {}).get("median"), unit),
             ("gain (winner / default)", v.get("gain"), "x"), ("p-value", v.get("p_value"), ""),
             ("significance level", v.get("alpha"), ""), ("measured noise", v.get("noise"), "(relative)"),
-            ("significant", v.get("significant"), ""),
+            ("significant", _significance(v), ""),
             ("RoTI peak", roti.get("peak"), roti.get("unit", "")), ("RoTI final", roti.get("final"), roti.get("unit", "")),
             ("RoTI", s.get("roti_reason"), ""), ("trials", s.get("trials"), ""),
             ("tuning time", s.get("tuning_time_s"), "s"), ("stopped because", s.get("stopped_because") or
@@ -177,6 +180,17 @@ def _verdict(study: dict) -> str:
     fmt = lambda x: f"{x:,.4g}" if isinstance(x, float) else str(x)  # noqa: E731
     return table(["", "value"], [[e(k), e(f"{fmt(val)} {u}".strip())] for k, val, u in rows if val is not None],
                  widths=["40%", "60%"])
+
+
+def _significance(verdict: dict) -> str:
+    """"yes" or "no", with the p-value and the level it was compared with ("-" without a confirmation)."""
+    sig = verdict.get("significant")
+    if not isinstance(sig, bool):
+        return "-"
+    p, alpha = verdict.get("p_value"), verdict.get("alpha")
+    detail = f" (p = {p:.2g}{f' < {alpha:.3g}' if sig and alpha else f', needed < {alpha:.3g}' if alpha else ''})" \
+        if isinstance(p, (int, float)) else ""
+    return ("yes" if sig else "no") + detail
 
 
 def _trials(study: dict) -> str:
@@ -197,8 +211,12 @@ def render(study: dict) -> str:
     v = s.get("verdict") or {}
     obj = s.get("objective") or {}
     gain = v.get("gain")
-    body = [cards([("trials", str(s.get("trials"))), ("gain", f"{gain:.2f}x" if isinstance(gain, (int, float)) else "-"),
-                   ("significant", str(v.get("significant", "-"))),
+    run = sum(1 for t in study["trials"] if t["kind"] in TRIAL_KINDS and not t["duplicate_of"])
+    proposed = s.get("trials")
+    body = [cards([(f"trials run ({proposed} proposed)" if isinstance(proposed, int) and proposed != run
+                    else "trials run", str(run)),
+                   ("gain", f"{gain:.2f}x" if isinstance(gain, (int, float)) else "-"),
+                   ("significant", _significance(v)),
                    ("default", f"{s['default']:,.0f} {obj.get('unit', '')}" if isinstance(s.get("default"), (int, float))
                     else "-"),
                    ("tuning time", f"{s.get('tuning_time_s', 0):.1f} s")]),

@@ -132,11 +132,16 @@ def log_curve(rng: np.random.Generator, iterations: int = CURVE_ITERATIONS) -> C
     return Curve(true, observed, rng.uniform(0.25, 3.0))
 
 
+class MissingExtra(RuntimeError):
+    """An optional dependency that only pretraining needs is not installed."""
+
+
 def _gym():
     try:
         import gymnasium
-    except ImportError:  # pragma: no cover - a dependency of iotuner
-        raise RuntimeError("training needs gymnasium (pip install gymnasium)") from None
+    except ImportError:  # an optional extra: tuning with the shipped policies needs none of it
+        raise MissingExtra("pretraining TunIO's stopper needs Gymnasium, an optional extra: "
+                           "pip install 'iotuner[pretrain]'") from None
     return gymnasium
 
 
