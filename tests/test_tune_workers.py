@@ -74,7 +74,7 @@ def test_two_workers_share_a_study_and_one_is_killed(tmp_path):
         running = {}
         while time.time() < deadline and not (first.pid in running and second.pid in running):
             store.refresh()  # until each worker is inside a trial
-            before = {r.number: r for r in store.records()}
+            before = {r.id: r for r in store.records()}
             running = {r.attrs["owner"]["pid"]: r for r in before.values()
                        if r.kind == "trial" and r.state == "RUNNING" and "settings" in r.attrs}
         os.kill(first.pid, signal.SIGKILL)
@@ -92,17 +92,17 @@ def test_two_workers_share_a_study_and_one_is_killed(tmp_path):
                 p.wait()
 
     store = Store.open(storage, "w", heartbeat_s=None)
-    after = {r.number: r for r in store.records()}
+    after = {r.id: r for r in store.records()}
     # no completed run lost or changed
-    for number, r in before.items():
+    for rid, r in before.items():
         if r.state == "COMPLETE":
-            assert after[number].state == "COMPLETE" and after[number].runs == r.runs
+            assert after[rid].state == "COMPLETE" and after[rid].runs == r.runs
     # the survivor's running trial was left to it: finished by its own worker, not failed or run again
-    mine = after[survivors.number]
+    mine = after[survivors.id]
     assert mine.state == "COMPLETE" and mine.session == survivors.session and not mine.interrupted
     assert not any(r.attrs.get("retry_of") == survivors.number for r in after.values())
     # the killed worker's trial failed as interrupted and ran again once, under a new number
-    cut = after[killed.number]
+    cut = after[killed.id]
     assert cut.interrupted and cut.state == "FAIL"
     retries = [r for r in after.values() if r.attrs.get("retry_of") == killed.number]
     assert len(retries) == 1 and retries[0].state == "COMPLETE" and retries[0].settings == killed.settings

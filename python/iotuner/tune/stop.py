@@ -79,8 +79,11 @@ class Exhaustion:
         size = state.strategy.searched_size()
         whole = size is None
         size = state.space.size() if whole else size
-        keys = list(state.store.requested) + list(state.store.failed)
-        measured = len(keys) if whole else sum(1 for k in keys if state.strategy.searches(json.loads(k)))
+        if whole:
+            measured = len(state.store.requested) + len(state.store.failed)
+        else:
+            keys = list(state.store.requested) + list(state.store.failed)
+            measured = sum(1 for k in keys if state.strategy.searches(json.loads(k)))
         if measured >= size:
             return (f"every one of the {size} points of the space was measured" if whole else
                     f"every one of the {size} points the strategy searches was measured")
