@@ -200,3 +200,32 @@ def test_urls_lose_their_password_everywhere():
     out.write(f"cannot open {url}: password s3cr@t refused\n")
     assert "s3cr" not in sink.getvalue() and sink.getvalue().count("***") == 2
     assert "iotuner tune --resume --study s --storage postgresql+psycopg2://tuner:***@" in urls.resume_hint("s", url)
+
+
+def test_a_lease_whose_heartbeat_stopped_is_taken_over_and_a_live_one_is_waited_for(tmp_path):
+    import threading
+    import time
+    from iotuner.tune.study.leases import Lease
+    store, _ = make_study(tmp_path, name="lease")
+    backend, companion = store.db.backend, store.db.companion_id
+    # a holder on another machine whose heartbeats stopped 100 s ago (the grace is 3 s)
+    gone = Lease("confirmation-0", "elsewhere-session", "other-host", 1, 1, "held", time.time() - 100, 3.0, {})
+    assert backend.swap_study_attr(companion, "lease:confirmation-0", None, gone.to_json())
+    with store.exclusive("confirmation-0", poll_s=0.05) as section:
+        assert section.mine and section.restarted and section.lease.attempt == 2
+    assert store.lease("confirmation-0").state == "done"
+    # a live holder elsewhere: this worker waits until it is done, then does not run the section
+    live = Lease("training:x", "peer", "other-host", 1, 1, "held", time.time(), 30.0, {"n": 1})
+    assert backend.swap_study_attr(companion, "lease:training:x", None, live.to_json())
+
+    def finish():
+        time.sleep(0.5)
+        now = store.leases.get("training:x")
+        store.leases.update(now, state="done")
+    threading.Thread(target=finish).start()
+    started = time.time()
+    with store.exclusive("training:x", poll_s=0.05) as section:
+        assert not section.mine and section.lease.state == "done" and section.lease.content == {"n": 1}
+    assert time.time() - started >= 0.4
+    # a second taker of a lease already taken over loses: the update is conditional on what it saw
+    assert store.leases.take("confirmation-0", {}, over=gone) is None

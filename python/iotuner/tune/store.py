@@ -376,12 +376,6 @@ class Store:
         return Asked(tid, number, {k: v for k, (v, _) in params.items()}, {k: d for k, (_, d) in params.items()},
                      dict(settings), beat, retry_of)
 
-    def frozen(self, asked: Asked, state: TrialState, value: float | None = None) -> FrozenTrial:
-        """An asked trial as Optuna's samplers expect it after it is told."""
-        return FrozenTrial(number=asked.number, state=state, value=value, values=None, datetime_start=None,
-                           datetime_complete=None, params=dict(asked.params), distributions=dict(asked.distributions),
-                           user_attrs={}, system_attrs={}, intermediate_values={}, trial_id=asked.trial_id)
-
     def tell(self, asked: Asked, *, settings: Mapping[str, Any], runs: list[float], signature: str | None,
              error: str | None, cost_runs: int, duration_s: float, duplicate_of: int | str | None = None,
              value: float | None = None, retry: bool = False) -> Record:
