@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 
-import optuna
 
 from . import objective as objectives, space as spaces
 from .store import Store, StudyError, open_storage
-from .study.storage import COMPANION
+from .study.storage import COMPANION, study_names
 from .study.urls import mask
 from .tuner import Tuner
 
@@ -47,7 +46,7 @@ def annotate(storage: str, study: str | None = None) -> list[str]:
     """Writes the note (and the objective's name) on the study, or on every iotuner study of the storage."""
     import optuna_dashboard
     st = open_storage(storage)
-    every = {s.study_name for s in optuna.get_all_study_summaries(st, include_best_trial=False)}
+    every = study_names(st, storage)
     names = [study] if study else sorted(n for n in every if n + COMPANION in every)  # iotuner's studies
     if not names:
         raise StudyError(f"no iotuner study in {mask(storage)}")
