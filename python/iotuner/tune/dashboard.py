@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-
 from . import objective as objectives, space as spaces
 from .store import Store, StudyError, open_storage
 from .study.storage import COMPANION, study_names
