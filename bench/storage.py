@@ -109,42 +109,47 @@ def fill(store, space, n: int, seed: int) -> None:
     """n completed search trials of distinct random points, written in bulk into Optuna's tables, as the
     tuner records them (their settings, what took effect, one run each)."""
     import datetime as dt
+    import sqlalchemy as sa
     from optuna.distributions import CategoricalDistribution, distribution_to_json
     from optuna.storages._rdb import models
     from optuna.trial import TrialState
-    from sqlalchemy.orm import Session
     from iotuner.tune.space import complete
     if n <= 0:
         return
     rng = random.Random(seed)
     dists = {d.name: (d, CategoricalDistribution(d.labels)) for d in space.dimensions}
+    texts = {name: distribution_to_json(dist) for name, (_, dist) in dists.items()}
+    T, P = models.TrialModel.__table__, models.TrialParamModel.__table__
+    V, A = models.TrialValueModel.__table__, models.TrialUserAttributeModel.__table__
     study_id = store.study._study_id
     now = time.time()
-    with Session(engine_of(store)) as session:
-        base = session.query(models.TrialModel).filter(models.TrialModel.study_id == study_id).count()
-        rows = []
+    with engine_of(store).begin() as conn:
+        base = conn.execute(sa.select(sa.func.count()).select_from(T).where(T.c.study_id == study_id)).scalar()
+        points, trials = [], []
         for i in range(n):
             labels = {name: rng.choice(d.labels) for name, (d, _) in dists.items()}
-            flat = complete(space.point_settings(space.decode(labels)), 1)
-            value = rng.uniform(100, 2000)
-            end = now - (n - i) * 0.01
+            when = dt.datetime.fromtimestamp(now - (n - i) * 0.01, dt.timezone.utc).replace(tzinfo=None)
+            points.append((labels, complete(space.point_settings(space.decode(labels)), 1), rng.uniform(100, 2000)))
+            trials.append({"number": base + i, "study_id": study_id, "state": TrialState.COMPLETE,
+                           "datetime_start": when, "datetime_complete": when})
+        conn.execute(T.insert(), trials)
+        ids = dict(conn.execute(sa.select(T.c.number, T.c.trial_id).where(T.c.study_id == study_id,
+                                                                          T.c.number >= base)).all())
+        params, values, attrs = [], [], []
+        for i, (labels, flat, value) in enumerate(points):
+            tid, end = ids[base + i], now - (n - i) * 0.01
+            params += [{"trial_id": tid, "param_name": name, "param_value": dist.to_internal_repr(labels[name]),
+                        "distribution_json": texts[name]} for name, (_, dist) in dists.items()]
+            stored, kind = models.TrialValueModel.value_to_stored_repr(value)
+            values.append({"trial_id": tid, "objective": 0, "value": stored, "value_type": kind})
             result = {"settings": flat, "runs": [value], "signature": json.dumps(flat, sort_keys=True),
                       "cost_runs": 1, "duration_s": 1.0, "end": end}
-            attrs = {"kind": "trial", "settings": flat, "owner": {"host": "fill", "pid": 0, "session": "fill"},
-                     "result": result}
-            when = dt.datetime.fromtimestamp(end)
-            stored, kind = models.TrialValueModel.value_to_stored_repr(value)
-            rows.append(models.TrialModel(
-                number=base + i, study_id=study_id, state=TrialState.COMPLETE, datetime_start=when,
-                datetime_complete=when,
-                params=[models.TrialParamModel(param_name=name, param_value=dist.to_internal_repr(labels[name]),
-                                               distribution_json=distribution_to_json(dist))
-                        for name, (_, dist) in dists.items()],
-                values=[models.TrialValueModel(objective=0, value=stored, value_type=kind)],
-                user_attributes=[models.TrialUserAttributeModel(key=k, value_json=json.dumps(v))
-                                 for k, v in attrs.items()]))
-        session.add_all(rows)
-        session.commit()
+            attrs += [{"trial_id": tid, "key": k, "value_json": json.dumps(v)} for k, v in
+                      {"settings": flat, "owner": {"host": "fill", "pid": 0, "session": "fill"},
+                       "result": result}.items()]
+        conn.execute(P.insert(), params)
+        conn.execute(V.insert(), values)
+        conn.execute(A.insert(), attrs)
 
 
 @contextlib.contextmanager
