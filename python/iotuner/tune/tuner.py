@@ -30,6 +30,7 @@ from .store import (BASELINE, CONFIRMATION, DEFAULT, TRAINING, Asked, Lease, Lea
 
 Progress = Callable[[dict], None]
 POLL_S = 0.5  # how often a worker looks again at a point another worker is measuring
+WAIT_S = 1.0  # how often a worker waiting for the confirmation round's verdict looks again
 SAME_AS_DEFAULT = DEFAULT  # duplicate_of of a trial whose settings took effect as the default's
 ROUND = "confirmation-"  # the confirmation rounds' leases: confirmation-0, then -1 after a resume that searched more
 
@@ -432,7 +433,7 @@ class Tuner:
         name = self._round_name()
         while True:
             try:
-                with self.store.exclusive(name, {"stop": stop.to_json()}, poll_s=POLL_S) as section:
+                with self.store.exclusive(name, {"stop": stop.to_json()}, poll_s=WAIT_S) as section:
                     if section.mine:
                         self._hold_round(section, stop)
                 lease = self.store.lease(name)
@@ -515,7 +516,7 @@ class Tuner:
         self.store.refresh()
         c = lease.content
         stop = stops.Stop(**c.get("stop", {"rule": "unknown", "reason": "unknown"}))
-        if lease.attempt > 1:
+        if lease.attempt > 1 and not ran:  # the worker that ran it again said so as it began
             self.note(f"the confirmation round was run again from the start (start {lease.attempt}): the worker "
                       f"running it before had stopped")
         if not c.get("candidates"):
