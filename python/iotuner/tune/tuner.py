@@ -461,11 +461,13 @@ class Tuner:
             self.note(f"the worker that was running the confirmation round stopped (its lease expired): this "
                       f"worker runs the round again, from the start (start {section.lease.attempt})")
         # the round runs alone: trials other workers still run would disturb its runs (shared nodes)
+        owed_run = False
         while True:
             self.store.recover()
             if self.store.others_running():
                 time.sleep(POLL_S)
-            elif self.store.owed():
+            elif self.store.owed() and not owed_run:
+                owed_run = True
                 self.search()  # trials a stopped worker left, queued to run again: before the candidates
             else:
                 break
