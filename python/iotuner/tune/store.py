@@ -26,6 +26,7 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping
 
 from optuna.trial import FrozenTrial, TrialState
@@ -210,16 +211,19 @@ class Store:
     # ---- views of the derived state ----
 
     @property
-    def pools(self) -> dict[str, Pool]:
-        return self.derived.pools
+    def pools(self) -> Mapping[str, Pool]:
+        """Each effective configuration's runs, by signature (a read-only view)."""
+        return MappingProxyType(self.derived.pools)
 
     @property
-    def requested(self) -> dict[str, tuple[int, str]]:
-        return self.derived.requested
+    def requested(self) -> Mapping[str, tuple[int, str]]:
+        """Settings measured, as canonical text: (the record that measured them first, its signature)."""
+        return MappingProxyType(self.derived.requested)
 
     @property
-    def failed(self) -> dict[str, int]:
-        return self.derived.failed
+    def failed(self) -> Mapping[str, int]:
+        """Settings whose run failed, as canonical text: the first such record."""
+        return MappingProxyType(self.derived.failed)
 
     @property
     def default_runs(self) -> list[float]:
