@@ -387,8 +387,8 @@ def test_three_local_workers_run_one_confirmation_round(tmp_path, kind, request)
     baseline.write_text(json.dumps(ONE_AGGREGATOR))
     out = tmp_path / "out"
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, TINY), "--workers", "3", "--trials", "24",
-                            "--baseline", str(baseline), "--mpiexec", local.default_mpiexec(), "--study", "w3",
+        r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, TINY), "--workers", "3",
+                            "--trials", "24", "--baseline", str(baseline), "--mpiexec", local.default_mpiexec(), "--study", "w3",
                             "--storage", storage, "--out", str(out), "--scratch", scratch,
                             "--", "h5ior", "-b", "256K", "-t", "64K", "-o", "{scratch}"],
                            capture_output=True, text=True, timeout=600)
@@ -447,8 +447,8 @@ def test_pgpassword_and_pgpass_give_the_password(tmp_path, postgres_with_passwor
     url, bare, d = postgres_with_password
     common = ["--synthetic", "ufs", "--trials", 3, "--confirm-rounds", 2, "--confirm-top", 1]
     env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"}
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, common), "--study", "nopw", "--storage", bare,
-                        "--out", str(tmp_path / "a")], capture_output=True, text=True, timeout=300, env=env)
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, common), "--study", "nopw", "--storage",
+                        bare, "--out", str(tmp_path / "a")], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 2 and "password" in r.stderr  # no password anywhere: refused
     r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, common), "--study", "env", "--storage", bare,
                         "--out", str(tmp_path / "b")], capture_output=True, text=True, timeout=300,

@@ -56,7 +56,8 @@ def test_derivation_is_the_same_whatever_order_records_arrive_in():
 
 def test_the_tuning_clock_is_the_union_of_the_sessions():
     S = derive.Session
-    sessions = [S("a", "h", 1, 0.0, 10.0), S("b", "h", 2, 5.0, 12.0), S("c", "h", 3, 20.0, 25.0), S("me", "h", 4, 30.0, 31.0)]
+    sessions = [S("a", "h", 1, 0.0, 10.0), S("b", "h", 2, 5.0, 12.0), S("c", "h", 3, 20.0, 25.0),
+                S("me", "h", 4, 30.0, 31.0)]
     assert derive.clock_at([0, 5, 12, 15, 22, 25, 29, 40], sessions, "me") == [0, 5, 12, 12, 14, 17, 17, 27]
 
 

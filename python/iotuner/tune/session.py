@@ -280,7 +280,8 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
         print(f"iotuner tune: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        console.print(f"\ninterrupted: completed trials are saved; continue with {urls.resume_hint(store.name, storage)}")
+        console.print(f"\ninterrupted: completed trials are saved; continue with "
+                      f"{urls.resume_hint(store.name, storage)}")
         return 130
     except Exception as e:  # the study database failed under us (a lost connection, a full disk)
         why = storage_failure(e)

@@ -114,13 +114,14 @@ class Store:
 
     # ---- reading: each record once ----
 
-    def refresh(self) -> None:
-        """Reads what changed since the last refresh (records other workers added or finished, their
-        sessions, the budget, the leases) and derives from it."""
-        rows = self.db.read(set(self.derived.open))
+    def refresh(self, attrs: bool = True) -> None:
+        """Reads what changed since the last refresh (records other workers added or finished, and unless
+        attrs is False their sessions, the budget, the leases) and derives from it."""
+        rows, study = self.db.read(set(self.derived.open), attrs)
         if rows:
             self.derived.add(record(r) for r in rows)
-        self._read_attrs()
+        if study is not None:
+            self._attrs = study
 
     def _read_attrs(self) -> dict[str, Any]:
         self._attrs = self.db.attrs()
@@ -151,17 +152,19 @@ class Store:
         known = any(s.id == self.session.id for s in self.sessions())
         self.session = Session(uuid.uuid4().hex[:12] if known else self.session.id, self.session.host,
                                self.session.pid, self.now(), self.now(), scratch)
-        self._save_session()
+        self.touch_session()
 
     def touch_session(self) -> None:
-        self.session = replace(self.session, last=self.now())
-        self._save_session()
+        self.db.backend.set_study_attr(*self._touched())
 
-    def _save_session(self) -> None:
+    def _touched(self) -> tuple[int, str, dict]:
+        """This worker's session with its last sign of life now, as the attribute to write (alone, or in the
+        transaction of a record it writes)."""
+        self.session = replace(self.session, last=self.now())
         s = self.session
         value = {"host": s.host, "pid": s.pid, "start": s.start, "last": s.last, "scratch": s.scratch}
-        self.db.backend.set_study_attr(self.db.companion_id, SESSION_PREFIX + s.id, value)
         self._attrs[SESSION_PREFIX + s.id] = value
+        return self.db.companion_id, SESSION_PREFIX + s.id, value
 
     def sessions(self) -> list[Session]:
         """Every worker's sessions, as of the last refresh (this worker's own is always current)."""
@@ -343,8 +346,7 @@ class Store:
             a["error"] = error
         state = "COMPLETE" if value is not None else "FAIL"
         sid = self.db.companion_id
-        tid, number = self.db.backend.create(sid, state, a, value=value)
-        self.touch_session()
+        tid, number = self.db.backend.create(sid, state, a, value=value, touch=self._touched())
         return self._apply(Row(tid, number, state, a, False, sid))
 
     def ask(self, choose: Callable[[FrozenTrial], dict[str, tuple[Any, Any]]],
@@ -371,7 +373,7 @@ class Store:
             backend.finish(tid, "FAIL", {"result": {"error": "the tuner stopped before it ran", "end": self.now()}})
             raise
         asked = self._asked(tid, number, params, settings)
-        self.refresh()
+        self.refresh(attrs=False)  # the trials asked just before this one, which it must not measure twice
         return asked
 
     def _asked(self, tid: int, number: int, params: dict, settings: dict, retry_of: int | None = None) -> Asked:
@@ -396,7 +398,7 @@ class Store:
         state = "COMPLETE" if error is None and value is not None else "FAIL"
         try:
             told = self.db.backend.finish(asked.trial_id, state, {"result": result},
-                                          value if state == "COMPLETE" else None)
+                                          value if state == "COMPLETE" else None, touch=self._touched())
         finally:
             asked.heartbeat.stop()
         if not told:  # another worker took this worker for dead and failed the trial: its retry runs it
@@ -407,7 +409,6 @@ class Store:
         rec = self._apply(Row(asked.trial_id, asked.number, state, attrs, True, self.study._study_id))
         if retry and error is not None:
             self.requeue(rec, error)
-        self.touch_session()
         return rec
 
     def abandon(self, asked: Asked, why: str) -> None:

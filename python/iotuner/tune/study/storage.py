@@ -159,7 +159,9 @@ def open_storage(url: str | optuna.storages.BaseStorage) -> optuna.storages.Base
         except OSError as e:
             raise StudyError(f"cannot create the study database in {path.parent}: {e.strerror}") from None
         _check_sqlite(path)
-    engine = {"connect_args": {"timeout": 60}} if path is not None else {"pool_pre_ping": True}
+    # a server's connections are recycled before idle timeouts cut them, and not pinged at every use, which
+    # would double the round trips of a trial; one a restarted server dropped fails once, with its reason
+    engine = {"connect_args": {"timeout": 60}} if path is not None else {"pool_recycle": 1800}
     try:
         quiet_driver_logs()
         storage = None
@@ -218,16 +220,17 @@ class ApiBackend:
         self._lock = threading.Lock()
         self.has_heartbeats = False
 
-    def read(self, studies: Mapping[int, bool], after: Mapping[int, int], open_ids: set[int]) -> list[Row]:
+    def read(self, studies: Mapping[int, bool], after: Mapping[int, int], open_ids: set[int],
+             attrs_of: int | None = None) -> tuple[list[Row], dict | None]:
         out = []
         for sid, search in studies.items():
             for t in self.storage.get_all_trials(sid, deepcopy=False):
                 if t._trial_id > after.get(sid, -1) or t._trial_id in open_ids:
                     out.append(Row(t._trial_id, t.number, t.state.name, dict(t.user_attrs), search, sid))
-        return out
+        return out, None if attrs_of is None else self.study_attrs(attrs_of)
 
     def create(self, sid: int, state: str, attrs: Mapping[str, Any], params=None, value: float | None = None,
-               heartbeat: bool = False) -> tuple[int, int]:
+               heartbeat: bool = False, touch: tuple | None = None) -> tuple[int, int]:
         params = params or {}
         finished = TrialState[state].is_finished()
         template = FrozenTrial(number=-1, state=TrialState[state], value=value, values=None,
@@ -236,6 +239,8 @@ class ApiBackend:
                                distributions={k: d for k, (_, d) in params.items()}, user_attrs=clean(attrs),
                                system_attrs={}, intermediate_values={}, trial_id=-1)
         tid = self.storage.create_new_trial(sid, template)
+        if touch:
+            self.set_study_attr(*touch)
         return tid, self.storage.get_trial(tid).number
 
     def publish(self, tid: int, params, attrs: Mapping[str, Any]) -> None:
@@ -244,17 +249,21 @@ class ApiBackend:
         for k, v in clean(attrs).items():
             self.storage.set_trial_user_attr(tid, k, v)
 
-    def finish(self, tid: int, state: str, attrs: Mapping[str, Any], value: float | None = None) -> bool:
+    def finish(self, tid: int, state: str, attrs: Mapping[str, Any], value: float | None = None,
+               touch: tuple | None = None) -> bool:
         with self._lock:
             try:
                 if self.storage.get_trial(tid).state != TrialState.RUNNING:
                     return False
                 for k, v in clean(attrs).items():
                     self.storage.set_trial_user_attr(tid, k, v)
-                return self.storage.set_trial_state_values(tid, TrialState[state],
+                done = self.storage.set_trial_state_values(tid, TrialState[state],
                                                            None if value is None else [value])
             except optuna.exceptions.UpdateFinishedTrialError:
                 return False
+        if done and touch:
+            self.set_study_attr(*touch)
+        return done
 
     def claim(self, tid: int, attrs: Mapping[str, Any]) -> bool:
         with self._lock:
@@ -304,45 +313,57 @@ class SqlBackend:
         self.lock_study = self.engine.dialect.name != "sqlite"  # SQLite has one writer at a time anyway
         self.has_heartbeats = True
 
-    def read(self, studies: Mapping[int, bool], after: Mapping[int, int], open_ids: set[int]) -> list[Row]:
+    def read(self, studies: Mapping[int, bool], after: Mapping[int, int], open_ids: set[int],
+             attrs_of: int | None = None) -> tuple[list[Row], dict | None]:
+        """(trials new since `after` or among open_ids, with their attributes; and the attributes of study
+        attrs_of, if given), on one connection: two or three queries."""
         sa, T, A = self.sa, self.T, self.A
         which = sa.or_(*[sa.and_(T.c.study_id == sid, T.c.trial_id > after.get(sid, -1)) for sid in studies],
                        *([T.c.trial_id.in_(sorted(open_ids))] if open_ids else []))
+        attrs: dict[int, dict] = {}
         with self.engine.connect() as conn:
             trials = conn.execute(sa.select(T.c.trial_id, T.c.number, T.c.state, T.c.study_id).where(which)).all()
-            if not trials:
-                return []
-            attrs: dict[int, dict] = {}
-            for tid, key, value in conn.execute(sa.select(A.c.trial_id, A.c.key, A.c.value_json)
-                                                .join(T, A.c.trial_id == T.c.trial_id).where(which)):
-                attrs.setdefault(tid, {})[key] = json.loads(value)
+            if trials:
+                for tid, key, value in conn.execute(sa.select(A.c.trial_id, A.c.key, A.c.value_json)
+                                                    .join(T, A.c.trial_id == T.c.trial_id).where(which)):
+                    attrs.setdefault(tid, {})[key] = json.loads(value)
+            study = None if attrs_of is None else self._study_attrs(conn, attrs_of)
         return [Row(tid, number, state.name, attrs.get(tid, {}), studies[sid], sid)
-                for tid, number, state, sid in sorted(trials)]
+                for tid, number, state, sid in sorted(trials)], study
 
     def create(self, sid: int, state: str, attrs: Mapping[str, Any], params=None, value: float | None = None,
-               heartbeat: bool = False) -> tuple[int, int]:
-        """A new trial with its parameters and attributes, in one transaction; its number is its place in the
-        study (the study's row is locked while it is counted, as Optuna does)."""
+               heartbeat: bool = False, touch: tuple | None = None) -> tuple[int, int]:
+        """A new trial with its parameters and attributes (and touch: a study attribute to set), in one
+        transaction; its number, its place in the study, is found in the insert itself (SQLite has one writer
+        at a time; elsewhere the study's row is locked first, as Optuna does)."""
         sa, T = self.sa, self.T
         now = _utcnow()
+        # the last trial's number and one: numbers are given in the order of ids, so this is the number of
+        # trials before it (what Optuna counts), found at the end of the index instead of by counting them all
+        last = sa.select(T.c.number).where(T.c.study_id == sid).order_by(T.c.trial_id.desc()).limit(1)
+        number = sa.func.coalesce(last.scalar_subquery(), -1) + 1
+        insert = T.insert().values(study_id=sid, number=number, state=TrialState[state], datetime_start=now,
+                                   datetime_complete=now if TrialState[state].is_finished() else None)
         with self.engine.begin() as conn:
-            if self.lock_study:
+            if self.lock_study:  # held until the commit: the trials before this one are all committed
                 conn.execute(sa.select(self.S.c.study_id).where(self.S.c.study_id == sid).with_for_update())
-            tid = conn.execute(T.insert().values(study_id=sid, state=TrialState[state], datetime_start=now,
-                                                 datetime_complete=now if TrialState[state].is_finished() else None)
-                               ).inserted_primary_key[0]
-            number = conn.execute(sa.select(sa.func.count()).select_from(T)
-                                  .where(T.c.study_id == sid, T.c.trial_id < tid)).scalar()
-            conn.execute(T.update().where(T.c.trial_id == tid).values(number=number))
+            if self.engine.dialect.insert_returning:
+                tid, number = conn.execute(insert.returning(T.c.trial_id, T.c.number)).one()
+            else:
+                tid = conn.execute(insert).inserted_primary_key[0]
+                number = conn.execute(sa.select(T.c.number).where(T.c.trial_id == tid)).scalar()
             self._write(conn, tid, params or {}, attrs, value)
             if heartbeat:
                 conn.execute(self.H.insert().values(trial_id=tid, heartbeat=sa.func.now()))
+            if touch:
+                self._set_attr(conn, *touch)
         return tid, number
 
     def _write(self, conn, tid: int, params, attrs: Mapping[str, Any], value: float | None = None) -> None:
         from optuna.distributions import distribution_to_json
         if params:
-            conn.execute(self.P.insert(), [{"trial_id": tid, "param_name": name, "param_value": dist.to_internal_repr(v),
+            conn.execute(self.P.insert(), [{"trial_id": tid, "param_name": name,
+                                            "param_value": dist.to_internal_repr(v),
                                             "distribution_json": distribution_to_json(dist)}
                                            for name, (v, dist) in params.items()])
         if attrs:
@@ -356,8 +377,10 @@ class SqlBackend:
         with self.engine.begin() as conn:
             self._write(conn, tid, params, attrs)
 
-    def finish(self, tid: int, state: str, attrs: Mapping[str, Any], value: float | None = None) -> bool:
-        """Finishes a running trial; False (and nothing written) when it is not running any more."""
+    def finish(self, tid: int, state: str, attrs: Mapping[str, Any], value: float | None = None,
+               touch: tuple | None = None) -> bool:
+        """Finishes a running trial (and sets the study attribute touch); False (and nothing written) when it
+        is not running any more."""
         T = self.T
         with self.engine.begin() as conn:
             done = conn.execute(T.update().where(T.c.trial_id == tid, T.c.state == TrialState.RUNNING)
@@ -365,6 +388,8 @@ class SqlBackend:
             if done.rowcount != 1:
                 return False
             self._write(conn, tid, {}, attrs, value)
+            if touch:
+                self._set_attr(conn, *touch)
         return True
 
     def claim(self, tid: int, attrs: Mapping[str, Any]) -> bool:
@@ -391,18 +416,24 @@ class SqlBackend:
         return out
 
     def study_attrs(self, sid: int) -> dict[str, Any]:
-        SA = self.SA
         with self.engine.connect() as conn:
-            rows = conn.execute(self.sa.select(SA.c.key, SA.c.value_json).where(SA.c.study_id == sid)).all()
+            return self._study_attrs(conn, sid)
+
+    def _study_attrs(self, conn, sid: int) -> dict[str, Any]:
+        SA = self.SA
+        rows = conn.execute(self.sa.select(SA.c.key, SA.c.value_json).where(SA.c.study_id == sid)).all()
         return {k: json.loads(v) for k, v in rows}
 
     def set_study_attr(self, sid: int, key: str, value: Any) -> None:
+        with self.engine.begin() as conn:
+            self._set_attr(conn, sid, key, value)
+
+    def _set_attr(self, conn, sid: int, key: str, value: Any) -> None:
         """Only its owner writes a key (a session, the budget): an update, or the first insert."""
         SA, text = self.SA, json.dumps(clean({"v": value})["v"])
-        with self.engine.begin() as conn:
-            done = conn.execute(SA.update().where(SA.c.study_id == sid, SA.c.key == key).values(value_json=text))
-            if done.rowcount == 0:
-                conn.execute(SA.insert().values(study_id=sid, key=key, value_json=text))
+        done = conn.execute(SA.update().where(SA.c.study_id == sid, SA.c.key == key).values(value_json=text))
+        if done.rowcount == 0:
+            conn.execute(SA.insert().values(study_id=sid, key=key, value_json=text))
 
     def swap_study_attr(self, sid: int, key: str, old: Any, new: Any) -> bool:
         """Sets the attribute to new if it is old (None: absent), atomically: an insert that the unique key
@@ -491,13 +522,14 @@ class StudyStorage:
             raise StudyError(f"cannot read study '{name}' in {_shown(url)}: {db_error(e)}") from None
         return cls(st, study, companion), config
 
-    def read(self, open_ids: set[int]) -> list[Row]:
-        """Trials new since the last read, and those of open_ids (not finished when last read)."""
-        rows = self.backend.read(self.studies, self._after, open_ids)
+    def read(self, open_ids: set[int], attrs: bool = True) -> tuple[list[Row], dict | None]:
+        """Trials new since the last read, and those of open_ids (not finished when last read); and the
+        companion's attributes (budget, sessions, leases) unless attrs is False."""
+        rows, study = self.backend.read(self.studies, self._after, open_ids, self.companion_id if attrs else None)
         for r in rows:
             if r.id > self._after.get(r.study, -1):
                 self._after[r.study] = r.id
-        return rows
+        return rows, study
 
     def attrs(self) -> dict[str, Any]:
         """The companion's attributes: budget, sessions, leases."""
