@@ -388,8 +388,8 @@ def test_three_local_workers_run_one_confirmation_round(tmp_path, kind, request)
     out = tmp_path / "out"
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
         r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, TINY), "--workers", "3",
-                            "--trials", "24", "--baseline", str(baseline), "--mpiexec", local.default_mpiexec(), "--study", "w3",
-                            "--storage", storage, "--out", str(out), "--scratch", scratch,
+                            "--trials", "24", "--baseline", str(baseline), "--mpiexec", local.default_mpiexec(),
+                            "--study", "w3", "--storage", storage, "--out", str(out), "--scratch", scratch,
                             "--", "h5ior", "-b", "256K", "-t", "64K", "-o", "{scratch}"],
                            capture_output=True, text=True, timeout=600)
     logs = [r.stdout] + [(out / f"worker-{k}.log").read_text() for k in (1, 2)]
