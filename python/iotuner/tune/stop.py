@@ -46,7 +46,8 @@ class StopRule(Protocol):
 
 
 class TrialBudget:
-    """Trials that ran, and those other workers are running now: several workers do not overshoot."""
+    """Trials that ran, and those other workers are running now: several workers overshoot the budget only by
+    the trials started in the same instant (between one's look at the study and its new trial)."""
     name = "trial-budget"
 
     def check(self, state: SearchState) -> str | None:
