@@ -31,6 +31,7 @@ from .store import (BASELINE, CONFIRMATION, DEFAULT, TRAINING, Asked, Lease, Lea
 Progress = Callable[[dict], None]
 POLL_S = 0.5  # how often a worker looks again at a point another worker is measuring
 WAIT_S = 1.0  # how often a worker waiting for the confirmation round's verdict looks again
+PUBLISH_S = 0.02  # how often it looks again at a peer's trial that has not published its point yet
 SAME_AS_DEFAULT = DEFAULT  # duplicate_of of a trial whose settings took effect as the default's
 ROUND = "confirmation-"  # the confirmation rounds' leases: confirmation-0, then -1 after a resume that searched more
 
@@ -313,8 +314,9 @@ class Tuner:
         """A point measured before costs no run: it shares that result, or that failure. It is
         placed on the tuning clock when it was proposed. A point another worker is measuring right
         now is waited for, then shared."""
-        while self.store.in_flight(flat, asked.number) is not None:
-            time.sleep(POLL_S)
+        while (peer := self.store.in_flight(flat, asked.number)) is not None:
+            # a peer's trial asked just before this one publishes its point within milliseconds
+            time.sleep(POLL_S if "settings" in peer.attrs else PUBLISH_S)
             self.store.recover()
         key = canonical(flat)
         if key in self.store.failed:
