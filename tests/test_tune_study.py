@@ -286,6 +286,37 @@ def test_resume_with_a_larger_total_runs_more_and_confirms_again(tmp_path):
     assert len(again.records(CONFIRMATION)) == len(loaded.records(CONFIRMATION))
 
 
+class Bursts:
+    """The evaluator of a study, with the winner's confirmation runs of some rounds slowed 20x (a burst)."""
+
+    def __init__(self, evaluator, rounds):
+        self.evaluator, self.rounds, self.objective = evaluator, rounds, evaluator.objective
+
+    def evaluate(self, doc, label):
+        m = self.evaluator.evaluate(doc, label)
+        part = label.split("-")  # confirm-ROUND-WHO
+        if part[0] == "confirm" and part[2] != "default" and int(part[1]) in self.rounds:
+            m.value /= 20
+        return m
+
+
+@pytest.mark.parametrize("bursts,rounds,significant", [
+    ((), 5, True),  # clear at once: no more rounds
+    ((0, 1), 10, True),  # 2 of 5 winner's runs under the default's: undecided, then clear in 10 rounds
+    (range(10), 5, False)])  # every run under the default's: a clear no, no more rounds
+def test_an_undecided_confirmation_runs_as_many_rounds_again_once(tmp_path, bursts, rounds, significant):
+    store, t = make_study(tmp_path, trials=10, confirm_top=1, sigma=0.02)
+    t.evaluator = Bursts(t.evaluator, set(bursts))
+    outcome = t.run()
+    samples, ran = confirmation(store, outcome)
+    assert ran == set(range(rounds)) and len(samples[DEFAULT]) == rounds
+    assert outcome.significant is significant
+    extended = [n for n in outcome.notes if n.startswith("the confirmation is undecided after 5 rounds")]
+    assert len(extended) == (rounds == 10)
+    # both looks at the data share the level: alpha over the candidate and the two looks
+    assert outcome.verdict.alpha == pytest.approx(0.05 / 2)
+
+
 def test_three_confirmation_rounds_are_raised_so_a_gain_can_be_declared(tmp_path):
     events = []
     store, t = make_study(tmp_path, trials=15, confirm_rounds=3, confirm_top=1)

@@ -118,7 +118,7 @@ class Tuner:
     def confirmation_rounds(self, candidates: int) -> tuple[int, int]:
         """(rounds planned, rounds needed): the rounds asked for, raised to the fewest with which
         a gain over this many candidates can be significant at all."""
-        needed = noise.rounds_needed(candidates, self.alpha)
+        needed = noise.rounds_needed(candidates * noise.LOOKS, self.alpha)
         return max(self.confirm_rounds, needed), needed
 
     def confirmation_estimate(self, candidates: int | None = None) -> float:
@@ -393,13 +393,37 @@ class Tuner:
         if rounds < needed:
             self.note(f"the time budget leaves room for {rounds} confirmation rounds, but with {k} candidate(s) a "
                       f"gain needs at least {needed} (with {rounds} the smallest possible p is "
-                      f"{noise.smallest_p(rounds):.3g}, and {self.alpha / k:.3g} is needed): no gain can "
+                      f"{noise.smallest_p(rounds):.3g}, and {self._level(k):.3g} is needed): no gain can "
                       f"be declared. Give more --time, or fewer --confirm-top")
         elif rounds > self.confirm_rounds:
             self.note(f"{rounds} confirmation rounds instead of {self.confirm_rounds}: with "
                       f"{self.confirm_rounds} and {k} candidate(s) the smallest possible p is "
-                      f"{noise.smallest_p(self.confirm_rounds):.3g}, and a gain needs p < {self.alpha / k:.3g}")
+                      f"{noise.smallest_p(self.confirm_rounds):.3g}, and a gain needs p < {self._level(k):.3g}")
         return rounds
+
+    def _level(self, k: int) -> float:
+        """The p-value a gain needs: alpha over the candidates and the looks (noise.LOOKS)."""
+        return self.alpha / (k * noise.LOOKS)
+
+    def _more_rounds(self, stop: stops.Stop, key: str, cands: list[dict], rounds: int) -> int:
+        """Rounds to add to a confirmation whose verdict is undecided (noise.undecided): as many again as
+        planned, once, as far as the time budget allows. A confirmation already extended (by a tuner that was
+        stopped during it) goes on to its end."""
+        if confirmation_rounds_done(self.store, key, cands) <= rounds:
+            verdict = self._verdict(stop, key, cands).verdict
+            if verdict is None or not noise.undecided(verdict):
+                return 0
+            why = (f"p = {verdict.p_value:.3g}, {verdict.gain:.2f}x the default with a noise of "
+                   f"{verdict.noise:.0%}")
+        else:
+            why = "the extension a stopped tuner began"
+        more = rounds
+        if self.budget.seconds is not None:
+            per_round = (len(cands) + 1) * self.run_estimate()
+            more = min(more, int(max(0.0, self.budget.seconds - self.clock()) // per_round))
+        if more:
+            self.note(f"the confirmation is undecided after {rounds} rounds ({why}): {more} more rounds")
+        return more
 
     def confirm(self, stop: stops.Stop) -> Outcome:
         default = self.store.default_value()
@@ -421,6 +445,9 @@ class Tuner:
                                                         "rounds": rounds, "stop": stop.to_json()}) as mine:
             if mine:
                 self._confirmation_rounds(key, cands, rounds)
+                more = self._more_rounds(stop, key, cands, rounds)
+                if more:
+                    self._confirmation_rounds(key, cands, rounds + more)
         return self._verdict(stop, key, cands)
 
     def _confirmation_rounds(self, key: str, cands: list[dict], rounds: int) -> None:
@@ -468,7 +495,7 @@ class Tuner:
                            self.notes + ["the confirmation runs failed; keeping the default settings"], plan=key)
         winner = max(measured, key=lambda c: self.objective.key(noise.median(samples[c["signature"]])))
         verdict = noise.compare(samples[winner["signature"]], base, self.objective, self.alpha,
-                                comparisons=len(measured))
+                                comparisons=len(measured) * noise.LOOKS)
         win = {"trial": winner["trial"], "name": winner["name"], "signature": winner["signature"],
                "settings": winner["settings"],
                "median": noise.median(samples[winner["signature"]])}
