@@ -17,9 +17,12 @@ import math
 import statistics
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Mapping
 
 from scipy.stats import t as student_t
+
+from conftest import run_job
 
 CONFIDENCE = 0.95  # per side
 
@@ -122,3 +125,18 @@ def interleaved(a: Callable[[int], float], b: Callable[[int], float]) -> Callabl
         y = b(i)
         return a(i) / y
     return pair
+
+
+def write_bandwidth(command: list, config: Path, report: Path) -> float:
+    """The write bandwidth (MiB/s) of one run of `command` (with its launcher) under a settings file."""
+    result = run_job(command, config=config, report=report)
+    assert result.ok and result.report is not None, result.stderr
+    return result.report.totals["write_bandwidth_mib_s"]
+
+
+def settings_ratio(better: Path, worse: Path, command: list, out: Path) -> Callable[[int], float]:
+    """Interleaved pairs of one command under two settings files: the write bandwidth under `better` over the
+    one under `worse`. Run reports go to out/STEM-I.json."""
+    def side(config: Path) -> Callable[[int], float]:
+        return lambda i: write_bandwidth(command, config, out / f"{config.stem}-{i}.json")
+    return interleaved(side(better), side(worse))

@@ -4,7 +4,6 @@ application; the gain holds on the application."""
 from __future__ import annotations
 
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -14,7 +13,7 @@ import pytest
 pytest.importorskip("clang.cindex")
 
 from conftest import mpi  # noqa: E402
-from iotuner import report  # noqa: E402
+from perf import Claim, assert_ratio, settings_ratio  # noqa: E402
 from iotuner.kernel import discover  # noqa: E402
 from iotuner.tune.store import CONFIRMATION, Store  # noqa: E402
 
@@ -43,10 +42,9 @@ def test_tuning_on_the_kernel_holds_on_the_application(kernel_apps, tmp_path):
         assert r.returncode == 0, r.stderr + r.stdout[-3000:]
         summary = json.loads((out / "summary.json").read_text())
         # one aggregator costs this application 1.2-2x on these machines (its writes are 4 MiB per rank): the
-        # gain found on the kernel must hold on the application, well beyond the noise measured there
-        verdict = summary["verdict"]
-        beyond_noise = max(1.1, 1 + 3 * verdict["noise"])
-        assert verdict["significant"] is True and verdict["gain"] >= beyond_noise, verdict
+        # gain found on the kernel must hold on the application: confirmed there (significant: beyond the noise
+        # of the default's runs), and again below in pairs of iotuner run
+        assert summary["verdict"]["significant"] is True, summary["verdict"]
         # the search ran the kernel, the confirmation the application
         store = Store.open(f"sqlite:///{out / 'study.db'}", "k", heartbeat_s=None)
         assert store.config.app[0].endswith("kernel") and store.config.confirm_app[0] == str(app.exe)
@@ -57,17 +55,6 @@ def test_tuning_on_the_kernel_holds_on_the_application(kernel_apps, tmp_path):
         assert len(store.records(CONFIRMATION)) >= 8
         assert "kernel: one evaluation" in r.stdout
 
-        # best.json on the application, interleaved with the baseline. The margin beyond noise is the verdict's
-        # (8+ confirmation runs); a single run here varies by up to 1.5x (CI once gave 973 vs 952 MiB/s in 3 pairs
-        # after a confirmed 1.2x), so 5 pairs only have to show that best.json, as written, beats the baseline.
-        ratios = []
-        for i in range(5):
-            pair = {}
-            for cfg in (baseline, out / "best.json"):
-                rep = tmp_path / f"app-{i}-{cfg.stem}.json"
-                command = [a.replace("{scratch}", scratch) for a in [str(app.exe), *ARGS]]
-                run = iotuner("run", "--config", cfg, "--report", rep, "--", *mpi(), *command, timeout=600)
-                assert run.returncode == 0, run.stderr
-                pair[cfg] = report.load(rep).totals["write_bandwidth_mib_s"]
-            ratios.append(pair[out / "best.json"] / pair[baseline])
-        assert statistics.median(ratios) > 1.0, ratios
+        # best.json on the application beats the baseline, in interleaved pairs (as many as the noise needs)
+        command = mpi() + [a.replace("{scratch}", scratch) for a in [str(app.exe), *ARGS]]
+        assert_ratio(settings_ratio(out / "best.json", baseline, command, tmp_path), Claim(above=1.0), most=12)

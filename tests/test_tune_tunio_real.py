@@ -20,7 +20,7 @@ def test_tunio_tunes_a_kernel_and_stops_itself_early(tmp_path):
         r = subprocess.run(
             [sys.executable, "-m", "iotuner", "tune", "--baseline", str(baseline), "--trials", str(budget),
              "--objective", "write-bw", "--space", "romio", "--strategy", "tunio", "--study", "tunio",
-             "--out", str(tmp_path / "out"), "--scratch", scratch, "--",
+             "--confirm-top", "1", "--out", str(tmp_path / "out"), "--scratch", scratch, "--",
              kernel("h5ior"), "-b", "32M", "-t", "1M", "-o", "{scratch}"],
             capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stderr + r.stdout[-3000:]
