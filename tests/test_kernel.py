@@ -37,13 +37,13 @@ def make(app, out: Path, args: list[str], **kw) -> kernel_api.Kernel:
 
 @pytest.fixture(scope="module")
 def app_kernel(kernel_apps, tmp_path_factory):
-    return make(kernel_apps["kernel_app"], tmp_path_factory.mktemp("app") / "kern", APP_ARGS, repeats=3)
+    return make(kernel_apps["kernel_app"], tmp_path_factory.mktemp("app") / "kern", APP_ARGS, repeats=2)
 
 
 @pytest.fixture(scope="module")
 def mpiio_kernel(kernel_apps, tmp_path_factory):
     app = kernel_apps["kernel_mpiio"]
-    return make(app, tmp_path_factory.mktemp("mpiio") / "kern", MPIIO_ARGS, repeats=3,
+    return make(app, tmp_path_factory.mktemp("mpiio") / "kern", MPIIO_ARGS, repeats=2,
                 compile_commands=app.database)
 
 
