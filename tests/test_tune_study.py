@@ -289,12 +289,14 @@ def test_resume_with_a_larger_total_runs_more_and_confirms_again(tmp_path):
 class Bursts:
     """The evaluator of a study, with the winner's confirmation runs of some rounds slowed 20x (a burst)."""
 
-    def __init__(self, evaluator, rounds):
-        self.evaluator, self.rounds, self.objective = evaluator, rounds, evaluator.objective
+    def __init__(self, evaluator, rounds, stop_at=None):
+        self.evaluator, self.rounds, self.objective, self.stop_at = evaluator, rounds, evaluator.objective, stop_at
 
     def evaluate(self, doc, label):
-        m = self.evaluator.evaluate(doc, label)
         part = label.split("-")  # confirm-ROUND-WHO
+        if part[0] == "confirm" and int(part[1]) == self.stop_at:
+            raise KeyboardInterrupt  # the tuner is stopped in this round
+        m = self.evaluator.evaluate(doc, label)
         if part[0] == "confirm" and part[2] != "default" and int(part[1]) in self.rounds:
             m.value /= 20
         return m
@@ -315,6 +317,21 @@ def test_an_undecided_confirmation_runs_as_many_rounds_again_once(tmp_path, burs
     assert len(extended) == (rounds == 10)
     # both looks at the data share the level: alpha over the candidate and the two looks
     assert outcome.verdict.alpha == pytest.approx(0.05 / 2)
+
+
+def test_a_tuner_stopped_in_the_extra_rounds_resumes_them(tmp_path):
+    store, t = make_study(tmp_path, trials=10, confirm_top=1, sigma=0.02)
+    evaluator = t.evaluator
+    t.evaluator = Bursts(evaluator, {0, 1}, stop_at=9)
+    with pytest.raises(KeyboardInterrupt):
+        t.run()
+    again = tuner.Tuner(store, Bursts(evaluator, {0, 1}), t.space, t.objective, t.strategy)
+    outcome = again.run()
+    samples, ran = confirmation(store, outcome)
+    # rounds 0-8 kept; judged after 9 rounds it would be a third look: the extension runs to its end
+    assert ran == set(range(10)) and len(samples[DEFAULT]) == 10 and outcome.significant
+    assert any(n.startswith("the confirmation is undecided after 5 rounds (the extension a stopped tuner began)")
+               for n in outcome.notes)
 
 
 def test_three_confirmation_rounds_are_raised_so_a_gain_can_be_declared(tmp_path):
