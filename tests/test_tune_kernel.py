@@ -18,9 +18,13 @@ from iotuner.kernel import discover  # noqa: E402
 from iotuner.tune.store import CONFIRMATION, Store  # noqa: E402
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
-ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable"}}
-# 3 steps of 4 MiB per rank in collective writes (where one aggregator hurts), and compute the kernel drops
-ARGS = ["{scratch}", "3", "524288", "300"]
+# Collective buffering forced through one aggregator with a 1 MiB buffer, on 3 steps (and a checkpoint) of
+# 16 MiB per rank in collective writes: measured here 1.3x slower than the default on a quiet machine and 2.2x
+# beside 2 CPU-burning processes (medians of interleaved runs; collective I/O is what CPU load slows). A small
+# gain in noisy runs, so the confirmation has 6 rounds. The compute the kernel drops is most of an application
+# run (about 3 s against 0.6 s for the kernel on a quiet machine).
+ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable", "cb_buffer_size": 1048576}}
+ARGS = ["{scratch}", "3", "2097152", "32"]
 
 
 def iotuner(*args, **kw):
@@ -37,13 +41,13 @@ def test_tuning_on_the_kernel_holds_on_the_application(kernel_apps, tmp_path):
     out = tmp_path / "out"
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
         r = iotuner("tune", "--kernel", kern, "--baseline", baseline, "--space", "romio", "--strategy", "bayes",
-                    "--trials", 12, "--objective", "write-bw", "--confirm-top", 1, "--study", "k", "--out", out,
-                    "--scratch", scratch, timeout=1500)
+                    "--trials", 12, "--objective", "write-bw", "--confirm-top", 1, "--confirm-rounds", 6,
+                    "--study", "k", "--out", out, "--scratch", scratch, timeout=1500)
         assert r.returncode == 0, r.stderr + r.stdout[-3000:]
+        print(r.stdout[-2000:], file=sys.stderr)  # the confirmation's runs and verdict, shown when the test fails
         summary = json.loads((out / "summary.json").read_text())
-        # one aggregator costs this application 1.2-2x on these machines (its writes are 4 MiB per rank): the
-        # gain found on the kernel must hold on the application: confirmed there (significant: beyond the noise
-        # of the default's runs), and again below in pairs of iotuner run
+        # the gain found on the kernel must hold on the application: confirmed there (significant: beyond the
+        # noise of the default's runs), and again below in pairs
         assert summary["verdict"]["significant"] is True, summary["verdict"]
         # the search ran the kernel, the confirmation the application
         store = Store.open(f"sqlite:///{out / 'study.db'}", "k", heartbeat_s=None)
@@ -52,7 +56,7 @@ def test_tuning_on_the_kernel_holds_on_the_application(kernel_apps, tmp_path):
         assert kc["speedup"] >= 3.0, kc
         assert kc["roti"]["peak"] > kc["roti_without_kernel"]["peak"] > 0  # a cheaper search pays back sooner
         assert kc["roti"]["final"] > kc["roti_without_kernel"]["final"]
-        assert len(store.records(CONFIRMATION)) >= 8
+        assert len(store.records(CONFIRMATION)) >= 12
         assert "kernel: one evaluation" in r.stdout
 
         # best.json on the application beats the baseline, in interleaved pairs (as many as the noise needs)
