@@ -42,4 +42,4 @@ def test_hybrid_reaches_a_confirmed_gain_in_five_runs(tmp_path):
     assert len(searched) <= 5, [x["kind"] for x in searched]  # application runs after calibration, before confirming
     assert summary["stop"]["rule"] in ("strategy", "exhaustion")
     assert any(n.startswith("hybrid: 90 configurations predicted") for n in summary["notes"])
-    assert summary["verdict"]["significant"] is True, summary
+    assert summary["verdict"]["significant"] is True, (summary["verdict"], summary["notes"])
