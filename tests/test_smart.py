@@ -128,38 +128,40 @@ def test_prediction_hit_fraction_on_bundled_kernels(tmp_path, name, args):
     assert pred["rule"]["predictions"] >= 1 and pred["rule"]["hit_fraction"] >= 0.9, pred
 
 
-def undisturbed_run(tmp_path, args, rules, attempts=5):
+def undisturbed_run(tmp_path, args, rules, attempts=8):
     """The first of up to `attempts` smart runs under the harmful rule (1) that shows what the feedback loop
-    judges: every phase the rule ran in slower than the others by more than the margin, and no burst of this
+    judges: every phase the rule ran in slower than every other by more than the margin, and no burst of this
     machine slowing one of the others by as much. Otherwise the loop decides otherwise, rightly on what it
     measured, and the run says nothing about the rules: another run is taken (the last one is returned when
     every run met a burst)."""
     keep = 1 - float(HARM_MARGIN)
+    # the callers' phases are 64 MiB per rank: 16 MiB ones varied 2x between identical phases beside 2 CPU
+    # burners, where 64 MiB ones kept within 30%
     for _ in range(attempts):
         with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
             rep = smart_run(tmp_path, [*args, "-o", scratch], rules=rules, IOTUNER_SMART_MARGIN=HARM_MARGIN)
         bw = {False: [], True: []}  # by whether rule 1 ran
         for p in rep.data["smart"]["phases"]:
             bw["1" in (p["rules_applied"] or "").split(", ")].append(p["bandwidth_mib_s"])
-        unharmed = statistics.median(bw[False])
-        if min(bw[False]) >= keep * unharmed and max(bw[True]) < keep * unharmed:
+        if min(bw[False]) >= keep * statistics.median(bw[False]) and max(bw[True]) < keep * min(bw[False]):
             break
     return rep
 
 
 def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
-    rep = undisturbed_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-t", "1M", "-i", "10"], HARMFUL)
+    rep = undisturbed_run(tmp_path, [kernel("h5ior"), "-b", "64M", "-t", "1M", "-i", "10"], HARMFUL)
     smart = rep.data["smart"]
     assert smart["rules_table"].endswith("rules.json") and smart["margin"] == 0.5
     phases = smart["phases"]
     roles = [p["role"] for p in phases]
+    seen = [(p["role"], round(p["bandwidth_mib_s"])) for p in phases]  # for the messages
     # two slow phases, then a probe with the default settings; it confirms the harm, unless it met one of
     # this machine's bursts: then the rule is looked at again after four more slow phases
-    assert roles[:4] == ["learn", "optimized", "optimized", "probe"], roles
+    assert roles[:4] == ["learn", "optimized", "optimized", "probe"], seen
     assert "below the reference" in phases[1]["feedback"]
     assert "the next phase is a probe" in phases[2]["feedback"]
     back = next(i for i, p in enumerate(phases) if (p["feedback"] or "").startswith("rolled back rule 1: "))
-    assert back in (3, 8) and roles[back] == "probe", roles
+    assert back in (3, 8) and roles[back] == "probe", seen
     assert roles[back + 1:] == ["default"] * (len(roles) - back - 1)
     learned = phases[0]["bandwidth_mib_s"]
     harmed = [p["bandwidth_mib_s"] for p in phases[:back] if p["role"] == "optimized"]
@@ -171,22 +173,23 @@ def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
 
 
 def test_feedback_loop_rolls_back_only_the_rule_that_hurts(tmp_path):
-    rep = undisturbed_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-t", "1M", "-i", "11"], HARMFUL_AND_BENIGN)
+    rep = undisturbed_run(tmp_path, [kernel("h5ior"), "-b", "64M", "-t", "1M", "-i", "11"], HARMFUL_AND_BENIGN)
     phases = rep.data["smart"]["phases"]
     ran = [(p["role"], p["rules_applied"]) for p in phases]
+    seen = [(*r, round(p["bandwidth_mib_s"])) for r, p in zip(ran, phases)]  # for the messages: MiB/s too
     # harm confirmed by the probe, then each rule alone: rule 1 slower than the defaults, and again when run
     # right after the defaults ran once more; rule 2 not
     assert ran[:7] == [("learn", None), ("optimized", "1, 2"), ("optimized", "1, 2"), ("probe", None),
-                       ("isolate", "1"), ("probe", None), ("isolate", "1")], ran
+                       ("isolate", "1"), ("probe", None), ("isolate", "1")], seen
     assert "try rules 1, 2 one at a time" in phases[3]["feedback"]
     assert "the default settings run again" in phases[4]["feedback"]
     assert phases[6]["feedback"].startswith("rolled back rule 1: alone it ran twice below")
     # rule 2 alone: kept at once, or after its own second look when a phase was slow by chance
-    assert ran[7] == ("isolate", "2"), ran
+    assert ran[7] == ("isolate", "2"), seen
     kept = next(i for i in range(7, len(ran)) if "it stays" in (phases[i]["feedback"] or ""))
-    assert ran[kept] == ("isolate", "2") and kept in (7, 9), ran
+    assert ran[kept] == ("isolate", "2") and kept in (7, 9), seen
     rest = ran[kept + 1:]
-    assert rest and all(r == ("optimized", "2") for r in rest), ran
+    assert rest and all(r == ("optimized", "2") for r in rest), seen
     for d in rep.data_phases()[kept + 1:]:  # the benign rule's setting only
         assert {c["knob"]: c["effective"] for c in d["settings"]} == {"mdc_initial_size": "8388608"}
 
