@@ -133,7 +133,7 @@ def test_hostile_study_names_and_storage_urls_in_a_worker_script(tmp_path):
 
 def test_a_study_on_postgresql_survives_a_lost_connection(tmp_path, postgres):
     url, d = postgres
-    args = ["--synthetic", "ufs", "--synthetic-delay", 0.3, "--trials", 20, "--study", "pg", "--storage", url,
+    args = ["--synthetic", "ufs", "--synthetic-delay", 0.2, "--trials", 20, "--study", "pg", "--storage", url,
             "--out", tmp_path / "out", "--heartbeat", 1]
     proc = tune(*args)
     store = Store.open(url, "pg", heartbeat_s=None) if wait_for(

@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 # Collective buffering forced through one aggregator with a 1 MiB buffer, on 3 steps (and a checkpoint) of
 # 16 MiB per rank in collective writes: measured here 1.3x slower than the default on a quiet machine and 2.2x
 # beside 2 CPU-burning processes (medians of interleaved runs; collective I/O is what CPU load slows). A small
-# gain in noisy runs, so the confirmation has 6 rounds. The compute the kernel drops is most of an application
+# gain in noisy runs, so the confirmation has 5 rounds (10 when undecided). The compute the kernel drops is most of an application
 # run (about 3 s against 0.6 s for the kernel on a quiet machine).
 ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable", "cb_buffer_size": 1048576}}
 ARGS = ["{scratch}", "3", "2097152", "32"]
@@ -41,7 +41,7 @@ def test_tuning_on_the_kernel_holds_on_the_application(kernel_apps, tmp_path):
     out = tmp_path / "out"
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
         r = iotuner("tune", "--kernel", kern, "--baseline", baseline, "--space", "romio", "--strategy", "bayes",
-                    "--trials", 12, "--objective", "write-bw", "--confirm-top", 1, "--confirm-rounds", 6,
+                    "--trials", 12, "--objective", "write-bw", "--confirm-top", 1, "--confirm-rounds", 5,
                     "--study", "k", "--out", out, "--scratch", scratch, timeout=1500)
         assert r.returncode == 0, r.stderr + r.stdout[-3000:]
         print(r.stdout[-2000:], file=sys.stderr)  # the confirmation's runs and verdict, shown when the test fails
@@ -56,7 +56,7 @@ def test_tuning_on_the_kernel_holds_on_the_application(kernel_apps, tmp_path):
         assert kc["speedup"] >= 3.0, kc
         assert kc["roti"]["peak"] > kc["roti_without_kernel"]["peak"] > 0  # a cheaper search pays back sooner
         assert kc["roti"]["final"] > kc["roti_without_kernel"]["final"]
-        assert len(store.records(CONFIRMATION)) >= 12
+        assert len(store.records(CONFIRMATION)) >= 10
         assert "kernel: one evaluation" in r.stdout
 
         # best.json on the application beats the baseline, in interleaved pairs (as many as the noise needs)
