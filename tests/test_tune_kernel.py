@@ -21,8 +21,8 @@ pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 # Collective buffering forced through one aggregator with a 1 MiB buffer, on 3 steps (and a checkpoint) of
 # 16 MiB per rank in collective writes: measured here 1.3x slower than the default on a quiet machine and 2.2x
 # beside 2 CPU-burning processes (medians of interleaved runs; collective I/O is what CPU load slows). A small
-# gain in noisy runs, so the confirmation has 5 rounds (10 when undecided). The compute the kernel drops is most of an application
-# run (about 3 s against 0.6 s for the kernel on a quiet machine).
+# gain in noisy runs, so the confirmation has 5 rounds (10 when undecided). The compute the kernel drops is most
+# of an application run (about 3 s against 0.6 s for the kernel on a quiet machine).
 ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable", "cb_buffer_size": 1048576}}
 ARGS = ["{scratch}", "3", "2097152", "32"]
 
