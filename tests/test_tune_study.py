@@ -298,6 +298,56 @@ def test_resume_with_a_larger_total_runs_more_and_confirms_again(tmp_path):
     assert len(again.records(CONFIRMATION)) == len(loaded.records(CONFIRMATION))
 
 
+class Bursts:
+    """The evaluator of a study, with the winner's confirmation runs of some rounds slowed 20x (a burst)."""
+
+    def __init__(self, evaluator, rounds, stop_at=None):
+        self.evaluator, self.rounds, self.objective, self.stop_at = evaluator, rounds, evaluator.objective, stop_at
+
+    def evaluate(self, doc, label):
+        part = label.split("-")  # confirm-ROUND-WHO
+        if part[0] == "confirm" and int(part[1]) == self.stop_at:
+            raise KeyboardInterrupt  # the tuner is stopped in this round
+        m = self.evaluator.evaluate(doc, label)
+        if part[0] == "confirm" and part[2] != "default" and int(part[1]) in self.rounds:
+            m.value /= 20
+        return m
+
+
+@pytest.mark.parametrize("bursts,rounds,significant", [
+    ((), 5, True),  # clear at once: no more rounds
+    ((0, 1), 10, True),  # 2 of 5 winner's runs under the default's: undecided, then clear in 10 rounds
+    (range(10), 5, False)])  # every run under the default's: a clear no, no more rounds
+def test_an_undecided_confirmation_runs_as_many_rounds_again_once(tmp_path, bursts, rounds, significant):
+    store, t = make_study(tmp_path, trials=10, confirm_top=1, sigma=0.02)
+    t.evaluator = Bursts(t.evaluator, set(bursts))
+    outcome = t.run()
+    samples, ran = confirmation(store, outcome)
+    assert ran == set(range(rounds)) and len(samples[DEFAULT]) == rounds
+    assert outcome.significant is significant
+    extended = [n for n in outcome.notes if n.startswith("the confirmation is undecided after 5 rounds")]
+    assert len(extended) == (rounds == 10)
+    # both looks at the data share the level: alpha over the candidate and the two looks
+    assert outcome.verdict.alpha == pytest.approx(0.05 / 2)
+
+
+def test_a_tuner_stopped_in_the_extra_rounds_runs_the_round_again_and_extends_it(tmp_path):
+    store, t = make_study(tmp_path, trials=10, confirm_top=1, sigma=0.02)
+    evaluator = t.evaluator
+    t.evaluator = Bursts(evaluator, {0, 1}, stop_at=9)
+    with pytest.raises(KeyboardInterrupt):
+        t.run()
+    again = tuner.Tuner(store, Bursts(evaluator, {0, 1}), t.space, t.objective, t.strategy)
+    outcome = again.run()
+    samples, ran = confirmation(store, outcome)
+    # the round is run again from its start (a new start of its lease: the stopped runs may have been
+    # disturbed), and undecided after 5 rounds again, it runs 5 more
+    assert ran == set(range(10)) and len(samples[DEFAULT]) == 10 and outcome.significant
+    notes = " ".join(outcome.notes)
+    assert "runs the round again, from the start (start 2)" in notes, outcome.notes
+    assert "the confirmation is undecided after 5 rounds (p = " in notes, outcome.notes
+
+
 def test_three_confirmation_rounds_are_raised_so_a_gain_can_be_declared(tmp_path):
     events = []
     store, t = make_study(tmp_path, trials=15, confirm_rounds=3, confirm_top=1)

@@ -14,7 +14,7 @@ from iotuner.tune.store import Store
 
 pytestmark = pytest.mark.slow
 
-# Each run leaves a start marker (its label and the tuner that runs it) and takes 0.4 s; while the file HOLD
+# Each run leaves a start marker (its label and the tuner that runs it) and takes 0.2 s; while the file HOLD
 # exists, a run waits, so the test can kill a worker inside a run it knows; bandwidth follows the settings.
 APP = """
 import json, os, sys, time
@@ -24,7 +24,7 @@ for group in json.load(open(os.environ["IOTUNER_CONFIG"])).get("groups", []):
     knobs.update(group.get("mpiio", {}))
 with open(os.path.join(marks, f"{os.getppid()}.{label}.{time.time()}"), "w") as f:
     f.write(label)
-time.sleep(0.4)
+time.sleep(0.2)
 while os.path.exists(os.environ["HOLD"]):
     time.sleep(0.02)
 score = {"enable": 100, "disable": 300}.get(knobs.get("romio_cb_write"), 200)

@@ -125,7 +125,7 @@ class Tuner:
     def confirmation_rounds(self, candidates: int) -> tuple[int, int]:
         """(rounds planned, rounds needed): the rounds asked for, raised to the fewest with which
         a gain over this many candidates can be significant at all."""
-        needed = noise.rounds_needed(candidates, self.alpha)
+        needed = noise.rounds_needed(candidates * noise.LOOKS, self.alpha)
         return max(self.confirm_rounds, needed), needed
 
     def confirmation_estimate(self, candidates: int | None = None) -> float:
@@ -417,13 +417,32 @@ class Tuner:
         if rounds < needed:
             self.note(f"the time budget leaves room for {rounds} confirmation rounds, but with {k} candidate(s) a "
                       f"gain needs at least {needed} (with {rounds} the smallest possible p is "
-                      f"{noise.smallest_p(rounds):.3g}, and {self.alpha / k:.3g} is needed): no gain can "
+                      f"{noise.smallest_p(rounds):.3g}, and {self._level(k):.3g} is needed): no gain can "
                       f"be declared. Give more --time, or fewer --confirm-top")
         elif rounds > self.confirm_rounds:
             self.note(f"{rounds} confirmation rounds instead of {self.confirm_rounds}: with "
                       f"{self.confirm_rounds} and {k} candidate(s) the smallest possible p is "
-                      f"{noise.smallest_p(self.confirm_rounds):.3g}, and a gain needs p < {self.alpha / k:.3g}")
+                      f"{noise.smallest_p(self.confirm_rounds):.3g}, and a gain needs p < {self._level(k):.3g}")
         return rounds
+
+    def _level(self, k: int) -> float:
+        """The p-value a gain needs: alpha over the candidates and the looks (noise.LOOKS)."""
+        return self.alpha / (k * noise.LOOKS)
+
+    def _more_rounds(self, stop: stops.Stop, key: str, cands: list[dict], rounds: int) -> int:
+        """Rounds to add to a confirmation whose verdict is undecided (noise.undecided): as many again as
+        planned, once, as far as the time budget allows."""
+        verdict = self._verdict(stop, key, cands).verdict
+        if verdict is None or not noise.undecided(verdict):
+            return 0
+        more = rounds
+        if self.budget.seconds is not None:
+            per_round = (len(cands) + 1) * self.run_estimate()
+            more = min(more, int(max(0.0, self.budget.seconds - self.clock()) // per_round))
+        if more:
+            self.note(f"the confirmation is undecided after {rounds} rounds (p = {verdict.p_value:.3g}, "
+                      f"{verdict.gain:.2f}x the default with a noise of {verdict.noise:.0%}): {more} more rounds")
+        return more
 
     def confirm(self, stop: stops.Stop) -> Outcome:
         """The confirmation round, once for the study: the worker that gets its lease runs it (alone: it waits
@@ -483,10 +502,15 @@ class Tuner:
         rounds = self._rounds(len(cands), 0)
         held.set(content={"stop": stop.to_json(), "trials_run": trials_run, "plan": plan, "candidates": cands,
                           "rounds": rounds})
-        self._confirmation_rounds(plan, cands, rounds, held)
+        self._confirmation_rounds(plan, cands, 0, rounds, held)
+        more = self._more_rounds(stop, plan, cands, rounds)
+        if more:
+            held.set(content={"stop": stop.to_json(), "trials_run": trials_run, "plan": plan, "candidates": cands,
+                              "rounds": rounds + more})
+            self._confirmation_rounds(plan, cands, rounds, rounds + more, held)
 
-    def _confirmation_rounds(self, key: str, cands: list[dict], rounds: int, held=None) -> None:
-        for rnd in range(rounds):
+    def _confirmation_rounds(self, key: str, cands: list[dict], first: int, rounds: int, held=None) -> None:
+        for rnd in range(first, rounds):
             entries = [None] + cands
             shift = rnd % len(entries)
             for entry in entries[shift:] + entries[:shift]:  # rotated, so no one always runs first
@@ -542,7 +566,7 @@ class Tuner:
                            self.notes + ["the confirmation runs failed; keeping the default settings"], plan=key)
         winner = max(measured, key=lambda c: self.objective.key(noise.median(samples[c["signature"]])))
         verdict = noise.compare(samples[winner["signature"]], base, self.objective, self.alpha,
-                                comparisons=len(measured))
+                                comparisons=len(measured) * noise.LOOKS)
         win = {"trial": winner["trial"], "name": winner["name"], "signature": winner["signature"],
                "settings": winner["settings"],
                "median": noise.median(samples[winner["signature"]])}
