@@ -112,7 +112,7 @@
     X(MPI_File_read_ordered_begin, 0, 0, SHARED, 1, IOT_MPI_DATA_PARAMS_BR, (fh, buf, count, datatype))
 
 /* ---- HDF5: X(ret, name, params, sig) ----
- * sig: the call's signature in smart mode's grammar (iotuner/smart.h), shared by the versions of a call
+ * sig: the call's signature in smart mode's grammar (iotuner/signature.h), shared by the versions of a call
  * (H5Dopen1 and H5Dopen2 are both "H5Dopen"), or NONE for calls outside the grammar. */
 #define IOT_HDF5_CALLS(X)                                                                                      \
     X(hid_t, H5Fcreate, (const char *name, unsigned flags, hid_t fcpl, hid_t fapl), H5FCREATE)                 \

@@ -14,7 +14,7 @@
 #include <hdf5.h>
 
 #include "iotuner/calls.h"
-#include "iotuner/smart.h"
+#include "iotuner/signature.h"
 #include "module.h"
 #include "pmpi.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "iotuner/calls.h"
-#include "iotuner/smart.h"
+#include "iotuner/signature.h"
 #include "access.h"
 #include "module.h"
 #include "pmpi.h"

@@ -12,7 +12,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "iotuner/smart.h" /* iot_identity, iot_path_hash */
+#include "iotuner/signature.h" /* iot_identity, iot_path_hash */
 
 iot_phase *_Atomic iot_fd_phase[IOT_FD_TABLE];
 

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "iotuner/smart.h"
+#include "iotuner/signature.h"
 #include "module.h"
 #include "pmpi.h"
 

@@ -25,13 +25,14 @@
  * and settings; if not, the phase runs untuned on all of them and the
  * identity is learned again.
  *
- * The feedback loop (iot_feedback, iotuner/smart.h) judges every phase run
+ * The feedback loop (iot_feedback, iotuner/feedback.h) judges every phase run
  * under rules against a reference and rolls back the rules that hurt. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "iotuner/smart.h"
+#include "iotuner/feedback.h"
+#include "iotuner/rules.h"
 #include "module.h"
 #include "pmpi.h"
 
