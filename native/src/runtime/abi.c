@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "iotuner/calls.h"
-#include "rt.h"
+#include "abi.h"
+#include "state.h"
 
 #if !defined(__x86_64__)
 #error "the MPI trampolines are written for x86-64 (as the TSC clock is)"
@@ -97,7 +98,7 @@ int iot_mpi_foreign_abi(void)
     if (!foreign)
         return 0;
     point_at_foreign();
-    iot_g.disabled = 1;
+    iot_state_disable();
     if (launch_rank() == 0 && !getenv("IOTUNER_DISABLE")) {
         char version[8192] = "";
         int len = 0, (*get)(char *, int *) = (int (*)(char *, int *))dlsym(RTLD_DEFAULT, "MPI_Get_library_version");

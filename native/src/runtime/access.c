@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iotuner/ops.h"
 #include "access.h"
+#include "comm.h"
 #include "module.h"
+#include "phases.h"
 #include "pmpi.h"
 
 #define VARIES (-1)
@@ -38,7 +41,6 @@ typedef struct iot_access {
 } iot_access;
 
 IOT_TLS iot_phase *iot_op_phase;
-int iot_count_ops;
 
 static void dir_init(acc_dir *d)
 {
@@ -392,12 +394,6 @@ IOT_EXPORT void iotuner_op_note(int op, long long bytes)
 #define OP_NAME(id, name) #name,
 static const char *const op_names[IOT_NOPS] = {IOT_OPS(OP_NAME)};
 
-static void access_init(void)
-{
-    const char *on = getenv("IOTUNER_COUNT_OPS");
-    iot_count_ops = on && *on && strcmp(on, "0") != 0;
-}
-
 /* ---- the report's "access" section ---- */
 
 typedef struct {
@@ -495,7 +491,7 @@ static char *pack_entries(size_t *len)
     return iot_buf_take(&b);
 }
 
-static unpacked *unpack_entries(const char *data, size_t len, size_t *count)
+static unpacked *unpack_entries(const iot_report_ctx *ctx, const char *data, size_t len, size_t *count)
 {
     size_t n = 0, cap = 0;
     unpacked *all = NULL;
@@ -519,7 +515,7 @@ static unpacked *unpack_entries(const char *data, size_t len, size_t *count)
             qsort(all[n].ops, (size_t)e.nops, sizeof(op_count), op_order);
         } else
             all[n].e.nops = 0;
-        all[n].phase = iot_report_phase_id(&e.key);
+        all[n].phase = ctx->phase_id(ctx, &e.key, e.rank);
         off += bytes;
         n++;
     }
@@ -540,7 +536,7 @@ static void write_rank(iot_buf *b, const unpacked *u)
     }
     write_dir(b, "write", &u->e.dir[1]);
     write_dir(b, "read", &u->e.dir[0]);
-    if (iot_count_ops) {
+    if (iot_g.count_ops) {
         iot_jw_begin_array(b, "operations");
         for (int64_t k = 0; k < u->e.nops; k++) {
             iot_jw_begin_object(b, NULL);
@@ -563,7 +559,7 @@ static void access_report(const iot_report_ctx *ctx)
     if (ctx->comm != MPI_COMM_NULL)
         iot_gather_bytes(ctx->comm, mine, mine_len, &got, &len);
     if (ctx->root && ctx->out) {
-        unpacked *all = unpack_entries(got, len, &total);
+        unpacked *all = unpack_entries(ctx, got, len, &total);
         if (total) /* qsort wants a non-null array even when empty */
             qsort(all, total, sizeof *all, by_phase);
         iot_buf *b = ctx->out;
@@ -596,5 +592,5 @@ static void access_report(const iot_report_ctx *ctx)
     free(mine);
 }
 
-static const iot_module access_module = {.name = "access", .init = access_init, .report = access_report};
+static const iot_module access_module = {.name = "access", .report = access_report};
 IOT_MODULE(access_module)

@@ -5,7 +5,9 @@
 #ifndef IOTUNER_ACCESS_H
 #define IOTUNER_ACCESS_H
 
-#include "rt.h"
+#include <mpi.h>
+
+#include "phase.h"
 
 /* A file view, flattened once at MPI_File_set_view: the filetype's contiguous
  * pieces relative to the displacement (at most IOT_VIEW_PIECES; more, or a
@@ -26,4 +28,13 @@ void iot_view_free(iot_view *v);
 /* A collective data call of bytes at offset (in etypes of the view) on phase ph. */
 void iot_access_note(iot_phase *ph, const iot_view *v, int64_t offset, uint64_t bytes, int is_write);
 
+/* Counting mode (IOTUNER_COUNT_OPS=1, access.c): while this thread is inside an MPI-IO data call, the phase
+ * whose operations are counted; NULL otherwise (always NULL when the mode is off). */
+extern IOT_TLS struct iot_phase *iot_op_phase;
+void iot_op_note(int op, long long bytes);
+#define IOT_OP_NOTE(op, bytes)                                                                                 \
+    do {                                                                                                       \
+        if (__builtin_expect(iot_op_phase != NULL, 0))                                                         \
+            iot_op_note(op, (long long)(bytes));                                                               \
+    } while (0)
 #endif

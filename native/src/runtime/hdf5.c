@@ -15,8 +15,12 @@
 
 #include "iotuner/calls.h"
 #include "iotuner/signature.h"
+#include "comm.h"
+#include "lustre.h"
 #include "module.h"
+#include "phases.h"
 #include "pmpi.h"
+#include "smart.h"
 
 IOT_HDF5_CALLS(IOT_DECLARE)
 IOT_HDF5_LATER_CALLS(IOT_DECLARE)
@@ -101,9 +105,11 @@ static void h5_resolve_once(void)
     if (h5_ok) {
         H.open();
         unsigned maj = 0, min = 0, rel = 0;
-        if (H.get_libversion && H.get_libversion(&maj, &min, &rel) >= 0)
-            snprintf(iot_g.hdf5_library, sizeof iot_g.hdf5_library, "%u.%u.%u%s", maj, min, rel,
-                     H.FD_mpio_init ? " (parallel)" : "");
+        char version[64];
+        if (H.get_libversion && H.get_libversion(&maj, &min, &rel) >= 0) {
+            snprintf(version, sizeof version, "%u.%u.%u%s", maj, min, rel, H.FD_mpio_init ? " (parallel)" : "");
+            iot_state_library(IOT_KIND_HDF5, version);
+        }
     }
 }
 
@@ -609,9 +615,8 @@ static hid_t file_phase(const file_call *c, const char *name, unsigned flags, hi
     int create = c->create || c->create_async;
     if (!h5_resolve() || !name)
         return call_file(c, name, flags, fcpl, fapl);
-    iot_g.used_hdf5 = 1;
-    if (!iot_g.mpi_initialized && !iot_g.warned)
-        iot_g.rank = iot_mpi_world_rank();
+    iot_state_used(IOT_KIND_HDF5);
+    iot_mpi_note_rank(); /* MPI_Init may have gone around us (Fortran's) */
     iot_warn_settings_once();
     iot_phase *ph = iot_phase_begin(IOT_KIND_HDF5, name, create);
     if (!ph)
@@ -641,9 +646,9 @@ static hid_t file_phase(const file_call *c, const char *name, unsigned flags, hi
     quiet_t attempt = {NULL, NULL};
     if (mine >= 0)
         attempt = quiet_begin();
-    iot_h5_opening = ph;
+    iot_phase_set_opening(ph);
     hid_t fid = call_file(c, name, flags, fcpl, mine >= 0 ? mine : fapl);
-    iot_h5_opening = NULL;
+    iot_phase_set_opening(NULL);
     if (mine >= 0)
         quiet_end(attempt);
 
@@ -653,9 +658,9 @@ static hid_t file_phase(const file_call *c, const char *name, unsigned flags, hi
         /* our properties must never cost the application its file */
         quiet_end(q);
         iot_internal--; /* the retry's I/O is the application's: track it */
-        iot_h5_opening = ph;
+        iot_phase_set_opening(ph);
         fid = call_file(c, name, flags, fcpl, fapl);
-        iot_h5_opening = NULL;
+        iot_phase_set_opening(NULL);
         iot_internal++;
         q = quiet_begin();
         for (size_t i = 0; i < napplied; i++)
@@ -1422,7 +1427,7 @@ IOT_EXPORT herr_t H5Dread_chunk(hid_t did, hid_t dxpl, const hsize_t *offset, ui
     if (!var) {                                                                                              \
         static int warned;                                                                                   \
         iot_warn_once(&warned, "%s was called, but this HDF5 (%s) does not have it", name,                   \
-                      iot_g.hdf5_library[0] ? iot_g.hdf5_library : "unknown");                               \
+                      iot_g.library[IOT_KIND_HDF5][0] ? iot_g.library[IOT_KIND_HDF5] : "unknown");                               \
         return -1;                                                                                           \
     }
 

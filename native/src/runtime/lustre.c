@@ -12,7 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lustre.h"
 #include "module.h"
+#include "paths.h"
+#include "phases.h"
 
 extern char **environ;
 

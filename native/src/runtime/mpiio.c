@@ -9,11 +9,14 @@
 
 #include "iotuner/calls.h"
 #include "iotuner/signature.h"
+#include "abi.h"
 #include "access.h"
+#include "comm.h"
+#include "lustre.h"
 #include "module.h"
+#include "phases.h"
 #include "pmpi.h"
-
-IOT_MPI_DATA_CALLS(IOT_DECLARE_MPI_DATA)
+#include "smart.h"
 
 /* ---- open files -> phase: a hash table by handle ---- */
 
@@ -255,15 +258,14 @@ int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_I
     IOT_REAL(real, "MPI_File_open");
     if (!iot_active() || !iot_pmpi_resolve())
         return real(comm, filename, amode, info, fh);
-    if (!iot_g.mpi_initialized)
-        iot_g.rank = iot_mpi_world_rank(); /* MPI_Init went around us (e.g. Fortran) */
+    iot_mpi_note_rank(); /* MPI_Init may have gone around us (Fortran's) */
     iot_warn_settings_once();
 
-    iot_phase *ph = iot_h5_opening; /* HDF5's own open belongs to its file phase */
+    iot_phase *ph = iot_phase_opening(); /* HDF5's own open belongs to its file phase */
     int own = (ph == NULL);
     if (own) {
         ph = iot_phase_begin(IOT_KIND_MPIIO, filename, (amode & MPI_MODE_CREATE) != 0);
-        iot_g.used_mpiio = 1;
+        iot_state_used(IOT_KIND_MPIIO);
     }
     if (!ph)
         return real(comm, filename, amode, info, fh);
@@ -394,7 +396,7 @@ static inline void note_collective(MPI_File fh, const open_file *f, int where, M
             note_collective(fh, f, AT_##where, OFFSET_ARG_##where, bytes, is_write);                         \
         w = (timed) ? w : 0;                                                                                 \
         uint64_t t0 = w ? iot_ticks() : 0;                                                                   \
-        if (iot_count_ops)                                                                                   \
+        if (iot_g.count_ops)                                                                                 \
             iot_op_phase = ph;                                                                               \
         int rc = real args;                                                                                  \
         iot_op_phase = NULL;                                                                                 \

@@ -12,7 +12,11 @@
 #include <unistd.h>
 
 #include "iotuner/calls.h"
+#include "iotuner/ops.h"
+#include "access.h"
 #include "module.h"
+#include "paths.h"
+#include "phases.h"
 
 IOT_POSIX_CALLS(IOT_DECLARE)
 

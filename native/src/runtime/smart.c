@@ -34,7 +34,9 @@
 #include "iotuner/feedback.h"
 #include "iotuner/rules.h"
 #include "module.h"
+#include "phases.h"
 #include "pmpi.h"
+#include "smart.h"
 
 /* Memory: everything is allocated when smart mode is on, and bounded. */
 #define MAX_IDENTITIES 256
@@ -99,7 +101,7 @@ typedef struct iot_smart_phase {
 typedef struct {
     char identity[256];
     char file[256];
-    iot_phase_key key; /* the report's phase it was (iot_report_phase_id) */
+    iot_phase_key key; /* the report's phase it was (the report context's phase_id) */
     int created, ranks;
     int occurrence;
     phase_role role;
@@ -844,13 +846,14 @@ static void write_fraction(iot_buf *b, int64_t hits, int64_t misses)
 
 /* rank 0's view of the phases and decisions (the same on every rank that shares a file), with the report's
  * phase of each; prediction scores summed over ranks; overheads: each part's and the total's largest */
-static void write_phases(iot_buf *b)
+static void write_phases(const iot_report_ctx *ctx)
 {
+    iot_buf *b = ctx->out;
     iot_jw_begin_array(b, "phases");
     for (int i = 0; i < S.nlog; i++) {
         const log_entry *e = &S.log[i];
         iot_jw_begin_object(b, NULL);
-        int id = iot_report_phase_id(&e->key);
+        int id = ctx->phase_id(ctx, &e->key, iot_g.rank);
         if (id >= 0)
             iot_jw_int(b, "phase", id);
         else
@@ -946,7 +949,7 @@ static void smart_report(const iot_report_ctx *ctx)
     iot_jw_int(b, "rules", (int64_t)rules);
     iot_jw_int(b, "memory_bytes", (int64_t)grammars_memory());
     iot_jw_end_object(b);
-    write_phases(b);
+    write_phases(ctx);
     iot_jw_end_object(b);
     unlock();
 }
