@@ -16,11 +16,9 @@
 #include "iotuner/calls.h"
 #include "iotuner/signature.h"
 #include "comm.h"
-#include "lustre.h"
 #include "module.h"
 #include "phases.h"
 #include "pmpi.h"
-#include "smart.h"
 
 IOT_HDF5_CALLS(IOT_DECLARE)
 IOT_HDF5_LATER_CALLS(IOT_DECLARE)
@@ -498,25 +496,16 @@ static MPI_Comm file_comm(iot_phase *ph, hid_t fapl)
     return comm;
 }
 
-static void lustre_for_file(iot_phase *ph, hid_t fapl, unsigned flags, int create)
+/* The ranks that open the file, as the modules may ask for them (iot_phase_comm). */
+typedef struct {
+    iot_phase *ph;
+    hid_t fapl;
+} file_access;
+
+static MPI_Comm ranks_of_file(void *arg)
 {
-    if (!iot_lustre_wanted(ph))
-        return;
-    if (!create) {
-        not_applicable_layer(ph, IOT_LAYER_LUSTRE, "a Lustre layout is set only when a file is created");
-        return;
-    }
-    int truncating = (flags & ACC_TRUNC) != 0;
-    MPI_Comm comm = file_comm(ph, fapl);
-    if (comm != MPI_COMM_NULL) {
-        int r = 0;
-        iot_pmpi.Comm_rank(comm, &r);
-        iot_lustre_prepare(ph, ph->path, truncating, r == 0);
-        iot_pmpi.Barrier(comm); /* nobody opens before the layout exists */
-        iot_pmpi.Comm_free(&comm);
-    } else {
-        iot_lustre_prepare(ph, ph->path, truncating, 1);
-    }
+    const file_access *a = arg;
+    return file_comm(a->ph, a->fapl);
 }
 
 /* Requested file-access knobs set on a copy of the application's list (*mine), the ones set into applied. */
@@ -626,19 +615,15 @@ static hid_t file_phase(const file_call *c, const char *name, unsigned flags, hi
     quiet_t q = quiet_begin();
     snprintf(ph->driver, sizeof ph->driver, "%s", driver_name(fapl));
     record_application_fapl(ph, fapl);
-    if (iot_smart_on) { /* before the settings are resolved: a recurring phase gets what smart mode decided */
-        MPI_Comm comm = file_comm(ph, fapl);
-        uint64_t group;
-        int size, rank;
-        iot_comm_group(comm, &group, &size, &rank);
-        iot_phase_set_group(ph, group, size, rank); /* smart mode keys its identities as the report does */
-        int64_t sig[2] = {(int64_t)iot_identity(ph->path, NULL, 0), (int64_t)flags};
-        iot_smart_phase_begin(ph, create ? IOT_SIG_H5FCREATE : IOT_SIG_H5FOPEN, sig, 2, comm);
-    }
+    /* the modules hear of the phase before its settings are resolved: a settings source decides for it now */
+    int64_t sig[2] = {iot_wanted(IOT_EVENT_PHASE_BEGIN) ? (int64_t)iot_identity(ph->path, NULL, 0) : 0, (int64_t)flags};
+    iot_call opening = {create ? IOT_SIG_H5FCREATE : IOT_SIG_H5FOPEN, sig, 2, -1};
+    file_access access = {ph, fapl};
+    iot_phase_announce(ph, &opening, ranks_of_file, &access);
     hid_t mine;
     const iot_setting *applied[64];
     size_t napplied = apply_fapl(ph, fapl, &mine, applied);
-    lustre_for_file(ph, mine >= 0 ? mine : fapl, flags, create);
+    iot_phase_file_open(ph, create, (flags & ACC_TRUNC) != 0);
     quiet_end(q);
     iot_internal--;
 
@@ -681,7 +666,6 @@ static hid_t file_phase(const file_call *c, const char *name, unsigned flags, hi
     iot_internal--;
 
     if (fid < 0) {
-        iot_smart_phase_drop(ph);
         iot_phase_abort(ph);
     } else {
         iot_phase_set_handle(ph, fid);
@@ -753,7 +737,7 @@ static iot_phase *closing(hid_t fid)
         return NULL;
     if (--ph->handles > 0)
         return NULL;
-    iot_smart_call(ph, IOT_SIG_H5FCLOSE, NULL, 0, -1);
+    iot_event_call(ph, IOT_SIG_H5FCLOSE, NULL, 0);
     iot_internal++;
     unused_knobs(ph);
     iot_internal--;
@@ -765,7 +749,6 @@ static void closed(iot_phase *ph)
     if (!ph)
         return;
     iot_phase_end(ph);
-    iot_smart_phase_end(ph);
 }
 
 IOT_EXPORT herr_t H5Fclose(hid_t fid)
@@ -946,11 +929,11 @@ static hid_t dataset_create(const dcreate_call *c, hid_t loc, const char *name, 
     int rank = 0;
     size_t elem = 0;
     char why[320] = "";
-    if (ph && iot_smart_on) {
+    if (ph && iot_wanted(IOT_EVENT_CALL)) {
         hsize_t dims[H5S_MAX_RANK];
         int64_t sig[3] = {(int64_t)iot_identity(dname, NULL, 0), (int64_t)H.Tget_size(type),
                           H.Sget_simple_extent_dims(space, dims, NULL)};
-        iot_smart_call(ph, IOT_SIG_H5DCREATE, sig, 3, -1);
+        iot_event_call(ph, IOT_SIG_H5DCREATE, sig, 3);
     }
     if (ph) {
         const iot_setting *s[64];
@@ -1036,16 +1019,16 @@ IOT_EXPORT hid_t H5Dcreate_anon(hid_t loc, hid_t type, hid_t space, hid_t dcpl, 
     return dataset_create(&c, loc, NULL, type, space, H5P_DEFAULT, dcpl, dapl);
 }
 
-/* Smart mode sees the open when entered; afterwards the dataset joins its file's phase. */
+/* The modules hear of the open when it is entered; afterwards the dataset joins its file's phase. */
 static void dataset_opening(hid_t loc, const char *name)
 {
-    if (!iot_smart_on || !iot_active() || !name || !h5_resolve())
+    if (!iot_wanted(IOT_EVENT_CALL) || !iot_active() || !name || !h5_resolve())
         return;
     iot_internal++;
     char dname[1024];
     object_name(loc, name, dname, sizeof dname);
     int64_t sig[1] = {(int64_t)iot_identity(dname, NULL, 0)};
-    iot_smart_call(phase_of_object(loc), IOT_SIG_H5DOPEN, sig, 1, -1);
+    iot_event_call(phase_of_object(loc), IOT_SIG_H5DOPEN, sig, 1);
     iot_internal--;
 }
 
@@ -1083,11 +1066,11 @@ IOT_EXPORT hid_t H5Dopen1(hid_t loc, const char *name)
 
 static void dataset_closing(hid_t did)
 {
-    if (iot_smart_on && iot_active()) {
+    if (iot_wanted(IOT_EVENT_CALL) && iot_active()) {
         iot_phase *ph = NULL;
         int xfer;
         if (dset_get(did, &ph, &xfer))
-            iot_smart_call(ph, IOT_SIG_H5DCLOSE, NULL, 0, -1);
+            iot_event_call(ph, IOT_SIG_H5DCLOSE, NULL, 0);
     }
     dset_drop(did);
 }
@@ -1287,6 +1270,7 @@ typedef struct {
     iot_phase *ph;
     int xfer, temporary, is_write;
     int first; /* this thread's first call on the dataset: the phase's transfer mode may still be unread */
+    int counted; /* its bytes were counted when entered, for the modules */
     hid_t app, use;
     uint64_t bytes;
     unsigned weight;
@@ -1312,12 +1296,13 @@ static inline __attribute__((always_inline)) int transfer_begin(transfer *t, int
         iot_internal--;
         t->temporary = temporary;
     }
-    if (iot_smart_on) { /* the call is recorded when entered, before the MPI-IO calls it makes */
+    t->counted = iot_wanted(IOT_EVENT_CALL);
+    if (t->counted) { /* the modules hear of the call when entered, before the MPI-IO calls it makes */
         for (size_t i = 0; i < count; i++) {
             uint64_t b = transfer_bytes(dids[i], mts[i], mss[i], fss[i]);
             t->bytes += b;
             int64_t sig[1] = {(int64_t)b};
-            iot_smart_call(t->ph, is_write ? IOT_SIG_H5DWRITE : IOT_SIG_H5DREAD, sig, 1, -1);
+            iot_event_call(t->ph, is_write ? IOT_SIG_H5DWRITE : IOT_SIG_H5DREAD, sig, 1);
         }
     }
     t->weight = iot_level_begin(t->ph, IOT_LEVEL_HDF5, 0, is_write);
@@ -1334,7 +1319,7 @@ static inline __attribute__((always_inline)) void transfer_end(transfer *t, herr
                                                                const hid_t *mss, const hid_t *fss)
 {
     uint64_t dt = t->weight ? iot_ticks() - t->t0 : 0;
-    if (rc >= 0 && !iot_smart_on) /* HDF5's own queries: nothing of them is intercepted */
+    if (rc >= 0 && !t->counted) /* HDF5's own queries: nothing of them is intercepted */
         for (size_t i = 0; i < count; i++)
             t->bytes += transfer_bytes(dids[i], mts[i], mss[i], fss[i]);
     iot_level_end(t->ph, IOT_LEVEL_HDF5, rc >= 0 ? t->bytes : 0, dt, t->weight, t->is_write);
@@ -1388,7 +1373,7 @@ IOT_EXPORT herr_t H5Dwrite_chunk(hid_t did, hid_t dxpl, uint32_t filters, const 
     if (!ph)
         return real(did, dxpl, filters, offset, size, buf);
     int64_t sig[1] = {(int64_t)size};
-    iot_smart_call(ph, IOT_SIG_H5DWRITE, sig, 1, -1);
+    iot_event_call(ph, IOT_SIG_H5DWRITE, sig, 1);
     unsigned w = iot_level_begin(ph, IOT_LEVEL_HDF5, size, 1);
     uint64_t t0 = w ? iot_ticks() : 0;
     herr_t rc = real(did, dxpl, filters, offset, size, buf);
@@ -1413,7 +1398,7 @@ IOT_EXPORT herr_t H5Dread_chunk(hid_t did, hid_t dxpl, const hsize_t *offset, ui
         size = 0;
     iot_internal--;
     int64_t sig[1] = {(int64_t)size};
-    iot_smart_call(ph, IOT_SIG_H5DREAD, sig, 1, -1);
+    iot_event_call(ph, IOT_SIG_H5DREAD, sig, 1);
     iot_level_end(ph, IOT_LEVEL_HDF5, size, dt, w, 0);
     return rc;
 }

@@ -91,22 +91,9 @@ __attribute__((constructor(102))) static void iot_start(void)
             iot_g.report_path = strdup(rp);
         else if (lp && *lp)
             iot_g.log_dir = strdup(lp);
-        size_t n;
-        const iot_module *const *mods = iot_modules(&n);
-        for (size_t i = 0; i < n; i++)
-            if (mods[i]->init)
-                mods[i]->init();
+        iot_modules_start();
     }
     iot_internal--;
-}
-
-static void cleanup(void)
-{
-    size_t n;
-    const iot_module *const *mods = iot_modules(&n);
-    for (size_t i = n; i-- > 0;)
-        if (mods[i]->cleanup)
-            mods[i]->cleanup();
 }
 
 void iot_lifecycle_mpi_started(void)
@@ -127,7 +114,7 @@ void iot_lifecycle_mpi_finishing(void)
         return;
     iot_g.mpi_finalized = 1;
     iot_report_write(); /* collective on the run's communicator */
-    cleanup();
+    iot_modules_cleanup();
     iot_mpi_run_end();
 }
 
@@ -139,6 +126,6 @@ __attribute__((destructor)) static void iot_stop(void)
     iot_internal++;
     iot_warn_settings_once();
     iot_report_write();
-    cleanup();
+    iot_modules_cleanup();
     iot_internal--;
 }

@@ -6,6 +6,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include <mpi.h>
+
 #include "iotuner/core.h"
 #include "iotuner/record.h"
 #include "state.h"
@@ -19,6 +21,9 @@ typedef struct {
     iot_status status;
     char reason[320];
 } iot_check;
+
+/* Modules' state of a phase: one slot each for the modules that keep some (iot_module.slot). */
+#define IOT_PHASE_SLOTS 8
 
 /* One level's counters (iotuner/record.h's iot_level_stats, in ticks, updated lock-free). */
 typedef struct {
@@ -54,15 +59,31 @@ typedef struct iot_phase {
     struct iot_app_setting *app; /* what the application itself asked for, before iotuner */
     size_t napp;
 
-    struct iot_smart_phase *smart; /* smart mode's state of this phase, NULL when off */
     int xfer_checked;              /* HDF5: the transfer mode was read back */
     int folded;                    /* POSIX: the files of one name past IOT_FOLD_AFTER, one phase */
     _Atomic uint32_t files;        /* files opened into it (a folded phase: many) */
     int retried;                   /* the open was retried without iotuner's settings */
-    _Atomic(struct iot_access *) access; /* MPI-IO: the collective calls' pattern (access.c), NULL until one */
+
+    /* the modules' view (module.h) */
+    int announced;                    /* the modules heard of its begin: they hear of its end */
+    MPI_Comm comm;                    /* the file's ranks, made when a module first asks (iot_phase_comm) */
+    MPI_Comm (*comm_source)(void *);  /* how to make it, while the layer opens the file */
+    void *comm_arg;
+    _Atomic(void *) state[IOT_PHASE_SLOTS];
 
     struct iot_phase *next_path, *next_handle; /* hash chains of the open phases */
 } iot_phase;
+
+static inline void *iot_phase_state(const iot_phase *ph, int slot)
+{
+    return atomic_load_explicit(&ph->state[slot], memory_order_acquire);
+}
+
+/* value replaces the state only while it is expected; returns the state after */
+static inline void *iot_phase_swap_state(iot_phase *ph, int slot, void *expected, void *value)
+{
+    return atomic_compare_exchange_strong(&ph->state[slot], &expected, value) ? value : expected;
+}
 
 /* Counts one call of a level and decides whether to time it (iot_time_weight). */
 static inline unsigned iot_level_begin(iot_phase *ph, iot_level l, size_t bytes, int is_write)

@@ -12,7 +12,10 @@
 #include <unistd.h>
 
 #include "iotuner/signature.h" /* iot_identity, iot_path_hash */
+#include "comm.h"
+#include "module.h"
 #include "paths.h"
+#include "pmpi.h"
 
 iot_phase *_Atomic iot_fd_phase[IOT_FD_TABLE];
 static IOT_TLS iot_phase *opening;
@@ -163,6 +166,7 @@ static iot_phase *begin(iot_phase_kind kind, const char *norm, uint64_t identity
     ph->created = created;
     ph->open = 1;
     ph->handle = -1;
+    ph->comm = MPI_COMM_NULL;
     ph->group_size = 1;
     ph->files = 1;
     ph->identity = identity;
@@ -314,6 +318,7 @@ static void unlink_open(iot_phase *ph)
 
 void iot_phase_set_handle(iot_phase *ph, int64_t handle)
 {
+    ph->comm_source = NULL; /* the file is open: what the layer gave for the open is gone */
     pthread_mutex_lock(&registry_lock);
     if (ph->handle != -1)
         unlink_chain(&by_handle[bucket(handle_hash(ph->kind, ph->handle))], ph, offsetof(iot_phase, next_handle));
@@ -323,6 +328,14 @@ void iot_phase_set_handle(iot_phase *ph, int64_t handle)
     by_handle[b] = ph;
     ph->handles++;
     pthread_mutex_unlock(&registry_lock);
+}
+
+/* The phase's communicator is the modules' until its end. */
+static void forget_comm(iot_phase *ph)
+{
+    ph->comm_source = NULL;
+    if (ph->comm != MPI_COMM_NULL)
+        iot_pmpi.Comm_free(&ph->comm);
 }
 
 void iot_phase_end(iot_phase *ph)
@@ -335,12 +348,20 @@ void iot_phase_end(iot_phase *ph)
         unlink_open(ph);
     ph->open = 0;
     pthread_mutex_unlock(&registry_lock);
+    if (ph->announced) {
+        ph->announced = 0;
+        iot_emit_phase_end(ph);
+        forget_comm(ph);
+    }
 }
 
 void iot_phase_abort(iot_phase *ph)
 {
     if (!ph)
         return;
+    if (ph->announced)
+        iot_emit_phase_dropped(ph);
+    forget_comm(ph);
     pthread_mutex_lock(&registry_lock);
     if (ph->open)
         unlink_open(ph);
@@ -360,6 +381,60 @@ void iot_phase_abort(iot_phase *ph)
         if (atomic_load_explicit(&iot_fd_phase[fd], memory_order_relaxed) == ph)
             atomic_store_explicit(&iot_fd_phase[fd], NULL, memory_order_relaxed);
     free_phase(ph);
+}
+
+/* ---- what the modules hear ---- */
+
+void iot_phase_announce(iot_phase *ph, const iot_call *opening, MPI_Comm (*source)(void *), void *arg)
+{
+    ph->comm_source = source;
+    ph->comm_arg = arg;
+    ph->announced = 1;
+    iot_emit_phase_begin(ph, opening);
+}
+
+void iot_phase_file_open(iot_phase *ph, int create, int truncate)
+{
+    if (ph->announced)
+        iot_emit_file_open(ph, create, truncate);
+}
+
+MPI_Comm iot_phase_comm(iot_phase *ph)
+{
+    if (ph->comm == MPI_COMM_NULL && ph->comm_source) {
+        ph->comm = ph->comm_source(ph->comm_arg);
+        ph->comm_source = NULL; /* asked once: one process stays MPI_COMM_NULL */
+        uint64_t group;
+        int size, rank;
+        iot_comm_group(ph->comm, &group, &size, &rank);
+        iot_phase_set_group(ph, group, size, rank); /* keyed as the report will key it */
+    }
+    return ph->comm;
+}
+
+IOT_EXPORT const char *iotuner_phase_path(const iot_phase *ph)
+{
+    return ph->path;
+}
+
+IOT_EXPORT iot_phase_kind iotuner_phase_kind(const iot_phase *ph)
+{
+    return ph->kind;
+}
+
+IOT_EXPORT const iot_phase_key *iotuner_phase_key(const iot_phase *ph)
+{
+    return &ph->key;
+}
+
+IOT_EXPORT void *iotuner_phase_state(const iot_phase *ph, int slot)
+{
+    return (unsigned)slot < IOT_PHASE_SLOTS ? iot_phase_state(ph, slot) : NULL;
+}
+
+IOT_EXPORT void *iotuner_phase_swap_state(iot_phase *ph, int slot, void *expected, void *value)
+{
+    return (unsigned)slot < IOT_PHASE_SLOTS ? iot_phase_swap_state(ph, slot, expected, value) : NULL;
 }
 
 iot_phase *iot_phase_find_open(const char *normpath)

@@ -5,6 +5,9 @@
 #ifndef IOTUNER_PHASES_H
 #define IOTUNER_PHASES_H
 
+#include <mpi.h>
+
+#include "iotuner/module.h"
 #include "phase.h"
 
 /* Starts a phase for a file (path as the application gave it): an
@@ -16,9 +19,12 @@ iot_phase *iot_phase_begin_normalized(iot_phase_kind kind, const char *normpath,
  * group hashes to group (0, size 1: alone); this rank is rank in it. Keys the
  * phase by what those ranks agree on (iotuner/record.h). Once per phase. */
 void iot_phase_set_group(iot_phase *ph, uint64_t group, int size, int rank);
+/* The phase's file is open, as handle (an HDF5 file id, an MPI_File). */
 void iot_phase_set_handle(iot_phase *ph, int64_t handle);
+/* The phase's file was closed: the modules hear of it (phase end; collective on the file's ranks). */
 void iot_phase_end(iot_phase *ph);
-/* Drops a phase whose open failed (or a POSIX file opened and closed without I/O). */
+/* Drops a phase whose open failed (the modules hear of it: phase dropped), or a POSIX file opened and closed
+ * without I/O. */
 void iot_phase_abort(iot_phase *ph);
 /* The open HDF5 or MPI-IO phase on this normalized path, if any. O(1). */
 iot_phase *iot_phase_find_open(const char *normpath);
@@ -50,6 +56,21 @@ iot_phase **iot_phases(size_t *n);
 iot_phase *iot_phase_begin_posix(const char *normpath, int created);
 /* A POSIX phase's last descriptor was closed. */
 void iot_phase_posix_closed(iot_phase *ph);
+
+/* ---- what the modules hear of a phase (module.h's events): phases.c sends its begin, end and drop ---- */
+
+/* The layer's opening call of a phase (H5Fcreate, MPI_File_open), before the phase's settings are resolved:
+ * the modules hear of the phase (phase begin), and will hear of its end or drop. source (may be NULL) makes
+ * the communicator of the ranks that open the file, called with arg when a module first asks for it; both
+ * stay valid until the open ends (iot_phase_set_handle or iot_phase_abort). Collective on those ranks. */
+void iot_phase_announce(iot_phase *ph, const iot_call *opening, MPI_Comm (*source)(void *), void *arg);
+/* After the settings are resolved, before the layer opens the file (create: creates it; truncate: an
+ * existing file is truncated): collective on the file's ranks. */
+void iot_phase_file_open(iot_phase *ph, int create, int truncate);
+/* The ranks that open the phase's file (MPI_COMM_NULL: one process), the phase's until its end. Made at the
+ * first ask, which must come during the open (phase begin, file open), from every rank of the file: it is
+ * collective on them. Also keys the phase by that group, as the report will (iot_phase_set_group). */
+MPI_Comm iot_phase_comm(iot_phase *ph);
 
 /* The phase whose opening call runs in this thread (an HDF5 file's H5Fcreate), or NULL: the opens a lower
  * layer sees meanwhile (HDF5's own MPI_File_open) belong to it. */
