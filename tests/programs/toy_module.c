@@ -2,9 +2,9 @@
  * interface (<iotuner/module.h>, -liotuner_core) and preloaded after
  * libiotuner.so. It subscribes to every event, keeps per-phase state in its
  * slot, checks that each phase's events come in the documented order, and
- * adds a section "toy" to the run report: per rank, how many of each event
- * it heard, and each phase it saw end (its file, kind, the bytes of its data
- * events and the report's phase it went into). */
+ * adds a section "toy" to the run report: per rank (gathered in rank order),
+ * how many of each event it heard, and each phase it saw end (its file, kind,
+ * the bytes of its data events and the report's phase it went into). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,20 +116,19 @@ static void on_dropped(iot_phase *ph)
 /* Collective on ctx->comm: every rank's counts and phases go to the root, which writes them. */
 static void report(const iot_report_ctx *ctx)
 {
-    int rank = 0, size = 1;
-    if (ctx->comm != MPI_COMM_NULL) {
-        PMPI_Comm_rank(ctx->comm, &rank);
+    int size = 1;
+    if (ctx->comm != MPI_COMM_NULL)
         PMPI_Comm_size(ctx->comm, &size);
-    }
-    long mine[NEVENTS + 2];
+    long mine[NEVENTS + 3];
     for (int e = 0; e < NEVENTS; e++)
         mine[e] = heard[e];
     mine[NEVENTS] = out_of_order;
     mine[NEVENTS + 1] = nseen;
+    mine[NEVENTS + 2] = ctx->rank;
     long *counts = malloc(sizeof mine * (size_t)size);
     ended *phases = malloc(sizeof seen * (size_t)size);
     if (ctx->comm != MPI_COMM_NULL) {
-        PMPI_Gather(mine, NEVENTS + 2, MPI_LONG, counts, NEVENTS + 2, MPI_LONG, 0, ctx->comm);
+        PMPI_Gather(mine, NEVENTS + 3, MPI_LONG, counts, NEVENTS + 3, MPI_LONG, 0, ctx->comm);
         PMPI_Gather(seen, (int)sizeof seen, MPI_BYTE, phases, (int)sizeof seen, MPI_BYTE, 0, ctx->comm);
     } else {
         memcpy(counts, mine, sizeof mine);
@@ -140,9 +139,9 @@ static void report(const iot_report_ctx *ctx)
         iot_jw_begin_object(b, "toy");
         iot_jw_begin_array(b, "ranks");
         for (int r = 0; r < size; r++) {
-            const long *c = counts + (size_t)r * (NEVENTS + 2);
+            const long *c = counts + (size_t)r * (NEVENTS + 3);
             iot_jw_begin_object(b, NULL);
-            iot_jw_int(b, "rank", r);
+            iot_jw_int(b, "rank", c[NEVENTS + 2]); /* as the rank knew itself */
             for (int e = 0; e < NEVENTS; e++)
                 iot_jw_int(b, event_names[e], c[e]);
             iot_jw_int(b, "out_of_order", c[NEVENTS]);

@@ -71,6 +71,7 @@ static inline int iot_data_offset(iot_data *d, int64_t *offset)
 /* While the run report is built: what a module's report hook may use. */
 typedef struct iot_report_ctx {
     MPI_Comm comm; /* the run's communicator: the hook is collective on it; MPI_COMM_NULL: a serial process */
+    int rank;      /* this process's rank in comm (0: a serial process) */
     int root;      /* this process writes the report */
     iot_buf *out;  /* the report's top-level object, open (root only): add one member, the module's section */
     /* root only: the report's phase that a rank's phase (by its key) went into, or -1 */

@@ -274,7 +274,7 @@ static int op_order(const void *x, const void *y)
 }
 
 /* This rank's entries: each collective phase's summary, then its operations. */
-static char *pack_entries(size_t *len)
+static char *pack_entries(int rank, size_t *len)
 {
     size_t nph;
     iot_phase **phases = iot_phases(&nph);
@@ -287,7 +287,7 @@ static char *pack_entries(size_t *len)
         acc_entry e;
         memset(&e, 0, sizeof e);
         e.key = phases[i]->key;
-        e.rank = iot_g.rank;
+        e.rank = rank;
         pthread_mutex_lock(&a->lock);
         e.dir[0] = a->dir[0];
         e.dir[1] = a->dir[1];
@@ -368,7 +368,7 @@ static void write_rank(iot_buf *b, const unpacked *u)
 static void access_report(const iot_report_ctx *ctx)
 {
     size_t mine_len = 0, len = 0, total = 0;
-    char *mine = pack_entries(&mine_len), *got = mine;
+    char *mine = pack_entries(ctx->rank, &mine_len), *got = mine;
     len = mine_len;
     if (ctx->comm != MPI_COMM_NULL)
         iot_gather_bytes(ctx->comm, mine, mine_len, &got, &len);

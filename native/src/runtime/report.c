@@ -447,7 +447,7 @@ static char *build(void)
         iot_merge_write(m, &b, &totals);
     }
     /* the modules' sections: collective, so every rank takes part */
-    iot_report_ctx ctx = {comm, m != NULL, m ? &b : NULL, merged_phase_id, m};
+    iot_report_ctx ctx = {comm, iot_g.rank, m != NULL, m ? &b : NULL, merged_phase_id, m};
     size_t nmods;
     const iot_module *const *mods = iot_modules(&nmods);
     for (size_t i = 0; i < nmods; i++)

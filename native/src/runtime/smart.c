@@ -846,7 +846,7 @@ static void write_phases(const iot_report_ctx *ctx)
     for (int i = 0; i < S.nlog; i++) {
         const log_entry *e = &S.log[i];
         iot_jw_begin_object(b, NULL);
-        int id = ctx->phase_id(ctx, &e->key, iot_g.rank);
+        int id = ctx->phase_id(ctx, &e->key, ctx->rank);
         if (id >= 0)
             iot_jw_int(b, "phase", id);
         else
