@@ -10,8 +10,7 @@
 #include "module.h"
 #include "phases.h"
 
-iot_h5_calls iot_h5;
-
+iot_h5_calls iot_h5; /* the HDF5 entry points we call (hdf5_apply.h) */
 
 static pthread_once_t h5_once = PTHREAD_ONCE_INIT;
 static int h5_ok;

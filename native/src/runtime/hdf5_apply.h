@@ -93,6 +93,7 @@ static inline void iot_h5_quiet_end(iot_h5_quiet q)
     iot_h5.Eset_auto2(H5E_DEFAULT, q.func, q.data);
 }
 
+/* The phase's file goes through HDF5's MPI-IO driver. */
 static inline int iot_h5_is_mpio(const iot_phase *ph)
 {
     return ph && !strcmp(ph->driver, "mpio");
