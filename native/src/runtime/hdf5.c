@@ -680,7 +680,6 @@ typedef struct {
     iot_phase *ph;
     int xfer, temporary, is_write;
     int first; /* this thread's first call on the dataset: the phase's transfer mode may still be unread */
-    int counted; /* its bytes were counted when entered, for the modules */
     hid_t app, use;
     uint64_t bytes;
     unsigned weight;
@@ -706,8 +705,7 @@ static inline __attribute__((always_inline)) int transfer_begin(transfer *t, int
         iot_internal--;
         t->temporary = temporary;
     }
-    t->counted = iot_wanted(IOT_EVENT_CALL);
-    if (t->counted) { /* the modules hear of the call when entered, before the MPI-IO calls it makes */
+    if (iot_wanted(IOT_EVENT_CALL)) { /* the modules hear of the call when entered, before the MPI-IO calls it makes */
         for (size_t i = 0; i < count; i++) {
             uint64_t b = transfer_bytes(dids[i], mts[i], mss[i], fss[i]);
             t->bytes += b;
@@ -729,7 +727,9 @@ static inline __attribute__((always_inline)) void transfer_end(transfer *t, herr
                                                                const hid_t *mss, const hid_t *fss)
 {
     uint64_t dt = t->weight ? iot_ticks() - t->t0 : 0;
-    if (rc >= 0 && !t->counted) /* HDF5's own queries: nothing of them is intercepted */
+    /* the bytes, when the modules did not hear of the call (its listeners are fixed from start-up to the run's
+     * end, after the report); HDF5's own queries: nothing of them is intercepted */
+    if (rc >= 0 && !iot_wanted(IOT_EVENT_CALL))
         for (size_t i = 0; i < count; i++)
             t->bytes += transfer_bytes(dids[i], mts[i], mss[i], fss[i]);
     iot_level_end(t->ph, IOT_LEVEL_HDF5, rc >= 0 ? t->bytes : 0, dt, t->weight, t->is_write);
