@@ -408,16 +408,26 @@ def test_three_local_workers_run_one_confirmation_round(tmp_path, kind, request)
     assert store.trials_run() == 24
 
 
-def _cmdlines(pattern: str) -> dict[int, str]:
-    found = {}
+def _cmdlines(pattern: str, root: int) -> dict[int, str]:
+    """The command lines with pattern of root's descendants (other tests may run workers on this machine)."""
+    parent, text = {}, {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            text = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            text[int(pid)] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if pattern in text:
-            found[int(pid)] = text
-    return found
+        parent[int(pid)] = int(stat.rsplit(")", 1)[1].split()[1])
+
+    def descends(pid):
+        seen = set()
+        while pid in parent and pid not in seen:
+            seen.add(pid)
+            pid = parent[pid]
+            if pid == root:
+                return True
+        return False
+    return {pid: t for pid, t in text.items() if pattern in t and descends(pid)}
 
 
 def test_the_storage_password_is_never_shown(tmp_path, postgres_with_password):
@@ -429,7 +439,7 @@ def test_the_storage_password_is_never_shown(tmp_path, postgres_with_password):
     try:
         end = time.time() + 120
         while proc.poll() is None and time.time() < end:
-            seen.update(_cmdlines(" worker "))
+            seen.update(_cmdlines(" worker ", proc.pid))
             time.sleep(0.1)
         stdout, stderr = proc.communicate(timeout=300)
     finally:
