@@ -254,12 +254,14 @@ def test_a_new_strategy_module_is_enough(tmp_path, monkeypatch):
 
 
 def test_every_module_in_the_strategies_directory_registers():
+    # a strategy is a module, or a package of its own (its code, options and stoppers)
     directory = Path(strategies.__file__).parent
-    files = sorted(p.stem for p in directory.glob("*.py") if not p.stem.startswith("_"))
-    assert strategies.modules() == files
-    strategies.names()
-    registered_by = {s.__module__.rpartition(".")[2] for s in map(strategies.get, strategies.names())}
-    assert registered_by == set(files)
+    found = sorted([p.stem for p in directory.glob("*.py") if not p.stem.startswith("_")]
+                   + [p.parent.name for p in directory.glob("*/__init__.py")])
+    assert strategies.modules() == found
+    registered_by = {s.__module__[len(strategies.__name__) + 1:].split(".")[0]
+                     for s in map(strategies.get, strategies.names())}
+    assert registered_by == set(found)
 
 
 def test_ga_elitism_and_valid_children():

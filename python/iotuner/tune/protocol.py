@@ -28,13 +28,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-import optuna
-
+from ..lazy import lazy
 from .space import SearchSpace
 
 if TYPE_CHECKING:
     from .evaluate import Measurement
     from .store import Record, Store
+
+optuna = lazy("optuna")  # only strategies that sample need it: `tune --help` does not
 
 SAMPLER = object()  # propose(): the Optuna sampler chooses the point
 

@@ -31,12 +31,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
-
+from ..lazy import lazy
 from . import policy_file, trajectory as traj
 from .policy_file import PolicyError
 from .config import STOPPERS
 from .objective import Objective
+
+np = lazy("numpy")
 
 POLICY_FILE = Path(__file__).with_name("data") / "tunio-stopper.json"
 HEURISTIC_GAIN, HEURISTIC_WINDOW = 0.05, 5

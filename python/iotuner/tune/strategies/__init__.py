@@ -13,10 +13,11 @@ import importlib
 import pkgutil
 from typing import Any, Callable
 
-import optuna
-
+from ...lazy import lazy
 from ..protocol import SamplerStrategy, Strategy
 from ..space import SearchSpace
+
+optuna = lazy("optuna")
 
 _REGISTRY: dict[str, type[Strategy]] = {}
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..protocol import Context, Strategy
-from ..store import BASELINE, TRAINING, Record, canonical
+from ..study.records import BASELINE, TRAINING, Record, canonical
 from . import register
 
 DEFAULT_TRAINING, DEFAULT_TOP_K = 40, 20

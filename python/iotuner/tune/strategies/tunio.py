@@ -27,7 +27,7 @@ from typing import Any, Mapping
 from .. import impact
 from ..protocol import Strategy
 from ..space import library_default
-from ..store import BASELINE, DEFAULT, TRIAL, canonical
+from ..study.records import BASELINE, DEFAULT, TRIAL, canonical
 from . import register
 
 

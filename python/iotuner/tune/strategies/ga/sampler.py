@@ -25,8 +25,7 @@ from typing import Any, Callable
 import optuna
 from optuna.trial import TrialState
 
-from ..protocol import Strategy
-from . import distributions, register
+from .. import distributions
 
 
 def tournament(pool, rng, fitness):
@@ -104,26 +103,3 @@ class GeneticSampler(optuna.samplers.BaseSampler):
 
     def sample_independent(self, study, trial, param_name, param_distribution):
         return self._independent.sample_independent(study, trial, param_name, param_distribution)
-
-
-class _Genetic(Strategy):
-    population, selection = 8, "tournament"
-
-    def iteration_trials(self) -> int:
-        return int(self.options.get("population", self.population))
-
-    def sampler(self, ctx):
-        mutation = float(self.options.get("mutation", max(0.1, 1.0 / len(self.space.dimensions))))
-        return GeneticSampler(self.space, self.seed, population=int(self.options.get("population", self.population)),
-                              elites=int(self.options.get("elites", 1)), mutation=mutation, selection=self.selection,
-                              values=ctx.store.current_values if ctx else None)
-
-
-@register("ga", "genetic algorithm as in TunIO: elitism, tournament of 3, uniform crossover, mutation")
-class TunioGA(_Genetic):
-    population, selection = 8, "tournament"
-
-
-@register("ga-h5evolve", "genetic algorithm as in H5Evolve: population 15, elitism, truncation selection")
-class H5EvolveGA(_Genetic):
-    population, selection = 15, "truncation"
