@@ -1,5 +1,5 @@
 """TunIO's search (paper 002): its genetic algorithm, each generation varying
-only the subset of dimensions the impact-first picker chooses (`..impact`),
+only the subset of dimensions the impact-first picker chooses (`impact`),
 the others pinned at the best configuration so far; stopped by TunIO's
 learned stopper unless the study chooses another (--stop).
 
@@ -14,6 +14,10 @@ inside the subset. Every decision is derived from the study's records made
 before the generation began, with seeds of the study, so a resumed study (or
 another worker) makes the same decisions; the online learning is replayed
 from the records the same way.
+
+The package holds all of TunIO: `impact` (the picker), `stopper` (the learned
+early stopper, registered as `learned`), `pretrain` (how both policies were
+trained, `bench/tunio_pretrain.py`), `policy_file` and `data/` (the policies).
 """
 
 from __future__ import annotations
@@ -24,11 +28,11 @@ import random
 import statistics
 from typing import Any, Mapping
 
-from .. import impact
-from ..protocol import Strategy
-from ..space import library_default
-from ..study.records import BASELINE, DEFAULT, TRIAL, canonical
-from . import register
+from . import impact, stopper  # noqa: F401  (stopper registers the early stopper "learned")
+from ...protocol import Strategy
+from ...space import library_default
+from ...study.records import BASELINE, DEFAULT, TRIAL, canonical
+from .. import register
 
 
 class _ImpactFirst(Strategy):
@@ -209,7 +213,7 @@ class _ImpactFirst(Strategy):
 
 
 def _text(value) -> str:
-    from ..space import as_text
+    from ...space import as_text
     return as_text(value)
 
 
