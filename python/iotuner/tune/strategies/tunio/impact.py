@@ -391,7 +391,7 @@ def breed(dims: Sequence[Dim], subset: Sequence[int], incumbent: Sequence[int],
     """One child of TunIO's GA inside the subset: tournament selection, uniform crossover and mutation
     (`strategies.ga`) on the subset's dimensions; every other dimension is the incumbent's. A child already
     measured is bred again (up to 20 times). Without two parents, a random point of the subspace."""
-    from ..ga.sampler import crossover, tournament
+    from ..ga.operators import crossover, tournament
     mutation = max(0.1, 1.0 / max(1, len(subset)))
     child = tuple(incumbent)
     for _ in range(20):
