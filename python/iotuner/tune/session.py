@@ -323,7 +323,7 @@ def _finish(store: Store, outcome, out: Path, console: Console, storage: str, ex
         return 1
     if lease is not None:
         with contextlib.suppress(Exception):  # only a later --resume would write them again
-            store.leases.update(lease, {**lease.content, "written": str(out)}, beat=False)
+            store.mark_written(lease, str(out))
     _print_outcome(console, outcome, summary, out)
     console.print(f"wrote the results of study {store.name} to {out}/")
     try:  # the page to share: curve, verdict, RoTI, importance, every run

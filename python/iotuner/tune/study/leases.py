@@ -261,3 +261,8 @@ class Sections:
     def leases_named(self, prefix: str) -> dict[str, Lease]:
         """The study's leases whose names start with prefix (the confirmation rounds: `confirmation-`)."""
         return {name: lease for name, lease in self.leases.all().items() if name.startswith(prefix)}
+
+    def mark_written(self, lease: Lease, out: str) -> None:
+        """The results of a done section (the confirmation round) were written to out: a later resume leaves
+        them, and the other workers say where they are."""
+        self.leases.update(lease, {**lease.content, "written": out}, beat=False)
