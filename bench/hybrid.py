@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from iotuner import native, runner
-from iotuner.tune.hybrid import calibration, predict
+from iotuner.tune.strategies.hybrid import calibration, predict
 
 LOCK = "/tmp/iotuner-timing.lock"
 KIB, MIB = 1024, 1024 * 1024
@@ -129,8 +129,8 @@ def encode(size, ranks, cfg):
 
 
 def pick_ml(truth, instances, rng, sigma, per_instance=3):
-    from iotuner.tune.hybrid.design import balanced_fraction
-    from iotuner.tune.strategies.ml import fit_svr
+    from iotuner.tune.strategies.hybrid.design import balanced_fraction
+    from iotuner.tune.strategies.hybrid.ml import fit_svr
     X, y = [], []
     for i, (size, ranks) in enumerate(instances):
         rows = balanced_fraction([list(MODES), [str(n) for n in NODES], [str(b) for b in BUFFERS]], per_instance,

@@ -56,7 +56,7 @@ from scipy.stats import spearmanr
 from iotuner import native, settings
 from iotuner.tune import config as cfg, objective, space as spaces, store as stores, strategies, synthetic, tuner
 from iotuner.tune.evaluate import Measurement
-from iotuner.tune.perfmodel import design, features, fit, rank
+from iotuner.tune.strategies.model import design, features, fit, rank
 from iotuner.tune.space import as_text, complete
 from iotuner.tune.store import canonical
 

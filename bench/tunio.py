@@ -42,6 +42,7 @@ import numpy as np
 import optuna
 
 from iotuner import settings
+from iotuner.tune.strategies.tunio import stopper as learned_stopper
 from iotuner.tune import (config as cfg, objective as objectives, space as spaces, stoppers, store as stores,
                           strategies, synthetic, trajectory as traj, tuner)
 
@@ -222,9 +223,9 @@ def stop_iteration(study: Study, decide) -> int:
 
 def part2(targets: list[Target], opts) -> None:
     obj = objectives.parse("perf")
-    policy = stoppers.load_policy()
+    policy = learned_stopper.load_policy()
     prod = traj.Production(1.0, 1.0, "one run")
-    rules = {"learned": lambda its: stoppers.learned(its, obj, policy),
+    rules = {"learned": lambda its: learned_stopper.learned(its, obj, policy),
              "heuristic": lambda its: stoppers.heuristic(its, obj)}
     for n in opts.production_runs:
         rules[f"production-runs {n}"] = (lambda n: lambda its: stoppers.production_runs(its, obj, n, prod))(n)

@@ -7,12 +7,12 @@
 picker: from recorded parameter sweeps of bundled kernels (bench/tunio_sweep.py),
 the knobs' prior impacts (PCA over the parameters with respect to perf), then
 the state observer and the subset picker trained on emulated tuning sessions
-on the sweeps' surrogates (iotuner.tune.pretrain.train_picker). Writes
-python/iotuner/tune/data/tunio-picker.json.
+on the sweeps' surrogates (iotuner.tune.strategies.tunio.pretrain.train_picker). Writes
+python/iotuner/tune/strategies/tunio/data/tunio-picker.json.
 
 stopper: Q-learning on synthetic logarithmic tuning curves with random
-downward shifts (iotuner.tune.pretrain.train_stopper). Writes
-python/iotuner/tune/data/tunio-stopper.json.
+downward shifts (iotuner.tune.strategies.tunio.pretrain.train_stopper). Writes
+python/iotuner/tune/strategies/tunio/data/tunio-stopper.json.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from iotuner.tune import impact, pretrain, stoppers
+from iotuner.tune.strategies.tunio import impact, pretrain, stopper as stoppers
 
 HERE = Path(__file__).resolve().parent
 

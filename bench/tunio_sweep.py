@@ -20,7 +20,7 @@ between, so others can run their benchmarks.
         --lock /tmp/iotuner-timing.lock -- vpicio -n 1M -r -o {scratch}
 
 The file format ("iotuner-sample-sweep", version 1) is read by
-iotuner.tune.pretrain.load_sweep.
+iotuner.tune.strategies.tunio.pretrain.load_sweep.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from iotuner import native, settings
-from iotuner.tune import launch, objective as objectives, pretrain, space as spaces
+from iotuner.tune import launch, objective as objectives, space as spaces
+from iotuner.tune.strategies.tunio import pretrain
 from iotuner.tune.evaluate import JobEvaluator, reference_of
 from iotuner.tune.store import signature
 from iotuner.tune.tuner import effective_of, trial_doc

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from iotuner.tune.hybrid import calibration
+from iotuner.tune.strategies.hybrid import calibration
 
 pytestmark = pytest.mark.mpi
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from conftest import mpi, run_job, write_json
-from iotuner.tune.hybrid import hints as hybrid_hints
-from iotuner.tune.hybrid import twophase, verify
+from iotuner.tune.strategies.hybrid import hints as hybrid_hints
+from iotuner.tune.strategies.hybrid import twophase, verify
 
 BLOCKS, BUFFERS, NODES, COUNT, PER_CALL = (1000, 65536), ("4096", "65536", "1M"), (1, 2), 8, 4
 

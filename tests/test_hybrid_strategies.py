@@ -9,7 +9,7 @@ import pytest
 
 from iotuner.tune import space as spaces
 from iotuner.tune import strategies
-from iotuner.tune.hybrid.design import balanced_fraction
+from iotuner.tune.strategies.hybrid.design import balanced_fraction
 
 
 def iotuner(*args, **kw):

@@ -15,8 +15,8 @@ import pytest
 
 from iotuner.tune import config as cfg, objective, space as spaces, store as stores, strategies, tuner
 from iotuner.tune.evaluate import Measurement
-from iotuner.tune.perfmodel import basis, design, features, fit, rank, saved
-from iotuner.tune.perfmodel.basis import Term
+from iotuner.tune.strategies.model import basis, design, features, fit, rank, saved
+from iotuner.tune.strategies.model.basis import Term
 from iotuner import settings
 from iotuner.tune.space import as_text, complete
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iotuner.tune import impact, pretrain, space as spaces, stoppers
+from iotuner.tune import space as spaces
+from iotuner.tune.strategies.tunio import impact, pretrain, stopper as stoppers
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEPS = ROOT / "bench" / "data" / "tunio-sweeps"

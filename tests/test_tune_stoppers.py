@@ -11,6 +11,7 @@ import optuna
 import pytest
 
 from iotuner.tune import config as cfg, objective, results, stoppers, store as stores, trajectory as traj
+from iotuner.tune.strategies.tunio import stopper as learned_stopper
 from conftest import flat
 from tune_helpers import FakeClock, make_study
 
@@ -40,26 +41,30 @@ def test_heuristic_stops_when_five_iterations_gain_less_than_five_percent():
 def test_learned_stopper_state_is_the_iteration_the_gain_and_the_iterations_since_a_gain():
     # iteration 1: gain 1.0 = the average gain (ratio bucket 4: [1, 2)), a gain just made (since 0)
     # iteration 2: no gain (ratio bucket 0), one iteration since the last gain (since bucket 1)
-    assert stoppers.states([1.0, 2.0, 2.0]) == [(0 * 6 + 4) * 6 + 0, (1 * 6 + 0) * 6 + 1]
+    assert learned_stopper.states([1.0, 2.0, 2.0]) == [(0 * 6 + 4) * 6 + 0, (1 * 6 + 0) * 6 + 1]
     # a gain of 0.5% is below GAIN_STEP: it does not reset the count
-    s = stoppers.states([1.0, 2.0, 2.0, 2.01, 2.01, 2.01])
+    s = learned_stopper.states([1.0, 2.0, 2.0, 2.01, 2.01, 2.01])
     assert [x % 6 for x in s] == [0, 1, 2, 3, 3]
 
 
 def test_learned_stopper_follows_its_q_table():
     seq = its([1.0, 2.0, 2.0])
-    state = stoppers.states([it.incumbent for it in seq])[-1]
-    q = [1.0] * stoppers.STATES
-    assert stoppers.learned(seq, PERF, stoppers.StopperPolicy(tuple(q), (0,) * stoppers.STATES, {})) is None
+    state = learned_stopper.states([it.incumbent for it in seq])[-1]
+    q = [1.0] * learned_stopper.STATES
+
+    def policy():
+        return learned_stopper.StopperPolicy(tuple(q), (0,) * learned_stopper.STATES, {})
+
+    assert learned_stopper.learned(seq, PERF, policy()) is None
     q[state] = -0.01
-    reason = stoppers.learned(seq, PERF, stoppers.StopperPolicy(tuple(q), (0,) * stoppers.STATES, {}))
+    reason = learned_stopper.learned(seq, PERF, policy())
     assert reason.startswith("learned stopper: after iteration 2 (2.00x the default so far, 1 iteration(s) since")
 
 
 def test_the_shipped_learned_stopper_stops_on_a_plateau():
-    policy = stoppers.load_policy()
+    policy = learned_stopper.load_policy()
     plateau = [100.0, 300.0] + [300.0] * 30
-    k = first_stop(lambda s: stoppers.learned(s, PERF, policy), plateau)
+    k = first_stop(lambda s: learned_stopper.learned(s, PERF, policy), plateau)
     assert k is not None and k <= 10
 
 
@@ -67,8 +72,8 @@ def test_the_shipped_learned_stopper_returns_more_than_the_heuristic_on_unseen_c
     """On synthetic curves it was not trained on, the share of the best return in hindsight (RoTI) it keeps
     is well above the heuristic's and above never stopping."""
     import numpy as np
-    from iotuner.tune import pretrain
-    policy = stoppers.load_policy()
+    from iotuner.tune.strategies.tunio import pretrain
+    policy = learned_stopper.load_policy()
     rng = np.random.default_rng(12345)
     shares = {"learned": [], "heuristic": [], "never": []}
     for _ in range(300):
@@ -77,7 +82,7 @@ def test_the_shipped_learned_stopper_returns_more_than_the_heuristic_on_unseen_c
         if roti.max() <= 0:
             continue
         values = list(curve.observed)
-        stop = {"learned": first_stop(lambda s: stoppers.learned(s, PERF, policy), values),
+        stop = {"learned": first_stop(lambda s: learned_stopper.learned(s, PERF, policy), values),
                 "heuristic": first_stop(lambda s: stoppers.heuristic(s, PERF), values), "never": None}
         for name, k in stop.items():
             shares[name].append(roti[k if k is not None else len(roti) - 1] / roti[1:].max())
@@ -134,9 +139,9 @@ def test_a_live_stopper_stops_where_it_would_on_the_recorded_trajectory(tmp_path
     whole, t = make_study(tmp_path, name="whole", clock=FakeClock(), storage=optuna.storages.InMemoryStorage(),
                           stop="none", **kw)
     t.run()
-    policy = stoppers.load_policy()
+    policy = learned_stopper.load_policy()
     decide = {"heuristic": lambda s: stoppers.heuristic(s, PERF),
-              "learned": lambda s: stoppers.learned(s, PERF, policy)}[choice]
+              "learned": lambda s: learned_stopper.learned(s, PERF, policy)}[choice]
     expected = _posthoc(whole, 8, decide)
     assert expected is not None
     live, t = make_study(tmp_path, name="live", clock=FakeClock(), storage=optuna.storages.InMemoryStorage(),

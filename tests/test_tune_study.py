@@ -26,7 +26,7 @@ def tune_cli(*args, **kw):
 def confirmation(store, outcome):
     """{candidate: [values]} of the outcome's confirmation round, and its rounds."""
     runs = [r for r in store.records(CONFIRMATION) if r.attrs.get("plan") == outcome.plan]
-    samples = tuner.confirmation_samples(store, outcome.plan)
+    samples = store.confirmation_runs(outcome.plan)
     return samples, {r.attrs["round"] for r in runs}
 
 

@@ -9,7 +9,8 @@ import numpy as np
 import optuna
 import pytest
 
-from iotuner.tune import impact, objective, space as spaces, store as stores
+from iotuner.tune import objective, space as spaces, store as stores
+from iotuner.tune.strategies.tunio import impact
 from tune_helpers import FakeClock, make_study
 
 PERF = objective.parse("perf")

@@ -16,6 +16,7 @@ from iotuner import catalogue, settings
 from iotuner.report import Report
 from iotuner.tune import noise, objective, space, strategies, synthetic
 from iotuner.tune.arguments import parse_duration
+from tune_helpers import make_study
 
 
 def report_with(written, read, w_mib_s, r_mib_s, w_time=1.0, r_time=1.0):
@@ -254,30 +255,39 @@ def test_a_new_strategy_module_is_enough(tmp_path, monkeypatch):
 
 
 def test_every_module_in_the_strategies_directory_registers():
+    # a strategy is a module, or a package of its own (its code, options and stoppers)
     directory = Path(strategies.__file__).parent
-    files = sorted(p.stem for p in directory.glob("*.py") if not p.stem.startswith("_"))
-    assert strategies.modules() == files
-    strategies.names()
-    registered_by = {s.__module__.rpartition(".")[2] for s in map(strategies.get, strategies.names())}
-    assert registered_by == set(files)
+    found = sorted([p.stem for p in directory.glob("*.py") if not p.stem.startswith("_")]
+                   + [p.parent.name for p in directory.glob("*/__init__.py")])
+    assert strategies.modules() == found
+    registered_by = {s.__module__[len(strategies.__name__) + 1:].split(".")[0]
+                     for s in map(strategies.get, strategies.names())}
+    assert registered_by == set(found)
 
 
-def test_ga_elitism_and_valid_children():
+def test_ga_elitism_and_valid_children(tmp_path):
+    # the GA reads its population from the study's records (the store's views), as the tuner runs it
     s = space.load("romio")
-    m = synthetic.model("ufs")
-    study = optuna.create_study(direction="maximize", sampler=strategies.sampler("ga", s, 3))
-    pop = 8
-    for _ in range(5 * pop):
-        trial = study.ask()
-        params = {d.name: trial.suggest_categorical(d.name, d.labels) for d in s.dimensions}
-        for d in s.dimensions:
-            assert params[d.name] in d.labels
-        if trial.number % pop == 0 and trial.number >= pop:  # the elite slot: the best point so far
-            done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
-            assert params == max(done, key=lambda t: t.value).params
-        study.tell(trial, m.value(s.point_settings(s.decode(params))))
-    values = [t.value for t in study.trials]
-    assert max(values[-pop:]) >= max(values[:pop])  # elitism never loses the best
+    store, t = make_study(tmp_path, strategy="ga", seed=3, trials=40)
+    pop, real, proposed = 8, t.strategy.propose, []
+
+    def spy(ctx):
+        point = real(ctx)
+        now = ctx.store.current_values()
+        points = {r.number: s.labels_of(r.settings) for r in ctx.store.completed()}
+        proposed.append((len(ctx.store.search_trials()), point, now, points))
+        return point
+
+    t.strategy.propose = spy
+    t.run()
+    elites = 0
+    for index, point, now, points in proposed:
+        assert set(point) == {d.name for d in s.dimensions}
+        assert all(point[d.name] in d.labels for d in s.dimensions)
+        if index % pop == 0 and index >= pop:  # the elite slot: the best point so far, as it stands now
+            assert point == points[max(now, key=now.get)]
+            elites += 1
+    assert elites >= 3 and store.trials_run() == 40
 
 
 def test_two_aggregators_beat_one_on_the_ufs_model():
@@ -368,7 +378,7 @@ def test_confirmation_rounds_are_raised_until_a_gain_can_be_significant():
 
 def test_ga_tournament_of_three_prefers_the_fitter():
     s = space.load("romio")
-    ga = strategies.sampler("ga", s, 0)
+    ga = strategies.make("ga", s, 0)
 
     class T:
         def __init__(self, n):
@@ -391,19 +401,19 @@ def test_ga_mutation_rate():
     search = strategies.distributions(s)
     parent = {name: d.choices[0] for name, d in search.items()}
     for rate in (0.0, 0.1, 0.3):
-        ga = strategies.sampler("ga", s, 0, {"mutation": rate})
+        ga = strategies.make("ga", s, 0, {"mutation": rate})
         rng = random.Random(7)
         genes = changed = 0
         for _ in range(3000):
-            child = ga.breed(parent, parent, search, rng)
+            child = ga.breed(parent, parent, rng)
             genes += len(child)
             changed += sum(child[n] != parent[n] for n in child)
         assert changed / genes == pytest.approx(rate, abs=0.01)
     # crossover alone takes every gene from one of the parents, about half from each
     other = {name: d.choices[1] for name, d in search.items()}
-    ga = strategies.sampler("ga", s, 0, {"mutation": 0.0})
+    ga = strategies.make("ga", s, 0, {"mutation": 0.0})
     rng = random.Random(3)
-    from_a = [sum(ga.breed(parent, other, search, rng)[n] == parent[n] for n in search) for _ in range(2000)]
+    from_a = [sum(ga.breed(parent, other, rng)[n] == parent[n] for n in search) for _ in range(2000)]
     assert statistics.mean(from_a) / len(search) == pytest.approx(0.5, abs=0.02)
 
 

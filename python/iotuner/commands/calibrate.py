@@ -67,7 +67,7 @@ def table(cal) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..tune.hybrid import calibration
+    from ..tune.strategies.hybrid import calibration
     out = Path(args.output) if args.output else calibration.default_path()
     t0 = time.monotonic()
     if args.from_measurements:

@@ -1,7 +1,8 @@
 """The options of `iotuner tune` and `iotuner worker`.
 
 Kept apart from the tuner stack (Optuna, SciPy, SQLAlchemy), so `--help` and a mistyped option answer at
-once; only the strategy list, printed by --help alone, imports the strategies.
+once. The strategies and stoppers are imported to list them with their own options: they defer what they
+compute with (`iotuner.lazy`).
 """
 
 from __future__ import annotations
@@ -9,16 +10,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from . import space as spaces, synthetic
-from .config import STOPPERS
-
-
-class _StrategyHelp(str):
-    """The --strategy help, whose list of strategies is looked up only when argparse prints it."""
-
-    def __mod__(self, params):
-        from . import strategies
-        return f"search strategy: {', '.join(strategies.names())} (default bayes)"
+from . import space as spaces, stop, strategies, synthetic
 
 
 def parse_duration(text: str) -> float:
@@ -38,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"search space: {', '.join(spaces.BUILTIN)}, or a JSON file (default: romio; tunio with "
                         f"--synthetic lustre)")
     g.add_argument("--strategy", default="bayes", metavar="NAME",
-                   help=_StrategyHelp("search strategy (default bayes)"))
+                   help=f"search strategy: {', '.join(strategies.names())} (default bayes)")
     g.add_argument("--strategy-option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option of the strategy (repeatable), e.g. top=3 or calibration=FILE for hybrid")
     g.add_argument("--objective", default="perf", metavar="NAME",
@@ -52,22 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the default settings: measured as the baseline, and under every trial's settings "
                         "(default: none, the application's own)")
 
-    g = p.add_argument_group("model-driven tuning (--strategy model)")
-    g.add_argument("--training", type=int, metavar="N",
-                   help="training points, run before the search (default 40; 0 with --warm-start)")
-    g.add_argument("--top-k", type=int, metavar="K", help="predicted best configurations to run (default 20)")
-    g.add_argument("--refit", action="store_true", default=None,
-                   help="after the top k, fit again on everything measured and run the next top k, while that "
-                        "improves on the best")
-    g.add_argument("--warm-start", metavar="MODEL.json",
-                   help="start from a saved model (OUT/model.json of another study of the same application "
-                        "and space, e.g. at another problem size)")
-    g.add_argument("--model-target", choices=("min", "median"),
-                   help="each point's runs reduced to: min, the fastest run (the paper's minimum time; for a "
-                        "bandwidth its highest value), or their median (default min)")
-    g.add_argument("--design", choices=("lhs", "halves"),
-                   help="training set: lhs, a space-filling Latin hypercube over the value lists (default), or "
-                        "halves, the largest value and its halves")
+    strategies.add_arguments(p)  # each strategy's own options, under its own heading
 
     g = p.add_argument_group("budget and measurement")
     g.add_argument("--trials", type=int, metavar="N",
@@ -151,12 +128,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="production runs planned with the tuned settings: the lifecycle curve runs to them, and "
                         "(unless --stop says otherwise) tuning stops when more of it could not pay for itself "
                         "within them")
-    g.add_argument("--stop", choices=STOPPERS,
+    early = stop.stopper_descriptions()
+    g.add_argument("--stop", choices=list(early), metavar="NAME",
                    help="early stopper, decided after every iteration (a generation of a genetic algorithm, else a "
-                        "trial): learned (TunIO's, trained on tuning curves: stops when more tuning is not "
-                        "expected to raise the return on tuning investment), heuristic (less than 5%% gain over 5 "
-                        "iterations), production-runs (needs --production-runs), none. Default: production-runs "
-                        "with --production-runs, else learned for the tunio strategies, else none")
+                        "trial): " + "; ".join(f"{name}: {what}" for name, what in early.items()).replace("%", "%%")
+                        + ". Default: production-runs with --production-runs, else the strategy's own (learned for "
+                          "the tunio strategies), else none")
     g.add_argument("command", nargs=argparse.REMAINDER, metavar="-- APP ARGS",
                    help="the application (without launcher); {scratch} becomes each run's directory")
 

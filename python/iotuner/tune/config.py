@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 VERSION = 4  # 3: every run a record of its own; 4: search trials alone in the study, the rest in its companion
-STOPPERS = ("learned", "heuristic", "production-runs", "none")  # the early stoppers (`stoppers`)
 
 
 class ConfigError(ValueError):
@@ -115,7 +114,7 @@ class StudyConfig:
     # what the tuning is for: the run time of one production run (viability), and how many are planned
     production_runtime_s: float | None = None
     production_runs: int | None = None
-    stop: str | None = None  # the early stopper (STOPPERS); None: the strategy's default
+    stop: str | None = None  # the early stopper (`stop.register_stopper`); None: the strategy's default
     out: str = ""
     version: int = VERSION
     created: str = ""
@@ -127,8 +126,10 @@ class StudyConfig:
             raise ConfigError("--baseline-every must be 0 or more")
         if not 0 < self.alpha < 1:
             raise ConfigError("alpha must be between 0 and 1")
-        if self.stop is not None and self.stop not in STOPPERS:
-            raise ConfigError(f"unknown stopper '{self.stop}': use {', '.join(STOPPERS)}")
+        if self.stop is not None:
+            from .stop import stopper_names
+            if self.stop not in stopper_names():
+                raise ConfigError(f"unknown stopper '{self.stop}': use {', '.join(stopper_names())}")
         if self.production_runs is not None and self.production_runs < 1:
             raise ConfigError("--production-runs must be at least 1")
         if self.stop == "production-runs" and not self.production_runs:

@@ -19,6 +19,8 @@ function) registered under a name. The tuner drives it:
    point lies in it, for the exhaustion rule; `iteration_trials()`: how many
    trials make one iteration (a generation), for the early stoppers, and
    `default_stop`: the early stopper it uses unless the study says otherwise.
+5. `add_arguments(group)` and `options_from(args)`: options of its own on the
+   command line, under its own heading of `iotuner tune --help`.
 
 Everything a strategy knows of the study it reads from `ctx.store` (records,
 pools, current medians, the trajectory); it never writes there itself.
@@ -28,13 +30,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-import optuna
-
+from ..lazy import lazy
 from .space import SearchSpace
 
 if TYPE_CHECKING:
     from .evaluate import Measurement
     from .store import Record, Store
+
+optuna = lazy("optuna")  # only strategies that sample need it: `tune --help` does not
 
 SAMPLER = object()  # propose(): the Optuna sampler chooses the point
 
@@ -63,10 +66,19 @@ class Strategy:
 
     name = ""
     description = ""
-    default_stop: str | None = None  # the early stopper (config.STOPPERS) unless the study's --stop says
+    default_stop: str | None = None  # the early stopper (stop.register_stopper) unless --stop says
 
     def __init__(self, space: SearchSpace, seed: int, options: Mapping[str, Any]):
         self.space, self.seed, self.options = space, seed, dict(options)
+
+    @classmethod
+    def add_arguments(cls, group) -> None:
+        """Options of its own for `iotuner tune` (argparse), shown under its own heading in --help."""
+
+    @classmethod
+    def options_from(cls, args) -> dict[str, Any]:
+        """Its options (`self.options`, kept in the study) from those arguments: the ones given."""
+        return {}
 
     def prepare(self, ctx: Context) -> None:
         """Training runs of its own, before the search."""

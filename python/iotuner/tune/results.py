@@ -12,7 +12,7 @@ import statistics
 from dataclasses import asdict
 from pathlib import Path
 
-from .. import settings
+from .. import settings, tune_output
 from . import noise, printout, trajectory as traj
 from .printout import fmt_time
 
@@ -238,7 +238,7 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
 def summary(store: Store, objective: Objective, outcome: Outcome, total_s: float, r: traj.Roti, why: str | None,
             v: traj.Viability) -> dict:
     return {
-        "version": 1,  # docs/summary.schema.json
+        "version": tune_output.SUMMARY_VERSION,  # docs/summary.schema.json
         "study": store.name,
         "objective": {"name": objective.name, "direction": objective.direction, "unit": objective.unit},
         "strategy": store.config.strategy,

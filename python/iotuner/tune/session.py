@@ -52,13 +52,7 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
         if not eq or not key:
             raise SystemExit(f"iotuner tune: --strategy-option {item!r}: expected KEY=VALUE")
         options[key.strip()] = value.strip()
-    model_options = {k: v for k, v in (("training", args.training), ("top_k", args.top_k), ("refit", args.refit),
-                                       ("warm_start", args.warm_start and str(Path(args.warm_start).resolve())),
-                                       ("target", args.model_target), ("design", args.design)) if v is not None}
-    if model_options and args.strategy != "model":
-        raise ConfigError("--training, --top-k, --refit, --warm-start, --model-target and --design are options of "
-                          "--strategy model")
-    options.update(model_options)
+    options.update(strategies.options_from(args.strategy, args))  # its own flags; another strategy's fail here
     strategies.make(args.strategy, space, args.seed, options)  # an unknown strategy or bad options fail here
     baseline = recording.baseline if recording else settings.load(args.baseline) if args.baseline \
         else {"version": 1}
@@ -329,7 +323,7 @@ def _finish(store: Store, outcome, out: Path, console: Console, storage: str, ex
         return 1
     if lease is not None:
         with contextlib.suppress(Exception):  # only a later --resume would write them again
-            store.leases.update(lease, {**lease.content, "written": str(out)}, beat=False)
+            store.mark_written(lease, str(out))
     _print_outcome(console, outcome, summary, out)
     console.print(f"wrote the results of study {store.name} to {out}/")
     try:  # the page to share: curve, verdict, RoTI, importance, every run

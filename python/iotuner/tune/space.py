@@ -98,6 +98,26 @@ class SearchSpace:
         """Point from Optuna params {dimension name: label}."""
         return {name: self.dimension(name).value_of(label) for name, label in params.items()}
 
+    def indices_of(self, flat: Mapping[str, Any]) -> tuple[int, ...] | None:
+        """A measured point's value index per dimension, from its flat settings (None: not a point of this
+        space). A value that leaves a knob alone (sets nothing) is not every value: the knobs it does not
+        set must be absent from the point too."""
+        row = []
+        for d in self.dimensions:
+            knobs = d.knobs()
+            match = [i for i, v in enumerate(d.values) if all(
+                k in flat and d.label(flat[k]) == d.label(x) for k, x in d.settings_of(v).items())
+                and not any(k in flat for k in knobs - set(d.settings_of(v)))]
+            if not match:
+                return None
+            row.append(match[0])
+        return tuple(row)
+
+    def labels_of(self, flat: Mapping[str, Any]) -> dict[str, str] | None:
+        """A measured point as {dimension name: value label} (None: not a point of this space)."""
+        row = self.indices_of(flat)
+        return None if row is None else {d.name: d.labels[i] for d, i in zip(self.dimensions, row)}
+
     def to_json(self) -> dict:
         out = {"name": self.name, "description": self.description,
                "dimensions": [d.to_json() for d in self.dimensions]}

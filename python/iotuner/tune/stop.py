@@ -2,16 +2,18 @@
 
 The tuner asks each rule before every trial; the first that gives a reason
 ends the search, and its name and reason go to summary.json and the
-printout. A rule is a small object with a `name` and `check(state)`; the
-early stoppers (TunIO's learned one, the heuristic, the production-runs one)
-are in `stoppers`, one chosen per study (--stop).
+printout. A rule is a small object with a `name` and `check(state)`. The
+early stoppers register here (`register_stopper`), as strategies do: the
+engine's in `stoppers` (heuristic, production-runs, none), a strategy's in its
+package (TunIO's learned one); a study uses one (--stop, else its strategy's
+`default_stop`).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Callable, Protocol
 
 MAX_REPROPOSALS = 50  # consecutive proposals of measured points before calling the space exhausted
 
@@ -105,12 +107,49 @@ def default_rules(config=None, strategy=None, objective=None) -> list[StopRule]:
     """The rules every study has, then its early stopper: the study's --stop, or the strategy's default."""
     rules: list[StopRule] = [Exhaustion(), TrialBudget(), TimeBudget(), StrategyStop()]
     if config is not None:
-        from . import stoppers
-        early = stoppers.make(config.stop or getattr(strategy, "default_stop", None), objective,
-                              config.production_runs, config.production_runtime_s)
+        early = make_stopper(config.stop or getattr(strategy, "default_stop", None), objective, config)
         if early is not None:
             rules.append(early)
     return rules
+
+
+# ---- early stoppers, registered like strategies ----
+
+StopperFactory = Callable[[Any, Any], "StopRule | None"]  # (objective, study config) -> the rule, or None
+_STOPPERS: dict[str, tuple[str, StopperFactory]] = {}
+
+
+def register_stopper(name: str, description: str) -> Callable[[StopperFactory], StopperFactory]:
+    """Makes a factory (objective, study config) -> stop rule (None: no rule) the early stopper `--stop name`."""
+    def deco(factory: StopperFactory) -> StopperFactory:
+        _STOPPERS[name] = (description, factory)
+        return factory
+    return deco
+
+
+def _load_stoppers() -> None:
+    from . import stoppers, strategies  # noqa: F401  the engine's stoppers, then those the strategies bring
+    strategies.load()
+
+
+def stopper_names() -> list[str]:
+    _load_stoppers()
+    return sorted(_STOPPERS)
+
+
+def stopper_descriptions() -> dict[str, str]:
+    _load_stoppers()
+    return {name: description for name, (description, _) in sorted(_STOPPERS.items())}
+
+
+def make_stopper(choice: str | None, objective, config=None) -> StopRule | None:
+    """The stop rule of a --stop choice (None: no early stopper); ValueError for an unknown one."""
+    if choice is None:
+        return None
+    _load_stoppers()
+    if choice not in _STOPPERS:
+        raise ValueError(f"unknown stopper '{choice}': use {', '.join(stopper_names())}")
+    return _STOPPERS[choice][1](objective, config)
 
 
 def first_stop(rules: list[StopRule], state: SearchState) -> Stop | None:

@@ -3,47 +3,51 @@
 A study lives in Optuna storage (SQLite by default, PostgreSQL for many
 workers, in memory for benchmarks), as two Optuna studies: the study itself
 holds the search trials (so Optuna's own tools see a conventional study), its
-companion the other records, the budget, the workers' sessions and the leases
-(`study.storage`). Each measurement is a record of its own, written once by the
-worker that made it and never rewritten (`study.records`). Pools, signatures,
-medians, the default's runs, the trajectory and the tuning clock are derived
-from the records (`study.derive`), here and nowhere else; strategies read them
-through this class's views. Nothing shared is read, modified and written:
-several workers can share one study. Work only one worker may do (the
-confirmation round, a strategy's training) is held under a lease
-(`study.leases`).
+companion the other records, the budget, the workers' sessions and the leases.
+Each measurement is a record of its own, written once by the worker that made
+it and never rewritten. Pools, signatures, medians, the default's runs, the
+trajectory and the tuning clock are derived from the records, and nowhere
+else; the tuner, the strategies and the stop rules read them through this
+class's views (read-only), never from Optuna's trials. Nothing shared is read,
+modified and written: several workers can share one study.
 
-A worker that dies leaves its running trial with a heartbeat that goes stale
-(three heartbeats old; at once when its process is gone from this host): one
-other worker fails it and queues it to run again, up to three starts in all.
+`Store` puts together the parts of `study/`, one concern each:
+- `storage` (where records live) and `sessions` (each worker's stretch of
+  tuning time, the tuning clock);
+- `records` and `derive` (what a record is; everything computed from them,
+  incrementally, and the views: `as_of(n)`, `known_at(n)`);
+- `leases` (exclusive sections one worker runs while the others wait: the
+  confirmation round, a strategy's training) and `recovery` (a dead worker's
+  trial, found by its heartbeat, failed and queued to run again, up to three
+  starts in all).
+Here: opening, the views, and writing records (`add_run`, `ask`, `tell`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
 from optuna.trial import FrozenTrial, TrialState
 
 from .config import Budget, ConfigError, StudyConfig
-from .study.derive import Derived, Point, Pool, Session, clock_at, signature
-from .study.leases import DONE, HELD, Beat, Held, Lease, LeaseLost, Leases, alive, leases_in
+from .study.derive import Derived, Point, Pool, Session, signature
+from .study.leases import Beat, Lease, LeaseLost, Leases, Section, Sections
+from .study.recovery import MAX_STARTS, Recovery, death_reason
+from .study.sessions import Sessions
 from .study.records import (BASELINE, CONFIRMATION, DEFAULT, RUN_KINDS, TRAINING, TRIAL, Record, Row, canonical,
                             record)
-from .study.storage import BUDGET_KEY, SESSION_PREFIX, StudyError, StudyStorage, db_error, open_storage
+from .study.storage import BUDGET_KEY, StudyError, StudyStorage, db_error, open_storage
 from .study.urls import mask
 
 __all__ = ["BASELINE", "CONFIRMATION", "DEFAULT", "RUN_KINDS", "TRAINING", "TRIAL", "Asked", "Lease", "LeaseLost",
-           "Point", "Pool", "Record", "Section", "Session", "Store", "StudyError", "canonical", "db_error", "mask",
-           "open_storage", "signature"]
-
-MAX_STARTS = 3  # a search trial whose worker dies is run again, up to this many starts in all
+           "MAX_STARTS", "Point", "Pool", "Record", "Section", "Session", "Store", "StudyError", "canonical", "db_error",
+           "death_reason", "mask", "open_storage", "signature"]
 
 
 @dataclass
@@ -62,19 +66,9 @@ class Asked:
         return self.number
 
 
-@dataclass
-class Section:
-    """An exclusive section as this worker sees it: whether it runs it (holding the lease), and the lease."""
-    mine: bool
-    lease: Lease
-    held: Held | None = None
+class Store(Sessions, Recovery, Sections):
+    """The study's state: read through the views below, written by the tuner (records, sessions, leases)."""
 
-    @property
-    def restarted(self) -> bool:
-        return self.mine and self.lease.attempt > 1
-
-
-class Store:
     def __init__(self, db: StudyStorage, config: StudyConfig, heartbeat_s: int | None = 10):
         self.db, self.config = db, config
         self.study, self.storage = db.study, db.storage
@@ -84,7 +78,6 @@ class Store:
         self.derived = Derived(config.objective.direction)
         self._attrs: dict[str, Any] = {}
         self._trajectory: tuple[Any, list[Point]] | None = None
-        self._checked_stale = 0.0
         self.leases = Leases(db.backend, db.companion_id, lambda: self.session, self._read_attrs, heartbeat_s)
         self.refresh()
 
@@ -145,72 +138,6 @@ class Store:
         self.db.backend.set_study_attr(self.db.companion_id, BUDGET_KEY, value)
         self._attrs[BUDGET_KEY] = value
 
-    # ---- sessions: a worker's stretch of tuning time ----
-
-    def begin_session(self, scratch: str | None = None) -> None:
-        """This worker's stretch of tuning starts (a new one if it had one: a span is never rewritten)."""
-        known = any(s.id == self.session.id for s in self.sessions())
-        self.session = Session(uuid.uuid4().hex[:12] if known else self.session.id, self.session.host,
-                               self.session.pid, self.now(), self.now(), scratch)
-        self.touch_session()
-
-    def touch_session(self) -> None:
-        self.db.backend.set_study_attr(*self._touched())
-
-    def _touched(self) -> tuple[int, str, dict]:
-        """This worker's session with its last sign of life now, as the attribute to write (alone, or in the
-        transaction of a record it writes)."""
-        self.session = replace(self.session, last=self.now())
-        s = self.session
-        value = {"host": s.host, "pid": s.pid, "start": s.start, "last": s.last, "scratch": s.scratch}
-        self._attrs[SESSION_PREFIX + s.id] = value
-        return self.db.companion_id, SESSION_PREFIX + s.id, value
-
-    def sessions(self) -> list[Session]:
-        """Every worker's sessions, as of the last refresh (this worker's own is always current)."""
-        out = []
-        for key, v in self._attrs.items():
-            if key.startswith(SESSION_PREFIX) and isinstance(v, dict):
-                sid = key[len(SESSION_PREFIX):]
-                out.append(self.session if sid == self.session.id else
-                           Session(sid, v.get("host", ""), int(v.get("pid", 0)), float(v.get("start", 0)),
-                                   float(v.get("last", 0)), v.get("scratch")))
-        return out
-
-    def dead_sessions_here(self) -> list[Session]:
-        """Sessions of this host whose process is gone (a killed tuner): their scratch can go."""
-        return [s for s in self.sessions() if s.id != self.session.id and alive(s.host, s.pid) is False]
-
-    def worker_seed(self, seed: int) -> int:
-        """The study's seed for its first worker; a derived one for every later or concurrent worker, so a
-        resumed or joining worker's strategy does not propose the same points again."""
-        if not any(s.id != self.session.id for s in self.sessions()):
-            return seed
-        return (seed * 1_000_003 + int(self.session.id, 16)) % (2 ** 31)
-
-    def live_peers(self) -> list[Session]:
-        """Other sessions that may still be working: alive on this host, or seen lately elsewhere."""
-        grace = 3 * (self.heartbeat_s or 10)
-        out = []
-        for s in self.sessions():
-            if s.id == self.session.id:
-                continue
-            here = alive(s.host, s.pid)
-            if here or (here is None and self.now() - s.last < grace):
-                out.append(s)
-        return out
-
-    def clock(self, at: float | None = None) -> float:
-        """Tuning time, in seconds: how long at least one worker was working on the study, up to wall time
-        `at` (default now). Sessions overlap when workers run side by side; a session's end is its last sign
-        of life, or now for this worker's own."""
-        return clock_at([self.now() if at is None else at], self.sessions(), self.session.id)[0]
-
-    def tuning_time(self) -> float:
-        """The study's tuning time so far: up to the end of its last run (waiting afterwards is not tuning)."""
-        last = self.derived.last_end
-        return self.clock(last) if last is not None else 0.0
-
     # ---- views of the derived state ----
 
     @property
@@ -254,9 +181,28 @@ class Store:
     def search_trials(self) -> list[Record]:
         return self.derived.search_trials()
 
+    def count(self, kind: str) -> int:
+        return self.derived.count(kind)
+
     def as_of(self, index: int, *kinds: str) -> list[Record]:
         """Records created before search trial `index` was asked for: what the study knew then."""
         return self.derived.as_of(index, *kinds)
+
+    def known_at(self, index: int, *kinds: str) -> Derived:
+        """The study as it stood when search trial `index` was asked for: its finished records of these kinds,
+        derived on their own (pools, the default's runs, the best, what was measured), for strategies that
+        decide from that moment (a generation's plan), so a resumed study or another worker decides the same."""
+        known = Derived(self.config.objective.direction)
+        known.add(r for r in self.as_of(index, *kinds) if r.end is not None)
+        return known
+
+    def confirmation_runs(self, plan: str) -> dict[str, list[float]]:
+        """The successful runs of the confirmation round `plan`, by candidate (DEFAULT for the default)."""
+        out: dict[str, list[float]] = {}
+        for r in self.records(CONFIRMATION):
+            if r.attrs.get("plan") == plan and r.ok:
+                out.setdefault(r.attrs.get("candidate"), []).extend(r.runs)
+        return out
 
     def completed(self) -> list[Record]:
         return [r for r in self.search_trials() if r.state == "COMPLETE"]
@@ -418,91 +364,3 @@ class Store:
         finally:
             asked.heartbeat.stop()
         self.refresh()
-
-    def requeue(self, r: Record, reason: str | None = None) -> bool:
-        """A search trial that did not finish through no fault of its settings (its worker died, the
-        scheduler ended its job) queued to run again, under a new number: up to MAX_STARTS starts in all."""
-        starts = int(r.attrs.get("starts", 1))
-        if starts >= MAX_STARTS or not r.settings:
-            return False
-        attrs = {"settings": dict(r.settings), "retry_of": r.number, "starts": starts + 1}
-        why = reason or death_reason(r.attrs.get("owner") or {})
-        if why:
-            attrs["retry_reason"] = why
-        tid, number = self.db.backend.create(self.study._study_id, "WAITING", attrs,
-                                             params=self.db.backend.params(r.id))
-        self._apply(Row(tid, number, "WAITING", attrs, True, self.study._study_id))
-        return True
-
-    # ---- recovery ----
-
-    def recover(self) -> list[int]:
-        """Running trials whose worker is gone: failed, and queued to run again (once per failure, by the one
-        worker whose update failed it). A worker on this host that no longer exists is recognized at once;
-        any other when its heartbeat is three heartbeats old (checked once per heartbeat). A live peer's
-        running trial is never touched. Returns the numbers of the trials failed."""
-        self.refresh()
-        others = [r for r in self.derived.running() if r.session != self.session.id]
-        dead = [r for r in others if alive((r.attrs.get("owner") or {}).get("host", ""),
-                                           int((r.attrs.get("owner") or {}).get("pid") or 0)) is False]
-        interval = self.heartbeat_s or 10
-        if time.time() - self._checked_stale >= interval:
-            self._checked_stale = time.time()
-            stale = set(self.db.backend.stale([r.id for r in others if r not in dead], 3 * interval))
-            dead += [r for r in others if r.id in stale]
-        numbers = []
-        for r in dead:
-            if self.db.backend.finish(r.id, "FAIL", {}):
-                failed = self._apply(Row(r.id, r.number, "FAIL", dict(r.attrs), True, self.study._study_id))
-                self.requeue(failed)
-                numbers.append(r.number)
-        return numbers
-
-    # ---- exclusive sections ----
-
-    @contextlib.contextmanager
-    def exclusive(self, name: str, content: Mapping[str, Any] | None = None,
-                  poll_s: float = 1.0) -> Iterator[Section]:
-        """One worker at a time runs the section `name`: it yields Section(mine=True) to the worker that holds
-        its lease (the first to ask, or the one that took it over from a holder that died: `restarted`), and
-        Section(mine=False) once the section is done, to the others, who wait for it meanwhile."""
-        while True:
-            lease = self.leases.get(name)
-            if lease is not None and lease.state == DONE:
-                yield Section(False, lease)
-                return
-            got = None
-            if lease is None or lease.stale(time.time()):
-                got = self.leases.take(name, content or {}, over=lease)
-            if got is not None:
-                break
-            self.recover()
-            time.sleep(poll_s)
-        with self.leases.holding(got) as held:
-            yield Section(True, got, held)
-            held.set(state=DONE)
-        self.refresh()
-
-    def lease(self, name: str) -> Lease | None:
-        return self.leases.get(name)
-
-    def held_by_others(self, prefix: str) -> Lease | None:
-        """A lease (named prefix...) another live worker holds now, from the last refresh."""
-        for lease in leases_in(self._attrs).values():
-            if lease.name.startswith(prefix) and lease.state == HELD and lease.holder != self.session.id \
-                    and not lease.stale(time.time()):
-                return lease
-        return None
-
-
-def death_reason(owner: Mapping[str, Any]) -> str | None:
-    """Why a worker stopped, when a batch scheduler can tell (its Slurm job ended)."""
-    job = owner.get("slurm_job")
-    if not job:
-        return None
-    try:
-        from .launch import slurm
-        state, _ = slurm.ended(owner.get("slurm_job_id", job), wait_s=10)
-    except Exception:
-        return None
-    return f"its worker's {slurm.describe_end(job, state)}"

@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from .objective import Objective
-from .store import BASELINE, TRIAL, Point
+from .study.derive import Point
+from .study.records import BASELINE, TRIAL
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,7 @@ class Tuner:
         return rec
 
     def _baseline(self, reason: str) -> Measurement:
-        n = self.store.derived.count(BASELINE)
+        n = self.store.count(BASELINE)
         m = self._measure(self.baseline, f"baseline-{n:03d}")
         if m.fault is None:
             self._record(BASELINE, {}, self.baseline, m)
@@ -201,7 +201,7 @@ class Tuner:
                           why: str | None = None) -> tuple[Record, Measurement]:
         """A strategy's own run of a point (flat settings), recorded under its kind."""
         flat = complete(dict(flat), self.nodes)
-        n = self.store.derived.count(kind)
+        n = self.store.count(kind)
         m = self._measure(trial_doc(self.baseline, flat), label or f"{kind}-{n:03d}")
         if m.fault:
             raise TuneError(m.fault)
@@ -465,8 +465,8 @@ class Tuner:
 
     def _round_name(self) -> str:
         """The lease of the round to report: the last one, or a new one after a resume that searched more."""
-        rounds = {int(n[len(ROUND):]): lease for n, lease in self.store.leases.all().items()
-                  if n.startswith(ROUND) and n[len(ROUND):].isdigit()}
+        rounds = {int(n[len(ROUND):]): lease for n, lease in self.store.leases_named(ROUND).items()
+                  if n[len(ROUND):].isdigit()}
         if not rounds:
             return f"{ROUND}0"
         k = max(rounds)
@@ -533,8 +533,8 @@ class Tuner:
     def result(self) -> Outcome | None:
         """The study's outcome from its records: the last confirmation round a worker completed (None: none)."""
         self.store.refresh()
-        done = [(int(n[len(ROUND):]), lease) for n, lease in self.store.leases.all().items()
-                if n.startswith(ROUND) and n[len(ROUND):].isdigit() and lease.state == "done"]
+        done = [(int(n[len(ROUND):]), lease) for n, lease in self.store.leases_named(ROUND).items()
+                if n[len(ROUND):].isdigit() and lease.state == "done"]
         if not done:
             return None
         return self._outcome(max(done, key=lambda x: x[0])[1], ran=False)
@@ -558,7 +558,7 @@ class Tuner:
 
     def _verdict(self, stop: stops.Stop, key: str, cands: list[dict]) -> Outcome:
         default = self.store.default_value()
-        samples = confirmation_samples(self.store, key)
+        samples = self.store.confirmation_runs(key)
         base = samples.get(DEFAULT, [])
         measured = [c for c in cands if samples.get(c["signature"])]
         if not measured or not base:
@@ -607,14 +607,3 @@ def _keep_scoped(doc: dict, baseline: dict) -> dict:
         doc = dict(doc)
         doc["groups"] = scoped + doc.get("groups", [])
     return doc
-
-
-# ---- the confirmation round, from its records ----
-
-def confirmation_samples(store: Store, key: str) -> dict[str, list[float]]:
-    """The successful runs of a confirmation round, by candidate (DEFAULT for the default)."""
-    out: dict[str, list[float]] = {}
-    for r in store.records(CONFIRMATION):
-        if r.attrs.get("plan") == key and r.ok:
-            out.setdefault(r.attrs.get("candidate"), []).extend(r.runs)
-    return out

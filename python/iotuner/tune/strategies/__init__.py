@@ -1,22 +1,32 @@
-"""Search strategies, one module each, on the strategy protocol (`..protocol`).
+"""Search strategies, one module or package each, on the strategy protocol (`..protocol`).
 
-A module registers its strategy with `register(name, description)`: on a
-`Strategy` subclass, or on a factory `(space, seed, options) -> Optuna
-sampler` for a strategy that is only a sampler. Every module in this package
-is found and imported, so a new strategy is one new module; nothing else to
-edit.
+A strategy that is a few lines is a module (bayes, random, grid); a method
+with internals of its own is a package that holds all of them: its code, its
+command-line options (`Strategy.add_arguments`), its early stoppers
+(`stop.register_stopper`) and its data (tunio: the picker, the learned
+stopper, their pretraining and policies; model: the performance model;
+hybrid: ROMIO's operation counts, their calibration, and the ml baseline; ga:
+its sampler). A module registers its strategy with `register(name,
+description)`: on a `Strategy` subclass, or on a factory `(space, seed,
+options) -> Optuna sampler` for a strategy that is only a sampler. Every
+module and package here is found and imported, so a new strategy is one new
+module or package; nothing else to edit. What a package's `__init__` imports
+must stay light (no Optuna, NumPy, scikit-learn at import): `iotuner tune
+--help` imports every strategy to list it with its options.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import pkgutil
 from typing import Any, Callable
 
-import optuna
-
+from ...lazy import lazy
 from ..protocol import SamplerStrategy, Strategy
 from ..space import SearchSpace
+
+optuna = lazy("optuna")
 
 _REGISTRY: dict[str, type[Strategy]] = {}
 
@@ -39,23 +49,45 @@ def modules() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
 
 
-def _load() -> None:
-    # each module registers itself on import; importing is idempotent, so a module
-    # imported on its own before (a test, a benchmark) does not hide the others
+def load() -> None:
+    """Imports every strategy module and package: each registers its strategies (and stoppers) on import.
+    Importing is idempotent, so a module imported on its own before (a test, a benchmark) hides no other."""
     for mod in modules():
         importlib.import_module(f"{__name__}.{mod}")
 
 
 def names() -> list[str]:
-    _load()
+    load()
     return sorted(_REGISTRY)
 
 
 def get(name: str) -> type[Strategy]:
-    _load()
+    load()
     if name not in _REGISTRY:
         raise KeyError(f"unknown strategy '{name}': use {', '.join(names())}")
     return _REGISTRY[name]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Each strategy's own options, under a heading of its own."""
+    for name in names():
+        cls = _REGISTRY[name]
+        if "add_arguments" in vars(cls):
+            cls.add_arguments(p.add_argument_group(f"options of --strategy {name}", cls.description))
+
+
+def options_from(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The options of strategy `name` given as its own arguments; ValueError when another strategy's are given."""
+    for other in names():
+        cls = _REGISTRY[other]
+        if other == name or "add_arguments" not in vars(cls):
+            continue
+        probe = argparse.ArgumentParser(add_help=False)
+        cls.add_arguments(probe)
+        given = [a.option_strings[0] for a in probe._actions if getattr(args, a.dest, None) is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)}: options of --strategy {other}, not of --strategy {name}")
+    return get(name).options_from(args)
 
 
 def make(name: str, space: SearchSpace, seed: int, options: dict[str, Any] | None = None) -> Strategy:

@@ -4,9 +4,10 @@ TPE handles categorical dimensions natively and models the joint density of
 good points (multivariate), which matters where knobs interact (cb_nodes
 with cb_config_list, stripe size with cb_buffer_size)."""
 
-import optuna
-
+from ...lazy import lazy
 from . import register
+
+optuna = lazy("optuna")
 
 
 @register("bayes", "Bayesian optimization (Optuna's multivariate TPE)")

@@ -1,8 +1,9 @@
 """Uniform random sampling: the baseline every other strategy must beat."""
 
-import optuna
-
+from ...lazy import lazy
 from . import register
+
+optuna = lazy("optuna")
 
 
 @register("random", "uniform random points of the space")

@@ -207,3 +207,62 @@ class Held:
         if self.beating is not None and self.beating.failed:
             raise LeaseLost(f"another worker took over {self.lease.name} (this worker's heartbeats stopped "
                             f"reaching the study storage)")
+
+
+@dataclass
+class Section:
+    """An exclusive section as this worker sees it: whether it runs it (holding the lease), and the lease."""
+    mine: bool
+    lease: Lease
+    held: Held | None = None
+
+    @property
+    def restarted(self) -> bool:
+        return self.mine and self.lease.attempt > 1
+
+
+class Sections:
+    """Exclusive sections, mixed into `Store`, which provides leases, session, _attrs, recover and refresh."""
+
+    @contextlib.contextmanager
+    def exclusive(self, name: str, content: Mapping[str, Any] | None = None,
+                  poll_s: float = 1.0) -> Iterator[Section]:
+        """One worker at a time runs the section `name`: it yields Section(mine=True) to the worker that holds
+        its lease (the first to ask, or the one that took it over from a holder that died: `restarted`), and
+        Section(mine=False) once the section is done, to the others, who wait for it meanwhile."""
+        while True:
+            lease = self.leases.get(name)
+            if lease is not None and lease.state == DONE:
+                yield Section(False, lease)
+                return
+            got = None
+            if lease is None or lease.stale(time.time()):
+                got = self.leases.take(name, content or {}, over=lease)
+            if got is not None:
+                break
+            self.recover()
+            time.sleep(poll_s)
+        with self.leases.holding(got) as held:
+            yield Section(True, got, held)
+            held.set(state=DONE)
+        self.refresh()
+
+    def lease(self, name: str) -> Lease | None:
+        return self.leases.get(name)
+
+    def held_by_others(self, prefix: str) -> Lease | None:
+        """A lease (named prefix...) another live worker holds now, from the last refresh."""
+        for lease in leases_in(self._attrs).values():
+            if lease.name.startswith(prefix) and lease.state == HELD and lease.holder != self.session.id \
+                    and not lease.stale(time.time()):
+                return lease
+        return None
+
+    def leases_named(self, prefix: str) -> dict[str, Lease]:
+        """The study's leases whose names start with prefix (the confirmation rounds: `confirmation-`)."""
+        return {name: lease for name, lease in self.leases.all().items() if name.startswith(prefix)}
+
+    def mark_written(self, lease: Lease, out: str) -> None:
+        """The results of a done section (the confirmation round) were written to out: a later resume leaves
+        them, and the other workers say where they are."""
+        self.leases.update(lease, {**lease.content, "written": out}, beat=False)

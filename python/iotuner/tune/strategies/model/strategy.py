@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..protocol import Context, Strategy
-from ..store import BASELINE, TRAINING, Record, canonical
-from . import register
+from ...protocol import Context, Strategy
+from ...study.records import BASELINE, TRAINING, Record, canonical
+from .. import register
 
 DEFAULT_TRAINING, DEFAULT_TOP_K = 40, 20
 TARGETS = ("min", "median")
@@ -56,6 +56,33 @@ class Round:
 @register("model", "model-driven (Behzad et al., Cluster'15): train, fit a regression, predict every "
                    "configuration, run the top k")
 class ModelDriven(Strategy):
+    @classmethod
+    def add_arguments(cls, g) -> None:
+        g.add_argument("--training", type=int, metavar="N",
+                       help=f"training points, run before the search (default {DEFAULT_TRAINING}; 0 with "
+                            f"--warm-start)")
+        g.add_argument("--top-k", type=int, metavar="K",
+                       help=f"predicted best configurations to run (default {DEFAULT_TOP_K})")
+        g.add_argument("--refit", action="store_true", default=None,
+                       help="after the top k, fit again on everything measured and run the next top k, while that "
+                            "improves on the best")
+        g.add_argument("--warm-start", metavar="MODEL.json",
+                       help="start from a saved model (OUT/model.json of another study of the same application "
+                            "and space, e.g. at another problem size)")
+        g.add_argument("--model-target", choices=TARGETS,
+                       help="each point's runs reduced to: min, the fastest run (the paper's minimum time; for a "
+                            "bandwidth its highest value), or their median (default min)")
+        g.add_argument("--design", choices=("lhs", "halves"),
+                       help="training set: lhs, a space-filling Latin hypercube over the value lists (default), or "
+                            "halves, the largest value and its halves")
+
+    @classmethod
+    def options_from(cls, args) -> dict[str, Any]:
+        given = {"training": args.training, "top_k": args.top_k, "refit": args.refit,
+                 "warm_start": args.warm_start and str(Path(args.warm_start).resolve()),
+                 "target": args.model_target, "design": args.design}
+        return {k: v for k, v in given.items() if v is not None}
+
     def __init__(self, space, seed, options):
         super().__init__(space, seed, options)
         o = self.options
@@ -64,7 +91,7 @@ class ModelDriven(Strategy):
             raise ValueError(f"strategy model: unknown option(s) {', '.join(unknown)}")
         self.warm = None
         if o.get("warm_start"):
-            from ..perfmodel import saved
+            from . import saved
             try:
                 self.warm = saved.load(o["warm_start"])
             except saved.SavedModelError as e:
@@ -94,7 +121,7 @@ class ModelDriven(Strategy):
     # ---- training ----
 
     def prepare(self, ctx: Context) -> None:
-        from ..perfmodel import design
+        from . import design
         if self.warm is not None:
             self._check_warm(ctx)
         points = design.training_set(self.space, self.training, self.seed, self.design)
@@ -110,8 +137,8 @@ class ModelDriven(Strategy):
                                 + (f", run {rep + 1} of {repeats}" if repeats > 1 else ""))
 
     def _check_warm(self, ctx: Context) -> None:
-        from ..perfmodel import saved
-        from ..tuner import TuneError
+        from . import saved
+        from ...tuner import TuneError
         o = ctx.objective
         problems = saved.compatible(self.warm, {"name": o.name, "direction": o.direction},
                                     {d.name for d in self.space.dimensions})
@@ -121,12 +148,12 @@ class ModelDriven(Strategy):
     # ---- what the study knows ----
 
     def _key(self, ctx: Context, point: Mapping[str, Any]) -> str:
-        from ..space import complete
+        from ...space import complete
         return canonical(complete(self.space.point_settings(point), ctx.store.config.nodes))
 
     def _enc(self):
         if self._encoding is None:
-            from ..perfmodel.features import Encoding
+            from .features import Encoding
             self._encoding = Encoding(self.space)
         return self._encoding
 
@@ -159,8 +186,8 @@ class ModelDriven(Strategy):
 
     def rows(self, ctx: Context, trials: list[Record]):
         """The study's measured points (training, and these search trials), each reduced to one value."""
-        from ..perfmodel.features import point_of
-        from ..perfmodel.saved import Row
+        from .features import point_of
+        from .saved import Row
         scale = self.scale(ctx)
         runs: dict[str, list[float]] = {}
         points: dict[str, dict] = {}
@@ -189,8 +216,8 @@ class ModelDriven(Strategy):
     def _round(self, ctx: Context, number: int, data_trials: list[Record]) -> Round | None:
         if number in self._rounds:
             return self._rounds[number]
-        from ..perfmodel import fit, rank
-        from ..perfmodel.model import FitError
+        from . import fit, rank
+        from .model import FitError
         enc = self._enc()
         own = self.rows(ctx, data_trials)
         scale = self.scale(ctx)
@@ -270,7 +297,7 @@ class ModelDriven(Strategy):
         out = ctx.store.config.out
         if not out:
             return
-        from ..perfmodel.saved import Saved
+        from .saved import Saved
         o = ctx.objective
         doc = Saved(rnd.model, {"name": o.name, "direction": o.direction, "unit": o.unit},
                     self.space.to_json(), self.target, dict(scale), list(rows), ctx.store.name, self.warm_quality)
@@ -329,7 +356,7 @@ class ModelDriven(Strategy):
             return f"model: ran the top {k} predicted configurations"
         if rnd.number == 0:
             return None  # the refit
-        from .. import noise
+        from ... import noise
         key = ctx.objective.key
 
         def best(records) -> float | None:

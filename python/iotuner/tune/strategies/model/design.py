@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy.stats import qmc
 
-from ..space import SearchSpace
+from ...space import SearchSpace
 from .features import Encoding
 
 DESIGNS = ("lhs", "halves")

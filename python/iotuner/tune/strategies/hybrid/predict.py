@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..space import SearchSpace, complete
+from ...space import SearchSpace, complete
 from .calibration import Calibration
 from .count import phase_ops
 from .hints import Hints
@@ -68,7 +68,7 @@ class PhaseModel:
 
 def phases_of(report: dict) -> list[PhaseModel]:
     """The modelled phases of a run report: those with collective MPI-IO calls."""
-    from ...report import parse
+    from ....report import parse
     rep = parse(report)
     out = []
     for i, ph in enumerate(rep.phases):

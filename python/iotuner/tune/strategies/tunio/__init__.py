@@ -1,5 +1,5 @@
 """TunIO's search (paper 002): its genetic algorithm, each generation varying
-only the subset of dimensions the impact-first picker chooses (`..impact`),
+only the subset of dimensions the impact-first picker chooses (`impact`),
 the others pinned at the best configuration so far; stopped by TunIO's
 learned stopper unless the study chooses another (--stop).
 
@@ -14,6 +14,10 @@ inside the subset. Every decision is derived from the study's records made
 before the generation began, with seeds of the study, so a resumed study (or
 another worker) makes the same decisions; the online learning is replayed
 from the records the same way.
+
+The package holds all of TunIO: `impact` (the picker), `stopper` (the learned
+early stopper, registered as `learned`), `pretrain` (how both policies were
+trained, `bench/tunio_pretrain.py`), `policy_file` and `data/` (the policies).
 """
 
 from __future__ import annotations
@@ -24,11 +28,11 @@ import random
 import statistics
 from typing import Any, Mapping
 
-from .. import impact
-from ..protocol import Strategy
-from ..space import library_default
-from ..store import BASELINE, DEFAULT, TRIAL, canonical
-from . import register
+from . import impact, stopper  # noqa: F401  (stopper registers the early stopper "learned")
+from ...protocol import Strategy
+from ...space import library_default
+from ...study.records import BASELINE, TRIAL, canonical
+from .. import register
 
 
 class _ImpactFirst(Strategy):
@@ -58,20 +62,7 @@ class _ImpactFirst(Strategy):
         """A point's value index per dimension, from its flat settings (None: not a point of the space)."""
         key = key or canonical(flat)
         if key not in self._rows:
-            row = []
-            for d in self.space.dimensions:
-                # a value that leaves a knob alone (sets nothing) is not every value: knobs it does not set
-                # must be absent from the point too
-                knobs = d.knobs()
-                match = [i for i, v in enumerate(d.values) if all(
-                    k in flat and d.label(flat[k]) == d.label(x) for k, x in d.settings_of(v).items())
-                    and not any(k in flat for k in knobs - set(d.settings_of(v)))]
-                if not match:
-                    self._rows[key] = None
-                    break
-                row.append(match[0])
-            else:
-                self._rows[key] = tuple(row)
+            self._rows[key] = self.space.indices_of(flat)
         return self._rows[key]
 
     def labels(self, row) -> dict[str, str]:
@@ -100,18 +91,13 @@ class _ImpactFirst(Strategy):
         return v if ctx.objective.direction == "maximize" else -v
 
     def snapshot(self, ctx, generation: int):
-        """What was known when a generation began: (seen, incumbent row, incumbent score, the previous
-        generation's points with their scores, every measured row)."""
-        store = ctx.store
+        """What was known when a generation began (`Store.known_at`): (seen, incumbent row, incumbent score, the
+        previous generation's points with their scores, every measured row)."""
         first = generation * self.population
-        records = [r for r in store.as_of(first, BASELINE, TRIAL) if r.end is not None]
-        default_runs = [v for r in records if r.ok and (r.kind == BASELINE or r.duplicate_of == DEFAULT)
-                        for v in r.runs]
-        pools: dict[str, list[float]] = {}
-        first_row: dict[str, tuple[int, ...]] = {}
+        known = ctx.store.known_at(first, BASELINE, TRIAL)
         rows, scores, took, measured, by_index = [], [], [], set(), {}
-        for r in records:
-            if r.kind != TRIAL or not r.settings:
+        for r in known.records(TRIAL):
+            if not r.settings:
                 continue
             row = self.row_of(r.settings, r.key)
             if row is None:
@@ -124,17 +110,14 @@ class _ImpactFirst(Strategy):
             scores.append(s)
             took.append(frozenset(json.loads(r.signature)) if r.signature is not None else None)
             by_index[r.number] = (row, s)
-            if r.duplicate_of != DEFAULT and r.signature is not None:
-                pools.setdefault(r.signature, []).extend(r.runs)
-                first_row.setdefault(r.signature, row)
-        default = self.score(ctx, statistics.median(default_runs)) if default_runs else 0.0
+        default = self.score(ctx, known.default_value()) if known.default_runs else 0.0
         seen = impact.Seen(rows, scores, took, default)
-        if pools:
-            sig = max(pools, key=lambda k: self.score(ctx, statistics.median(pools[k])))
-            inc_row, inc_score = first_row[sig], self.score(ctx, statistics.median(pools[sig]))
-            inc_score = max(inc_score, default)
+        best = known.best()
+        inc_row = self.row_of(best.settings) if best is not None else None
+        if inc_row is not None:
+            inc_score = max(self.score(ctx, best.median), default)
         else:
-            inc_row, inc_score = self.default_row(store.reference), default
+            inc_row, inc_score = self.default_row(ctx.store.reference), default
         prev = [by_index[i] for i in range(first - self.population, first) if i in by_index]
         return seen, inc_row, inc_score, prev, measured
 
@@ -209,7 +192,7 @@ class _ImpactFirst(Strategy):
 
 
 def _text(value) -> str:
-    from ..space import as_text
+    from ...space import as_text
     return as_text(value)
 
 

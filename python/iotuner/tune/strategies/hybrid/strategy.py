@@ -8,9 +8,9 @@ first value): the model does not predict them.
 
 from __future__ import annotations
 
-from ..protocol import SAMPLER, Strategy
-from ..space import library_default
-from . import register
+from ...protocol import SAMPLER, Strategy
+from ...space import library_default
+from .. import register
 
 
 @register("hybrid", "ROMIO's operations counted from the baseline's access pattern, priced by `iotuner calibrate`; "
@@ -24,7 +24,7 @@ class Hybrid(Strategy):
             raise ValueError(f"strategy hybrid: top={self.options.get('top')!r} is not a number") from None
         if self.top < 1:
             raise ValueError("strategy hybrid: top must be at least 1")
-        from ..hybrid.predict import modelled
+        from .predict import modelled
         if not modelled(space):
             raise ValueError(f"strategy hybrid: space {space.name} has no MPI-IO hint to predict; use a space of "
                              f"ROMIO hints such as twophase or romio")
@@ -34,7 +34,7 @@ class Hybrid(Strategy):
         self.calibration = None
 
     def fixed(self) -> dict[str, str]:
-        from ..hybrid.predict import modelled
+        from .predict import modelled
         out = {}
         for d in self.space.dimensions:
             if d.name in modelled(self.space):
@@ -48,7 +48,7 @@ class Hybrid(Strategy):
             self.report = measurement.report
 
     def _rank(self, ctx) -> None:
-        from ..hybrid import calibration, predict
+        from . import calibration, predict
         self.calibration = calibration.Calibration.load(self.options.get("calibration"))
         phases = predict.phases_of(self.report)
         if not phases:

@@ -27,8 +27,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ... import catalogue
-from ..space import Dimension, SearchSpace, as_text
+from .... import catalogue
+from ...space import Dimension, SearchSpace, as_text
 from .basis import Term, candidates
 
 MIB = 1024 * 1024

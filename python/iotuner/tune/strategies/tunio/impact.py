@@ -39,10 +39,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import numpy as np
-
+from ....lazy import lazy
 from . import policy_file
 from .policy_file import PolicyError
+
+np = lazy("numpy")
 
 POLICY_FILE = Path(__file__).with_name("data") / "tunio-picker.json"
 SIZES = (1, 2, 3, 4, 6, 0)  # subset sizes the picker chooses from (0: every dimension)
@@ -390,7 +391,7 @@ def breed(dims: Sequence[Dim], subset: Sequence[int], incumbent: Sequence[int],
     """One child of TunIO's GA inside the subset: tournament selection, uniform crossover and mutation
     (`strategies.ga`) on the subset's dimensions; every other dimension is the incumbent's. A child already
     measured is bred again (up to 20 times). Without two parents, a random point of the subspace."""
-    from .strategies.ga import crossover, tournament
+    from ..ga.operators import crossover, tournament
     mutation = max(0.1, 1.0 / max(1, len(subset)))
     child = tuple(incumbent)
     for _ in range(20):

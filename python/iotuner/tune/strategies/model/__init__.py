@@ -1,4 +1,4 @@
-"""Empirical performance models (Behzad et al., Cluster'15, section IV): a
+"""The model strategy (`strategy`: Behzad et al., Cluster'15) and its empirical performance models (Behzad et al., Cluster'15, section IV): a
 linear combination of basis terms, products of the numeric parameters with
 exponents in {-1, 0, 1} and indicators of categorical ones, chosen by forward
 selection; fitted, printed as an equation, saved and reused.
@@ -10,6 +10,10 @@ selection; fitted, printed as an equation, saved and reused.
 - `rank`: every configuration predicted, the best k returned;
 - `saved`: the model as a small JSON file, with its data, for warm starts.
 
-scikit-learn is imported here only: the strategy imports this package when it
-first fits, so `iotuner --help` never pays for it.
+- `strategy`: the strategy `model` and its options (--training, --top-k, ...).
+
+scikit-learn is imported by the model modules only, which the strategy
+imports when it first fits, so `iotuner --help` never pays for it.
 """
+
+from . import strategy  # noqa: F401  registers the strategy "model"

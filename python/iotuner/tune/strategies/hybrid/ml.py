@@ -9,8 +9,8 @@ from __future__ import annotations
 import itertools
 import math
 
-from ..protocol import Strategy
-from . import register
+from ...protocol import Strategy
+from .. import register
 
 
 def encode(space, labels: dict[str, str]) -> list[float]:
@@ -55,7 +55,7 @@ class ML(Strategy):
         self.trained = 0
 
     def prepare(self, ctx):
-        from ..hybrid.design import balanced_fraction
+        from .design import balanced_fraction
         dims = self.space.dimensions
         rows = balanced_fraction([d.labels for d in dims], self.train, self.seed)
         X, y, tried = [], [], set()

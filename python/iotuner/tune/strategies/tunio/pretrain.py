@@ -12,7 +12,7 @@
   (iteration, the iteration's gain, iterations since the last gain).
 
 Both are deterministic for a seed and write small JSON files
-(`impact.POLICY_FILE`, `stoppers.POLICY_FILE`); `bench/tunio_pretrain.py`
+(`impact.POLICY_FILE`, `stopper.POLICY_FILE`); `bench/tunio_pretrain.py`
 regenerates them.
 """
 
@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .space import SearchSpace, from_json
+from ...space import SearchSpace, from_json
 
 SWEEP_FORMAT, SWEEP_VERSION = "iotuner-sample-sweep", 1
 
@@ -150,7 +150,7 @@ def curve_env(seed: int = 0):
     state; actions 0 continue, 1 stop; reward of continuing: the change of RoTI over the iteration, as a share
     of the best RoTI of the curve in hindsight (so the return of a session is its RoTI at the stop)."""
     gym = _gym()
-    from . import stoppers
+    from . import stopper as stoppers
 
     class CurveEnv(gym.Env):
         observation_space = gym.spaces.Discrete(stoppers.STATES)
@@ -182,7 +182,7 @@ def train_stopper(seed: int = 0, episodes: int = 20000, epsilon: float = 0.2):
     """Tabular Q-learning of stop / continue on synthetic curves, rewarded with a five-iteration delay: the
     value of continuing at an iteration is learned from what the next REWARD_DELAY iterations brought, then
     the value of the state reached (n-step Q-learning). Deterministic for a seed."""
-    from . import stoppers
+    from . import stopper as stoppers
 
     env = curve_env(seed)
     rng = np.random.default_rng(seed)
