@@ -115,33 +115,31 @@ def _schema_lock(url: str, path: Path | None, engine_kwargs: dict) -> Iterator[N
         engine.dispose()
 
 
-def _schema_ready(storage) -> bool:
-    """Whether the database has Optuna's schema in the version this Optuna writes (one query)."""
+def _schema_ready(url: str, engine: dict) -> bool:
+    """Whether the database has Optuna's schema in the version this Optuna writes, stamped for alembic: read
+    with a plain connection, since opening an Optuna storage on a schema still being created stamps it a
+    second time (and collides with the process creating it)."""
     import sqlalchemy
     from optuna.storages._rdb import models
+    eng = sqlalchemy.create_engine(url, **engine)
     try:
-        with storage.engine.connect() as conn:
+        with eng.connect() as conn:
             version = conn.execute(sqlalchemy.text("SELECT schema_version FROM version_info")).scalar()
+            stamped = conn.execute(sqlalchemy.text("SELECT version_num FROM alembic_version")).scalar()
     except sqlalchemy.exc.SQLAlchemyError:
         return False
-    return version == models.SCHEMA_VERSION
+    finally:
+        eng.dispose()
+    return version == models.SCHEMA_VERSION and stamped is not None
 
 
 def _existing(url: str, engine: dict):
     """The storage of a database that has the schema already, opened without creating or checking it (the
     slow part of opening); None when it has not."""
-    import sqlalchemy
-    try:
-        storage = optuna.storages.RDBStorage(url, engine_kwargs=dict(engine), skip_table_creation=True,
-                                             skip_compatibility_check=True)
-    except (sqlalchemy.exc.SQLAlchemyError, optuna.exceptions.StorageInternalError) as e:
-        if "version_info" in f"{e} {e.__cause__}":  # an empty database
-            return None
-        raise
-    if _schema_ready(storage):
-        return storage
-    storage.engine.dispose()
-    return None
+    if not _schema_ready(url, engine):
+        return None
+    return optuna.storages.RDBStorage(url, engine_kwargs=dict(engine), skip_table_creation=True,
+                                      skip_compatibility_check=True)
 
 
 def open_storage(url: str | optuna.storages.BaseStorage) -> optuna.storages.BaseStorage:
