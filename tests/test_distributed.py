@@ -405,7 +405,9 @@ def test_three_local_workers_run_one_confirmation_round(tmp_path, kind, request)
     assert r.returncode == 0, r.stderr + "\n".join(logs)
     store = _one_round(out, logs, storage, "w3")
     assert len({rec.session for rec in store.search_trials()}) >= 2  # the workers shared the search
-    assert store.trials_run() == 24
+    # the budget is checked before a trial starts: workers starting in the same instant may each start one
+    # (stop.TrialBudget), so at most one trial more per other worker
+    assert 24 <= store.trials_run() <= 24 + 2
 
 
 def _cmdlines(pattern: str, root: int) -> dict[int, str]:
