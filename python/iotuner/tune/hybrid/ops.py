@@ -13,18 +13,26 @@ Op = tuple[str, int]
 
 
 class Ops:
-    """Per rank, a Counter of (operation, bytes) -> calls."""
+    """Per rank, a Counter of (operation, bytes) -> calls. A trace, when given, also receives every operation
+    in the order the ranks make them: trace.collective(op, bytes) for a collective of every rank,
+    trace.local(rank, op, bytes, peer, offset) for the others (peer: the other rank of a message; offset: the
+    file offset of a pwrite or pread)."""
 
-    def __init__(self, nprocs: int):
+    def __init__(self, nprocs: int, trace=None):
         self.ranks: list[Counter] = [Counter() for _ in range(nprocs)]
+        self.trace = trace
 
-    def add(self, rank: int, op: str, nbytes: int, calls: int = 1) -> None:
+    def add(self, rank: int, op: str, nbytes: int, calls: int = 1, peer: int = -1, offset: int = -1) -> None:
         self.ranks[rank][(op, int(nbytes))] += calls
+        if self.trace is not None:
+            self.trace.local(rank, op, int(nbytes), peer, offset)
 
     def all(self, op: str, nbytes: int) -> None:
         """One call on every rank (a collective)."""
-        for r in range(len(self.ranks)):
-            self.add(r, op, nbytes)
+        for c in self.ranks:
+            c[(op, int(nbytes))] += 1
+        if self.trace is not None:
+            self.trace.collective(op, int(nbytes))
 
     def merge(self, other: "Ops") -> "Ops":
         for mine, theirs in zip(self.ranks, other.ranks):
