@@ -71,16 +71,6 @@ def split_requests(reqs: list[Request], lo, fd_size, ends, hints: Hints) -> dict
     return out
 
 
-def _overlap(pieces: list[Request], lo: int, hi: int) -> list[Request]:
-    """The parts of pieces inside [lo, hi)."""
-    out = []
-    for off, n in pieces:
-        a, b = max(off, lo), min(off + n, hi)
-        if a < b:
-            out.append((a, b - a))
-    return out
-
-
 def _has_hole(segments: list[Request], off: int, size: int) -> bool:
     """ROMIO's check before writing a round: do the received pieces cover [off, off + size) without a gap?"""
     if not segments:
@@ -156,22 +146,36 @@ def collective(call: list[list[Request]], hints: Hints, direction: str, f: File,
             plan[a] = (-1, -1, 0)
     ops.all("allreduce", 4)
     rounds = max(p[2] for p in plan.values())
+    live = [a for a in range(naggr) if plan[a][2]]
+    # each aggregator's pieces in file order, and the first one its next window can overlap
+    pieces = {a: sorted((o, n, i) for i in senders[a] for o, n in mine[i][a]) for a in live}
+    cursor = dict.fromkeys(live, 0)
     for m in range(rounds):
         # what moves in round m: flow[a][i] = rank i's bytes in aggregator a's window (only ranks with some)
         window, flow, segs = {}, {}, {}
-        for a, (s, e, nt) in plan.items():
-            if m < nt:
-                off = s + m * cb
-                size = min(cb, e - s + 1 - m * cb)
-                window[a] = (off, size)
-                flow[a], segs[a] = {}, []
-                for i in senders[a]:
-                    got = _overlap(mine[i][a], off, off + size)
-                    if got:
-                        flow[a][i] = sum(n for _, n in got)
-                        segs[a] += got
+        for a in live:
+            s, e, nt = plan[a]
+            off = s + m * cb
+            size = min(cb, e - s + 1 - m * cb)
+            window[a] = (off, size)
+            flow[a], segs[a] = {}, []
+            mine_a, j = pieces[a], cursor[a]
+            while j < len(mine_a) and mine_a[j][0] + mine_a[j][1] <= off:
+                j += 1
+            cursor[a] = j
+            while j < len(mine_a) and mine_a[j][0] < off + size:
+                o, n, i = mine_a[j]
+                lo, hi = max(o, off), min(o + n, off + size)
+                if lo < hi:
+                    flow[a][i] = flow[a].get(i, 0) + hi - lo
+                    segs[a].append((lo, hi - lo))
+                j += 1
+        live = [a for a in live if plan[a][2] > m + 1]
         ops.all("alltoall", 4)
-        for r in range(nprocs):
+        # the ranks with a window or a message this round; every other rank's MPI_Waitall has no request
+        busy = sorted({agg_rank[a] for a in window} | {i for a in window for i in flow[a]})
+        ops.all_but(busy, "waitall", 0)
+        for r in busy:
             a_me = index_of.get(r)
             mine_here = a_me in window
             incoming = outgoing = 0
