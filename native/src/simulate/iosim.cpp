@@ -441,9 +441,9 @@ void coordinator(World &w)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || !std::strcmp(argv[1], "--help")) {
-        std::fprintf(stderr, "usage: %s INPUT|-  (see iotuner simulate; the format is described in the source)\n",
-                     argv[0]);
+    if (argc < 2 || !std::strcmp(argv[1], "--help")) {
+        std::fprintf(stderr, "usage: %s INPUT|- [--cfg=SIMGRID-OPTION ...]  (see iotuner simulate; the input "
+                             "format is described in the source)\n", argv[0]);
         return 2;
     }
     auto started = std::chrono::steady_clock::now();
@@ -466,9 +466,14 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "iotuner-iosim: %s\n", e.what());
         return 2;
     }
-    int sg_argc = 1;
-    char *sg_argv[] = {argv[0], nullptr};
-    sg4::Engine e(&sg_argc, sg_argv);
+    /* an actor per rank and segment: small stacks, reused from the heap, instead of 8 MiB fresh mappings */
+    static char small_stacks[] = "--cfg=contexts/stack-size:64", quiet[] = "--log=root.thresh:critical";
+    std::vector<char *> sg_argv = {argv[0], small_stacks, quiet};
+    for (int i = 2; i < argc; i++) /* SimGrid's own options (--cfg=...) follow the input */
+        sg_argv.push_back(argv[i]);
+    sg_argv.push_back(nullptr);
+    int sg_argc = (int)sg_argv.size() - 1;
+    sg4::Engine e(&sg_argc, sg_argv.data());
     xbt_log_control_set("root.thresh:critical");
     sg4::Engine::set_config("network/model:CM02");     /* flow-level sharing, no TCP correction factors */
     sg4::Engine::set_config("network/TCP-gamma:0");      /* no TCP window limit */
