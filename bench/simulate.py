@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""`iotuner simulate` against this machine, and a paper's scaling result from its stated parameters.
+
+  measure   time the validation matrix (bench_two_phase: 1, 2, 4, 8, 16 ranks x contiguous and strided x the
+            settings below, a write phase then a read phase per run, every cell in several rounds, each round
+            in a new random order) under the shared timing lock, in chunks; the runs and each case's access
+            pattern go to bench/data/simulate-validation.json (resumable: a stopped measurement continues)
+  platform  calibrate this machine (iotuner calibrate on 2 ranks, then the collectives and exchanges on 4, 8 and
+            16 ranks) and write the platform the simulator derives from it: bench/data/simulate-here.json
+  table     simulate every cell from the recorded patterns on the recorded platform and print the error table
+            (no measuring: regenerates docs/simulate.md's table)
+  paper     VPIC-IO on Hopper as paper 001 (Table II) states it: default and tuned bandwidth at 512-8,192 ranks
+
+Every run uses MPIR_CVAR_NOLOCAL=1 (docs/machine.md: MPICH's shared-memory paths and hierarchical collectives
+off, what the many-rank tests use) and writes to /dev/shm; the measured phase time is the slowest rank's time
+inside its blocking MPI-IO calls (the report's mpiio.write_time_s / read_time_s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "simulate-validation.json"
+PLATFORM = HERE / "data" / "simulate-here.json"
+LOCK = "/tmp/iotuner-timing.lock"
+KIB, MIB = 1024, 1024 * 1024
+ENV = {"MPIR_CVAR_NOLOCAL": "1"}
+RANKS = (1, 2, 4, 8, 16)
+# bench_two_phase's arguments: block, blocks per rank, blocks per collective call (8 MiB per rank, 8 calls)
+PATTERNS = {"contiguous": (MIB, 8, 1), "strided": (16 * KIB, 512, 64)}
+# romio_cb_write and romio_cb_read alike; cb_nodes with the cb_config_list that allows it on one node
+SETTINGS = {
+    "default": {},
+    "cb 1 aggr": {"romio_cb_write": "enable", "romio_cb_read": "enable"},
+    "cb 2 aggr 4M": {"romio_cb_write": "enable", "romio_cb_read": "enable", "cb_nodes": "2", "cb_config_list": "*:2",
+                     "cb_buffer_size": "4194304"},
+    "cb 4 aggr 1M": {"romio_cb_write": "enable", "romio_cb_read": "enable", "cb_nodes": "4", "cb_config_list": "*:4",
+                     "cb_buffer_size": "1048576"},
+    "cb 2 aggr 256K": {"romio_cb_write": "enable", "romio_cb_read": "enable", "cb_nodes": "2",
+                       "cb_config_list": "*:2", "cb_buffer_size": "262144"},
+    "independent": {"romio_cb_write": "disable", "romio_cb_read": "disable"},
+    "independent, no sieving": {"romio_cb_write": "disable", "romio_cb_read": "disable",
+                                "romio_ds_write": "disable", "romio_ds_read": "disable"},
+}
+
+
+class Lock:
+    """The shared timing lock, held at most `chunk` seconds at a time (then left free for `pause` seconds)."""
+
+    def __init__(self, chunk: float, pause: float):
+        self.chunk, self.pause, self.f, self.since = chunk, pause, None, 0.0
+
+    def hold(self) -> None:
+        if self.f and time.monotonic() - self.since > self.chunk:
+            self.release()
+            time.sleep(self.pause)
+        if not self.f:
+            self.f = open(LOCK, "w")
+            fcntl.flock(self.f, fcntl.LOCK_EX)
+            self.since = time.monotonic()
+
+    def release(self) -> None:
+        if self.f:
+            fcntl.flock(self.f, fcntl.LOCK_UN)
+            self.f.close()
+            self.f = None
+
+
+def load_data(path: Path) -> dict:
+    if path.exists():
+        return json.loads(path.read_text())
+    return {"format": "iotuner-simulate-validation", "version": 1, "kernel": "bench_two_phase", "dir": "/dev/shm",
+            "env": ENV, "patterns": {k: list(v) for k, v in PATTERNS.items()}, "settings": SETTINGS,
+            "machine": {"cores": os.cpu_count(), "host": os.uname().nodename}, "cases": [], "runs": []}
+
+
+def save(data: dict, path: Path) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=None, separators=(",", ":")) + "\n")
+    tmp.replace(path)
+
+
+def trimmed_report(rep: dict) -> dict:
+    """What the simulator reads of a run report: its access section and the phases' identity and hints."""
+    keep = ("file", "created", "group_size", "application_settings", "settings", "mpi_hints", "bytes_written",
+            "bytes_read", "mpiio")
+    return {"access": rep.get("access", []), "phases": [{k: p[k] for k in keep if k in p} for p in rep["phases"]]}
+
+
+def one_run(ranks: int, pattern: str, setting: str, scratch: Path) -> tuple[float, float, dict]:
+    from iotuner import native, runner
+    block, count, per_call = PATTERNS[pattern]
+    doc = scratch / "settings.json"
+    doc.write_text(json.dumps({"version": 1, "mpiio": SETTINGS[setting]}))
+    data = Path("/dev/shm") / f"iotuner-simulate-{os.getpid()}.bin"
+    data.unlink(missing_ok=True)
+    res = runner.run(["mpiexec.mpich", "-n", str(ranks), str(native.executable("bench_two_phase")), str(data),
+                      str(block), str(count), pattern, "both", str(per_call), "nocheck"], config=doc,
+                     report=scratch / "report.json", capture=True, timeout=600, env=ENV)
+    data.unlink(missing_ok=True)
+    if not res.ok:
+        raise SystemExit(f"bench/simulate: the run failed ({ranks} ranks, {pattern}, {setting}): {res.stderr[-500:]}")
+    phases = res.report.data_phases()
+    w = next(p for p in phases if p["bytes_written"])
+    r = next(p for p in phases if p["bytes_read"])
+    return w["mpiio"]["write_time_s"], r["mpiio"]["read_time_s"], res.report.data
+
+
+def measure(opts) -> None:
+    data = load_data(opts.data)
+    done = {(r["ranks"], r["pattern"], r["setting"], r["round"]) for r in data["runs"]}
+    cells = [(n, p, s) for n in opts.ranks for p in PATTERNS for s in SETTINGS]
+    todo = []
+    for k in range(opts.rounds):
+        order = list(cells)
+        random.Random(k).shuffle(order)
+        order.sort(key=lambda c: c[0])  # one rank count at a time: its cells interleaved within the round
+        todo += [(k, *c) for c in order if (c[0], c[1], c[2], k) not in done]
+    print(f"bench/simulate measure: {len(todo)} runs to go ({len(data['runs'])} recorded)", flush=True)
+    lock = Lock(opts.chunk, opts.pause)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="iotuner-simulate-") as tmp:
+        try:
+            for i, (k, n, p, s) in enumerate(todo):
+                lock.hold()
+                t0 = time.monotonic()
+                w, r, rep = one_run(n, p, s, Path(tmp))
+                data["runs"].append({"ranks": n, "pattern": p, "setting": s, "round": k, "write_s": w, "read_s": r,
+                                     "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                if not any(c["ranks"] == n and c["pattern"] == p for c in data["cases"]):
+                    data["cases"].append({"ranks": n, "pattern": p, "report": trimmed_report(rep)})
+                save(data, opts.data)
+                print(f"  [{i + 1}/{len(todo)}] round {k} {n:2d} ranks {p:10s} {s:24s} write {w * 1e3:8.2f} ms  "
+                      f"read {r * 1e3:8.2f} ms  ({time.monotonic() - t0:.1f} s)", flush=True)
+        finally:
+            lock.release()
+    print(f"bench/simulate measure: done in {time.monotonic() - started:.0f} s")
+
+
+def platform(opts) -> None:
+    """Calibrates this machine and writes the platform derived from it."""
+    from iotuner import native
+    from iotuner.simulate import platform as platforms
+    from iotuner.tune.hybrid import calibration
+    records: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="iotuner-simulate-") as tmp:
+        cal = Path(tmp) / "calibration.json"
+        env = {**os.environ, **ENV}
+        subprocess.run(["flock", LOCK, sys.executable, "-m", "iotuner", "calibrate", "--ranks", "2", "--dir",
+                        "/dev/shm", "--passes", str(opts.passes), "--output", str(cal)], check=True, env=env)
+        two, meta = calibration.measurements(cal)
+        records += two
+        exe = str(native.executable("iotuner-microbench"))
+        # the collectives and exchanges of 3-16 ranks sharing the cores (the ranks outside the communicator
+        # measured sleep); small messages only (ROMIO's collectives send 4-8 bytes), storage at 4 KiB is dropped
+        for k in range(opts.passes):
+            out = subprocess.run(["flock", LOCK, "mpiexec.mpich", "-n", "16", exe, "--dir", "/dev/shm",
+                                  "--max-bytes", "4096", "--reps", "5"], check=True, env=env,
+                                 capture_output=True, text=True, timeout=3600).stdout
+            got = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+            records += [dict(r, **{"pass": k}) for r in got if r["op"] not in ("pwrite", "pread") and r["nprocs"] > 2]
+            print(f"  16 ranks, pass {k + 1}: {len(got)} measurements", flush=True)
+    pf = platforms.from_calibration(records, {**meta, "ranks": "2 (storage), 2-16 (collectives, exchanges)"},
+                                    cores=os.cpu_count())
+    opts.platform.write_text(json.dumps(pf.to_json(), indent=1) + "\n")
+    print(f"bench/simulate platform: wrote {opts.platform}")
+
+
+# ---- the error table ----
+
+def cells(data: dict) -> dict[tuple, dict]:
+    """(ranks, pattern, setting) -> measured write and read medians and their runs."""
+    out: dict[tuple, dict] = {}
+    for r in data["runs"]:
+        c = out.setdefault((r["ranks"], r["pattern"], r["setting"]), {"write": [], "read": []})
+        c["write"].append(r["write_s"])
+        c["read"].append(r["read_s"])
+    return out
+
+
+def predictions(data: dict, pf, cases=None) -> dict[tuple, tuple[float, float]]:
+    """(ranks, pattern, setting) -> simulated (write, read) seconds, from each case's recorded pattern."""
+    from iotuner import report
+    from iotuner.simulate import engine, workload
+    out = {}
+    for case in data["cases"]:
+        key = (case["ranks"], case["pattern"])
+        if cases is not None and key not in cases:
+            continue
+        wl = workload.from_report(report.Report(case["report"]), None, f"{key}")
+        for name, hints in data["settings"].items():
+            flat = {f"mpiio.{k}": v for k, v in hints.items()}
+            res = engine.simulate(wl, pf, 1, flat, name)
+            w = sum(p.seconds for p in res.phases if p.label.endswith("write"))
+            r = sum(p.seconds for p in res.phases if p.label.endswith("read"))
+            out[(*key, name)] = (w, r)
+    return out
+
+
+def errors(data: dict, pf) -> list[dict]:
+    """Every cell and direction: measured median, simulated, relative error of the simulated time."""
+    measured = cells(data)
+    rows = []
+    for key, (w, r) in predictions(data, pf).items():
+        m = measured.get(key)
+        if not m:
+            continue
+        for direction, sim in (("write", w), ("read", r)):
+            med = statistics.median(m[direction])
+            rows.append({"ranks": key[0], "pattern": key[1], "setting": key[2], "direction": direction,
+                         "measured_s": med, "runs": len(m[direction]), "spread": (max(m[direction]) -
+                         min(m[direction])) / med if med > 0 else 0.0,
+                         "simulated_s": sim, "error": (sim - med) / med})
+    return rows
+
+
+def table(opts) -> None:
+    from iotuner.simulate import platform as platforms
+    data = load_data(opts.data)
+    pf = platforms.load(str(opts.platform))
+    rows = errors(data, pf)
+    if not rows:
+        raise SystemExit("bench/simulate table: nothing measured yet (run bench/simulate.py measure)")
+    print(f"validation: {len(rows)} cells (ranks x pattern x setting x direction), measured medians of "
+          f"{min(r['runs'] for r in rows)}-{max(r['runs'] for r in rows)} runs, platform {pf.name} ({pf.source})\n")
+    print("| ranks | pattern | direction | " + " | ".join(data["settings"]) + " | median abs. error |")
+    print("|---|---|---|" + "---|" * len(data["settings"]) + "---|")
+    for n in sorted({r["ranks"] for r in rows}):
+        for p in data["patterns"]:
+            for d in ("write", "read"):
+                sel = {r["setting"]: r for r in rows if (r["ranks"], r["pattern"], r["direction"]) == (n, p, d)}
+                if not sel:
+                    continue
+                cellsx = [f"{sel[s]['measured_s'] * 1e3:.1f} / {sel[s]['simulated_s'] * 1e3:.1f} "
+                          f"({sel[s]['error']:+.0%})" if s in sel else "-" for s in data["settings"]]
+                med = statistics.median(abs(r["error"]) for r in sel.values())
+                print(f"| {n} | {p} | {d} | " + " | ".join(cellsx) + f" | {med:.0%} |")
+    errs = [abs(r["error"]) for r in rows]
+    print(f"\nmedian absolute error {statistics.median(errs):.1%} over {len(rows)} cells; 90th percentile "
+          f"{sorted(errs)[int(0.9 * len(errs))]:.0%}; within 25%: {sum(e <= 0.25 for e in errs)} of {len(errs)}")
+    for n in sorted({r["ranks"] for r in rows}):
+        sub = [abs(r["error"]) for r in rows if r["ranks"] == n]
+        print(f"  {n:2d} ranks: median {statistics.median(sub):.0%}")
+    worst = sorted(rows, key=lambda r: -abs(r["error"]))[:opts.worst]
+    print("\nworst cells:")
+    for r in worst:
+        print(f"  {r['ranks']:2d} ranks {r['pattern']:10s} {r['direction']:5s} {r['setting']:24s} measured "
+              f"{r['measured_s'] * 1e3:8.2f} ms (spread {r['spread']:.0%})  simulated {r['simulated_s'] * 1e3:8.2f} ms "
+              f"({r['error']:+.0%})")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="what", required=True)
+    m = sub.add_parser("measure", help="time the validation matrix (under the timing lock)")
+    m.add_argument("--ranks", type=int, nargs="+", default=list(RANKS))
+    m.add_argument("--rounds", type=int, default=3)
+    m.add_argument("--chunk", type=float, default=540, help="seconds the timing lock is held at a time")
+    m.add_argument("--pause", type=float, default=30, help="seconds it is left free between chunks")
+    pl = sub.add_parser("platform", help="calibrate this machine and write its platform")
+    pl.add_argument("--passes", type=int, default=3)
+    t = sub.add_parser("table", help="the error table from the recorded measurements")
+    t.add_argument("--worst", type=int, default=12)
+    sub.add_parser("paper", help="paper 001's VPIC-IO on Hopper, simulated")
+    for p in (m, pl, t):
+        p.add_argument("--data", type=Path, default=DATA)
+        p.add_argument("--platform", type=Path, default=PLATFORM)
+    opts = ap.parse_args()
+    return {"measure": measure, "platform": platform, "table": table, "paper": paper}[opts.what](opts) or 0
+
+
+def paper(opts) -> None:
+    raise SystemExit("bench/simulate paper: not written yet")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
