@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD   = build/$(shell $(PY) -c 'import sys; print(sys.implementation.cache_tag)')
 SOURCES := $(shell find native kernels bench python tests/programs -type f \( -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.txt' -o -name '*.py' -o -name '*.map' -o -name '*.in' \) 2>/dev/null) CMakeLists.txt pyproject.toml $(wildcard docs/*.schema.json)
 
-.PHONY: all setup build demo test test-c test-py bench sanitize clean
+.PHONY: all setup build demo test test-c test-py stress-test bench sanitize clean
 
 all: build
 
@@ -30,6 +30,10 @@ test-c: $(STAMP)
 test-py: $(STAMP)
 	./scripts/setup-browser.sh
 	$(PY) -m pytest -q
+
+# The suite with 2 CPU-burning processes beside it: it must pass on a busy machine (scripts/stress-test.sh).
+stress-test: $(STAMP)
+	./scripts/stress-test.sh
 
 # Every benchmark in bench/: the runtime's overhead, the search strategies (synthetic, then a
 # real kernel: about 4 minutes in all), smart mode's cost and speedups, TunIO's search and stoppers,

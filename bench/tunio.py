@@ -152,8 +152,8 @@ def kept_truth(store, its, target: Target, obj) -> list[float]:
     """The true value of the configuration a user would keep after each iteration: the best configuration by
     its median as it stood then, or the default."""
     ends = {it.at_s for it in its}
-    at = {p.number: p.at_s for p in store.trajectory}
-    records = sorted((r for r in store.records() if r.number in at), key=lambda r: (at[r.number], r.number))
+    at = {p.record: p.at_s for p in store.trajectory}
+    records = sorted((r for r in store.records() if r.id in at), key=lambda r: (at[r.id], r.id))
     pools: dict[str, list[float]] = {}
     first: dict[str, dict] = {}
     default_runs: list[float] = []
@@ -165,11 +165,11 @@ def kept_truth(store, its, target: Target, obj) -> list[float]:
         elif r.kind == stores.TRIAL and r.ok and r.signature is not None:
             pools.setdefault(r.signature, []).extend(r.runs)
             first.setdefault(r.signature, r.settings)
-        if at[r.number] in ends and default_runs:
+        if at[r.id] in ends and default_runs:
             default = statistics.median(default_runs)
             best = max(pools, key=lambda k: statistics.median(pools[k]), default=None)
             keep = best is not None and obj.better(statistics.median(pools[best]), default)
-            out[at[r.number]] = target.true({**settings.flatten(target.baseline), **first[best]}) if keep \
+            out[at[r.id]] = target.true({**settings.flatten(target.baseline), **first[best]}) if keep \
                 else default_true
     return [out.get(it.at_s, default_true) for it in its]
 

@@ -47,6 +47,27 @@ def postgres():
     script("postgres.sh", "stop", d)
 
 
+SECRET = "Pw-7q-secret"
+
+
+@pytest.fixture
+def postgres_with_password():
+    """A server whose role logs in with a password: (URL with the password, URL without it, its directory)."""
+    if postgres_missing():
+        pytest.skip("PostgreSQL is not installed (scripts/setup.sh installs it)")
+    d = Path(tempfile.mkdtemp(prefix="iotuner-pg-"))
+    url = script("postgres.sh", "start", d, "--password", SECRET)
+    yield url, url.replace(f":{SECRET}@", "@"), d
+    script("postgres.sh", "stop", d)
+
+
+def test_postgres_sh_start_on_a_running_server_prints_its_url(postgres):
+    url, d = postgres
+    assert script("postgres.sh", "start", d) == url  # running: the same URL, nothing started
+    script("postgres.sh", "halt", d)
+    assert script("postgres.sh", "start", d) == url  # halted: started again, the same URL
+
+
 @pytest.fixture(scope="module")
 def cluster():
     if os.geteuid() != 0 or not shutil.which("slurmctld"):
@@ -118,14 +139,15 @@ def test_hostile_arguments_and_paths_through_a_slurm_job(tmp_path, cluster):
 def test_hostile_study_names_and_storage_urls_in_a_worker_script(tmp_path):
     from iotuner.tune import workers
     study, storage = "a b;$(touch /tmp/iotuner-pwned)'\"\nx", "sqlite:////tmp/it's; $(id)/study.db"
-    text = workers.worker_script(study, storage, 7)
+    text = workers.worker_script(study, 7)
+    assert storage not in text  # the workers get the URL in their environment
     probe = tmp_path / "probe.sh"  # the same script with a program that prints its arguments
     probe.write_text(text.replace(sys.executable, f"{sys.executable} -c 'import json,sys; "
                                                    f"print(json.dumps(sys.argv[1:]))'", 1))
     r = subprocess.run(["sh", str(probe)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     argv = json.loads(r.stdout)
-    assert argv[argv.index("--study") + 1] == study and argv[argv.index("--storage") + 1] == storage
+    assert argv[argv.index("--study") + 1] == study and "--storage" not in argv
     assert not Path("/tmp/iotuner-pwned").exists()
 
 
@@ -133,7 +155,7 @@ def test_hostile_study_names_and_storage_urls_in_a_worker_script(tmp_path):
 
 def test_a_study_on_postgresql_survives_a_lost_connection(tmp_path, postgres):
     url, d = postgres
-    args = ["--synthetic", "ufs", "--synthetic-delay", 0.3, "--trials", 20, "--study", "pg", "--storage", url,
+    args = ["--synthetic", "ufs", "--synthetic-delay", 0.2, "--trials", 20, "--study", "pg", "--storage", url,
             "--out", tmp_path / "out", "--heartbeat", 1]
     proc = tune(*args)
     store = Store.open(url, "pg", heartbeat_s=None) if wait_for(
@@ -143,17 +165,20 @@ def test_a_study_on_postgresql_survives_a_lost_connection(tmp_path, postgres):
         store.refresh()
         return store.trials_run() >= 5
     wait_for(done, 120, "5 trials")
-    before = {r.number: r.runs for r in store.records() if r.state == "COMPLETE"}
+    before = {r.id: r.runs for r in store.records() if r.state == "COMPLETE"}
     script("postgres.sh", "halt", d)  # the server goes away mid-study
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1 and "Traceback" not in err, err
-    assert "the study storage failed" in err and "--resume" in err
+    # one line that says what happened, and no statement SQLAlchemy failed with
+    assert [line for line in err.splitlines() if line.strip()] == [next(
+        line for line in err.splitlines() if "the study storage failed" in line)], err
+    assert "--resume" in err and not any(w in out + err for w in ("SELECT", "INSERT", "UPDATE", "[SQL"))
     script("postgres.sh", "start", d)
     r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--resume", "--study", "pg", "--storage", url,
                         "--heartbeat", "1"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     store = Store.open(url, "pg", heartbeat_s=None)
-    after = {r.number: r.runs for r in store.records() if r.state == "COMPLETE"}
+    after = {r.id: r.runs for r in store.records() if r.state == "COMPLETE"}
     assert all(after[n] == runs for n, runs in before.items())  # nothing completed was lost
     assert store.trials_run() == 20
     keys = [r.key for r in store.search_trials() if r.cost_runs and r.state == "COMPLETE"]
@@ -170,8 +195,10 @@ def _has_study(url, name):
 
 # ---- Slurm ----
 
+# a trial's run (its directory t0000-r0, ...) lasts long enough to be caught running; the default's and the
+# confirmation's runs need not wait
 SLOW_APP = ("import os, time\n"
-            "time.sleep(float(os.environ.get('APP_SLEEP', '2')))\n"
+            "time.sleep(2 if os.path.basename(os.getcwd()).startswith('t') else 0)\n"
             "print('bandwidth=100')\n")
 
 
@@ -265,7 +292,7 @@ def test_two_workers_on_slurm_and_postgresql_tune_a_kernel_and_survive_a_cancell
                         and "settings" in r.attrs and store.trials_run() >= 2}
                 return sorted(j for j in jobs if j) if len(jobs) == 2 else None
             jobs = wait_for(busy_workers, 240, "two workers inside trials")
-            before = {r.number: r.runs for r in store.records() if r.state == "COMPLETE"}
+            before = {r.id: r.runs for r in store.records() if r.state == "COMPLETE"}
             running = {r.attrs["owner"]["slurm_job"]: r for r in store.search_trials() if r.state == "RUNNING"}
             victim = jobs[0]
             subprocess.run(["scancel", victim], check=True)  # one worker's job, mid-trial
@@ -277,9 +304,9 @@ def test_two_workers_on_slurm_and_postgresql_tune_a_kernel_and_survive_a_cancell
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["verdict"]["significant"] is True and summary["verdict"]["gain"] >= 2.0, summary["verdict"]
     store = Store.open(url, study, heartbeat_s=None)
-    after = {r.number: r for r in store.records()}
+    after = {r.id: r for r in store.records()}
     assert all(after[n].runs == runs for n, runs in before.items())  # no completed run lost
-    cut = after[running[victim].number]
+    cut = after[running[victim].id]
     assert cut.interrupted
     retries = [r for r in after.values() if r.attrs.get("retry_of") == cut.number]
     assert len(retries) == 1 and retries[0].state == "COMPLETE" and "CANCELLED" in retries[0].attrs["retry_reason"]
@@ -323,3 +350,160 @@ def test_the_dashboard_shows_kinds_plain_settings_and_the_confirmed_winner(tmp_p
     summary = json.loads((out / "summary.json").read_text())
     assert f"Confirmed winner: search trial {summary['winner']['trial']}" in data["note"]["body"]
     assert data["objective_names"] == ["perf (MiB/s)"]
+
+
+# ---- one study, one answer ----
+
+def _one_round(out: Path, logs: list[str], storage: str, study: str):
+    """The study's confirmation: one round in trials.csv, none superseded, the same verdict printed by every
+    process, the results written by one of them."""
+    import csv
+    rows = list(csv.DictReader(open(out / "trials.csv")))
+    kinds = [r["kind"] for r in rows]
+    assert "confirmation-superseded" not in kinds
+    confirm = [r for r in rows if r["kind"] == "confirmation"]
+    rounds = {r["round"] for r in confirm}
+    candidates = {r["trial"] for r in confirm}
+    assert confirm and len(confirm) == len(rounds) * len(candidates)  # each round: the default and each candidate
+    store = Store.open(storage, study, heartbeat_s=None)
+    assert len({r.attrs["plan"] for r in store.records("confirmation")}) == 1
+    lease = store.lease("confirmation-0")
+    assert lease.attempt == 1 and lease.state == "done" and lease.content["written"]
+    assert store.lease("confirmation-1") is None
+    verdicts = [[line for line in log.splitlines() if line.startswith("best: ")] for log in logs]
+    assert all(len(v) == 1 for v in verdicts) and len({v[0] for v in verdicts}) == 1, verdicts
+    assert sum(log.count("wrote the results of study") for log in logs) == 1
+    assert (out / "best.json").exists() and json.loads((out / "best.json").read_text())["meta"]["study"] == study
+    return store
+
+
+TINY = ["--space", "romio", "--strategy", "random", "--repeats", 1, "--ranks", 1, "--confirm-top", 1,
+        "--confirm-rounds", 4, "--baseline-every", 0, "--objective", "write-bw", "--heartbeat", 2]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_three_local_workers_run_one_confirmation_round(tmp_path, kind, request):
+    storage = request.getfixturevalue("postgres")[0] if kind == "postgresql" else f"sqlite:///{tmp_path / 'study.db'}"
+    baseline = tmp_path / "one-aggregator.json"
+    baseline.write_text(json.dumps(ONE_AGGREGATOR))
+    out = tmp_path / "out"
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
+        r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, TINY), "--workers", "3",
+                            "--trials", "24", "--baseline", str(baseline), "--mpiexec", local.default_mpiexec(),
+                            "--study", "w3", "--storage", storage, "--out", str(out), "--scratch", scratch,
+                            "--", "h5ior", "-b", "256K", "-t", "64K", "-o", "{scratch}"],
+                           capture_output=True, text=True, timeout=600)
+    logs = [r.stdout] + [(out / f"worker-{k}.log").read_text() for k in (1, 2)]
+    assert r.returncode == 0, r.stderr + "\n".join(logs)
+    store = _one_round(out, logs, storage, "w3")
+    assert len({rec.session for rec in store.search_trials()}) >= 2  # the workers shared the search
+    assert store.trials_run() == 24
+
+
+def _cmdlines(pattern: str) -> dict[int, str]:
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            text = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if pattern in text:
+            found[int(pid)] = text
+    return found
+
+
+def test_the_storage_password_is_never_shown(tmp_path, postgres_with_password):
+    url, _, _ = postgres_with_password
+    out = tmp_path / "out"
+    proc = tune("--synthetic", "ufs", "--synthetic-delay", 0.3, "--trials", 12, "--workers", 3, "--study", "secret",
+                "--storage", url, "--out", out, "--heartbeat", 1)
+    seen = {}
+    try:
+        end = time.time() + 120
+        while proc.poll() is None and time.time() < end:
+            seen.update(_cmdlines(" worker "))
+            time.sleep(0.1)
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    workers = {pid: c for pid, c in seen.items() if "iotuner worker" in c or "-m iotuner worker" in c}
+    assert len(workers) == 2, seen
+    assert all(SECRET not in c and "--storage" not in c for c in workers.values()), workers
+    assert SECRET not in stdout + stderr and "iotuner:***@" in stdout
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"best.json", "summary.json", "trials.csv", "worker-1.log", "worker-2.log"}
+    for p in files:
+        assert SECRET.encode() not in p.read_bytes(), p
+    # a wrong password: the error names the storage without showing what was given
+    wrong = url.replace(SECRET, "Wr0ng-" + SECRET)
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--resume", "--study", "secret", "--storage", wrong],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "password authentication failed" in r.stderr, r.stderr
+    assert SECRET not in r.stdout + r.stderr and "iotuner:***@" in r.stderr
+
+
+def test_pgpassword_and_pgpass_give_the_password(tmp_path, postgres_with_password):
+    url, bare, d = postgres_with_password
+    common = ["--synthetic", "ufs", "--trials", 3, "--confirm-rounds", 2, "--confirm-top", 1]
+    env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"}
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, common), "--study", "nopw", "--storage",
+                        bare, "--out", str(tmp_path / "a")], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 2 and "password" in r.stderr  # no password anywhere: refused
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, common), "--study", "env", "--storage", bare,
+                        "--out", str(tmp_path / "b")], capture_output=True, text=True, timeout=300,
+                       env={**env, "PGPASSWORD": SECRET})
+    assert r.returncode == 0, r.stderr
+    home = tmp_path / "home"
+    home.mkdir()
+    port = bare.split("127.0.0.1:")[1].split("/")[0]
+    (home / ".pgpass").write_text(f"127.0.0.1:{port}:iotuner:iotuner:{SECRET}\n")
+    (home / ".pgpass").chmod(0o600)
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, common), "--study", "pgpass", "--storage",
+                        bare, "--out", str(tmp_path / "c")], capture_output=True, text=True, timeout=300,
+                       env={**env, "HOME": str(home)})
+    assert r.returncode == 0, r.stderr
+    assert Store.open(url, "pgpass", heartbeat_s=None).trials_run() == 3
+
+
+def test_an_empty_storage_url_is_an_error_not_the_default(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--synthetic", "ufs", "--trials", "2", "--storage", "",
+                        "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--storage is empty" in r.stderr
+    assert not (tmp_path / "out" / "study.db").exists()
+    env = {**os.environ, "IOTUNER_STORAGE": " "}
+    r = subprocess.run([sys.executable, "-m", "iotuner", "worker", "--study", "x"], capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert r.returncode == 2 and "empty" in r.stderr
+
+
+@pytest.mark.mpi
+def test_two_workers_on_slurm_run_one_confirmation_round(tmp_path, cluster, postgres):
+    url, _ = postgres
+    baseline = tmp_path / "one-aggregator.json"
+    baseline.write_text(json.dumps(ONE_AGGREGATOR))
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, TINY), "--launcher", "slurm", "--workers",
+                        "2", "--submit", "--trials", "4", "--baseline", str(baseline), "--study", "s2",
+                        "--storage", url, "--out", str(out), "--", "h5ior", "-b", "256K", "-t", "64K", "-o",
+                        "{scratch}"], capture_output=True, text=True, timeout=900)
+    logs = sorted(out.glob("worker-*_*.log"))
+    assert r.returncode == 0, r.stderr + r.stdout[-2000:] + "".join(p.read_text()[-2000:] for p in logs)
+    assert len(logs) == 2
+    # each worker prints the verdict, and so does the watcher; one of the workers wrote the results
+    _one_round(out, [p.read_text() for p in logs] + [r.stdout], url, "s2")
+
+
+def test_bundled_kernels_are_on_the_path_of_a_job_per_trial(tmp_path, cluster):
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, TINY), "--launcher", "slurm", "--trials",
+                        "2", "--confirm-rounds", "2", "--study", "path", "--out", str(out), "--",
+                        "h5ior", "-b", "64K", "-t", "64K", "-o", "{scratch}"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr + r.stdout[-3000:]
+    store = Store.open(f"sqlite:///{out / 'study.db'}", "path", heartbeat_s=None)
+    runs = store.records()
+    assert runs and all(rec.state == "COMPLETE" for rec in runs), [rec.error for rec in runs if rec.error]
+    assert "No such file" not in r.stdout + r.stderr

@@ -8,7 +8,8 @@ import tempfile
 
 import pytest
 
-from conftest import kernel
+from conftest import kernel, mpi
+from perf import Claim, assert_ratio, settings_ratio
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
@@ -26,17 +27,19 @@ def test_hybrid_reaches_a_confirmed_gain_in_five_runs(tmp_path):
         cal = tmp_path / "calibration.json"
         r = iotuner("calibrate", "--passes", 1, "--dir", scratch, "--output", cal, timeout=600)
         assert r.returncode == 0, r.stderr
+        app = [kernel("h5ior"), "-b", "32M", "-t", "1M", "-o"]
         r = iotuner("tune", "--baseline", baseline, "--space", "twophase", "--strategy", "hybrid",
                     "--strategy-option", "top=3", "--strategy-option", f"calibration={cal}", "--trials", 10,
                     "--objective", "write-bw", "--confirm-top", 1, "--confirm-rounds", 8, "--study", "hybrid",
-                    "--out", tmp_path / "out", "--scratch", scratch,
-                    "--", kernel("h5ior"), "-b", "32M", "-t", "1M", "-o", "{scratch}", timeout=900)
+                    "--out", tmp_path / "out", "--scratch", scratch, "--", *app, "{scratch}", timeout=900)
         assert r.returncode == 0, r.stderr + r.stdout[-3000:]
+        # the confirmed winner, as best.json, against the baseline: at least 2x (3.1x measured here under load)
+        assert_ratio(settings_ratio(tmp_path / "out" / "best.json", baseline, mpi() + app + [scratch], tmp_path),
+                     Claim(above=2.0), most=12)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     rows = list(csv.DictReader(open(tmp_path / "out" / "trials.csv")))
     searched = [x for x in rows if x["kind"] in ("baseline", "trial", "training")]
     assert len(searched) <= 5, [x["kind"] for x in searched]  # application runs after calibration, before confirming
     assert summary["stop"]["rule"] in ("strategy", "exhaustion")
     assert any(n.startswith("hybrid: 90 configurations predicted") for n in summary["notes"])
-    verdict = summary["verdict"]
-    assert verdict["significant"] is True and verdict["gain"] >= 2.0, summary  # 3.1x measured here under load
+    assert summary["verdict"]["significant"] is True, (summary["verdict"], summary["notes"])

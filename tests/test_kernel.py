@@ -16,8 +16,9 @@ import pytest
 pytest.importorskip("clang.cindex")
 
 from conftest import h5diff  # noqa: E402
+from perf import Claim, assert_ratio  # noqa: E402
 from iotuner import kernel as kernel_api  # noqa: E402
-from iotuner.kernel import discover  # noqa: E402
+from iotuner.kernel import discover, validate  # noqa: E402
 
 pytestmark = pytest.mark.mpi
 
@@ -36,13 +37,13 @@ def make(app, out: Path, args: list[str], **kw) -> kernel_api.Kernel:
 
 @pytest.fixture(scope="module")
 def app_kernel(kernel_apps, tmp_path_factory):
-    return make(kernel_apps["kernel_app"], tmp_path_factory.mktemp("app") / "kern", APP_ARGS, repeats=3)
+    return make(kernel_apps["kernel_app"], tmp_path_factory.mktemp("app") / "kern", APP_ARGS, repeats=2)
 
 
 @pytest.fixture(scope="module")
 def mpiio_kernel(kernel_apps, tmp_path_factory):
     app = kernel_apps["kernel_mpiio"]
-    return make(app, tmp_path_factory.mktemp("mpiio") / "kern", MPIIO_ARGS, repeats=3,
+    return make(app, tmp_path_factory.mktemp("mpiio") / "kern", MPIIO_ARGS, repeats=2,
                 compile_commands=app.database)
 
 
@@ -97,12 +98,28 @@ def test_mpiio_kernel_from_a_compilation_database(mpiio_kernel):
 
 @pytest.mark.slow
 def test_one_evaluation_is_at_least_ten_times_faster(app_kernel, mpiio_kernel):
-    """Timing: run the suite under `flock /tmp/iotuner-timing.lock`. A kernel run is mostly MPI start-up,
-    and a burst on this shared machine can stretch it several times: the ratio of the fastest of three
-    alternated runs each is asserted. One run under the lock, on a loaded machine: 17x and 55x."""
+    """A kernel run is mostly MPI start-up, and a burst on this shared machine can stretch it several times: the
+    validation's alternated runs of the application and the kernel are the first pairs, and more pairs are run as
+    the validation runs them while the noise leaves the claim undecided (tests/perf.py)."""
     for k in (app_kernel, mpiio_kernel):
         v = k.validation
-        assert v["speedup_min"] >= 10, (k.outdir, v["app"], v["kernel"])
+        measured = list(zip(v["app"]["elapsed_s"], v["kernel"]["elapsed_s"]))
+        workdir = k.outdir / "validation"
+
+        def elapsed(role, i, command, *kernel_options):
+            run = validate.run_once(role, i, command, validate.Launch(), workdir, k.cwd, 600, *kernel_options)
+            assert run.ok, run.error
+            return run.elapsed
+
+        def app_over_kernel(i):
+            if i < len(measured):
+                app, kern = measured[i]
+            else:
+                app = elapsed("app", i, k.app_command())
+                kern = elapsed("kernel", i, k.kernel_command(), k.path_prefix, {"IOTUNER_KERNEL_LOOP_FRACTION": "1"})
+            print(f"{k.outdir.parent.name} pair {i}: application {app:.2f} s, kernel {kern:.2f} s", file=sys.stderr)
+            return app / kern
+        assert_ratio(app_over_kernel, Claim(above=10), first=len(measured), most=10)
 
 
 def test_loop_reduction_scales_back_and_paths_move(kernel_apps, tmp_path):

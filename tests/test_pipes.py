@@ -74,8 +74,9 @@ def test_piped_text_fits_columns_without_trailing_blanks(i, columns, files, tmp_
                          timeout=300).stdout
     lines = out.splitlines()
     assert lines
-    widest = max(lines, key=len)
-    assert len(widest) <= int(columns or 100), widest
+    # a line may be wider only when it is one word that must not break (a path to copy)
+    wide = [ln for ln in lines if len(ln) > int(columns or 100) and len(ln.split()) > 1]
+    assert not wide, wide
     assert not [ln for ln in lines if ln != ln.rstrip()]
 
 

@@ -5,6 +5,7 @@ got to print it at all).
 The disk is real: a small tmpfs mounted for the test (root only; skipped elsewhere)."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -49,9 +50,12 @@ def test_failed_trials_say_no_space_left_on_device(tmp_path, small_disk):
     assert any(" baseline (start): " in line for line in lines), r.stdout + r.stderr  # the first run had room
     failed = [i for i, line in enumerate(lines) if " trial " in line and " failed " in line]
     assert failed, r.stdout + r.stderr
-    for i in failed:  # each failed trial's line, and the line under it with why
-        assert "No space left on device" in lines[i + 1], lines[i:i + 2]
-        assert f"the scratch file system of {small_disk}" in lines[i + 1]
+    timed = [i for i, line in enumerate(lines) if re.match(r"\s*[\d.]+[smh]\s", line)] + [len(lines)]
+    for i in failed:  # each failed trial's lines (wrapped to the width), down to the next timed line, say why
+        said = " ".join(lines[i:min(j for j in timed if j > i)])
+        assert "No space left on device" in said, said
+        # a long path may be folded across lines: compare without the whitespace
+        assert "".join(f"the scratch file system of {small_disk}".split()) in "".join(said.split()), said
 
 
 def test_the_cause_is_taken_from_the_stderr(tmp_path):

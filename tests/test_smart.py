@@ -2,14 +2,17 @@
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
 from conftest import h5diff, kernel, mpi, run_job
+from perf import Claim, assert_claims
 
 pytestmark = pytest.mark.mpi
 
@@ -125,21 +128,40 @@ def test_prediction_hit_fraction_on_bundled_kernels(tmp_path, name, args):
     assert pred["rule"]["predictions"] >= 1 and pred["rule"]["hit_fraction"] >= 0.9, pred
 
 
+def undisturbed_run(tmp_path, args, rules, attempts=8):
+    """The first of up to `attempts` smart runs under the harmful rule (1) that shows what the feedback loop
+    judges: every phase the rule ran in slower than every other by more than the margin, and no burst of this
+    machine slowing one of the others by as much. Otherwise the loop decides otherwise, rightly on what it
+    measured, and the run says nothing about the rules: another run is taken (the last one is returned when
+    every run met a burst)."""
+    keep = 1 - float(HARM_MARGIN)
+    # (16 MiB phases: 64 MiB ones varied less beside CPU burners, but on a quiet machine the learned phase of
+    # every run, a cold start, ran slower than the harmed ones, which hides the harm from the loop)
+    for _ in range(attempts):
+        with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
+            rep = smart_run(tmp_path, [*args, "-o", scratch], rules=rules, IOTUNER_SMART_MARGIN=HARM_MARGIN)
+        bw = {False: [], True: []}  # by whether rule 1 ran
+        for p in rep.data["smart"]["phases"]:
+            bw["1" in (p["rules_applied"] or "").split(", ")].append(p["bandwidth_mib_s"])
+        if min(bw[False]) >= keep * statistics.median(bw[False]) and max(bw[True]) < keep * min(bw[False]):
+            break
+    return rep
+
+
 def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
-    with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-t", "1M", "-i", "10", "-o", scratch],
-                        rules=HARMFUL, IOTUNER_SMART_MARGIN=HARM_MARGIN)
+    rep = undisturbed_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-t", "1M", "-i", "10"], HARMFUL)
     smart = rep.data["smart"]
     assert smart["rules_table"].endswith("rules.json") and smart["margin"] == 0.5
     phases = smart["phases"]
     roles = [p["role"] for p in phases]
+    seen = [(p["role"], round(p["bandwidth_mib_s"])) for p in phases]  # for the messages
     # two slow phases, then a probe with the default settings; it confirms the harm, unless it met one of
     # this machine's bursts: then the rule is looked at again after four more slow phases
-    assert roles[:4] == ["learn", "optimized", "optimized", "probe"], roles
+    assert roles[:4] == ["learn", "optimized", "optimized", "probe"], seen
     assert "below the reference" in phases[1]["feedback"]
     assert "the next phase is a probe" in phases[2]["feedback"]
     back = next(i for i, p in enumerate(phases) if (p["feedback"] or "").startswith("rolled back rule 1: "))
-    assert back in (3, 8) and roles[back] == "probe", roles
+    assert back in (3, 8) and roles[back] == "probe", seen
     assert roles[back + 1:] == ["default"] * (len(roles) - back - 1)
     learned = phases[0]["bandwidth_mib_s"]
     harmed = [p["bandwidth_mib_s"] for p in phases[:back] if p["role"] == "optimized"]
@@ -151,31 +173,23 @@ def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
 
 
 def test_feedback_loop_rolls_back_only_the_rule_that_hurts(tmp_path):
-    for _ in range(3):
-        with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-            rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-t", "1M", "-i", "11", "-o", scratch],
-                            rules=HARMFUL_AND_BENIGN, IOTUNER_SMART_MARGIN=HARM_MARGIN)
-        phases = rep.data["smart"]["phases"]
-        # the second look compares rule 1 with the default settings run just before (phase 5); when that run
-        # met one of this machine's bursts (under half the default's speed in phases 0 and 3), keeping the rule
-        # is the right decision on what was measured, and the run says nothing about the rule: run it again
-        bw = [p["bandwidth_mib_s"] for p in phases]
-        if len(bw) < 6 or bw[5] >= 0.5 * max(bw[0], bw[3]):
-            break
+    rep = undisturbed_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-t", "1M", "-i", "11"], HARMFUL_AND_BENIGN)
+    phases = rep.data["smart"]["phases"]
     ran = [(p["role"], p["rules_applied"]) for p in phases]
+    seen = [(*r, round(p["bandwidth_mib_s"])) for r, p in zip(ran, phases)]  # for the messages: MiB/s too
     # harm confirmed by the probe, then each rule alone: rule 1 slower than the defaults, and again when run
     # right after the defaults ran once more; rule 2 not
     assert ran[:7] == [("learn", None), ("optimized", "1, 2"), ("optimized", "1, 2"), ("probe", None),
-                       ("isolate", "1"), ("probe", None), ("isolate", "1")], ran
+                       ("isolate", "1"), ("probe", None), ("isolate", "1")], seen
     assert "try rules 1, 2 one at a time" in phases[3]["feedback"]
     assert "the default settings run again" in phases[4]["feedback"]
     assert phases[6]["feedback"].startswith("rolled back rule 1: alone it ran twice below")
     # rule 2 alone: kept at once, or after its own second look when a phase was slow by chance
-    assert ran[7] == ("isolate", "2"), ran
+    assert ran[7] == ("isolate", "2"), seen
     kept = next(i for i in range(7, len(ran)) if "it stays" in (phases[i]["feedback"] or ""))
-    assert ran[kept] == ("isolate", "2") and kept in (7, 9), ran
+    assert ran[kept] == ("isolate", "2") and kept in (7, 9), seen
     rest = ran[kept + 1:]
-    assert rest and all(r == ("optimized", "2") for r in rest), ran
+    assert rest and all(r == ("optimized", "2") for r in rest), seen
     for d in rep.data_phases()[kept + 1:]:  # the benign rule's setting only
         assert {c["knob"]: c["effective"] for c in d["settings"]} == {"mdc_initial_size": "8388608"}
 
@@ -316,22 +330,30 @@ def test_alternating_checkpoints_are_predicted_by_their_cycle(tmp_path, programs
                f"{calls} occurred, 0 missed" in ex.stdout
 
 
-def per_phase_speedup(tmp_path, app, rounds=3, **extra) -> list[float]:
-    """Median over interleaved rounds of each phase's bandwidth in smart mode over the same phase in a plain
-    run: both see the same machine state (this one drifts, and I/O into memory it has not touched yet is slow)."""
-    ratios: list[list[float]] = []
-    with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:  # 1-10% noise there, 15-35% and drift on disk
-        for r in range(rounds):
-            bw = {}
-            for smart in ((False, True) if r % 2 == 0 else (True, False)):
-                env = smart_env(tmp_path, **extra) if smart else dict(os.environ, **extra)
-                result = run_job(mpi() + app + ["-o", scratch], env=env)
-                assert result.ok, result.stderr
-                bw[smart] = [p["bandwidth_mib_s"] for p in result.report.data_phases() if p["kind"] == "hdf5"]
-                for f in os.listdir(scratch):
-                    os.unlink(os.path.join(scratch, f))
-            ratios.append([s / p for s, p in zip(bw[True], bw[False])])
-    return [statistics.median(col) for col in zip(*ratios)]
+def per_phase_speedup(tmp_path, scratch: Path, app, phases: int, **extra):
+    """A sample of each phase's bandwidth in smart mode over the same phase in a plain run, measured as an
+    interleaved pair: both see the same machine state (this one drifts, and I/O into memory it has not touched
+    yet is slow)."""
+    def bandwidths(smart: bool) -> list[float]:
+        out = scratch / "out"
+        out.mkdir()
+        env = smart_env(tmp_path, **extra) if smart else dict(os.environ, **extra)
+        result = run_job(mpi() + app + ["-o", out], env=env)
+        assert result.ok, result.stderr
+        shutil.rmtree(out)
+        bw = [p["bandwidth_mib_s"] for p in result.report.data_phases() if p["kind"] == "hdf5"]
+        assert len(bw) == phases, bw
+        return bw
+
+    def pair(i):
+        if i % 2 == 0:
+            plain = bandwidths(False)
+            smart = bandwidths(True)
+        else:
+            smart = bandwidths(True)
+            plain = bandwidths(False)
+        return {f"phase {n}": s / p for n, (s, p) in enumerate(zip(smart, plain))}
+    return pair
 
 
 def test_poor_site_defaults_are_fixed_from_phase_1(tmp_path):
@@ -340,7 +362,8 @@ def test_poor_site_defaults_are_fixed_from_phase_1(tmp_path):
     than the same phase of a plain run; the first, learned with the defaults, is as fast as the plain one."""
     hints = tmp_path / "romio_hints"
     hints.write_text("romio_cb_write enable\n")
-    speedups = per_phase_speedup(tmp_path, [kernel("h5ior"), "-b", "32M", "-t", "1M", "-i", "5"],
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:  # 1-10% noise there, 15-35% and drift on disk
+        pair = per_phase_speedup(tmp_path, Path(scratch), [kernel("h5ior"), "-b", "32M", "-t", "1M", "-i", "5"], 5,
                                  ROMIO_HINTS=str(hints))
-    assert 0.6 < speedups[0] < 1.6, speedups
-    assert min(speedups[1:]) > 2, speedups  # typically 6-10x
+        claims = {"phase 0": Claim(above=0.6, below=1.6)} | {f"phase {n}": Claim(above=2) for n in range(1, 5)}
+        assert_claims(pair, claims, most=12)  # phases 1-4: typically 6-10x

@@ -4,7 +4,6 @@ application; the gain holds on the application."""
 from __future__ import annotations
 
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -14,14 +13,18 @@ import pytest
 pytest.importorskip("clang.cindex")
 
 from conftest import mpi  # noqa: E402
-from iotuner import report  # noqa: E402
+from perf import Claim, assert_ratio, settings_ratio  # noqa: E402
 from iotuner.kernel import discover  # noqa: E402
 from iotuner.tune.store import CONFIRMATION, Store  # noqa: E402
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
-ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable"}}
-# 3 steps of 4 MiB per rank in collective writes (where one aggregator hurts), and compute the kernel drops
-ARGS = ["{scratch}", "3", "524288", "300"]
+# Collective buffering forced through one aggregator with a 1 MiB buffer, on 3 steps (and a checkpoint) of
+# 16 MiB per rank in collective writes: measured here 1.3x slower than the default on a quiet machine and 2.2x
+# beside 2 CPU-burning processes (medians of interleaved runs; collective I/O is what CPU load slows). A small
+# gain in noisy runs, so the confirmation has 5 rounds (10 when undecided). The compute the kernel drops is most
+# of an application run (about 3 s against 0.6 s for the kernel on a quiet machine).
+ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable", "cb_buffer_size": 1048576}}
+ARGS = ["{scratch}", "3", "2097152", "32"]
 
 
 def iotuner(*args, **kw):
@@ -38,15 +41,14 @@ def test_tuning_on_the_kernel_holds_on_the_application(kernel_apps, tmp_path):
     out = tmp_path / "out"
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
         r = iotuner("tune", "--kernel", kern, "--baseline", baseline, "--space", "romio", "--strategy", "bayes",
-                    "--trials", 12, "--objective", "write-bw", "--confirm-top", 1, "--study", "k", "--out", out,
-                    "--scratch", scratch, timeout=1500)
+                    "--trials", 12, "--objective", "write-bw", "--confirm-top", 1, "--confirm-rounds", 5,
+                    "--study", "k", "--out", out, "--scratch", scratch, timeout=1500)
         assert r.returncode == 0, r.stderr + r.stdout[-3000:]
+        print(r.stdout[-2000:], file=sys.stderr)  # the confirmation's runs and verdict, shown when the test fails
         summary = json.loads((out / "summary.json").read_text())
-        # one aggregator costs this application 1.2-2x on these machines (its writes are 4 MiB per rank): the
-        # gain found on the kernel must hold on the application, well beyond the noise measured there
-        verdict = summary["verdict"]
-        beyond_noise = max(1.1, 1 + 3 * verdict["noise"])
-        assert verdict["significant"] is True and verdict["gain"] >= beyond_noise, verdict
+        # the gain found on the kernel must hold on the application: confirmed there (significant: beyond the
+        # noise of the default's runs), and again below in pairs
+        assert summary["verdict"]["significant"] is True, summary["verdict"]
         # the search ran the kernel, the confirmation the application
         store = Store.open(f"sqlite:///{out / 'study.db'}", "k", heartbeat_s=None)
         assert store.config.app[0].endswith("kernel") and store.config.confirm_app[0] == str(app.exe)
@@ -54,20 +56,9 @@ def test_tuning_on_the_kernel_holds_on_the_application(kernel_apps, tmp_path):
         assert kc["speedup"] >= 3.0, kc
         assert kc["roti"]["peak"] > kc["roti_without_kernel"]["peak"] > 0  # a cheaper search pays back sooner
         assert kc["roti"]["final"] > kc["roti_without_kernel"]["final"]
-        assert len(store.records(CONFIRMATION)) >= 8
+        assert len(store.records(CONFIRMATION)) >= 10
         assert "kernel: one evaluation" in " ".join(r.stdout.split())
 
-        # best.json on the application, interleaved with the baseline. The margin beyond noise is the verdict's
-        # (8+ confirmation runs); a single run here varies by up to 1.5x (CI once gave 973 vs 952 MiB/s in 3 pairs
-        # after a confirmed 1.2x), so 5 pairs only have to show that best.json, as written, beats the baseline.
-        ratios = []
-        for i in range(5):
-            pair = {}
-            for cfg in (baseline, out / "best.json"):
-                rep = tmp_path / f"app-{i}-{cfg.stem}.json"
-                command = [a.replace("{scratch}", scratch) for a in [str(app.exe), *ARGS]]
-                run = iotuner("run", "--config", cfg, "--report", rep, "--", *mpi(), *command, timeout=600)
-                assert run.returncode == 0, run.stderr
-                pair[cfg] = report.load(rep).totals["write_bandwidth_mib_s"]
-            ratios.append(pair[out / "best.json"] / pair[baseline])
-        assert statistics.median(ratios) > 1.0, ratios
+        # best.json on the application beats the baseline, in interleaved pairs (as many as the noise needs)
+        command = mpi() + [a.replace("{scratch}", scratch) for a in [str(app.exe), *ARGS]]
+        assert_ratio(settings_ratio(out / "best.json", baseline, command, tmp_path), Claim(above=1.0), most=12)

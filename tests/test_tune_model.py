@@ -191,7 +191,7 @@ def test_model_strategy_trains_predicts_and_runs_its_top_k(tmp_path):
     # the independent transfers of the ufs model (1.25x) are found
     assert outcome.significant and outcome.verdict.gain > 1.15
     # a training run among the best is confirmed under its own name, not as a trial
-    training_numbers = {r.number for r in store.records(stores.TRAINING)}
+    training_numbers = {r.id for r in store.records(stores.TRAINING)}
     for c in t.candidates():
         assert c["name"] == (f"training run {sorted(training_numbers).index(c['record'])}"
                              if c["record"] in training_numbers else f"trial {c['trial']}")

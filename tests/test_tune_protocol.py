@@ -62,8 +62,8 @@ def test_a_strategy_trains_proposes_and_stops_itself(tmp_path, five_then_three):
     training = store.records(stores.TRAINING)
     assert [r.settings for r in training] == [spaces.complete(p) for p in TRAINING]
     assert store.trials_run() == 3
-    first_trial = min(r.number for r in store.search_trials())
-    assert all(r.number < first_trial for r in training)
+    first_trial = min(r.id for r in store.search_trials())  # ids: the order records were made in
+    assert all(r.id < first_trial for r in training)
     # they take tuning time: each run is 1 s on the deterministic clock, training included
     summary = results.write_all(store, t.objective, outcome, tmp_path / "out", t.clock())
     runs = len(store.records(stores.BASELINE)) + 5 + 3 + len(store.records(stores.CONFIRMATION))
@@ -80,7 +80,7 @@ def test_a_strategy_trains_proposes_and_stops_itself(tmp_path, five_then_three):
 
 
 def P(at, best, default, best_runs=1, default_runs=1, kind="trial"):
-    return Point(at_s=at, kind=kind, number=0, ok=True, value=best, best=best, best_runs=best_runs,
+    return Point(at_s=at, kind=kind, record=0, ok=True, value=best, best=best, best_runs=best_runs,
                  default=default, default_runs=default_runs)
 
 

@@ -8,6 +8,7 @@ import statistics
 import subprocess
 import sys
 
+import optuna
 import pytest
 
 from iotuner import settings
@@ -45,9 +46,8 @@ def test_trials_whose_effective_settings_match_share_one_result(tmp_path):
     assert len(creators) == 2 and len(sharers) == 6
     assert all(len(r.runs) == 3 for r in creators)  # repeats for a new configuration
     assert all(len(r.runs) == 1 for r in sharers)  # one run shows it is not new
-    by_number = {r.number: r for r in store.records()}
-    for r in sharers:
-        assert r.signature == by_number[r.duplicate_of].signature
+    for r in sharers:  # duplicate_of: the id of the record that measured it first
+        assert r.signature == store.record(r.duplicate_of).signature
     assert sorted(len(p.runs) for p in store.pools.values()) == [6, 6]
 
 
@@ -67,19 +67,29 @@ def test_a_later_trial_waits_for_an_earlier_peer_that_has_not_yet_published_its_
     # three workers on one study: A asks first but publishes its point last
     a, _ = make_study(tmp_path, name="race", storage=f"sqlite:///{tmp_path}/race.db")
     b, c = (stores.Store.open(f"sqlite:///{tmp_path}/race.db", "race", heartbeat_s=None) for _ in range(2))
+    dist = optuna.distributions.CategoricalDistribution(["enable", "disable"])
     point, other = {"mpiio.romio_cb_write": "disable"}, {"mpiio.romio_cb_write": "enable"}
-    asked_a, asked_b = a.ask(), b.ask()
-    b.proposed(asked_b, point)
-    assert b.in_flight(point, asked_b.number).number == asked_a.number  # A may be measuring the same point
-    a.proposed(asked_a, other)
+
+    def ask(store, flat, meanwhile=lambda trial: None):
+        def choose(trial):
+            meanwhile(trial)
+            return {k: (v, dist) for k, v in flat.items()}
+        return store.ask(choose, lambda params: (dict(params), None))
+    seen = {}
+
+    def while_a_chooses(trial):  # A's trial exists, its point is not published yet
+        seen["b"] = ask(b, point)
+        seen["waits"] = b.in_flight(point, seen["b"].number)
+    asked_a = ask(a, other, while_a_chooses)
+    asked_b = seen["b"]
+    assert seen["waits"].number == asked_a.number  # A may be measuring the same point
     b.refresh()
     assert b.in_flight(point, asked_b.number) is None  # A measures another point: B goes ahead
-    asked_c = c.ask()
-    c.proposed(asked_c, point)
-    c.refresh()
+    asked_c = ask(c, point)
     assert c.in_flight(point, asked_c.number).number == asked_b.number  # B measures it: C waits, then shares
     assert c.in_flight(other, asked_c.number).number == asked_a.number
     assert a.in_flight(other, asked_a.number) is None  # the earliest never waits for a later one
+    assert [asked_a.number, asked_b.number, asked_c.number] == [0, 1, 2]
 
 
 def test_aa_reports_no_significant_improvement(tmp_path):
@@ -134,7 +144,7 @@ def test_confirmed_gain_and_outputs(tmp_path):
     assert [int(r["trial"]) for r in rows if r["kind"] == "trial"] == list(range(len(store.search_trials())))
     # the trajectory's times are the CSV's, and never go back
     at = [float(r["tuning_time_s"]) for r in rows if r["kind"] in ("trial", "baseline")]
-    points = {p.number: p for p in store.trajectory}
+    points = {p.record: p for p in store.trajectory}
     assert sorted(at) == sorted(round(points[int(r["record"])].at_s, 3) for r in rows
                                 if r["kind"] in ("trial", "baseline"))
     assert all(b.at_s >= a.at_s for a, b in zip(store.trajectory, store.trajectory[1:]))
@@ -161,13 +171,13 @@ def test_reused_trials_take_their_place_on_the_tuning_clock(tmp_path):
     curve when they were proposed, not at t = 0 with the best value found."""
     store, t = make_study(tmp_path, strategy="ga", trials=30, delay=0.5, sigma=0.02, clock=FakeClock())
     outcome = t.run()
-    at = {p.number: p.at_s for p in store.trajectory}
+    at = {p.record: p.at_s for p in store.trajectory}
     trials = store.search_trials()
     reused = [r for r in trials if r.cost_runs == 0]
     assert len(reused) >= 2
-    times = [at[r.number] for r in trials]
+    times = [at[r.id] for r in trials]
     assert all(b >= a for a, b in zip(times, times[1:])) and times[0] > 0
-    assert all(at[r.number] > 0 for r in reused)
+    assert all(at[r.id] > 0 for r in reused)
     assert outcome.significant
     r, why = results.roti(store, t.objective, outcome, t.clock())
     assert why is None and math.isfinite(r.peak) and r.peak_at_s > 0
@@ -279,12 +289,63 @@ def test_resume_with_a_larger_total_runs_more_and_confirms_again(tmp_path):
     assert any(label.startswith("confirm-") for label in labels[last_trial:])
 
     runs_before = len(labels)
-    r = tune_cli("--resume", *common)  # nothing new to do: no run, the same total
+    r = tune_cli("--resume", *common)  # nothing new to do: no run, the same total, the same verdict
     assert r.returncode == 0, r.stderr
     assert len(log.read_text().splitlines()) == runs_before
+    assert "confirming again" not in r.stdout and "results: " in r.stdout
     again = stores.Store.open(storage, "r")
     assert again.budget.trials == 20 and again.trials_run() == 20
     assert len(again.records(CONFIRMATION)) == len(loaded.records(CONFIRMATION))
+
+
+class Bursts:
+    """The evaluator of a study, with the winner's confirmation runs of some rounds slowed 20x (a burst)."""
+
+    def __init__(self, evaluator, rounds, stop_at=None):
+        self.evaluator, self.rounds, self.objective, self.stop_at = evaluator, rounds, evaluator.objective, stop_at
+
+    def evaluate(self, doc, label):
+        part = label.split("-")  # confirm-ROUND-WHO
+        if part[0] == "confirm" and int(part[1]) == self.stop_at:
+            raise KeyboardInterrupt  # the tuner is stopped in this round
+        m = self.evaluator.evaluate(doc, label)
+        if part[0] == "confirm" and part[2] != "default" and int(part[1]) in self.rounds:
+            m.value /= 20
+        return m
+
+
+@pytest.mark.parametrize("bursts,rounds,significant", [
+    ((), 5, True),  # clear at once: no more rounds
+    ((0, 1), 10, True),  # 2 of 5 winner's runs under the default's: undecided, then clear in 10 rounds
+    (range(10), 5, False)])  # every run under the default's: a clear no, no more rounds
+def test_an_undecided_confirmation_runs_as_many_rounds_again_once(tmp_path, bursts, rounds, significant):
+    store, t = make_study(tmp_path, trials=10, confirm_top=1, sigma=0.02)
+    t.evaluator = Bursts(t.evaluator, set(bursts))
+    outcome = t.run()
+    samples, ran = confirmation(store, outcome)
+    assert ran == set(range(rounds)) and len(samples[DEFAULT]) == rounds
+    assert outcome.significant is significant
+    extended = [n for n in outcome.notes if n.startswith("the confirmation is undecided after 5 rounds")]
+    assert len(extended) == (rounds == 10)
+    # both looks at the data share the level: alpha over the candidate and the two looks
+    assert outcome.verdict.alpha == pytest.approx(0.05 / 2)
+
+
+def test_a_tuner_stopped_in_the_extra_rounds_runs_the_round_again_and_extends_it(tmp_path):
+    store, t = make_study(tmp_path, trials=10, confirm_top=1, sigma=0.02)
+    evaluator = t.evaluator
+    t.evaluator = Bursts(evaluator, {0, 1}, stop_at=9)
+    with pytest.raises(KeyboardInterrupt):
+        t.run()
+    again = tuner.Tuner(store, Bursts(evaluator, {0, 1}), t.space, t.objective, t.strategy)
+    outcome = again.run()
+    samples, ran = confirmation(store, outcome)
+    # the round is run again from its start (a new start of its lease: the stopped runs may have been
+    # disturbed), and undecided after 5 rounds again, it runs 5 more
+    assert ran == set(range(10)) and len(samples[DEFAULT]) == 10 and outcome.significant
+    notes = " ".join(outcome.notes)
+    assert "runs the round again, from the start (start 2)" in notes, outcome.notes
+    assert "the confirmation is undecided after 5 rounds (p = " in notes, outcome.notes
 
 
 def test_three_confirmation_rounds_are_raised_so_a_gain_can_be_declared(tmp_path):

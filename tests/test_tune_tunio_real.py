@@ -30,6 +30,6 @@ def test_tunio_tunes_a_kernel_and_stops_itself_early(tmp_path):
     assert summary["trials_run"] < budget / 2
     assert "stopped: learned stopper: after iteration" in " ".join(r.stdout.split())  # wrapped to the width
     # and what it found holds against the baseline, interleaved in the confirmation round
-    assert summary["verdict"]["significant"] is True
+    assert summary["verdict"]["significant"] is True, (summary["verdict"], summary["notes"])
     assert summary["verdict"]["gain"] >= 3.0, summary["verdict"]
     assert summary["roti"]["final"] > 0 and summary["viability"]["runs"] is not None

@@ -8,6 +8,7 @@ command pays only for its own imports.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import textwrap
 
@@ -59,6 +60,13 @@ def _chosen(argv: list[str], names: list[str]) -> str | None:
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    return _parser(_chosen(sys.argv[1:] if argv is None else argv, commands.names()))
+
+
+@functools.lru_cache(maxsize=None)
+def _parser(chosen: str | None) -> argparse.ArgumentParser:
+    """The parser with the arguments of the chosen command only; built once per command in a process, since
+    argparse takes half of a short command's time and in-process callers (the tests) run main many times."""
     p = argparse.ArgumentParser(
         prog="iotuner",
         description="Make the parallel I/O of unmodified MPI + HDF5 applications fast: apply HDF5, MPI-IO and "
@@ -66,9 +74,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("--version", action="version", version=f"iotuner {__version__}")
     sub = p.add_subparsers(dest="cmd", metavar="<command>")
-    names = commands.names()
-    chosen = _chosen(sys.argv[1:] if argv is None else argv, names)
-    for name in names:
+    for name in commands.names():
         mod = commands.get(name)
         c = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP),
                            epilog=getattr(mod, "EPILOG", None), formatter_class=HelpFormatter)

@@ -76,14 +76,17 @@ def environment(config: str | os.PathLike | None, report: str | os.PathLike,
     else:
         env.pop("IOTUNER_CONFIG", None)
     env["IOTUNER_REPORT"] = str(Path(report).resolve())
-    # the bundled kernels by name ("mpiexec -n 2 h5ior"), after the user's own programs
-    kernels = str(native.programs_dir())
-    path = env.get("PATH") or os.defpath
-    if kernels not in path.split(os.pathsep):
-        env["PATH"] = f"{path}{os.pathsep}{kernels}"
+    env["PATH"] = with_kernels(env.get("PATH"))
     if verbose:
         env["IOTUNER_VERBOSE"] = "1"
     return env
+
+
+def with_kernels(path: str | None) -> str:
+    """A PATH that finds the bundled kernels by name ("mpiexec -n 2 h5ior"), after the user's own programs."""
+    kernels = str(native.programs_dir())
+    path = path or os.defpath
+    return path if kernels in path.split(os.pathsep) else f"{path}{os.pathsep}{kernels}"
 
 
 def run(command: Sequence[str], *, config: str | os.PathLike | None = None,

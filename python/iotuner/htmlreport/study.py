@@ -77,11 +77,11 @@ def importance(study: dict) -> tuple[list[tuple[str, float]], str]:
         try:
             import optuna
             optuna.logging.set_verbosity(optuna.logging.WARNING)
+            # the study's trials are its search trials (the other runs are in its companion study); copied
+            # into memory once, since the importance evaluator reads the trials again and again
             st = optuna.load_study(study_name=name, storage=f"sqlite:///{study['db']}")
-            # the search trials only: the study's other records (baseline, confirmation runs) have no params
             search = optuna.create_study(directions=st.directions)
-            search.add_trials([t for t in st.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
-                               if t.params and t.user_attrs.get("kind", "trial") == "trial"])
+            search.add_trials(st.get_trials(states=(optuna.trial.TrialState.COMPLETE,)))
             imp = optuna.importance.get_param_importances(search)
             n = len(search.trials)
             return sorted(imp.items(), key=lambda kv: -kv[1]), (

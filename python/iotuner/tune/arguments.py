@@ -137,7 +137,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("the study")
     g.add_argument("--study", default="iotuner", metavar="NAME", help="study name (default iotuner)")
     g.add_argument("--storage", metavar="URL",
-                   help="any SQLAlchemy URL, e.g. postgresql://host/db (default: sqlite:///OUT/study.db)")
+                   help="any SQLAlchemy URL, e.g. postgresql://user@host/db (default: $IOTUNER_STORAGE, else "
+                        "sqlite:///OUT/study.db); a password is never shown: leave it out of the URL and give it "
+                        "with PGPASSWORD or ~/.pgpass, or put the whole URL in IOTUNER_STORAGE")
     g.add_argument("--out", metavar="DIR", help="where results go (default: iotuner-STUDY)")
     g.add_argument("--resume", action="store_true",
                    help="continue the study: its settings come from the storage; --trials / --time set new totals "
@@ -146,7 +148,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--eval-log", metavar="FILE", help="append one JSON line per run (label, value, time)")
     g.add_argument("--heartbeat", type=int, default=10, metavar="S",
                    help="seconds between a running trial's heartbeats in the study storage; a trial whose worker "
-                        "is silent for 3 heartbeats is failed and run again once (default 10)")
+                        "is silent for 3 heartbeats is failed and run again (up to 3 starts; default 10)")
     g.add_argument("--production-runtime", metavar="DURATION",
                    help="run time of one production run with the default settings, for the viability point (the "
                         "production runs after which tuning has paid for itself); default: the default's measured "
@@ -167,7 +169,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_worker_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--study", required=True, metavar="NAME", help="the study to work on")
-    p.add_argument("--storage", required=True, metavar="URL", help="its storage (an SQLAlchemy URL)")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--storage", metavar="URL", help="its storage, an SQLAlchemy URL (default: $IOTUNER_STORAGE; "
+                                                      "a URL with a password is better there, or in --storage-file, "
+                                                      "than on a command line others can see)")
+    src.add_argument("--storage-file", metavar="FILE", help="a file only you can read that holds the storage URL")
     p.add_argument("--launcher", choices=("local", "none", "slurm"),
                    help="how this worker starts its trials (default: the study's launcher)")
     p.add_argument("--scratch", metavar="DIR", help="where this worker's runs write (default: the study's, or a "

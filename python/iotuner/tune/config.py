@@ -12,7 +12,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-VERSION = 3  # 3: every run a record of its own (baseline, trial, training, confirmation)
+VERSION = 4  # 3: every run a record of its own; 4: search trials alone in the study, the rest in its companion
 STOPPERS = ("learned", "heuristic", "production-runs", "none")  # the early stoppers (`stoppers`)
 
 

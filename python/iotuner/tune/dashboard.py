@@ -1,14 +1,14 @@
 """What optuna-dashboard shows of an iotuner study: the objective's name and unit, and a note with the
-tuner's verdict (the confirmed winner is not Optuna's 'best trial', which is the best single run)."""
+tuner's verdict (the confirmed winner is not Optuna's 'best trial', which is the best search trial as told)."""
 
 from __future__ import annotations
 
 import json
 
-import optuna
-
 from . import objective as objectives, space as spaces
 from .store import Store, StudyError, open_storage
+from .study.storage import COMPANION, study_names
+from .study.urls import mask
 from .tuner import Tuner
 
 
@@ -21,10 +21,10 @@ def note(store: Store) -> str:
              f"Objective **{obj.name}**{f' ({obj.unit})' if obj.unit else ''}, to {obj.direction}; strategy "
              f"`{c.strategy}`, space `{c.space.get('name')}`; {store.trials_run()} search trials run.",
              "",
-             "Each trial here is one record of the study; its `kind` attribute says which: `baseline` (a run of "
-             "the default settings), `trial` (a point of the search; `result` holds its runs, what took effect "
-             "and, when it shared an earlier result, `duplicate_of`), `training` (a strategy's own run), "
-             "`confirmation` (the final round against the default), `lock` (bookkeeping).", ""]
+             "Each trial here is a point of the search: `result` holds its runs, what took effect and, when it "
+             "shared an earlier result, `duplicate_of`. The other runs are trials of the companion study "
+             f"`{store.name}{COMPANION}`, each with its `kind`: `baseline` (a run of the default settings), "
+             "`training` (a strategy's own run), `confirmation` (the final round against the default).", ""]
     if outcome is None:
         lines.append("No confirmation round yet: no result is confirmed.")
     elif outcome.significant:
@@ -33,8 +33,8 @@ def note(store: Store) -> str:
                   f"default's {outcome.confirmed_default:,.4g}{unit} in the confirmation round: "
                   f"{outcome.verdict.describe()}.", "",
                   "Its settings: `" + json.dumps(w["settings"], sort_keys=True) + "`", "",
-                  "The dashboard's own 'best trial' is the best single run of the search, which noise favours; "
-                  "the confirmation round is what the tuner trusts."]
+                  "The dashboard's own 'best trial' is the search trial with the best value as told, which noise "
+                  "favours; the confirmation round is what the tuner trusts."]
     else:
         lines.append(f"The confirmation round found no significant improvement: "
                      f"{outcome.verdict.describe() if outcome.verdict else outcome.notes[-1]}.")
@@ -44,10 +44,11 @@ def note(store: Store) -> str:
 def annotate(storage: str, study: str | None = None) -> list[str]:
     """Writes the note (and the objective's name) on the study, or on every iotuner study of the storage."""
     import optuna_dashboard
-    st = open_storage(storage, None)
-    names = [study] if study else [s.study_name for s in optuna.get_all_study_summaries(st, include_best_trial=False)]
+    st = open_storage(storage)
+    every = study_names(st, storage)
+    names = [study] if study else sorted(n for n in every if n + COMPANION in every)  # iotuner's studies
     if not names:
-        raise StudyError(f"no study in {storage}")
+        raise StudyError(f"no iotuner study in {mask(storage)}")
     for name in names:
         store = Store.open(st, name, heartbeat_s=None)
         c = store.config.objective

@@ -7,6 +7,10 @@ window, and claims a gain only when both hold:
   p < alpha / comparisons (Bonferroni: the winner is the best of several
   candidates, which favours it by chance);
 - the gain exceeds the noise: the relative spread of the default's runs.
+On a busy machine a few runs hit by bursts can leave the verdict undecided: one test passes and
+the other does not. The confirmation then runs as many rounds again, once (`LOOKS` = 2 looks at
+the data), and the level is split between the looks (Bonferroni), so looking twice does not make
+a chance gain likelier.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from typing import Sequence
 from scipy.stats import mannwhitneyu
 
 from .objective import Objective
+
+LOOKS = 2  # the confirmation is judged after its rounds and, when undecided, once more after as many again
 
 
 def median(xs: Sequence[float]) -> float:
@@ -61,6 +67,13 @@ def compare(candidate: Sequence[float], default: Sequence[float], objective: Obj
     level = alpha / max(1, comparisons)
     noise = relative_spread(default)
     return Verdict(gain, p, noise, p < level and gain - 1 > noise, level)
+
+
+def undecided(v: Verdict) -> bool:
+    """Not significant, but not a clear no either: the winner's runs beat the default's (p) by less than the
+    default's spread, or its median beats the default's by more than the spread without the runs being
+    consistently better. More runs can tell; a burst that hit a few runs weighs less among more."""
+    return not v.significant and (v.p_value < v.alpha or v.gain - 1 > v.noise)
 
 
 @functools.lru_cache(maxsize=None)

@@ -53,6 +53,16 @@ def describe_verdict(v: dict) -> str:
             f"noise (spread {v['noise'] * 100:.1f}%, p = {v['p_value']:.3g} against {v['alpha']:.3g} needed)")
 
 
+def best_line(winner: dict | None, verdict: dict | None, confirmed_default: float | None, unit: str | None,
+              notes: list | None = None) -> str | None:
+    """The confirmation round's verdict in one line: what every worker of a study prints alike."""
+    if winner and verdict:
+        name = winner.get("name") or f"trial {winner['trial']}"  # "training run 10" when a training run won
+        return (f"best: {name}, {fmt_value(winner['median'], unit)} against the default's "
+                f"{fmt_value(confirmed_default, unit)} in the confirmation round: {describe_verdict(verdict)}")
+    return "best: the default settings" if notes else None
+
+
 def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:,.1f}"
 
@@ -64,14 +74,10 @@ def print_outcome(console: Console, summary: dict, best_doc: dict, out: Path) ->
                   + f"), {fmt_time(summary['tuning_time_s'])} of tuning; stopped: {summary['stopped_because']}")
     console.print(f"default settings: {fmt_value(summary['default'], unit)} (median of the default's "
                   f"{summary['baseline_runs']} runs)")
-    winner, verdict = summary.get("winner"), summary.get("verdict")
-    if winner and verdict:
-        name = winner.get("name") or f"trial {winner['trial']}"  # "training run 10" when a training run won
-        console.print(f"best: {name}, {fmt_value(winner['median'], unit)} against the "
-                      f"default's {fmt_value(summary['confirmed_default'], unit)} in the confirmation round: "
-                      f"{describe_verdict(verdict)}")
-    elif summary.get("notes"):
-        console.print("best: the default settings")
+    line = best_line(summary.get("winner"), summary.get("verdict"), summary.get("confirmed_default"), unit,
+                     summary.get("notes"))
+    if line:
+        console.print(line)
     flat = _flat(best_doc)
     console.print(f"best settings ({out / 'best.json'}):" + ("" if flat else " the default settings"))
     for k, v in flat.items():

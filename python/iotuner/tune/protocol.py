@@ -9,8 +9,8 @@ function) registered under a name. The tuner drives it:
    apart in trials.csv and on the curve. With several workers one of them
    prepares while the others wait, and all see the records.
 2. `propose(ctx)`: the next point, or `SAMPLER` to let the strategy's Optuna
-   sampler (`sampler(ctx)`) choose it inside ask/tell, or None when the
-   strategy has nothing more to try.
+   sampler (`sampler(ctx)`) choose it for the new trial (`sample`), or None
+   when the strategy has nothing more to try.
 3. `observe(ctx, record, measurement)`: every run this worker makes (baseline,
    trial, training, confirmation), with its full run report
    (`measurement.report`: phases, settings read back, per-level counters).
@@ -112,33 +112,29 @@ class SamplerStrategy(Strategy):
         return type(self).factory(self.space, self.seed, self.options)
 
 
-class StudySampler(optuna.samplers.BaseSampler):
-    """The study's sampler: a point the strategy proposed, else the strategy's own sampler."""
-
-    def __init__(self, inner: optuna.samplers.BaseSampler):
-        self.inner = inner
-        self.pending: Mapping[str, str] | None = None
-
-    def infer_relative_search_space(self, study, trial):
-        if self.pending is not None:
-            return {}
-        return self.inner.infer_relative_search_space(study, trial)
-
-    def sample_relative(self, study, trial, search_space):
-        if self.pending is not None:
-            return {}
-        return self.inner.sample_relative(study, trial, search_space)
-
-    def sample_independent(self, study, trial, param_name, param_distribution):
-        if self.pending is not None and param_name in self.pending:
-            return self.pending[param_name]
-        return self.inner.sample_independent(study, trial, param_name, param_distribution)
-
-    def before_trial(self, study, trial):
-        self.inner.before_trial(study, trial)
-
-    def after_trial(self, study, trial, state, values):
-        self.inner.after_trial(study, trial, state, values)
-
-    def reseed_rng(self) -> None:
-        self.inner.reseed_rng()
+def sample(study: optuna.Study, sampler: optuna.samplers.BaseSampler, trial: optuna.trial.FrozenTrial,
+           distributions: Mapping[str, optuna.distributions.BaseDistribution],
+           fixed: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A new trial's point, drawn through the sampler's interface as Optuna's own ask draws it: before_trial,
+    the relative search space and sample, then each remaining parameter on its own. Values in `fixed` (a
+    point the strategy proposed) are taken as they are, and a sampler then samples only the others, each on
+    its own. (after_trial is left out: no sampler here needs it, and the tuner records the outcome itself.)"""
+    fixed = dict(fixed or {})
+    sampler.before_trial(study, trial)
+    if type(sampler).before_trial is not optuna.samplers.BaseSampler.before_trial:
+        trial.system_attrs.update(study._storage.get_trial_system_attrs(trial._trial_id))  # a grid's cell, say
+    relative = {}
+    if not fixed:
+        space = sampler.infer_relative_search_space(study, trial)
+        relative = sampler.sample_relative(study, trial, space) if space else {}
+    out = {}
+    for name, dist in distributions.items():
+        if name in fixed:
+            value = fixed[name]
+        elif name in relative and dist._contains(dist.to_internal_repr(relative[name])):
+            value = relative[name]
+        else:
+            value = sampler.sample_independent(study, trial, name, dist)
+        trial.params[name], trial.distributions[name] = value, dist
+        out[name] = value
+    return out

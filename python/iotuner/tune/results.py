@@ -62,9 +62,9 @@ def kernel_costs(store: Store, objective: Objective, outcome: Outcome, total_s: 
     k, a = out["evaluation_s"]["kernel"], out["evaluation_s"]["application"]
     out["speedup"] = a / k
     gain = objective.improvement(outcome.winner["median"], outcome.confirmed_default) if outcome.significant else None
-    runs = {r.number: max(1, r.cost_runs) for r in store.records()}
+    runs = {r.id: max(1, r.cost_runs) for r in store.records()}
     extra = max(0.0, a - k)
-    searched = sum(runs.get(p.number, 1) for p in store.trajectory if p.kind != CONFIRMATION)
+    searched = sum(runs.get(p.record, 1) for p in store.trajectory if p.kind != CONFIRMATION)
     slow = traj.costing_more(store.trajectory, runs, extra)
     with_k = traj.roti(store.trajectory, objective, store.config.repeats, gain, total_s)
     without = traj.roti(slow, objective, store.config.repeats, gain, total_s + searched * extra)
@@ -83,25 +83,27 @@ def describe_roti(r: traj.Roti | None, why: str | None) -> str:
 # ---- trials.csv ----
 
 def write_csv(store: Store, path: Path, plan: str | None) -> None:
-    at = {p.number: p.at_s for p in store.trajectory}
+    """Every run, in the order records were made; `record` is the record's id in the storage."""
+    at = {p.record: p.at_s for p in store.trajectory}
+    training = {r.id: i for i, r in enumerate(store.records(TRAINING))}
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(CSV_COLUMNS)
         for r in store.records(BASELINE, TRIAL, TRAINING, CONFIRMATION):
             kind, label, rnd = r.kind, "", ""
             if r.kind == TRIAL:
-                label = store.index_of(r.number)
+                label = r.number
             elif r.kind == TRAINING:
-                label = sum(1 for x in store.records(TRAINING) if x.number < r.number)
+                label = training[r.id]
             elif r.kind == CONFIRMATION:
                 kind = CONFIRMATION if r.attrs.get("plan") == plan else "confirmation-superseded"
                 label = "default" if r.attrs.get("candidate") == DEFAULT else r.attrs.get("trial", "")
                 rnd = r.attrs.get("round", "")
             dup = r.duplicate_of
-            if isinstance(dup, int):
-                dup = store.index_of(dup)
+            if isinstance(dup, int):  # a trial's number, or a training run as "training N"
+                dup = f"training {training[dup]}" if dup in training else store.index_of(dup)
             value = (statistics.median(r.runs) if r.runs else "") if r.state == "COMPLETE" else ""
-            w.writerow([kind, label, r.number, r.state, round(at[r.number], 3) if r.number in at else "", value,
+            w.writerow([kind, label, r.id, r.state, round(at[r.id], 3) if r.id in at else "", value,
                         json.dumps(list(r.runs)), "" if dup is None else dup, rnd,
                         json.dumps(r.settings, sort_keys=True), r.signature or "", r.error or "",
                         r.attrs.get("why", "")])
@@ -135,11 +137,11 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
                       label=f"default (median of {len(default_runs)} runs)")
             a.axhspan(med - spread, med + spread, color="#d1242f", alpha=0.08, label="default's spread (1.48 MAD)")
 
-    index = {p.number: store.index_of(p.number) for p in trials}
+    index = {p.record: store.index_of(p.record) for p in trials}
     ok = [p for p in trials if p.ok and p.value is not None]
-    by_trial.scatter([index[p.number] for p in ok], [p.value for p in ok], s=14, color="#9aa5b1",
+    by_trial.scatter([index[p.record] for p in ok], [p.value for p in ok], s=14, color="#9aa5b1",
                      label="trial (its configuration's median)", zorder=3)
-    bests = [(index[p.number], p.best) for p in trials if p.best is not None]
+    bests = [(index[p.record], p.best) for p in trials if p.best is not None]
     if bests:
         by_trial.step([b[0] for b in bests], [b[1] for b in bests], where="post", color="#1f6feb", linewidth=2,
                       label="best so far (current median)")

@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import time
 import os
 import shutil
 import sys
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
@@ -23,6 +25,7 @@ from .config import Budget, ConfigError, ObjectiveSpec, ReplaySpec, SlurmSpec, S
 from .arguments import parse_duration
 from .evaluate import JobEvaluator, KernelEvaluator
 from .store import Store, StudyError
+from .study import urls
 from .tuner import SAME_AS_DEFAULT, Tuner, TuneError
 
 
@@ -156,9 +159,20 @@ def _progress_printer(console: Console, obj: objectives.Objective):
     return show
 
 
+def storage_url(given: str | None, default: str | None = None, what: str = "--storage") -> str:
+    """The study storage URL: given, else $IOTUNER_STORAGE, else the default. An empty one is an error, not
+    the default: a script that builds the URL from an unset variable must not quietly tune elsewhere."""
+    url = given if given is not None else os.environ.get(urls.ENV) or default
+    if url is None or not url.strip():
+        raise ValueError(f"{what} is empty: give the study storage as an SQLAlchemy URL"
+                         + ("" if given is not None else f" (--storage or ${urls.ENV})"))
+    urls.guard_output(url)  # from here on, no line this process prints shows its password
+    return url
+
+
 def _open(args: argparse.Namespace, console: Console) -> tuple[Store, Path, str]:
     out = Path(args.out or f"iotuner-{args.study}").resolve()
-    storage = args.storage or f"sqlite:///{out / 'study.db'}"
+    storage = storage_url(args.storage, f"sqlite:///{out / 'study.db'}")
     if args.resume:
         store = Store.open(storage, args.study, heartbeat_s=args.heartbeat)
         if args.trials is not None or args.time:  # new totals for the study, kept in it
@@ -194,15 +208,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.workers == 0:
         from . import workers
-        command = workers.worker_command(store.name, storage, args.heartbeat)[3:]  # after python -m iotuner
-        console.print(f"study [bold]{store.name}[/bold] is ready in {storage}; start workers with\n  iotuner "
-                      f"{workers.slurm.quote_all(command)}\nand write "
-                      f"its results at the end with\n  iotuner tune --resume --study {store.name} --storage {storage}")
+        command = workers.worker_command(store.name, args.heartbeat)[3:]  # after python -m iotuner
+        console.print(f"study [bold]{store.name}[/bold] is ready in {urls.mask(storage)}; start workers with\n  "
+                      f"iotuner {workers.slurm.quote_all(command)} --storage {urls.mask(storage)}\n(or with the URL "
+                      f"in ${urls.ENV}, or in a file only you can read given by --storage-file)\nand write "
+                      f"its results at the end with\n  {urls.resume_hint(store.name, storage)}")
         return 0
     if args.submit:
         from . import workers
         return workers.submit(store, storage, out, args.workers, args.heartbeat, console,
-                              lambda outcome: _finish(store, outcome, out, console, storage))
+                              lambda outcome: _finish(store, outcome, out, console, storage, explicit=True))
     extra = None
     if args.workers > 1:
         from . import workers
@@ -217,24 +232,26 @@ def run(args: argparse.Namespace) -> int:
             extra.wait()
     if isinstance(outcome, int):
         return outcome
-    return _finish(store, outcome, out, console, storage)
+    return _finish(store, outcome, out, console, storage, explicit=args.resume)
 
 
 def worker(args: argparse.Namespace) -> int:
     """iotuner worker: one more worker on an existing study."""
     console = render.console_for_output()
     try:
-        store = Store.open(args.storage, args.study, heartbeat_s=args.heartbeat)
-    except StudyError as e:
+        storage = urls.read_private(args.storage_file) if args.storage_file else storage_url(args.storage)
+        urls.guard_output(storage)
+        store = Store.open(storage, args.study, heartbeat_s=args.heartbeat)
+    except (StudyError, ValueError) as e:
         print(f"iotuner worker: {e}", file=sys.stderr)
         return 2
     out = Path(args.out or store.config.out)
     console.print(f"worker on study [bold]{args.study}[/bold] ({store.trials_run()} trials run so far)")
-    outcome = _work(store, console, args.storage, launcher=args.launcher or store.config.launcher,
+    outcome = _work(store, console, storage, launcher=args.launcher or store.config.launcher,
                     scratch=args.scratch, eval_log=args.eval_log)
     if isinstance(outcome, int):
         return outcome
-    return _finish(store, outcome, out, console, args.storage)
+    return _finish(store, outcome, out, console, storage)
 
 
 def _work(store: Store, console: Console, storage: str, *, launcher: str, scratch: str | None,
@@ -259,7 +276,7 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
     console.print(f"tuning [bold]{what}[/bold]\n  space {space.name} ({len(space.dimensions)} dimensions, "
                   f"{space.size():,} points), strategy {config.strategy}, objective {obj.name}, "
                   f"{config.repeats} run(s) per trial, budget {store.budget.describe()}\n  study {store.name} in "
-                  f"{storage}")
+                  f"{urls.mask(storage)}")
     printer = _progress_printer(console, obj)
     tuner = Tuner(store, evaluator, space, obj, strategy, printer, Path(eval_log) if eval_log else None)
     try:
@@ -269,14 +286,14 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
         return 1
     except KeyboardInterrupt:
         console.print(f"\ninterrupted: completed trials are saved; continue with "
-                      f"iotuner tune --resume --study {store.name} --storage {storage}")
+                      f"{urls.resume_hint(store.name, storage)}")
         return 130
     except Exception as e:  # the study database failed under us (a lost connection, a full disk)
         why = storage_failure(e)
         if why is None:
             raise
         print(f"iotuner tune: the study storage failed: {why}; completed runs are saved, continue with "
-              f"iotuner tune --resume --study {store.name} --storage {storage} once it is back", file=sys.stderr)
+              f"{urls.resume_hint(store.name, storage)} once it is back", file=sys.stderr)
         return 1
     finally:
         if scratch_tmp:
@@ -295,24 +312,31 @@ def storage_failure(e: BaseException) -> str | None:
     import sqlalchemy
     if not isinstance(e, (optuna.exceptions.StorageInternalError, sqlalchemy.exc.SQLAlchemyError)):
         return None
-    cause = e
-    while cause.__cause__ is not None or getattr(cause, "orig", None) is not None:  # the driver's own words
-        cause = getattr(cause, "orig", None) or cause.__cause__
-    text = str(cause).strip().splitlines()
-    return text[0] if text else type(cause).__name__
+    from .study.storage import db_error
+    return db_error(e)  # the driver's own first line, not the statement
 
 
-def _finish(store: Store, outcome, out: Path, console: Console, storage: str) -> int:
+def _finish(store: Store, outcome, out: Path, console: Console, storage: str, explicit: bool = False) -> int:
+    """The study's results: written once, by the process that ran the confirmation round (or, when they were
+    never written, by an explicit `iotuner tune --resume`); every process prints the round's verdict."""
     store.refresh()
+    lease = outcome.round
+    if lease is not None and not outcome.ran_round and not (explicit and _unwritten(lease)):
+        _print_verdict(console, outcome, lease, out, store.config.objective.unit)
+        return 0
     total = store.tuning_time()
     try:
         summary = results.write_all(store, _objective(store.config), outcome, out, total)
     except OSError as e:
-        print(f"iotuner tune: the study is complete and saved in {storage}, but its results cannot be written to "
-              f"{out}: {e.strerror}. Free space or give another --out, then run iotuner tune --resume --study "
-              f"{store.name} --storage {storage} to write them", file=sys.stderr)
+        print(f"iotuner tune: the study is complete and saved in {urls.mask(storage)}, but its results cannot be "
+              f"written to {out}: {e.strerror}. Free space or give another --out, then run "
+              f"{urls.resume_hint(store.name, storage)} to write them", file=sys.stderr)
         return 1
+    if lease is not None:
+        with contextlib.suppress(Exception):  # only a later --resume would write them again
+            store.leases.update(lease, {**lease.content, "written": str(out)}, beat=False)
     _print_outcome(console, outcome, summary, out)
+    console.print(f"wrote the results of study {store.name} to {out}/")
     try:  # the page to share: curve, verdict, RoTI, importance, every run
         from .. import htmlreport
         htmlreport.write(htmlreport.render_study(out), out / "report.html")
@@ -320,6 +344,28 @@ def _finish(store: Store, outcome, out: Path, console: Console, storage: str) ->
     except (OSError, ValueError) as e:
         print_note(console, f"no HTML report: {e}")
     return 0
+
+
+def _unwritten(lease) -> bool:
+    """The round's results were never written, and the worker that ran it is gone (or it would write them)."""
+    from .study.leases import alive
+    if lease.content.get("written"):
+        return False
+    here = alive(lease.host, lease.pid)
+    return here is False or (here is None and time.time() - lease.beat > lease.grace)
+
+
+def _print_verdict(console: Console, outcome, lease, out: Path, unit: str | None) -> None:
+    """What a worker that did not run the confirmation round prints: the round's verdict, the same line as
+    the worker that ran it, and where the results are."""
+    for note in outcome.notes:
+        if note not in outcome.shown:
+            print_note(console, note)
+    console.print(f"\nthe confirmation round ran on {lease.host} (process {lease.pid}); its verdict:")
+    console.print(printout.best_line(outcome.winner, asdict(outcome.verdict) if outcome.verdict else None,
+                                     outcome.confirmed_default, unit, outcome.notes))
+    where = "written by that worker" if lease.content.get("written") else "written by the worker that ran the round"
+    console.print(f"results: {out}/ ({where})")
 
 
 def _scratch(config: StudyConfig, store: Store, console: Console, scratch: str | None, launcher: str

@@ -46,7 +46,8 @@ class StopRule(Protocol):
 
 
 class TrialBudget:
-    """Trials that ran, and those other workers are running now: several workers do not overshoot."""
+    """Trials that ran, and those other workers are running now: several workers overshoot the budget only by
+    the trials started in the same instant (between one's look at the study and its new trial)."""
     name = "trial-budget"
 
     def check(self, state: SearchState) -> str | None:
@@ -79,8 +80,11 @@ class Exhaustion:
         size = state.strategy.searched_size()
         whole = size is None
         size = state.space.size() if whole else size
-        keys = list(state.store.requested) + list(state.store.failed)
-        measured = len(keys) if whole else sum(1 for k in keys if state.strategy.searches(json.loads(k)))
+        if whole:
+            measured = len(state.store.requested) + len(state.store.failed)
+        else:
+            keys = list(state.store.requested) + list(state.store.failed)
+            measured = sum(1 for k in keys if state.strategy.searches(json.loads(k)))
         if measured >= size:
             return (f"every one of the {size} points of the space was measured" if whole else
                     f"every one of the {size} points the strategy searches was measured")

@@ -184,6 +184,6 @@ def costing_more(points: Sequence[Point], runs: Mapping[int, int], extra_s: floa
     out, n = [], 0
     for p in points:
         if p.kind != "confirmation":
-            n += runs.get(p.number, 1)
+            n += runs.get(p.record, 1)
         out.append(replace(p, at_s=p.at_s + n * extra_s))
     return out

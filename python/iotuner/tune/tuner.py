@@ -4,12 +4,12 @@ strategy, run, measure, tell; stop by rule; confirm the best against the noise.
 Every run becomes a record of the study (`store.Store`), which derives
 everything else. Several workers (processes, machines) can run this loop on
 one study: the confirmation round and a strategy's training are exclusive
-sections that one worker runs while the others wait.
+sections that one worker runs, under a lease, while the others wait; every
+worker then reports the verdict of that one round.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import statistics
 import time
@@ -17,17 +17,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+import optuna
+
 from .. import settings
 from . import noise, stop as stops
 from .evaluate import Evaluator, Measurement, reference_of, requested
 from .objective import Objective
-from .protocol import SAMPLER, Context, Strategy, StudySampler
+from .protocol import SAMPLER, Context, Strategy, sample
 from .space import SearchSpace, complete
-from .store import BASELINE, CONFIRMATION, DEFAULT, DONE, LOCK, TRAINING, Asked, Record, Store, canonical, signature
+from .store import (BASELINE, CONFIRMATION, DEFAULT, TRAINING, Asked, Lease, LeaseLost, Record, Section, Store,
+                    canonical, signature)
 
 Progress = Callable[[dict], None]
 POLL_S = 0.5  # how often a worker looks again at a point another worker is measuring
+WAIT_S = 1.0  # how often a worker waiting for the confirmation round's verdict looks again
+PUBLISH_S = 0.02  # how often it looks again at a peer's trial that has not published its point yet
 SAME_AS_DEFAULT = DEFAULT  # duplicate_of of a trial whose settings took effect as the default's
+ROUND = "confirmation-"  # the confirmation rounds' leases: confirmation-0, then -1 after a resume that searched more
 
 
 class TuneError(RuntimeError):
@@ -45,6 +51,8 @@ class Outcome:
     confirmed_default: float | None = None  # median of the default's runs in the confirmation round
     plan: str | None = None  # the confirmation round's key (its runs are records with this plan)
     shown: set = field(default_factory=set)  # notes the progress printout already showed
+    round: Lease | None = None  # the confirmation round's lease, as it ended
+    ran_round: bool = False  # this process ran the confirmation round: it writes the results
 
     @property
     def stopped_because(self) -> str:
@@ -83,8 +91,9 @@ class Tuner:
         self.progress = progress or (lambda event: None)
         self.eval_log = eval_log
         self.rules = rules if rules is not None else stops.default_rules(c, self.strategy, objective)
-        self.sampler = StudySampler(self.strategy.sampler(self.context()))
-        store.study.sampler = self.sampler
+        self.sampler = self.strategy.sampler(self.context())
+        self.distributions = {d.name: optuna.distributions.CategoricalDistribution(d.labels)
+                              for d in space.dimensions}
         self.notes: list[str] = []
         self.reproposals = 0
         self._since_baseline = 0
@@ -111,14 +120,12 @@ class Tuner:
     # ---- estimates, for the time budget ----
 
     def run_estimate(self) -> float:
-        durations = [r.duration_s / max(1, r.cost_runs) for r in self.store.records()
-                     if r.ok and r.cost_runs and r.duration_s > 0]
-        return statistics.median(durations) if durations else 1.0
+        return self.store.run_estimate()
 
     def confirmation_rounds(self, candidates: int) -> tuple[int, int]:
         """(rounds planned, rounds needed): the rounds asked for, raised to the fewest with which
         a gain over this many candidates can be significant at all."""
-        needed = noise.rounds_needed(candidates, self.alpha)
+        needed = noise.rounds_needed(candidates * noise.LOOKS, self.alpha)
         return max(self.confirm_rounds, needed), needed
 
     def confirmation_estimate(self, candidates: int | None = None) -> float:
@@ -182,7 +189,7 @@ class Tuner:
         return rec
 
     def _baseline(self, reason: str) -> Measurement:
-        n = len(self.store.records(BASELINE))
+        n = self.store.derived.count(BASELINE)
         m = self._measure(self.baseline, f"baseline-{n:03d}")
         if m.fault is None:
             self._record(BASELINE, {}, self.baseline, m)
@@ -194,7 +201,7 @@ class Tuner:
                           why: str | None = None) -> tuple[Record, Measurement]:
         """A strategy's own run of a point (flat settings), recorded under its kind."""
         flat = complete(dict(flat), self.nodes)
-        n = len(self.store.records(kind))
+        n = self.store.derived.count(kind)
         m = self._measure(trial_doc(self.baseline, flat), label or f"{kind}-{n:03d}")
         if m.fault:
             raise TuneError(m.fault)
@@ -207,15 +214,22 @@ class Tuner:
 
     def best(self) -> tuple[int, float] | None:
         """(first record, current value) of the best effective configuration measured so far."""
-        ranked = self.store.ranked_pools(self.objective.key)
-        return (ranked[0].first, ranked[0].median) if ranked else None
+        best = self.store.best_pool()
+        return (best.first, best.median) if best else None
+
+    def name_of(self, rid: int) -> str:
+        """How the log and trials.csv name a record that measured a point first: trial N, training run N."""
+        r = self.store.record(rid)
+        if r is not None and r.kind == TRAINING:
+            return f"training run {sum(1 for x in self.store.records(TRAINING) if x.id < rid)}"
+        return f"trial {r.number if r is not None else '?'}"
 
     def run(self, scratch: str | None = None) -> Outcome:
         self.store.begin_session(scratch)
         for number in self.store.recover():
-            self.note(f"trial {self.store.index_of(number)} was left running by a stopped tuner: it runs again")
+            self.note(f"trial {number} was left running by a stopped tuner: it runs again")
         if hasattr(self.evaluator, "clean_leftovers"):  # runs a killed tuner left in the scratch directory
-            interrupted = [self.store.index_of(r.number) for r in self.store.search_trials() if r.interrupted]
+            interrupted = [r.number for r in self.store.search_trials() if r.interrupted]
             for left in self.evaluator.clean_leftovers(interrupted, everything=not self.store.live_peers()):
                 self.progress({"kind": "note", "text": f"removed {left}, left by an interrupted run",
                                "clock": self.clock()})
@@ -230,8 +244,8 @@ class Tuner:
         """The strategy's training runs, once for the study: one worker prepares, the others wait."""
         if type(self.strategy).prepare is Strategy.prepare:
             return
-        with self.store.exclusive("training", self.strategy.name) as mine:
-            if mine:
+        with self.store.exclusive(f"training:{self.strategy.name}") as section:
+            if section.mine:
                 self.strategy.prepare(self.context())
 
     def _measure_default(self) -> None:
@@ -255,6 +269,10 @@ class Tuner:
     def search(self) -> stops.Stop:
         while True:
             self.store.recover()  # a peer that died: its trial runs again
+            other = self.store.held_by_others(ROUND)
+            if other is not None:  # the round runs alone: no trial starts beside it
+                return stops.Stop("confirmation", f"another worker ({other.host}, process {other.pid}) started the "
+                                                  f"confirmation round")
             stop = stops.first_stop(self.rules, self)
             if stop:
                 return stop
@@ -266,14 +284,8 @@ class Tuner:
             point = self.strategy.propose(self.context())
             if point is None:
                 return stops.Stop("strategy", "the strategy has no more points to try")
-            self.sampler.pending = None if point is SAMPLER else dict(point)
-            try:
-                asked = self.store.ask()
-                params = {d.name: asked.trial.suggest_categorical(d.name, d.labels) for d in self.space.dimensions}
-            finally:
-                self.sampler.pending = None
-            flat = complete(self.space.point_settings(self.space.decode(params)), self.nodes)
-            self.store.proposed(asked, flat, self.strategy.explain(self.context(), params))
+            asked = self.store.ask(lambda trial: self._choose(trial, point), self._describe)
+            flat = asked.settings
             if self._reuse(asked, flat):
                 self.reproposals += 1
                 continue
@@ -283,6 +295,18 @@ class Tuner:
                 return stops.Stop("tuner-io", fault)
             self._since_baseline += 1
 
+    def _choose(self, trial, point) -> dict:
+        """The point of a new trial: the strategy's own, or (for SAMPLER, or dimensions it left out) its
+        Optuna sampler's choice, as {dimension: (value label, distribution)}."""
+        fixed = {} if point is SAMPLER else dict(point)
+        values = sample(self.store.study, self.sampler, trial, self.distributions, fixed)
+        return {name: (values[name], dist) for name, dist in self.distributions.items()}
+
+    def _describe(self, params: Mapping[str, str]) -> tuple[dict, str | None]:
+        """A trial's flat settings, and why the strategy proposed it."""
+        flat = complete(self.space.point_settings(self.space.decode(params)), self.nodes)
+        return flat, self.strategy.explain(self.context(), dict(params))
+
     def _baseline_fault(self) -> str:
         return "the tuner cannot run the application: its scratch directory is full or unwritable"
 
@@ -290,15 +314,15 @@ class Tuner:
         """A point measured before costs no run: it shares that result, or that failure. It is
         placed on the tuning clock when it was proposed. A point another worker is measuring right
         now is waited for, then shared."""
-        while self.store.in_flight(flat, asked.number) is not None:
-            time.sleep(POLL_S)
+        while (peer := self.store.in_flight(flat, asked.number)) is not None:
+            # a peer's trial asked just before this one publishes its point within milliseconds
+            time.sleep(POLL_S if "settings" in peer.attrs else PUBLISH_S)
             self.store.recover()
         key = canonical(flat)
         if key in self.store.failed:
             first = self.store.failed[key]
             self.store.tell(asked, settings=flat, runs=[], signature=None, cost_runs=0, duration_s=0.0,
-                            duplicate_of=first, error=f"same settings as trial {self.store.index_of(first)}, "
-                                                       f"which failed")
+                            duplicate_of=first, error=f"same settings as {self.name_of(first)}, which failed")
         elif key in self.store.requested:
             first, sig = self.store.requested[key]
             self.store.tell(asked, settings=flat, runs=[], signature=sig, cost_runs=0, duration_s=0.0,
@@ -361,15 +385,15 @@ class Tuner:
             event.update(error=error)
         else:
             event.update(value=value, runs=runs, duplicate_of=duplicate_of if duplicate_of in (None, DEFAULT)
-                         else self.store.index_of(duplicate_of))
+                         else self.name_of(duplicate_of))
         self.progress(event)
         return None
 
     # ---- confirmation ----
 
     def candidates(self) -> list[dict]:
-        pools = self.store.ranked_pools(self.objective.key)[: self.confirm_top]
-        training = [r.number for r in self.store.records(TRAINING)]
+        pools = self.store.ranked_pools()[: self.confirm_top]
+        training = [r.id for r in self.store.records(TRAINING)]
         out = []
         for p in pools:
             if p.first in training:  # a strategy's training run can be among the best
@@ -393,48 +417,106 @@ class Tuner:
         if rounds < needed:
             self.note(f"the time budget leaves room for {rounds} confirmation rounds, but with {k} candidate(s) a "
                       f"gain needs at least {needed} (with {rounds} the smallest possible p is "
-                      f"{noise.smallest_p(rounds):.3g}, and {self.alpha / k:.3g} is needed): no gain can "
+                      f"{noise.smallest_p(rounds):.3g}, and {self._level(k):.3g} is needed): no gain can "
                       f"be declared. Give more --time, or fewer --confirm-top")
         elif rounds > self.confirm_rounds:
             self.note(f"{rounds} confirmation rounds instead of {self.confirm_rounds}: with "
                       f"{self.confirm_rounds} and {k} candidate(s) the smallest possible p is "
-                      f"{noise.smallest_p(self.confirm_rounds):.3g}, and a gain needs p < {self.alpha / k:.3g}")
+                      f"{noise.smallest_p(self.confirm_rounds):.3g}, and a gain needs p < {self._level(k):.3g}")
         return rounds
 
-    def confirm(self, stop: stops.Stop) -> Outcome:
-        default = self.store.default_value()
-        if stop.rule == "tuner-io":
-            return Outcome(default, self._best_doc(None, None), None, None, stop,
-                           self.notes + ["no confirmation round: the tuner cannot run the application any more"])
-        cands = self.candidates()
-        if not cands:
-            return Outcome(default, self._best_doc(None, None), None, None, stop,
-                           self.notes + ["no configuration took effect differently from the default settings"])
-        trials_run = self.store.trials_run()
-        key = plan_key(trials_run, cands)
-        earlier = {r.attrs.get("plan") for r in self.store.records(CONFIRMATION)} - {key}
-        if earlier:
-            self.note("the search ran more trials since the last confirmation round: confirming again")
-        done = confirmation_rounds_done(self.store, key, cands)
-        rounds = self._rounds(len(cands), done)
-        with self.store.exclusive("confirmation", key, {"candidates": cands, "trials_run": trials_run,
-                                                        "rounds": rounds, "stop": stop.to_json()}) as mine:
-            if mine:
-                self._confirmation_rounds(key, cands, rounds)
-        return self._verdict(stop, key, cands)
+    def _level(self, k: int) -> float:
+        """The p-value a gain needs: alpha over the candidates and the looks (noise.LOOKS)."""
+        return self.alpha / (k * noise.LOOKS)
 
-    def _confirmation_rounds(self, key: str, cands: list[dict], rounds: int) -> None:
+    def _more_rounds(self, stop: stops.Stop, key: str, cands: list[dict], rounds: int) -> int:
+        """Rounds to add to a confirmation whose verdict is undecided (noise.undecided): as many again as
+        planned, once, as far as the time budget allows."""
+        verdict = self._verdict(stop, key, cands).verdict
+        if verdict is None or not noise.undecided(verdict):
+            return 0
+        more = rounds
+        if self.budget.seconds is not None:
+            per_round = (len(cands) + 1) * self.run_estimate()
+            more = min(more, int(max(0.0, self.budget.seconds - self.clock()) // per_round))
+        if more:
+            self.note(f"the confirmation is undecided after {rounds} rounds (p = {verdict.p_value:.3g}, "
+                      f"{verdict.gain:.2f}x the default with a noise of {verdict.noise:.0%}): {more} more rounds")
+        return more
+
+    def confirm(self, stop: stops.Stop) -> Outcome:
+        """The confirmation round, once for the study: the worker that gets its lease runs it (alone: it waits
+        for the trials others still run), the others wait for it; all report its verdict. A holder that dies
+        loses the lease by its heartbeat, and one waiting worker runs the round again."""
+        if stop.rule == "tuner-io":
+            return Outcome(self.store.default_value(), self._best_doc(None, None), None, None, stop,
+                           self.notes + ["no confirmation round: the tuner cannot run the application any more"])
+        name = self._round_name()
+        while True:
+            try:
+                with self.store.exclusive(name, {"stop": stop.to_json()}, poll_s=WAIT_S) as section:
+                    if section.mine:
+                        self._hold_round(section, stop)
+                lease = self.store.lease(name)
+                break
+            except LeaseLost as e:
+                self.note(f"{e}: this worker waits for the round's verdict instead")
+        return self._outcome(lease, ran=section.mine)
+
+    def _round_name(self) -> str:
+        """The lease of the round to report: the last one, or a new one after a resume that searched more."""
+        rounds = {int(n[len(ROUND):]): lease for n, lease in self.store.leases.all().items()
+                  if n.startswith(ROUND) and n[len(ROUND):].isdigit()}
+        if not rounds:
+            return f"{ROUND}0"
+        k = max(rounds)
+        last = rounds[k]
+        if last.state == "done" and last.content.get("trials_run") != self.store.trials_run():
+            self.note("the search ran more trials since the last confirmation round: confirming again")
+            return f"{ROUND}{k + 1}"
+        return f"{ROUND}{k}"
+
+    def _hold_round(self, section: Section, stop: stops.Stop) -> None:
+        held = section.held
+        if section.restarted:
+            self.note(f"the worker that was running the confirmation round stopped (its lease expired): this "
+                      f"worker runs the round again, from the start (start {section.lease.attempt})")
         # the round runs alone: trials other workers still run would disturb its runs (shared nodes)
-        while self.store.others_running():
-            time.sleep(POLL_S)
+        owed_run = False
+        while True:
             self.store.recover()
-        for rnd in range(rounds):
+            if self.store.others_running():
+                time.sleep(POLL_S)
+            elif self.store.owed() and not owed_run:
+                owed_run = True
+                self.search()  # trials a stopped worker left, queued to run again: before the candidates
+            else:
+                break
+            held.check()
+        cands = self.candidates()
+        trials_run = self.store.trials_run()
+        plan = f"{section.lease.name}/{section.lease.attempt}"
+        if not cands:
+            held.set(content={"stop": stop.to_json(), "trials_run": trials_run, "plan": plan, "candidates": []})
+            return
+        rounds = self._rounds(len(cands), 0)
+        held.set(content={"stop": stop.to_json(), "trials_run": trials_run, "plan": plan, "candidates": cands,
+                          "rounds": rounds})
+        self._confirmation_rounds(plan, cands, 0, rounds, held)
+        more = self._more_rounds(stop, plan, cands, rounds)
+        if more:
+            held.set(content={"stop": stop.to_json(), "trials_run": trials_run, "plan": plan, "candidates": cands,
+                              "rounds": rounds + more})
+            self._confirmation_rounds(plan, cands, rounds, rounds + more, held)
+
+    def _confirmation_rounds(self, key: str, cands: list[dict], first: int, rounds: int, held=None) -> None:
+        for rnd in range(first, rounds):
             entries = [None] + cands
             shift = rnd % len(entries)
             for entry in entries[shift:] + entries[:shift]:  # rotated, so no one always runs first
+                if held is not None:
+                    held.check()
                 who = DEFAULT if entry is None else entry["signature"]
-                if confirmation_runs(self.store, key, rnd, who):
-                    continue  # run before this worker resumed
                 flat = {} if entry is None else entry["settings"]
                 doc = self.baseline if entry is None else trial_doc(self.baseline, flat)
                 label = f"confirm-{rnd}-{'default' if entry is None else entry['run']}"
@@ -451,12 +533,28 @@ class Tuner:
     def result(self) -> Outcome | None:
         """The study's outcome from its records: the last confirmation round a worker completed (None: none)."""
         self.store.refresh()
-        done = [r for r in self.store.records(LOCK) if r.attrs.get("lock") == "confirmation" and r.state == DONE]
+        done = [(int(n[len(ROUND):]), lease) for n, lease in self.store.leases.all().items()
+                if n.startswith(ROUND) and n[len(ROUND):].isdigit() and lease.state == "done"]
         if not done:
             return None
-        plan = done[-1].attrs
-        stop = stops.Stop(**plan.get("stop", {"rule": "unknown", "reason": "unknown"}))
-        return self._verdict(stop, plan["key"], plan["candidates"])
+        return self._outcome(max(done, key=lambda x: x[0])[1], ran=False)
+
+    def _outcome(self, lease: Lease, ran: bool) -> Outcome:
+        """The verdict of the round under this lease, from its records: the same in every process."""
+        self.store.refresh()
+        c = lease.content
+        stop = stops.Stop(**c.get("stop", {"rule": "unknown", "reason": "unknown"}))
+        if lease.attempt > 1 and not ran:  # the worker that ran it again said so as it began
+            self.note(f"the confirmation round was run again from the start (start {lease.attempt}): the worker "
+                      f"running it before had stopped")
+        if not c.get("candidates"):
+            out = Outcome(self.store.default_value(), self._best_doc(None, None), None, None, stop,
+                          self.notes + ["no configuration took effect differently from the default settings"],
+                          plan=c.get("plan"))
+        else:
+            out = self._verdict(stop, c["plan"], c["candidates"])
+        out.round, out.ran_round = lease, ran
+        return out
 
     def _verdict(self, stop: stops.Stop, key: str, cands: list[dict]) -> Outcome:
         default = self.store.default_value()
@@ -468,7 +566,7 @@ class Tuner:
                            self.notes + ["the confirmation runs failed; keeping the default settings"], plan=key)
         winner = max(measured, key=lambda c: self.objective.key(noise.median(samples[c["signature"]])))
         verdict = noise.compare(samples[winner["signature"]], base, self.objective, self.alpha,
-                                comparisons=len(measured))
+                                comparisons=len(measured) * noise.LOOKS)
         win = {"trial": winner["trial"], "name": winner["name"], "signature": winner["signature"],
                "settings": winner["settings"],
                "median": noise.median(samples[winner["signature"]])}
@@ -512,26 +610,6 @@ def _keep_scoped(doc: dict, baseline: dict) -> dict:
 
 
 # ---- the confirmation round, from its records ----
-
-def plan_key(trials_run: int, cands: list[dict]) -> str:
-    """Identifies a confirmation round: the search it follows and its candidates."""
-    text = json.dumps([trials_run, [c["signature"] for c in cands]])
-    return hashlib.sha1(text.encode()).hexdigest()[:16]
-
-
-def confirmation_runs(store: Store, key: str, rnd: int, who: str) -> list[Record]:
-    return [r for r in store.records(CONFIRMATION) if r.attrs.get("plan") == key and r.attrs.get("round") == rnd
-            and r.attrs.get("candidate") == who]
-
-
-def confirmation_rounds_done(store: Store, key: str, cands: list[dict]) -> int:
-    rounds = {r.attrs.get("round") for r in store.records(CONFIRMATION) if r.attrs.get("plan") == key}
-    done = 0
-    for rnd in sorted(x for x in rounds if isinstance(x, int)):
-        if all(confirmation_runs(store, key, rnd, w) for w in [DEFAULT] + [c["signature"] for c in cands]):
-            done += 1
-    return done
-
 
 def confirmation_samples(store: Store, key: str) -> dict[str, list[float]]:
     """The successful runs of a confirmation round, by candidate (DEFAULT for the default)."""

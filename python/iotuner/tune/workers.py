@@ -1,7 +1,9 @@
 """Several workers on one study: worker processes on this machine, or a Slurm
 job array whose tasks each run one worker (trials as job steps in its
 allocation). Each worker is `iotuner worker`: an ask / run / tell loop on the
-shared study; the study's records keep them from losing or repeating runs."""
+shared study; the study's records keep them from losing or repeating runs.
+Workers get the storage URL in their environment (IOTUNER_STORAGE), never on
+their command line, which every user of the node can read."""
 
 from __future__ import annotations
 
@@ -19,15 +21,22 @@ from . import objective as objectives, space as spaces
 from .config import SlurmSpec
 from .launch import LaunchError, slurm
 from .store import Store
+from .study import urls
 from .tuner import Tuner
 
 WATCH_S = 2.0
 
 
-def worker_command(study: str, storage: str, heartbeat: int, launcher: str | None = None) -> list[str]:
-    argv = [sys.executable, "-m", "iotuner", "worker", "--study", study, "--storage", storage,
-            "--heartbeat", str(heartbeat)]
+def worker_command(study: str, heartbeat: int, launcher: str | None = None) -> list[str]:
+    """A worker's command line: the storage URL is not on it (see worker_environment)."""
+    argv = [sys.executable, "-m", "iotuner", "worker", "--study", study, "--heartbeat", str(heartbeat)]
     return argv + (["--launcher", launcher] if launcher else [])
+
+
+def worker_environment(storage: str) -> dict[str, str]:
+    """This process's environment, with the storage URL for the workers: readable only by its user
+    (/proc/PID/environ), and passed on by sbatch to the job's tasks."""
+    return {**os.environ, urls.ENV: storage}
 
 
 class LocalWorkers:
@@ -44,14 +53,14 @@ def spawn_local(study: str, storage: str, out: Path, n: int, heartbeat: int) -> 
     procs = []
     for k in range(1, n + 1):
         with open(out / f"worker-{k}.log", "w") as log:
-            procs.append(subprocess.Popen(worker_command(study, storage, heartbeat), stdout=log,
-                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            procs.append(subprocess.Popen(worker_command(study, heartbeat), stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, env=worker_environment(storage),
                                           preexec_fn=runner.die_with_parent(os.getpid())))
     return LocalWorkers(procs)
 
 
-def worker_script(study: str, storage: str, heartbeat: int) -> str:
-    return "#!/bin/sh\nexec " + slurm.quote_all(worker_command(study, storage, heartbeat, "slurm")) + "\n"
+def worker_script(study: str, heartbeat: int) -> str:
+    return "#!/bin/sh\nexec " + slurm.quote_all(worker_command(study, heartbeat, "slurm")) + "\n"
 
 
 def submit(store: Store, storage: str, out: Path, n: int, heartbeat: int, console: Console,
@@ -60,11 +69,11 @@ def submit(store: Store, storage: str, out: Path, n: int, heartbeat: int, consol
     config = store.config
     spec = config.slurm or SlurmSpec()
     script = out / "worker.sh"
-    script.write_text(worker_script(store.name, storage, heartbeat))
+    script.write_text(worker_script(store.name, heartbeat))
     log = str(out).replace("%", "%%") + "/worker-%A_%a.log"
-    try:
+    try:  # sbatch passes its environment, the storage URL with it, on to the tasks (--export=ALL)
         job = slurm.submit(script, spec.sbatch_options(job_name=f"iotuner-{store.name}", ntasks=config.ranks)
-                           + [f"--array=0-{n - 1}", f"--output={log}"])
+                           + [f"--array=0-{n - 1}", f"--output={log}"], env=worker_environment(storage))
     except LaunchError as e:
         print(f"iotuner tune: {e}", file=sys.stderr)
         return 2
@@ -83,7 +92,7 @@ def submit(store: Store, storage: str, out: Path, n: int, heartbeat: int, consol
     except KeyboardInterrupt:
         slurm.cancel(job)
         console.print(f"\ninterrupted: the workers are cancelled; completed trials are saved; continue with "
-                      f"iotuner tune --resume --study {store.name} --storage {storage}")
+                      f"{urls.resume_hint(store.name, storage)}")
         return 130
     finally:
         tether.release()
@@ -92,6 +101,6 @@ def submit(store: Store, storage: str, out: Path, n: int, heartbeat: int, consol
     outcome = Tuner(store, None, spaces.from_json(config.space), obj).result()
     if outcome is None:
         print(f"iotuner tune: the workers of job {job} ended before a confirmation round (see their logs); "
-              f"continue with iotuner tune --resume --study {store.name} --storage {storage}", file=sys.stderr)
+              f"continue with {urls.resume_hint(store.name, storage)}", file=sys.stderr)
         return 1
     return finish(outcome)

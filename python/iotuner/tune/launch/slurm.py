@@ -24,7 +24,7 @@ import shlex
 import subprocess
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ... import native, runner
 from ..config import SlurmSpec
@@ -38,9 +38,9 @@ def in_allocation() -> bool:
     return bool(os.environ.get("SLURM_JOB_ID"))
 
 
-def _slurm(argv: Sequence[str], timeout: float = 60) -> str:
+def _slurm(argv: Sequence[str], timeout: float = 60, env: Mapping[str, str] | None = None) -> str:
     try:
-        r = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, env=env)
     except FileNotFoundError:
         raise LaunchError(f"{argv[0]} not found: is Slurm installed here (and SLURM_CONF set)?") from None
     except subprocess.TimeoutExpired:
@@ -50,9 +50,9 @@ def _slurm(argv: Sequence[str], timeout: float = 60) -> str:
     return r.stdout
 
 
-def submit(script: Path, options: Sequence[str]) -> str:
-    """sbatch --parsable: the job id."""
-    out = _slurm(["sbatch", "--parsable", *options, str(script)])
+def submit(script: Path, options: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+    """sbatch --parsable: the job id (env: the environment sbatch passes on to the job)."""
+    out = _slurm(["sbatch", "--parsable", *options, str(script)], env=env)
     return out.strip().split(";")[0]
 
 
@@ -122,8 +122,10 @@ class Slurm(Launcher):
         return self._job(app, config=config, report=report, cwd=Path(cwd), timeout=timeout)
 
     def batch_script(self, app: Sequence[str], *, config: Path | None, report: Path, cwd: Path) -> str:
-        """The job's script: every argument and path quoted, the runtime preloaded into srun's tasks only."""
-        env = [f"LD_PRELOAD={native.runtime_library()}", f"IOTUNER_REPORT={Path(report).resolve()}"]
+        """The job's script: every argument and path quoted, the runtime preloaded into srun's tasks only, the
+        bundled kernels on the PATH (as with every launcher)."""
+        env = [f"LD_PRELOAD={native.runtime_library()}", f"IOTUNER_REPORT={Path(report).resolve()}",
+               f"PATH={runner.with_kernels(os.environ.get('PATH'))}"]
         if config is not None:
             env.append(f"IOTUNER_CONFIG={Path(config).resolve()}")
         return ("#!/bin/sh\n"

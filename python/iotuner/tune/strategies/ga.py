@@ -1,8 +1,7 @@
 """Genetic algorithms: H5Evolve's and TunIO's.
 
-Generations are consecutive blocks of `population` search trials (counted
-among the study's search trials, not by Optuna's trial numbers, which other
-records share). Each generation carries the best `elites` points found so far
+Generations are consecutive blocks of `population` search trials (the study's
+trials are its search trials, so a trial's number is its place). Each generation carries the best `elites` points found so far
 (elitism); every other member is a child of two parents from the previous
 generation and the elites, mixed gene by gene (uniform crossover), each gene
 then mutated with probability `mutation`.
@@ -28,16 +27,6 @@ from optuna.trial import TrialState
 
 from ..protocol import Strategy
 from . import distributions, register
-
-
-def search_indices(study, number: int) -> dict[int, int]:
-    """Each search trial's place among the study's search trials, up to trial `number` (records of other
-    kinds carry a kind attribute; a trial being asked has none yet)."""
-    out: dict[int, int] = {}
-    for t in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
-        if t.number == number or t.user_attrs.get("kind", "trial") == "trial":
-            out[t.number] = len(out)
-    return out
 
 
 def tournament(pool, rng, fitness):
@@ -75,8 +64,7 @@ class GeneticSampler(optuna.samplers.BaseSampler):
     def sample_relative(self, study, trial, search_space) -> dict[str, Any]:
         if not search_space:
             return {}
-        order = search_indices(study, trial.number)
-        index = order[trial.number]
+        index = trial.number
         rng = random.Random(f"{self._seed}:{index}")
         done = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
                 if t.value is not None and all(name in t.params for name in search_space)]
@@ -91,7 +79,7 @@ class GeneticSampler(optuna.samplers.BaseSampler):
         if slot < self.elites:
             return {name: ranked[slot].params[name] for name in search_space}
         start = (generation - 1) * self.population
-        previous = [t for t in done if start <= order.get(t.number, -1) < start + self.population]
+        previous = [t for t in done if start <= t.number < start + self.population]
         pool = previous + [t for t in ranked[: self.elites] if t not in previous]
         if len(pool) < 2:
             pool = ranked[: self.population]

@@ -103,16 +103,13 @@ class _ImpactFirst(Strategy):
         """What was known when a generation began: (seen, incumbent row, incumbent score, the previous
         generation's points with their scores, every measured row)."""
         store = ctx.store
-        trials = store.search_trials()
         first = generation * self.population
-        limit = trials[first].number if first < len(trials) else math.inf
-        records = [r for r in store.records(BASELINE, TRIAL) if r.number < limit and r.end is not None]
+        records = [r for r in store.as_of(first, BASELINE, TRIAL) if r.end is not None]
         default_runs = [v for r in records if r.ok and (r.kind == BASELINE or r.duplicate_of == DEFAULT)
                         for v in r.runs]
         pools: dict[str, list[float]] = {}
         first_row: dict[str, tuple[int, ...]] = {}
         rows, scores, took, measured, by_index = [], [], [], set(), {}
-        index = {r.number: i for i, r in enumerate(trials)}
         for r in records:
             if r.kind != TRIAL or not r.settings:
                 continue
@@ -126,7 +123,7 @@ class _ImpactFirst(Strategy):
             rows.append(row)
             scores.append(s)
             took.append(frozenset(json.loads(r.signature)) if r.signature is not None else None)
-            by_index[index[r.number]] = (row, s)
+            by_index[r.number] = (row, s)
             if r.duplicate_of != DEFAULT and r.signature is not None:
                 pools.setdefault(r.signature, []).extend(r.runs)
                 first_row.setdefault(r.signature, row)
