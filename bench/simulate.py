@@ -162,16 +162,17 @@ def platform(opts) -> None:
         two, meta = calibration.measurements(cal)
         records += two
         exe = str(native.executable("iotuner-microbench"))
-        # the collectives and exchanges of 3-16 ranks sharing the cores (the ranks outside the communicator
+        # the collectives and exchanges of 3-UPTO ranks sharing the cores (the ranks outside the communicator
         # measured sleep); small messages only (ROMIO's collectives send 4-8 bytes), storage at 4 KiB is dropped
-        for k in range(opts.passes):
-            out = subprocess.run(["flock", LOCK, "mpiexec.mpich", "-n", "16", exe, "--dir", "/dev/shm",
+        for k in range(opts.passes if opts.upto > 2 else 0):
+            out = subprocess.run(["flock", LOCK, "mpiexec.mpich", "-n", str(opts.upto), exe, "--dir", "/dev/shm",
                                   "--max-bytes", "4096", "--reps", "5"], check=True, env=env,
                                  capture_output=True, text=True, timeout=3600).stdout
             got = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
             records += [dict(r, **{"pass": k}) for r in got if r["op"] not in ("pwrite", "pread") and r["nprocs"] > 2]
-            print(f"  16 ranks, pass {k + 1}: {len(got)} measurements", flush=True)
-    pf = platforms.from_calibration(records, {**meta, "ranks": "2 (storage), 2-16 (collectives, exchanges)"},
+            print(f"  {opts.upto} ranks, pass {k + 1}: {len(got)} measurements", flush=True)
+    pf = platforms.from_calibration(records, {**meta, "ranks": f"2 (storage), 2-{max(2, opts.upto)} (collectives, "
+                                                                  "exchanges)"},
                                     cores=os.cpu_count())
     opts.platform.write_text(json.dumps(pf.to_json(), indent=1) + "\n")
     print(f"bench/simulate platform: wrote {opts.platform}")
@@ -270,6 +271,8 @@ def main() -> int:
     m.add_argument("--pause", type=float, default=30, help="seconds it is left free between chunks")
     pl = sub.add_parser("platform", help="calibrate this machine and write its platform")
     pl.add_argument("--passes", type=int, default=3)
+    pl.add_argument("--upto", type=int, default=max(RANKS),
+                    help="also measure collectives and exchanges on 3 to UPTO ranks (2: only the two-rank calibration)")
     t = sub.add_parser("table", help="the error table from the recorded measurements")
     t.add_argument("--worst", type=int, default=12)
     sub.add_parser("paper", help="paper 001's VPIC-IO on Hopper, simulated")
