@@ -40,6 +40,8 @@ class Trace:
             if nbytes:  # MPI_Waitall of nothing: no time
                 self.lines.append(f"w {rank} {nbytes}")
         elif op in ("isend", "irecv"):
+            if peer == rank:  # MPICH copies a message to oneself in place, at memory speed: next to free
+                return
             self.lines.append(f"{LOCAL[op]} {rank} {nbytes} {peer}")
         elif op in LOCAL:
             self.lines.append(f"{LOCAL[op]} {rank} {nbytes} {offset}")
