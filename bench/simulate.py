@@ -218,11 +218,12 @@ def errors(data: dict, pf) -> list[dict]:
         if not m:
             continue
         for direction, sim in (("write", w), ("read", r)):
-            med = statistics.median(m[direction])
+            med, low = statistics.median(m[direction]), min(m[direction])
+            # interference from other work on the shared cores only adds time: the fastest run is the phase's own
             rows.append({"ranks": key[0], "pattern": key[1], "setting": key[2], "direction": direction,
-                         "measured_s": med, "runs": len(m[direction]), "spread": (max(m[direction]) -
-                         min(m[direction])) / med if med > 0 else 0.0,
-                         "simulated_s": sim, "error": (sim - med) / med})
+                         "measured_s": low, "median_s": med, "runs": len(m[direction]),
+                         "spread": (max(m[direction]) - low) / low if low > 0 else 0.0,
+                         "simulated_s": sim, "error": (sim - low) / low, "error_median": (sim - med) / med})
     return rows
 
 
@@ -233,7 +234,8 @@ def table(opts) -> None:
     rows = errors(data, pf)
     if not rows:
         raise SystemExit("bench/simulate table: nothing measured yet (run bench/simulate.py measure)")
-    print(f"validation: {len(rows)} cells (ranks x pattern x setting x direction), measured medians of "
+    print(f"validation: {len(rows)} cells (ranks x pattern x setting x direction), measured / simulated ms "
+          f"(error), measured: the fastest of "
           f"{min(r['runs'] for r in rows)}-{max(r['runs'] for r in rows)} runs, platform {pf.name} ({pf.source})\n")
     print("| ranks | pattern | direction | " + " | ".join(data["settings"]) + " | median abs. error |")
     print("|---|---|---|" + "---|" * len(data["settings"]) + "---|")
@@ -249,7 +251,9 @@ def table(opts) -> None:
                 print(f"| {n} | {p} | {d} | " + " | ".join(cellsx) + f" | {med:.0%} |")
     errs = [abs(r["error"]) for r in rows]
     print(f"\nmedian absolute error {statistics.median(errs):.1%} over {len(rows)} cells; 90th percentile "
-          f"{sorted(errs)[int(0.9 * len(errs))]:.0%}; within 25%: {sum(e <= 0.25 for e in errs)} of {len(errs)}")
+          f"{sorted(errs)[int(0.9 * len(errs))]:.0%}; within 25%: {sum(e <= 0.25 for e in errs)} of {len(errs)} "
+          f"(against the median run instead of the fastest: median absolute error "
+          f"{statistics.median(abs(r['error_median']) for r in rows):.1%})")
     for n in sorted({r["ranks"] for r in rows}):
         sub = [abs(r["error"]) for r in rows if r["ranks"] == n]
         print(f"  {n:2d} ranks: median {statistics.median(sub):.0%}")
@@ -257,7 +261,7 @@ def table(opts) -> None:
     print("\nworst cells:")
     for r in worst:
         print(f"  {r['ranks']:2d} ranks {r['pattern']:10s} {r['direction']:5s} {r['setting']:24s} measured "
-              f"{r['measured_s'] * 1e3:8.2f} ms (spread {r['spread']:.0%})  simulated {r['simulated_s'] * 1e3:8.2f} ms "
+              f"{r['measured_s'] * 1e3:8.2f} ms (slowest run +{r['spread']:.0%})  simulated {r['simulated_s'] * 1e3:8.2f} ms "
               f"({r['error']:+.0%})")
 
 
