@@ -9,7 +9,10 @@
             16 ranks) and write the platform the simulator derives from it: bench/data/simulate-here.json
   table     simulate every cell from the recorded patterns on the recorded platform and print the error table
             (no measuring: regenerates docs/simulate.md's table)
-  paper     VPIC-IO on Hopper as paper 001 (Table II) states it: default and tuned bandwidth at 512-8,192 ranks
+  strategies  search strategies on the simulator (iotuner tune --simulate): VPIC-IO's write phase (a 2-rank run's
+            report, bench/data/simulate-vpicio.json) at 1,024 ranks on 32 nodes of lustre-template; evaluations
+            until a point within --target (99%) of the space's best predicted bandwidth (every point simulated once)
+  paper     VPIC-IO on Hopper as paper 001 (Table II) states it (not written yet)
 
 Every run uses MPIR_CVAR_NOLOCAL=1 (docs/machine.md: MPICH's shared-memory paths and hierarchical collectives
 off, what the many-rank tests use) and writes to /dev/shm; the measured phase time is the slowest rank's time
@@ -280,11 +283,66 @@ def main() -> int:
     t = sub.add_parser("table", help="the error table from the recorded measurements")
     t.add_argument("--worst", type=int, default=12)
     sub.add_parser("paper", help="paper 001's VPIC-IO on Hopper, simulated")
+    st = sub.add_parser("strategies", help="search strategies on the simulator at 1,024 ranks")
+    st.add_argument("--seeds", type=int, default=10)
+    st.add_argument("--budget", type=int, default=40)
+    st.add_argument("--strategies", nargs="+", default=["random", "grid", "bayes", "ga"])
+    st.add_argument("--sim-ranks", type=int, default=1024)
+    st.add_argument("--sim-nodes", type=int, default=32)
+    st.add_argument("--platform-name", default="lustre-template")
+    st.add_argument("--target", type=float, default=0.99, help="fraction of the best predicted bandwidth to reach")
     for p in (m, pl, t):
         p.add_argument("--data", type=Path, default=DATA)
         p.add_argument("--platform", type=Path, default=PLATFORM)
     opts = ap.parse_args()
-    return {"measure": measure, "platform": platform, "table": table, "paper": paper}[opts.what](opts) or 0
+    return {"measure": measure, "platform": platform, "table": table, "paper": paper,
+            "strategies": strategies}[opts.what](opts) or 0
+
+
+VPICIO = HERE / "data" / "simulate-vpicio.json"
+# stripes and aggregators where they matter, at 1,024 ranks on 32 nodes
+SCALE_SPACE = {"name": "lustre-scale", "dimensions": [
+    {"knob": "lustre.stripe_count", "values": [1, 4, 16, 64]},
+    {"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable", "disable"]},
+    {"knob": "mpiio.cb_nodes", "values": [1, 4, 16, 32, 64]},
+    {"knob": "mpiio.cb_buffer_size", "values": [1048576, 4194304, 16777216]}]}
+
+
+def strategies(opts) -> None:
+    """Strategies compared on the simulator at scale (module doc)."""
+    sys.path.insert(0, str(HERE))
+    import itertools
+
+    from strategies import cell, evaluations_until
+    from iotuner.tune import objective as objectives, simulated, space as spaces
+    if not VPICIO.exists():
+        raise SystemExit(f"bench/simulate strategies: {VPICIO} missing (the report of a 2-rank run of vpicio -n 256K)")
+    sp = spaces.from_json(SCALE_SPACE)
+    obj = objectives.parse("write-bw")
+    with tempfile.TemporaryDirectory(prefix="iotuner-simulate-") as tmp:
+        rep = Path(tmp) / "vpicio.json"
+        rep.write_text(VPICIO.read_text())
+        rec = simulated.spec(opts.platform_name, str(rep))
+        ev = simulated.SimulatedEvaluator(rec, obj, opts.sim_ranks, opts.sim_nodes)  # one cache for every study
+        t0 = time.monotonic()
+        values = {}
+        for combo in itertools.product(*(d["values"] for d in SCALE_SPACE["dimensions"])):
+            flat = spaces.complete({d["knob"]: v for d, v in zip(SCALE_SPACE["dimensions"], combo)}, opts.sim_nodes)
+            values[combo] = ev.value(flat)
+        best = max(values.values())
+        print(f"space {sp.name}: {len(values)} points, {len(ev._cache)} distinct predictions, simulated in "
+              f"{time.monotonic() - t0:.0f} s; best {best:,.0f} MiB/s, worst {min(values.values()):,.0f} MiB/s; "
+              f"{sum(v >= opts.target * best for v in values.values())} points within {opts.target:.0%} of the best")
+        print(f"evaluations until a point within {opts.target:.0%} of the best (median over {opts.seeds} seeds, "
+              f"budget {opts.budget}):")
+        for strategy in opts.strategies:
+            counts = [evaluations_until(sp, ev, lambda v: v is not None and v >= opts.target * best, strategy, seed,
+                                        opts.budget, {"version": 1},
+                                        {"simulate": rec, "ranks": opts.sim_ranks, "nodes": opts.sim_nodes})
+                      for seed in range(opts.seeds)]
+            print(f"  {strategy:10s} {cell(counts, opts.budget):>14s}   per seed: "
+                  f"{' '.join('-' if c is None else str(c) for c in counts)}", flush=True)
+
 
 
 def paper(opts) -> None:
