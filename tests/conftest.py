@@ -73,6 +73,7 @@ def programs(tmp_path_factory) -> dict[str, Path]:
     build("fpp_steps", uses_hdf5=False)
     build("two_phase", uses_hdf5=False)
     build("threads_posix", uses_hdf5=False)
+    build("module_events")
     serial_lib = Path("/usr/lib/x86_64-linux-gnu/libhdf5_serial.so.103")
     if serial_lib.exists():  # same program against the serial HDF5 build: no MPI anywhere in the process
         exe = out / "serial_h5_serialhdf5"

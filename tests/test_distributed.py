@@ -332,19 +332,26 @@ def test_the_dashboard_shows_kinds_plain_settings_and_the_confirmed_winner(tmp_p
         port = s.getsockname()[1]
     server = subprocess.Popen([sys.executable, "-m", "iotuner", "dashboard", "--out", out, "--port", str(port)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def get(path):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as f:
+                return json.load(f)
+        except OSError:
+            return None
     try:
-        def study():
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/studies/1?after=0", timeout=2) as f:
-                    return json.load(f)
-            except OSError:
-                return None
-        data = wait_for(study, 60, "the dashboard")
+        ids = {st["study_name"]: st["study_id"] for st in wait_for(lambda: get("/api/studies"), 60,
+                                                                   "the dashboard")["study_summaries"]}
+        data = get(f"/api/studies/{ids['dash']}?after=0")
+        companion = get(f"/api/studies/{ids['dash.iotuner']}?after=0")
     finally:
         server.terminate()
         server.wait()
-    kinds = {next(a["value"] for a in t["user_attrs"] if a["key"] == "kind") for t in data["trials"]}
-    assert {"baseline", "trial", "confirmation"} <= kinds
+
+    def kinds(study):
+        return {next((a["value"] for a in t["user_attrs"] if a["key"] == "kind"), "trial") for t in study["trials"]}
+    # the study is its search trials (its best is one of them); the other runs are in its companion
+    assert kinds(data) == {"trial"} and len(data["trials"]) == 10
+    assert {"baseline", "confirmation"} <= kinds(companion)
     values = {p["param_external_value"] for t in data["trials"] for p in t["params"] if p["name"] == "mpiio.romio_cb_write"}
     assert values <= {"automatic", "enable", "disable"}  # plain strings, not JSON-quoted
     summary = json.loads((out / "summary.json").read_text())

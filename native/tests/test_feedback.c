@@ -1,5 +1,5 @@
 #include "check.h"
-#include "iotuner/smart.h"
+#include "iotuner/feedback.h"
 
 static iot_feedback_run next(const iot_feedback *f, uint32_t *mask)
 {

@@ -1,5 +1,5 @@
 #include "check.h"
-#include "iotuner/smart.h"
+#include "iotuner/insights.h"
 #include <stdint.h>
 #include <stdlib.h>
 

@@ -1,5 +1,6 @@
 #include "check.h"
-#include "iotuner/smart.h"
+#include "iotuner/core.h"
+#include "iotuner/rules.h"
 #include <stdint.h>
 #include <stdlib.h>
 

@@ -6,7 +6,7 @@
  * without a wrapper fails the link), and the insights classifier reads the
  * MPI-IO data calls' attributes and the HDF5 calls' signatures from it. A
  * new call is one row here plus its wrapper; a new layer is one table here
- * plus its module file.
+ * (listed in IOT_CALL_TABLES, at the end) plus its module file.
  *
  * Parameter lists are tokens that stay unexpanded unless a user of a table
  * expands them, so the core includes this without mpi.h or hdf5.h. */
@@ -112,7 +112,7 @@
     X(MPI_File_read_ordered_begin, 0, 0, SHARED, 1, IOT_MPI_DATA_PARAMS_BR, (fh, buf, count, datatype))
 
 /* ---- HDF5: X(ret, name, params, sig) ----
- * sig: the call's signature in smart mode's grammar (iotuner/smart.h), shared by the versions of a call
+ * sig: the call's signature in smart mode's grammar (iotuner/signature.h), shared by the versions of a call
  * (H5Dopen1 and H5Dopen2 are both "H5Dopen"), or NONE for calls outside the grammar. */
 #define IOT_HDF5_CALLS(X)                                                                                      \
     X(hid_t, H5Fcreate, (const char *name, unsigned flags, hid_t fcpl, hid_t fapl), H5FCREATE)                 \
@@ -191,5 +191,14 @@
       (const char *app_file, const char *app_func, unsigned app_line, size_t count, hid_t dids[], hid_t mts[], \
        hid_t mss[], hid_t fss[], hid_t dxpl, void *bufs[], hid_t es),                                          \
       H5DREAD)
+
+/* Every table, for what is made from all of them (the export map; tests/test_contracts.py): T(TABLE, FORM),
+ * FORM FUNCTION for rows X(ret, name, ...), MPI_DATA for IOT_MPI_DATA_CALLS' rows X(name, ...). */
+#define IOT_CALL_TABLES(T)                                                                                     \
+    T(IOT_POSIX_CALLS, FUNCTION)                                                                               \
+    T(IOT_MPI_CALLS, FUNCTION)                                                                                 \
+    T(IOT_MPI_DATA_CALLS, MPI_DATA)                                                                            \
+    T(IOT_HDF5_CALLS, FUNCTION)                                                                                \
+    T(IOT_HDF5_LATER_CALLS, FUNCTION)
 
 #endif

@@ -1,9 +1,9 @@
 /* Smart mode's feedback loop as a pure decision, one phase at a time
- * (iotuner/smart.h says the rules of the game). */
+ * (iotuner/feedback.h says the rules of the game). */
 #include <stdio.h>
 #include <string.h>
 
-#include "iotuner/smart.h"
+#include "iotuner/feedback.h"
 
 #define BIT(i) ((uint32_t)1 << (i))
 

@@ -1,7 +1,8 @@
 /* SmartIO insights (section 3.2, Table 1): what a phase's calls say about its
  * I/O, one rank at a time, then merged across ranks by MAX and SUM
  * reductions the runtime performs. */
-#include "iotuner/smart.h"
+#include "iotuner/insights.h"
+#include "iotuner/signature.h"
 #include "iotuner/calls.h"
 
 #include <ctype.h>

@@ -2,7 +2,8 @@
  * mapping insights to settings. The built-in table is the JSON text below,
  * so the runtime and Python (through ctypes) evaluate the same rules, and a
  * test can swap in a table of its own in the same format. */
-#include "iotuner/smart.h"
+#include "iotuner/core.h"
+#include "iotuner/rules.h"
 
 #include <ctype.h>
 #include <stdarg.h>

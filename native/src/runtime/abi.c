@@ -3,49 +3,28 @@
  * MPI_Comm is a pointer, and a C wrapper with MPICH's prototype would cut it
  * to 32 bits before forwarding it, or crash on it in MPI_Init.
  *
- * So every MPI function the library exports is a trampoline: a few
- * instructions that jump, arguments untouched in their registers, either to
- * the library's C wrapper (iot_wrap_NAME) or, once the process is known to
- * use another ABI, straight to that MPI's own NAME. The check runs at load
- * (before main, so before MPI_Init) and again in MPI_Init for a process that
- * loads its MPI later (dlopen). Then the whole library stays out of the way:
+ * So every MPI function the library exports is a trampoline (trampolines.c):
+ * a few instructions that jump, arguments untouched in their registers,
+ * either to the library's C wrapper (iot_wrap_NAME) or, once this file knows
+ * the process uses another ABI, straight to that MPI's own NAME. The check
+ * runs at load (before main, so before MPI_Init) and again in MPI_Init for a
+ * process that loads its MPI later (dlopen). Then the whole library stays out of the way:
  * no settings, no measuring, no report; one warning from rank 0. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "iotuner/calls.h"
-#include "rt.h"
+#include "abi.h"
+#include "state.h"
 
-#if !defined(__x86_64__)
-#error "the MPI trampolines are written for x86-64 (as the TSC clock is)"
-#endif
-
-/* The other ABI's function for each exported MPI name; NULL: go to our wrapper. */
+/* The other ABI's function for each exported MPI name; NULL: the trampoline (trampolines.c) goes to our
+ * wrapper. */
 #define FOREIGN_POINTER(name) void *iot_foreign_##name;
 #define FOREIGN_POINTER_RUN(ret, name, ...) FOREIGN_POINTER(name)
 #define FOREIGN_POINTER_DATA(name, ...) FOREIGN_POINTER(name)
 IOT_MPI_CALLS(FOREIGN_POINTER_RUN)
 IOT_MPI_DATA_CALLS(FOREIGN_POINTER_DATA)
-
-/* r11 is free at a call (the ABI's scratch register); endbr64 keeps the entry valid under CET */
-#define TRAMPOLINE(name)                                                                                       \
-    __asm__(".pushsection .text\n"                                                                             \
-            ".globl " #name "\n"                                                                               \
-            ".type " #name ", @function\n"                                                                     \
-            ".p2align 4\n" #name ":\n"                                                                         \
-            "\tendbr64\n"                                                                                      \
-            "\tmovq iot_foreign_" #name "(%rip), %r11\n"                                                       \
-            "\ttestq %r11, %r11\n"                                                                             \
-            "\tjnz 1f\n"                                                                                       \
-            "\tjmp iot_wrap_" #name "\n"                                                                       \
-            "1:\tjmp *%r11\n"                                                                                  \
-            ".size " #name ", .-" #name "\n"                                                                   \
-            ".popsection\n");
-#define TRAMPOLINE_RUN(ret, name, ...) TRAMPOLINE(name)
-#define TRAMPOLINE_DATA(name, ...) TRAMPOLINE(name)
-IOT_MPI_CALLS(TRAMPOLINE_RUN)
-IOT_MPI_DATA_CALLS(TRAMPOLINE_DATA)
 
 /* The ABI family of an MPI library: Open MPI's, or MPICH's (MPICH, Intel MPI, Cray MPICH, MVAPICH). */
 #if defined(OPEN_MPI)
@@ -97,7 +76,7 @@ int iot_mpi_foreign_abi(void)
     if (!foreign)
         return 0;
     point_at_foreign();
-    iot_g.disabled = 1;
+    iot_state_disable();
     if (launch_rank() == 0 && !getenv("IOTUNER_DISABLE")) {
         char version[8192] = "";
         int len = 0, (*get)(char *, int *) = (int (*)(char *, int *))dlsym(RTLD_DEFAULT, "MPI_Get_library_version");

@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "access.h"
+#include "iotuner/ops.h"
+#include "comm.h"
 #include "module.h"
+#include "phases.h"
 #include "pmpi.h"
+#include "view.h"
 
 #define VARIES (-1)
 #define UNSET INT64_MIN
@@ -37,8 +40,7 @@ typedef struct iot_access {
     op_count ops[OP_SLOTS];
 } iot_access;
 
-IOT_TLS iot_phase *iot_op_phase;
-int iot_count_ops;
+static int slot; /* this module's state of a phase: its iot_access, NULL until a collective call */
 
 static void dir_init(acc_dir *d)
 {
@@ -46,185 +48,6 @@ static void dir_init(acc_dir *d)
     d->first = INT64_MAX;
     d->req_min = INT64_MAX;
     d->call_bytes = d->call_requests = d->call_step = d->req_stride = UNSET;
-}
-
-/* ---- flattening a filetype ---- */
-
-typedef struct {
-    int64_t *off, *len;
-    int n, cap, failed;
-} pieces;
-
-static void add_piece(pieces *p, int64_t off, int64_t len)
-{
-    if (p->failed || len <= 0)
-        return;
-    if (p->n && p->off[p->n - 1] + p->len[p->n - 1] == off) {
-        p->len[p->n - 1] += len;
-        return;
-    }
-    if (p->n == p->cap) {
-        p->failed = 1;
-        return;
-    }
-    p->off[p->n] = off;
-    p->len[p->n++] = len;
-}
-
-static int64_t extent_of(MPI_Datatype t)
-{
-    MPI_Aint lb = 0, ext = 0;
-    iot_pmpi.Type_get_extent(t, &lb, &ext);
-    return (int64_t)ext;
-}
-
-static void flatten(MPI_Datatype t, int64_t base, pieces *p, int depth);
-
-/* count instances of old, stride bytes apart, from base: old is flattened once, and a dense old (one piece
- * as long as its extent, like MPI_BYTE) makes the run one piece, so a 1 MiB block of bytes costs one step */
-static void replicate(MPI_Datatype old, int64_t count, int64_t stride, int64_t base, pieces *p, int depth)
-{
-    if (count <= 0 || p->failed)
-        return;
-    int64_t off[64], len[64];
-    pieces sub = {off, len, 0, 64, 0};
-    flatten(old, 0, &sub, depth + 1);
-    int64_t ext = extent_of(old);
-    if (sub.failed) { /* many pieces per element: one element at a time */
-        for (int64_t i = 0; i < count && !p->failed; i++)
-            flatten(old, base + i * stride, p, depth + 1);
-        return;
-    }
-    if (sub.n == 1 && sub.off[0] == 0 && sub.len[0] == ext && stride == ext) {
-        add_piece(p, base, count * ext);
-        return;
-    }
-    for (int64_t i = 0; i < count && !p->failed; i++)
-        for (int k = 0; k < sub.n && !p->failed; k++)
-            add_piece(p, base + i * stride + sub.off[k], sub.len[k]);
-}
-
-/* count blocks of blen (or fixed_blen) elements of old, block i at disp[i] bytes */
-static void blocks(MPI_Datatype old, int count, const int *blen, int fixed_blen, const int64_t *disp, int64_t base,
-                   pieces *p, int depth)
-{
-    int64_t ext = extent_of(old);
-    for (int i = 0; i < count && !p->failed; i++)
-        replicate(old, blen ? blen[i] : fixed_blen, ext, base + disp[i], p, depth);
-}
-
-static void flatten(MPI_Datatype t, int64_t base, pieces *p, int depth)
-{
-    int ni, na, nd, comb;
-    if (depth > 16 || iot_pmpi.Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS) {
-        p->failed = 1;
-        return;
-    }
-    if (comb == MPI_COMBINER_NAMED) {
-        int size = 0;
-        iot_pmpi.Type_size(t, &size);
-        add_piece(p, base, size);
-        return;
-    }
-    int *ints = malloc((size_t)(ni + 1) * sizeof *ints);
-    MPI_Aint *aints = malloc((size_t)(na + 1) * sizeof *aints);
-    MPI_Datatype *types = malloc((size_t)(nd + 1) * sizeof *types);
-    int64_t *disp = NULL;
-    if (!ints || !aints || !types ||
-        iot_pmpi.Type_get_contents(t, ni, na, nd, ints, aints, types) != MPI_SUCCESS) {
-        p->failed = 1;
-        nd = 0;
-        goto out;
-    }
-    switch (comb) {
-    case MPI_COMBINER_DUP:
-    case MPI_COMBINER_RESIZED: /* the extent changes, not where the data is */
-        flatten(types[0], base, p, depth + 1);
-        break;
-    case MPI_COMBINER_CONTIGUOUS:
-        replicate(types[0], ints[0], extent_of(types[0]), base, p, depth);
-        break;
-    case MPI_COMBINER_VECTOR:
-    case MPI_COMBINER_HVECTOR: {
-        int64_t stride = comb == MPI_COMBINER_VECTOR ? ints[2] * extent_of(types[0]) : (int64_t)aints[0];
-        disp = malloc((size_t)(ints[0] + 1) * sizeof *disp);
-        for (int i = 0; disp && i < ints[0]; i++)
-            disp[i] = i * stride;
-        if (disp)
-            blocks(types[0], ints[0], NULL, ints[1], disp, base, p, depth);
-        break;
-    }
-    case MPI_COMBINER_INDEXED:
-    case MPI_COMBINER_HINDEXED:
-    case MPI_COMBINER_INDEXED_BLOCK:
-    case MPI_COMBINER_HINDEXED_BLOCK: {
-        int n = ints[0], block = comb == MPI_COMBINER_INDEXED_BLOCK || comb == MPI_COMBINER_HINDEXED_BLOCK;
-        int64_t ext = extent_of(types[0]);
-        disp = malloc((size_t)(n + 1) * sizeof *disp);
-        for (int i = 0; disp && i < n; i++)
-            disp[i] = comb == MPI_COMBINER_INDEXED         ? (int64_t)ints[1 + n + i] * ext
-                      : comb == MPI_COMBINER_INDEXED_BLOCK ? (int64_t)ints[2 + i] * ext
-                                                           : (int64_t)aints[i];
-        if (disp)
-            blocks(types[0], n, block ? NULL : ints + 1, block ? ints[1] : 0, disp, base, p, depth);
-        break;
-    }
-    case MPI_COMBINER_STRUCT:
-        for (int i = 0; i < ints[0] && !p->failed; i++)
-            replicate(types[i], ints[1 + i], extent_of(types[i]), base + (int64_t)aints[i], p, depth);
-        break;
-    default: /* subarray, darray, ...: bytes only */
-        p->failed = 1;
-    }
-out:
-    for (int i = 0; i < nd; i++) {
-        int ti, ta, td, tc;
-        if (iot_pmpi.Type_get_envelope(types[i], &ti, &ta, &td, &tc) == MPI_SUCCESS && tc != MPI_COMBINER_NAMED)
-            iot_pmpi.Type_free(&types[i]);
-    }
-    free(disp);
-    free(ints);
-    free(aints);
-    free(types);
-}
-
-iot_view *iot_view_new(int64_t disp, MPI_Datatype etype, MPI_Datatype filetype)
-{
-    iot_view *v = calloc(1, sizeof *v);
-    if (!v)
-        return NULL;
-    int esize = 1, fsize = 0;
-    iot_pmpi.Type_size(etype, &esize);
-    iot_pmpi.Type_size(filetype, &fsize);
-    v->disp = disp;
-    v->etype = esize > 0 ? esize : 1;
-    v->size = fsize;
-    v->extent = extent_of(filetype);
-    pieces p = {malloc(IOT_VIEW_PIECES * sizeof(int64_t)), malloc(IOT_VIEW_PIECES * sizeof(int64_t)), 0,
-                IOT_VIEW_PIECES, 0};
-    if (p.off && p.len && fsize > 0)
-        flatten(filetype, 0, &p, 0);
-    if (!p.off || !p.len || p.failed || fsize <= 0) {
-        free(p.off);
-        free(p.len);
-        p.off = p.len = NULL;
-        p.n = 0;
-    }
-    v->off = p.off;
-    v->len = p.len;
-    v->npieces = p.n;
-    return v;
-}
-
-void iot_view_free(iot_view *v)
-{
-    while (v) {
-        iot_view *older = v->older;
-        free(v->off);
-        free(v->len);
-        free(v);
-        v = older;
-    }
 }
 
 /* ---- one call's requests ---- */
@@ -307,7 +130,7 @@ static void fold_value(int64_t *slot, int64_t value)
 
 static iot_access *access_of(iot_phase *ph)
 {
-    iot_access *a = atomic_load(&ph->access);
+    iot_access *a = iot_phase_state(ph, slot);
     if (a)
         return a;
     iot_access *fresh = calloc(1, sizeof *fresh);
@@ -316,18 +139,22 @@ static iot_access *access_of(iot_phase *ph)
     pthread_mutex_init(&fresh->lock, NULL);
     dir_init(&fresh->dir[0]);
     dir_init(&fresh->dir[1]);
-    iot_access *none = NULL;
-    if (atomic_compare_exchange_strong(&ph->access, &none, fresh))
-        return fresh;
-    free(fresh);
-    return none;
+    a = iot_phase_swap_state(ph, slot, NULL, fresh); /* another thread's, if it came first */
+    if (a != fresh)
+        free(fresh);
+    return a;
 }
 
-void iot_access_note(iot_phase *ph, const iot_view *v, int64_t offset, uint64_t bytes, int is_write)
+/* A data call: the collective ones' requests (a local position query for the individual file pointer). */
+static void access_data(iot_phase *ph, iot_data *call)
 {
     iot_access *a;
-    if (!ph || !bytes || !(a = access_of(ph)))
+    int64_t offset;
+    if (!call->collective || !call->bytes || !iot_data_offset(call, &offset) || !(a = access_of(ph)))
         return;
+    const iot_view *v = call->view;
+    uint64_t bytes = call->bytes;
+    int is_write = call->is_write;
     call_walk w = {0, INT64_MAX, 0, INT64_MAX, 0, 0, 0, 0, 0};
     int known = walk_view(v, offset * (v ? v->etype : 1), (int64_t)bytes, &w);
     walk_flush(&w);
@@ -360,11 +187,10 @@ void iot_access_note(iot_phase *ph, const iot_view *v, int64_t offset, uint64_t 
 
 /* ---- counting mode ---- */
 
-void iot_op_note(int op, long long bytes)
+static void access_operation(iot_phase *ph, int op, int64_t bytes)
 {
-    iot_access *a;
-    iot_phase *ph = iot_op_phase;
-    if (!ph || iot_internal || op < 0 || op >= IOT_NOPS || !(a = access_of(ph)))
+    iot_access *a = access_of(ph);
+    if (!a)
         return;
     pthread_mutex_lock(&a->lock);
     int i = 0;
@@ -379,24 +205,8 @@ void iot_op_note(int op, long long bytes)
     pthread_mutex_unlock(&a->lock);
 }
 
-IOT_EXPORT int iotuner_op_active(void)
-{
-    return iot_op_phase != NULL && !iot_internal;
-}
-
-IOT_EXPORT void iotuner_op_note(int op, long long bytes)
-{
-    iot_op_note(op, bytes);
-}
-
 #define OP_NAME(id, name) #name,
 static const char *const op_names[IOT_NOPS] = {IOT_OPS(OP_NAME)};
-
-static void access_init(void)
-{
-    const char *on = getenv("IOTUNER_COUNT_OPS");
-    iot_count_ops = on && *on && strcmp(on, "0") != 0;
-}
 
 /* ---- the report's "access" section ---- */
 
@@ -464,20 +274,20 @@ static int op_order(const void *x, const void *y)
 }
 
 /* This rank's entries: each collective phase's summary, then its operations. */
-static char *pack_entries(size_t *len)
+static char *pack_entries(int rank, size_t *len)
 {
     size_t nph;
     iot_phase **phases = iot_phases(&nph);
     iot_buf b;
     iot_buf_init(&b);
     for (size_t i = 0; phases && i < nph; i++) {
-        iot_access *a = atomic_load(&phases[i]->access);
+        iot_access *a = iot_phase_state(phases[i], slot);
         if (!a)
             continue; /* on one process too: ROMIO's two-phase I/O still buffers in rounds there */
         acc_entry e;
         memset(&e, 0, sizeof e);
         e.key = phases[i]->key;
-        e.rank = iot_g.rank;
+        e.rank = rank;
         pthread_mutex_lock(&a->lock);
         e.dir[0] = a->dir[0];
         e.dir[1] = a->dir[1];
@@ -495,7 +305,7 @@ static char *pack_entries(size_t *len)
     return iot_buf_take(&b);
 }
 
-static unpacked *unpack_entries(const char *data, size_t len, size_t *count)
+static unpacked *unpack_entries(const iot_report_ctx *ctx, const char *data, size_t len, size_t *count)
 {
     size_t n = 0, cap = 0;
     unpacked *all = NULL;
@@ -519,7 +329,7 @@ static unpacked *unpack_entries(const char *data, size_t len, size_t *count)
             qsort(all[n].ops, (size_t)e.nops, sizeof(op_count), op_order);
         } else
             all[n].e.nops = 0;
-        all[n].phase = iot_report_phase_id(&e.key);
+        all[n].phase = ctx->phase_id(ctx, &e.key, e.rank);
         off += bytes;
         n++;
     }
@@ -540,7 +350,7 @@ static void write_rank(iot_buf *b, const unpacked *u)
     }
     write_dir(b, "write", &u->e.dir[1]);
     write_dir(b, "read", &u->e.dir[0]);
-    if (iot_count_ops) {
+    if (iot_g.count_ops) {
         iot_jw_begin_array(b, "operations");
         for (int64_t k = 0; k < u->e.nops; k++) {
             iot_jw_begin_object(b, NULL);
@@ -558,12 +368,12 @@ static void write_rank(iot_buf *b, const unpacked *u)
 static void access_report(const iot_report_ctx *ctx)
 {
     size_t mine_len = 0, len = 0, total = 0;
-    char *mine = pack_entries(&mine_len), *got = mine;
+    char *mine = pack_entries(ctx->rank, &mine_len), *got = mine;
     len = mine_len;
     if (ctx->comm != MPI_COMM_NULL)
         iot_gather_bytes(ctx->comm, mine, mine_len, &got, &len);
     if (ctx->root && ctx->out) {
-        unpacked *all = unpack_entries(got, len, &total);
+        unpacked *all = unpack_entries(ctx, got, len, &total);
         if (total) /* qsort wants a non-null array even when empty */
             qsort(all, total, sizeof *all, by_phase);
         iot_buf *b = ctx->out;
@@ -596,5 +406,10 @@ static void access_report(const iot_report_ctx *ctx)
     free(mine);
 }
 
-static const iot_module access_module = {.name = "access", .init = access_init, .report = access_report};
+/* A subscriber to the MPI-IO level's data calls and, in counting mode, to the operations inside them. */
+static const iot_module access_module = {.name = "access",
+                                         .slot = &slot,
+                                         .data = access_data,
+                                         .operation = access_operation,
+                                         .report = access_report};
 IOT_MODULE(access_module)

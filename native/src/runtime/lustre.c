@@ -1,6 +1,7 @@
-/* Lustre layouts, set before a file is created: with `lfs setstripe` (any
- * layout, including PFL) or liblustreapi (plain striping) when lfs is absent.
- * Not run on real Lustre here: tested against a recording stand-in lfs. */
+/* Lustre module: layouts, set before a file is created (it subscribes to the
+ * file open event), with `lfs setstripe` (any layout, including PFL) or
+ * liblustreapi (plain striping) when lfs is absent. Not run on real Lustre
+ * here: tested against a recording stand-in lfs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,14 +14,11 @@
 #include <unistd.h>
 
 #include "module.h"
+#include "paths.h"
+#include "phases.h"
+#include "pmpi.h"
 
 extern char **environ;
-
-int iot_lustre_wanted(const iot_phase *ph)
-{
-    const iot_setting *s[4];
-    return iot_resolve(ph, NULL, IOT_LAYER_LUSTRE, s, 4) > 0;
-}
 
 static int find_lfs(char *out, size_t outlen)
 {
@@ -115,12 +113,10 @@ static void record_all(iot_phase *ph, const iot_setting **s, size_t n, iot_statu
         iot_phase_check(ph, "lustre", s[i]->name, NULL, s[i]->text, NULL, st, why);
 }
 
-void iot_lustre_prepare(iot_phase *ph, const char *path, int truncating, int is_root)
+/* Sets the layout s[0..n) of the phase's file, about to be created (is_root: by this process). */
+static void prepare(iot_phase *ph, const iot_setting **s, size_t n, int truncating, int is_root)
 {
-    const iot_setting *s[4];
-    size_t n = iot_resolve(ph, NULL, IOT_LAYER_LUSTRE, s, 4);
-    if (!n)
-        return;
+    const char *path = ph->path;
     const char *fs = iot_file_system_of(path);
     if (!iot_fs_is_lustre(fs)) {
         char why[160];
@@ -234,6 +230,26 @@ void iot_lustre_prepare(iot_phase *ph, const char *path, int truncating, int is_
 
 /* ---- the module ---- */
 
+/* Collective on the file's ranks: its first rank sets the layout, and nobody opens before it exists. */
+static void lustre_file_open(iot_phase *ph, int create, int truncate)
+{
+    const iot_setting *s[4];
+    size_t n = iot_resolve(ph, NULL, IOT_LAYER_LUSTRE, s, 4);
+    if (!n)
+        return;
+    if (!create) {
+        record_all(ph, s, n, IOT_STATUS_NOT_APPLICABLE, "a Lustre layout is set only when a file is created");
+        return;
+    }
+    MPI_Comm comm = iot_phase_comm(ph);
+    int rank = 0;
+    if (comm != MPI_COMM_NULL)
+        iot_pmpi.Comm_rank(comm, &rank);
+    prepare(ph, s, n, truncate, rank == 0);
+    if (comm != MPI_COMM_NULL)
+        iot_pmpi.Barrier(comm);
+}
+
 static void lustre_cleanup(void)
 {
     if (lustreapi)
@@ -241,5 +257,5 @@ static void lustre_cleanup(void)
     lustreapi = NULL;
 }
 
-static const iot_module lustre_module = {.name = "lustre", .cleanup = lustre_cleanup};
+static const iot_module lustre_module = {.name = "lustre", .file_open = lustre_file_open, .cleanup = lustre_cleanup};
 IOT_MODULE(lustre_module)

@@ -1,19 +1,22 @@
 /* MPI-IO module: hints on every MPI_File_open (pure MPI-IO programs and
  * HDF5's own opens), read back and explained, and never at the cost of the
  * open (a refused open is retried with the application's own hints); the
- * application's bytes of every data call (IOT_MPI_DATA_CALLS). */
+ * application's bytes of every data call (IOT_MPI_DATA_CALLS). A layer: it
+ * begins and ends the phases of the files a program opens with MPI-IO, and
+ * tells the modules of their calls and data calls (module.h's events). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "iotuner/calls.h"
-#include "iotuner/smart.h"
-#include "access.h"
+#include "iotuner/signature.h"
+#include "abi.h"
+#include "comm.h"
 #include "module.h"
+#include "phases.h"
 #include "pmpi.h"
-
-IOT_MPI_DATA_CALLS(IOT_DECLARE_MPI_DATA)
+#include "view.h"
 
 /* ---- open files -> phase: a hash table by handle ---- */
 
@@ -249,21 +252,36 @@ static int open_with_hints(file_open_fn real, iot_phase *ph, MPI_Comm comm, cons
     return rc;
 }
 
+/* The ranks that open a file, as the modules may ask for them (iot_phase_comm): a duplicate, collective as
+ * the open is; one process has none. */
+typedef struct {
+    MPI_Comm comm;
+    int size;
+} opened_on;
+
+static MPI_Comm duplicate(void *arg)
+{
+    const opened_on *on = arg;
+    MPI_Comm dup = MPI_COMM_NULL;
+    if (on->size > 1 && iot_pmpi.Comm_dup(on->comm, &dup) != MPI_SUCCESS)
+        dup = MPI_COMM_NULL;
+    return dup;
+}
+
 int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     static file_open_fn real;
     IOT_REAL(real, "MPI_File_open");
     if (!iot_active() || !iot_pmpi_resolve())
         return real(comm, filename, amode, info, fh);
-    if (!iot_g.mpi_initialized)
-        iot_g.rank = iot_mpi_world_rank(); /* MPI_Init went around us (e.g. Fortran) */
+    iot_mpi_note_rank(); /* MPI_Init may have gone around us (Fortran's) */
     iot_warn_settings_once();
 
-    iot_phase *ph = iot_h5_opening; /* HDF5's own open belongs to its file phase */
+    iot_phase *ph = iot_phase_opening(); /* HDF5's own open belongs to its file phase */
     int own = (ph == NULL);
     if (own) {
         ph = iot_phase_begin(IOT_KIND_MPIIO, filename, (amode & MPI_MODE_CREATE) != 0);
-        iot_g.used_mpiio = 1;
+        iot_state_used(IOT_KIND_MPIIO);
     }
     if (!ph)
         return real(comm, filename, amode, info, fh);
@@ -271,28 +289,25 @@ int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_I
     int size, crank;
     iot_comm_group(comm, &group, &size, &crank);
     iot_phase_set_group(ph, group, size, crank); /* a no-op when HDF5's phase is keyed already */
-    if (iot_smart_on) {
-        int64_t sig[3] = {(int64_t)iot_identity(ph->path, NULL, 0), amode, size};
-        MPI_Comm ours = MPI_COMM_NULL;
-        if (own && size > 1 && iot_pmpi.Comm_dup(comm, &ours) != MPI_SUCCESS) /* collective, as the open is */
-            ours = MPI_COMM_NULL;
-        if (own)
-            iot_smart_phase_begin(ph, IOT_SIG_MPI_FILE_OPEN, sig, 3, ours);
-        else
-            iot_smart_call(ph, IOT_SIG_MPI_FILE_OPEN, sig, 3, -1);
-    }
+    int64_t sig[3] = {0, amode, size};
+    iot_call opening = {IOT_SIG_MPI_FILE_OPEN, sig, 3, -1};
+    if (iot_wanted(IOT_EVENT_PHASE_BEGIN) || iot_wanted(IOT_EVENT_CALL))
+        sig[0] = (int64_t)iot_identity(ph->path, NULL, 0);
+    opened_on on = {comm, size};
 
     const iot_setting *hints[128];
     iot_internal++;
+    if (own) /* the modules hear of the phase first: a settings source decides for it now */
+        iot_phase_announce(ph, &opening, duplicate, &on);
+    else if (iot_wanted(IOT_EVENT_CALL))
+        iot_emit_call(ph, &opening);
     record_application_info(ph, info);
     size_t n = iot_resolve(ph, NULL, IOT_LAYER_MPIIO, hints, 128);
     MPI_Info mine;
     n = with_hints(info, hints, n, &mine);
+    if (own)
+        iot_phase_file_open(ph, (amode & MPI_MODE_CREATE) != 0, 0);
     iot_internal--;
-    if (own && (amode & MPI_MODE_CREATE) && iot_lustre_wanted(ph)) {
-        iot_lustre_prepare(ph, ph->path, 0, crank == 0);
-        iot_pmpi.Barrier(comm); /* nobody opens before the layout exists */
-    }
     int rc = n ? open_with_hints(real, ph, comm, filename, amode, info, mine, fh, hints, n)
                : real(comm, filename, amode, info, fh);
     if (rc == MPI_SUCCESS) {
@@ -305,7 +320,6 @@ int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_I
             iot_internal--;
         }
     } else if (own) {
-        iot_smart_phase_drop(ph);
         iot_phase_abort(ph);
     }
     if (mine != MPI_INFO_NULL)
@@ -319,17 +333,15 @@ int iot_wrap_MPI_File_close(MPI_File *fh)
     IOT_REAL(real, "MPI_File_close");
     iot_phase *ph = NULL;
     if (fh) {
-        if (iot_smart_on && iot_active())
-            iot_smart_call(file_phase(*fh), IOT_SIG_MPI_FILE_CLOSE, NULL, 0, -1);
+        if (iot_wanted(IOT_EVENT_CALL) && iot_active())
+            iot_event_call(file_phase(*fh), IOT_SIG_MPI_FILE_CLOSE, NULL, 0);
         file_drop(*fh);
         if (iot_active())
             ph = iot_phase_find_handle(IOT_KIND_MPIIO, (int64_t)(intptr_t)*fh);
     }
     int rc = real(fh);
-    if (ph) {
+    if (ph)
         iot_phase_end(ph);
-        iot_smart_phase_end(ph);
-    }
     return rc;
 }
 
@@ -343,37 +355,36 @@ static inline uint64_t data_bytes(int count, MPI_Datatype type)
     return (uint64_t)count * (uint64_t)size;
 }
 
-/* Where a data call accesses the file, for smart mode's locality: the
- * explicit offset of the _at calls, the individual file pointer of the
- * others (a local query, made only while the phase is learned: no other
- * phase keeps locality), unknown for the shared pointer. Offsets count
- * etypes from the view's displacement. */
+/* Where a data call accesses the file, in etypes of the view: the explicit
+ * offset of the _at calls, the individual file pointer of the others (a local
+ * query, made only when a module asks: iot_data_offset), unknown for the
+ * shared pointer. */
 enum { AT_OFFSET, AT_POINTER, AT_SHARED };
 #define OFFSET_ARG_OFFSET offset
 #define OFFSET_ARG_POINTER 0
 #define OFFSET_ARG_SHARED 0
 
-static inline int access_offset(MPI_File fh, const open_file *f, int where, MPI_Offset offset, int64_t *out)
-{
-    if (where == AT_POINTER &&
-        (!iot_smart_learning(f->ph) || iot_pmpi.File_get_position(fh, &offset) != MPI_SUCCESS))
-        return 0;
-    *out = f->disp + (int64_t)offset * f->etype_size;
-    return where != AT_SHARED;
-}
+typedef struct {
+    MPI_File fh;
+    int where, asked, known;
+    MPI_Offset offset;
+} data_place;
 
-/* A collective call's requests, for the access pattern (a local position query for the pointer calls). */
-static inline void note_collective(MPI_File fh, const open_file *f, int where, MPI_Offset offset, uint64_t bytes,
-                                   int is_write)
+static int data_offset(iot_data *d, int64_t *out)
 {
-    if (where == AT_POINTER && iot_pmpi.File_get_position(fh, &offset) != MPI_SUCCESS)
-        return;
-    if (where != AT_SHARED)
-        iot_access_note(f->ph, f->view, (int64_t)offset, bytes, is_write);
+    data_place *p = d->layer;
+    if (!p->asked) { /* once per call, whoever asks */
+        p->asked = 1;
+        p->known = p->where == AT_OFFSET ||
+                   (p->where == AT_POINTER && iot_pmpi.File_get_position(p->fh, &p->offset) == MPI_SUCCESS);
+    }
+    *out = (int64_t)p->offset;
+    return p->known;
 }
 
 /* Blocking calls are timed; nonblocking ones count their bytes when started.
- * Smart mode records the call when entered, with its bytes and offset. */
+ * The modules hear of the call when it is entered (a data event), before the
+ * MPI library's own calls it makes. */
 #define DATA_CALL(name, is_write, collective, where, timed, params, args)                                    \
     int iot_wrap_##name params                                                                       \
     {                                                                                                        \
@@ -385,16 +396,15 @@ static inline void note_collective(MPI_File fh, const open_file *f, int where, M
         iot_phase *ph = f->ph;                                                                               \
         uint64_t bytes = data_bytes(count, datatype);                                                        \
         unsigned w = iot_level_begin(ph, IOT_LEVEL_MPIIO, bytes, is_write);                                  \
-        if (iot_smart_on) {                                                                                  \
-            int64_t at = 0;                                                                                  \
-            int known = access_offset(fh, f, AT_##where, OFFSET_ARG_##where, &at);                           \
-            iot_smart_data(ph, #name, (int64_t)bytes, at, known, AT_##where == AT_OFFSET, is_write);         \
+        if (iot_wanted(IOT_EVENT_DATA)) {                                                                    \
+            data_place place = {fh, AT_##where, 0, 0, OFFSET_ARG_##where};                                   \
+            iot_data d = {#name, bytes, is_write, collective, AT_##where == AT_OFFSET, f->view, f->disp,     \
+                          f->etype_size, data_offset, &place};                                               \
+            iot_emit_data(ph, &d);                                                                           \
         }                                                                                                    \
-        if (collective)                                                                                      \
-            note_collective(fh, f, AT_##where, OFFSET_ARG_##where, bytes, is_write);                         \
         w = (timed) ? w : 0;                                                                                 \
         uint64_t t0 = w ? iot_ticks() : 0;                                                                   \
-        if (iot_count_ops)                                                                                   \
+        if (iot_g.count_ops)                                                                                 \
             iot_op_phase = ph;                                                                               \
         int rc = real args;                                                                                  \
         iot_op_phase = NULL;                                                                                 \

@@ -1,7 +1,7 @@
-/* The phases of this process: a registry with O(1) lookups (hash tables by
- * path and by handle, the fd table for POSIX calls), bounded by a quota, and
- * the path helpers every module uses. */
-#include "rt.h"
+/* The phases of this process (phases.h): a registry with O(1) lookups (hash
+ * tables by path and by handle, the fd table for POSIX calls), bounded by a
+ * quota. */
+#include "phases.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -9,12 +9,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
-#include "iotuner/smart.h" /* iot_identity, iot_path_hash */
+#include "iotuner/signature.h" /* iot_identity, iot_path_hash */
+#include "comm.h"
+#include "module.h"
+#include "paths.h"
+#include "pmpi.h"
 
 iot_phase *_Atomic iot_fd_phase[IOT_FD_TABLE];
+static IOT_TLS iot_phase *opening;
+
+iot_phase *iot_phase_opening(void)
+{
+    return opening;
+}
+
+void iot_phase_set_opening(iot_phase *ph)
+{
+    opening = ph;
+}
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -93,200 +107,6 @@ static uint64_t step_key(iot_phase_kind kind, uint64_t identity)
     return (identity * 0x9E3779B97F4A7C15ull ^ ((uint64_t)kind + 1) << 59) | 1;
 }
 
-/* ---- paths ---- */
-
-static pthread_mutex_t path_lock = PTHREAD_MUTEX_INITIALIZER;
-static char cwd_cache[PATH_MAX];
-static int cwd_valid;
-
-void iot_cwd_changed(void)
-{
-    pthread_mutex_lock(&path_lock);
-    cwd_valid = 0;
-    pthread_mutex_unlock(&path_lock);
-}
-
-/* An absolute path with nothing to collapse ("//", "/./", "/../", a trailing "/" or "/."). */
-static int plain_absolute(const char *path, size_t *len)
-{
-    if (path[0] != '/')
-        return 0;
-    const char *p = path;
-    for (; *p; p++)
-        if (*p == '/' && (p[1] == '/' || p[1] == 0 || (p[1] == '.' && (p[2] == '/' || p[2] == 0 || p[2] == '.'))))
-            return 0;
-    *len = (size_t)(p - path);
-    return 1;
-}
-
-void iot_normalize_path(const char *path, char *out, size_t outlen)
-{
-    size_t len;
-    if (plain_absolute(path, &len) && len < outlen) { /* the common case: as it is */
-        memcpy(out, path, len + 1);
-        return;
-    }
-    char tmp[PATH_MAX * 2];
-    const char *colon = strchr(path, ':');
-    /* ROMIO accepts "ufs:/path", "nfs:...", "testfs:..." prefixes */
-    if (colon && colon - path >= 2 && colon - path <= 8 && !memchr(path, '/', (size_t)(colon - path)))
-        path = colon + 1;
-    if (path[0] == '/') {
-        snprintf(tmp, sizeof tmp, "%s", path);
-    } else {
-        /* the working directory, cached: chdir and fchdir are interposed and forget it */
-        pthread_mutex_lock(&path_lock);
-        if (!cwd_valid && getcwd(cwd_cache, sizeof cwd_cache))
-            cwd_valid = 1;
-        snprintf(tmp, sizeof tmp, "%s/%s", cwd_valid ? cwd_cache : ".", path);
-        pthread_mutex_unlock(&path_lock);
-    }
-    /* collapse //, /./ and /../ lexically (no symlink resolution: the file may not exist yet) */
-    size_t o = 0;
-    char *save = NULL;
-    out[0] = 0;
-    size_t marks[PATH_MAX / 2];
-    size_t depth = 0;
-    for (char *seg = strtok_r(tmp, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
-        if (seg[0] == '.' && seg[1] == 0)
-            continue;
-        if (seg[0] == '.' && seg[1] == '.' && seg[2] == 0) {
-            if (depth)
-                o = marks[--depth];
-            continue;
-        }
-        if (depth < sizeof marks / sizeof marks[0])
-            marks[depth++] = o;
-        size_t n = strlen(seg);
-        if (o + n + 2 >= outlen)
-            break;
-        out[o++] = '/';
-        memcpy(out + o, seg, n);
-        o += n;
-    }
-    if (o == 0 && outlen > 1)
-        out[o++] = '/';
-    out[o] = 0;
-}
-
-/* statfs per directory, remembered: a program creating many files in one directory asks once */
-#define FS_CACHE 256
-static struct {
-    uint64_t dir;
-    const char *name; /* iot_fs_name's static strings */
-} fs_cache[FS_CACHE];
-
-static const char *forced_fs; /* tests only: IOTUNER_TEST_FSTYPE pretends to be on this file system */
-
-/* IOTUNER_EXCLUDE_DIRS (as Darshan's DARSHAN_EXCLUDE_DIRS): comma-separated directories whose files are
- * neither measured nor tuned, e.g. a home directory read at start-up or a software tree. */
-#define MAX_EXCLUDED 32
-static char *excluded_dirs[MAX_EXCLUDED];
-static size_t excluded_len[MAX_EXCLUDED];
-static int nexcluded;
-
-static void exclude_dirs_init(const char *list)
-{
-    while (list && *list && nexcluded < MAX_EXCLUDED) {
-        const char *end = strchr(list, ',');
-        size_t n = end ? (size_t)(end - list) : strlen(list);
-        if (n > 0 && n < PATH_MAX - 1 && list[0] == '/') {
-            char dir[PATH_MAX], norm[PATH_MAX];
-            memcpy(dir, list, n);
-            dir[n] = 0;
-            iot_normalize_path(dir, norm, sizeof norm - 1);
-            size_t len = strlen(norm);
-            if (len > 1 && norm[len - 1] != '/') /* "/a/b" excludes "/a/b/x", not "/a/bc" */
-                norm[len++] = '/', norm[len] = 0;
-            if ((excluded_dirs[nexcluded] = strdup(norm)))
-                excluded_len[nexcluded++] = len;
-        }
-        list = end ? end + 1 : NULL;
-    }
-}
-
-int iot_path_excluded(const char *norm)
-{
-    for (int i = 0; i < nexcluded; i++)
-        if (!strncmp(norm, excluded_dirs[i], excluded_len[i]))
-            return 1;
-    return 0;
-}
-
-void iot_paths_init(void)
-{
-    forced_fs = getenv("IOTUNER_TEST_FSTYPE");
-    if (forced_fs && !*forced_fs)
-        forced_fs = NULL;
-    exclude_dirs_init(getenv("IOTUNER_EXCLUDE_DIRS"));
-}
-
-const char *iot_file_system_of(const char *path)
-{
-    if (forced_fs)
-        return forced_fs;
-    char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    size_t n = slash ? (size_t)(slash - path) : strlen(path);
-    if (n == 0 && slash)
-        n = 1; /* "/" */
-    if (n >= sizeof dir)
-        n = sizeof dir - 1;
-    memcpy(dir, path, n);
-    dir[n] = 0;
-    uint64_t h = iot_path_hash(dir) | 1;
-    size_t i = bucket(h) & (FS_CACHE - 1);
-    pthread_mutex_lock(&path_lock);
-    const char *name = fs_cache[i].dir == h ? fs_cache[i].name : NULL;
-    pthread_mutex_unlock(&path_lock);
-    if (name)
-        return name;
-    struct statfs sf;
-    name = statfs(dir, &sf) == 0 ? iot_fs_name((int64_t)(unsigned long)sf.f_type) : "unknown";
-    pthread_mutex_lock(&path_lock);
-    fs_cache[i].dir = h;
-    fs_cache[i].name = name;
-    pthread_mutex_unlock(&path_lock);
-    return name;
-}
-
-/* Files never measured: the system's (as Darshan leaves them out), and the
- * ones iotuner or ROMIO read for their settings. */
-static const struct {
-    const char *dir;
-    size_t len;
-} system_dirs[] = {
-#define DIR(d) {d, sizeof d - 1}
-    DIR("/proc/"), DIR("/sys/"), DIR("/dev/"),   DIR("/etc/"),   DIR("/usr/"),  DIR("/bin/"),
-    DIR("/sbin/"), DIR("/lib/"), DIR("/lib32/"), DIR("/lib64/"), DIR("/boot/"), DIR("/run/"),
-#undef DIR
-};
-#define MAX_IGNORED 4
-static char *ignored_files[MAX_IGNORED];
-static int nignored;
-
-void iot_path_ignore(const char *path)
-{
-    char norm[PATH_MAX];
-    if (!path || !*path || nignored == MAX_IGNORED)
-        return;
-    iot_normalize_path(path, norm, sizeof norm);
-    ignored_files[nignored] = strdup(norm);
-    if (ignored_files[nignored])
-        nignored++;
-}
-
-int iot_path_ignored(const char *norm)
-{
-    for (size_t i = 0; i < sizeof system_dirs / sizeof *system_dirs; i++)
-        if (norm[1] == system_dirs[i].dir[1] && !strncmp(norm, system_dirs[i].dir, system_dirs[i].len))
-            return strncmp(norm, "/dev/shm/", 9) != 0; /* files in shared memory are real files */
-    for (int i = 0; i < nignored; i++)
-        if (!strcmp(norm, ignored_files[i]))
-            return 1;
-    return iot_path_excluded(norm);
-}
-
 /* ---- the registry ---- */
 
 void iot_level_record(const iot_phase *ph, iot_level l, iot_level_stats *s)
@@ -346,6 +166,7 @@ static iot_phase *begin(iot_phase_kind kind, const char *norm, uint64_t identity
     ph->created = created;
     ph->open = 1;
     ph->handle = -1;
+    ph->comm = MPI_COMM_NULL;
     ph->group_size = 1;
     ph->files = 1;
     ph->identity = identity;
@@ -497,6 +318,7 @@ static void unlink_open(iot_phase *ph)
 
 void iot_phase_set_handle(iot_phase *ph, int64_t handle)
 {
+    ph->comm_source = NULL; /* the file is open: what the layer gave for the open is gone */
     pthread_mutex_lock(&registry_lock);
     if (ph->handle != -1)
         unlink_chain(&by_handle[bucket(handle_hash(ph->kind, ph->handle))], ph, offsetof(iot_phase, next_handle));
@@ -506,6 +328,14 @@ void iot_phase_set_handle(iot_phase *ph, int64_t handle)
     by_handle[b] = ph;
     ph->handles++;
     pthread_mutex_unlock(&registry_lock);
+}
+
+/* The phase's communicator is the modules' until its end. */
+static void forget_comm(iot_phase *ph)
+{
+    ph->comm_source = NULL;
+    if (ph->comm != MPI_COMM_NULL)
+        iot_pmpi.Comm_free(&ph->comm);
 }
 
 void iot_phase_end(iot_phase *ph)
@@ -518,12 +348,20 @@ void iot_phase_end(iot_phase *ph)
         unlink_open(ph);
     ph->open = 0;
     pthread_mutex_unlock(&registry_lock);
+    if (ph->announced) {
+        ph->announced = 0;
+        iot_emit_phase_end(ph);
+        forget_comm(ph);
+    }
 }
 
 void iot_phase_abort(iot_phase *ph)
 {
     if (!ph)
         return;
+    if (ph->announced)
+        iot_emit_phase_dropped(ph);
+    forget_comm(ph);
     pthread_mutex_lock(&registry_lock);
     if (ph->open)
         unlink_open(ph);
@@ -543,6 +381,60 @@ void iot_phase_abort(iot_phase *ph)
         if (atomic_load_explicit(&iot_fd_phase[fd], memory_order_relaxed) == ph)
             atomic_store_explicit(&iot_fd_phase[fd], NULL, memory_order_relaxed);
     free_phase(ph);
+}
+
+/* ---- what the modules hear ---- */
+
+void iot_phase_announce(iot_phase *ph, const iot_call *opening, MPI_Comm (*source)(void *), void *arg)
+{
+    ph->comm_source = source;
+    ph->comm_arg = arg;
+    ph->announced = 1;
+    iot_emit_phase_begin(ph, opening);
+}
+
+void iot_phase_file_open(iot_phase *ph, int create, int truncate)
+{
+    if (ph->announced)
+        iot_emit_file_open(ph, create, truncate);
+}
+
+MPI_Comm iot_phase_comm(iot_phase *ph)
+{
+    if (ph->comm == MPI_COMM_NULL && ph->comm_source) {
+        ph->comm = ph->comm_source(ph->comm_arg);
+        ph->comm_source = NULL; /* asked once: one process stays MPI_COMM_NULL */
+        uint64_t group;
+        int size, rank;
+        iot_comm_group(ph->comm, &group, &size, &rank);
+        iot_phase_set_group(ph, group, size, rank); /* keyed as the report will key it */
+    }
+    return ph->comm;
+}
+
+IOT_EXPORT const char *iotuner_phase_path(const iot_phase *ph)
+{
+    return ph->path;
+}
+
+IOT_EXPORT iot_phase_kind iotuner_phase_kind(const iot_phase *ph)
+{
+    return ph->kind;
+}
+
+IOT_EXPORT const iot_phase_key *iotuner_phase_key(const iot_phase *ph)
+{
+    return &ph->key;
+}
+
+IOT_EXPORT void *iotuner_phase_state(const iot_phase *ph, int slot)
+{
+    return (unsigned)slot < IOT_PHASE_SLOTS ? iot_phase_state(ph, slot) : NULL;
+}
+
+IOT_EXPORT void *iotuner_phase_swap_state(iot_phase *ph, int slot, void *expected, void *value)
+{
+    return (unsigned)slot < IOT_PHASE_SLOTS ? iot_phase_swap_state(ph, slot, expected, value) : NULL;
 }
 
 iot_phase *iot_phase_find_open(const char *normpath)

@@ -12,7 +12,10 @@
 #include <unistd.h>
 
 #include "iotuner/calls.h"
+#include "iotuner/ops.h"
 #include "module.h"
+#include "paths.h"
+#include "phases.h"
 
 IOT_POSIX_CALLS(IOT_DECLARE)
 
@@ -215,9 +218,10 @@ IOT_EXPORT int fdatasync(int fd)
 
 /* ---- the module ---- */
 
-static void posix_init(void)
+static int posix_init(void)
 {
     iot_path_ignore(getenv("ROMIO_HINTS")); /* ROMIO reads it at every MPI_File_open: not the application's I/O */
+    return 1;
 }
 
 static void posix_record(const iot_phase *ph, iot_record *r)

@@ -15,15 +15,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "iotuner/smart.h"
+#include "iotuner/signature.h"
+#include "comm.h"
 #include "module.h"
+#include "phases.h"
 #include "pmpi.h"
+#include "report.h"
 
-static iot_merge *building; /* rank 0, while the report is built */
-
-int iot_report_phase_id(const iot_phase_key *key)
+/* The report context's phase_id: a rank's phase, by its key, in the merged phases. */
+static int merged_phase_id(const iot_report_ctx *ctx, const iot_phase_key *key, int rank)
 {
-    return building ? iot_merge_find(building, key, iot_g.rank) : -1;
+    return ctx->merged ? iot_merge_find(ctx->merged, key, rank) : -1;
 }
 
 static int moved_bytes(const iot_phase *ph)
@@ -151,8 +153,9 @@ static void write_run(iot_buf *b)
         iot_jw_string(b, NULL, cmdline + pos);
     free(cmdline);
     iot_jw_end_array(b);
-    iot_jw_string(b, "mpi_library", iot_g.mpi_library[0] ? iot_g.mpi_library : NULL);
-    iot_jw_string(b, "hdf5_library", iot_g.hdf5_library[0] ? iot_g.hdf5_library : NULL);
+    const char *mpi = iot_g.library[IOT_KIND_MPIIO], *hdf5 = iot_g.library[IOT_KIND_HDF5];
+    iot_jw_string(b, "mpi_library", mpi[0] ? mpi : NULL);
+    iot_jw_string(b, "hdf5_library", hdf5[0] ? hdf5 : NULL);
     iot_jw_string(b, "timer", iot_use_tsc ? "tsc" : "clock_gettime");
     iot_jw_double(b, "wall_time_s", iot_ticks_to_seconds(iot_ticks() - iot_g.t_init));
     iot_jw_end_object(b);
@@ -322,34 +325,6 @@ static void combine_op(void *in, void *inout, int *len, MPI_Datatype *type)
         iot_record_combine(&a[i], &b[i]);
 }
 
-/* Gathers every rank's bytes to rank 0: *all (rank 0 only) and *total. */
-int iot_gather_bytes(MPI_Comm comm, const char *mine, size_t len, char **all, size_t *total)
-{
-    int n = iot_g.nprocs, me = (int)len, *lens = NULL, *displs = NULL;
-    *all = NULL;
-    *total = 0;
-    if (iot_g.rank == 0) {
-        lens = calloc((size_t)n, sizeof *lens);
-        displs = calloc((size_t)n, sizeof *displs);
-    }
-    iot_pmpi.Gather(&me, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
-    long long sum = 0;
-    if (lens && displs) {
-        for (int i = 0; i < n; i++) {
-            displs[i] = (int)sum;
-            sum += lens[i];
-        }
-        if (sum < INT_MAX)
-            *all = malloc(sum ? (size_t)sum : 1);
-    }
-    /* every rank joins the collective even if rank 0 could not allocate */
-    iot_pmpi.Gatherv(mine, me, MPI_BYTE, *all, lens, displs, MPI_BYTE, 0, comm);
-    *total = *all ? (size_t)sum : 0;
-    free(lens);
-    free(displs);
-    return *all != NULL;
-}
-
 /* Records of phases every rank has (collective on the whole world, in the same order everywhere, as MPI
  * orders collectives) are reduced with the MPI_Op; rank 0 adds them to m. Returns how many were reduced
  * (0 when the ranks' sets differ: then they travel with the others). */
@@ -455,7 +430,6 @@ static char *build(void)
         }
         iot_merge_finish(m);
     }
-    building = m;
     iot_buf b;
     iot_buf_init(&b);
     iot_totals totals;
@@ -473,7 +447,7 @@ static char *build(void)
         iot_merge_write(m, &b, &totals);
     }
     /* the modules' sections: collective, so every rank takes part */
-    iot_report_ctx ctx = {comm, m != NULL, m ? &b : NULL};
+    iot_report_ctx ctx = {comm, iot_g.rank, m != NULL, m ? &b : NULL, merged_phase_id, m};
     size_t nmods;
     const iot_module *const *mods = iot_modules(&nmods);
     for (size_t i = 0; i < nmods; i++)
@@ -489,7 +463,6 @@ static char *build(void)
         iot_jw_end_object(&b);
         text = iot_buf_take(&b);
     }
-    building = NULL;
     iot_merge_free(m);
     if (all_recs != (char *)recs)
         free(all_recs);
@@ -506,7 +479,7 @@ static char *build(void)
  * that only read files, like an interpreter loading its modules, leaves no report). */
 static int serial_has_io(void)
 {
-    if (iot_g.used_hdf5 || iot_g.used_mpiio)
+    if (iot_g.used[IOT_KIND_HDF5] || iot_g.used[IOT_KIND_MPIIO])
         return 1;
     size_t n;
     iot_phase **all = iot_phases(&n);

@@ -25,14 +25,16 @@
  * and settings; if not, the phase runs untuned on all of them and the
  * identity is learned again.
  *
- * The feedback loop (iot_feedback, iotuner/smart.h) judges every phase run
+ * The feedback loop (iot_feedback, iotuner/feedback.h) judges every phase run
  * under rules against a reference and rolls back the rules that hurt. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "iotuner/smart.h"
+#include "iotuner/feedback.h"
+#include "iotuner/rules.h"
 #include "module.h"
+#include "phases.h"
 #include "pmpi.h"
 
 /* Memory: everything is allocated when smart mode is on, and bounded. */
@@ -44,7 +46,7 @@
 #define GRAMMARS_BUDGET (256u << 20)  /* bytes of all grammars; past it, no identity learns more */
 #define SPAN_STATES 8                 /* settings states remembered per identity */
 
-int iot_smart_on;
+static int slot; /* its state of a phase: the smart_phase */
 
 typedef enum { ROLE_LEARN, ROLE_OPTIMIZED, ROLE_PROBE, ROLE_ISOLATE, ROLE_DEFAULT, ROLE_OFF } phase_role;
 static const char *const role_names[] = {"learn", "optimized", "probe", "isolate", "default", "off"};
@@ -75,7 +77,7 @@ typedef struct {
     iot_phase_history history; /* which earlier phase the next one repeats, and which method to trust */
 } identity_rec;
 
-typedef struct iot_smart_phase {
+typedef struct smart_phase {
     identity_rec *id;
     int occurrence;
     phase_role role;
@@ -85,7 +87,7 @@ typedef struct iot_smart_phase {
     uint64_t start_pos;      /* the identity grammar's length at the phase's first call */
     int learn_calls;         /* the grammar takes this phase's calls in */
     iot_locality_tracker writes, reads;
-    MPI_Comm comm;           /* the file's ranks, duplicated (MPI_COMM_NULL: one process) */
+    MPI_Comm comm;           /* the file's ranks (the phase's: iot_phase_comm), MPI_COMM_NULL: one process */
     iot_predcheck check;
     char method[16];         /* how the phase was predicted: "rule", "repeat", "context", "none" */
     size_t predicted;
@@ -98,7 +100,7 @@ typedef struct iot_smart_phase {
 typedef struct {
     char identity[256];
     char file[256];
-    iot_phase_key key; /* the report's phase it was (iot_report_phase_id) */
+    iot_phase_key key; /* the report's phase it was (the report context's phase_id) */
     int created, ranks;
     int occurrence;
     phase_role role;
@@ -158,12 +160,12 @@ static inline void unlock(void)
     atomic_flag_clear_explicit(&S.lock, memory_order_release);
 }
 
-static void smart_init(void)
+static int smart_init(void)
 {
-    const char *on = getenv("IOTUNER_SMART");
-    if (!on || !*on || !strcmp(on, "0"))
-        return;
-    iot_smart_on = 1; /* from here on every phase start takes part in the ranks' agreement */
+    const char *env = getenv("IOTUNER_SMART");
+    if (!env || !*env || !strcmp(env, "0"))
+        return 0;
+    /* from here on every phase start takes part in the ranks' agreement */
     S.sigs = iot_sigtab_new();
     S.buf = malloc(MAX_EXTRACT * sizeof *S.buf);
     S.sub = malloc(sizeof *S.sub);
@@ -195,6 +197,7 @@ static void smart_init(void)
         iot_warn("smart mode: out of memory at start-up; every phase runs untuned");
         S.broken = 1;
     }
+    return 1;
 }
 
 /* ---- identities and settings states ---- */
@@ -502,24 +505,25 @@ static log_entry *log_begin(const char *identity, const iot_phase *ph, int occur
 
 /* ---- phases ---- */
 
-
-
-/* A file phase starts. comm: the file's ranks, duplicated for us (we free
- * it), or MPI_COMM_NULL. Every rank of comm calls this, whatever its own
- * state, because the agreement is a collective. */
-void iot_smart_phase_begin(iot_phase *ph, const char *func, const int64_t *args, int nargs, MPI_Comm comm)
+static smart_phase *state_of(const iot_phase *ph)
 {
-    if (!iot_smart_on || !ph) {
-        if (comm != MPI_COMM_NULL)
-            iot_pmpi.Comm_free(&comm);
-        return;
-    }
+    return iot_phase_state(ph, slot);
+}
+
+static int learning(const smart_phase *sp)
+{
+    return sp && sp->role == ROLE_LEARN; /* set at the phase start, then read only */
+}
+
+/* A file phase starts with its opening call. Every rank of the file's communicator hears it, whatever its own
+ * state, because the agreement is a collective. */
+static void smart_phase_begin(iot_phase *ph, const iot_call *opening)
+{
     uint64_t t0 = iot_ticks();
-    int size = 1;
-    if (comm != MPI_COMM_NULL)
-        iot_pmpi.Comm_size(comm, &size);
-    if (size < 2 && comm != MPI_COMM_NULL)
-        iot_pmpi.Comm_free(&comm);
+    MPI_Comm comm = iot_phase_comm(ph); /* also keys the phase as the report does: identities use the key */
+    const char *func = opening->name;
+    const int64_t *args = opening->args;
+    int nargs = opening->nargs;
 
     smart_phase *sp = calloc(1, sizeof *sp); /* before the agreement: a rank without it says so there */
     lock();
@@ -533,12 +537,7 @@ void iot_smart_phase_begin(iot_phase *ph, const char *func, const int64_t *args,
     int64_t proposal[5] = {id != NULL, id ? (int64_t)id->hash : 0, role, settings_hash, S.rules_hash};
     unlock();
 
-    int agreed = 1;
-    if (comm != MPI_COMM_NULL) {
-        agreed = ranks_agree(comm, proposal, 5);
-        if (!agreed)
-            iot_pmpi.Comm_free(&comm);
-    }
+    int agreed = comm == MPI_COMM_NULL || ranks_agree(comm, proposal, 5);
 
     lock();
     if (!id || !agreed) {
@@ -592,47 +591,48 @@ void iot_smart_phase_begin(iot_phase *ph, const char *func, const int64_t *args,
     sp->predicted = n;
     if (n)
         iot_predcheck_begin(&sp->check, S.buf, n);
-    ph->smart = sp;
+    iot_phase_swap_state(ph, slot, NULL, sp);
     S.t_predict += iot_ticks() - t0;
     unlock();
-}
-
-int iot_smart_learning(const iot_phase *ph)
-{
-    return ph && ph->smart && ph->smart->role == ROLE_LEARN; /* set at the phase start, then read only */
 }
 
 /* A call of a phase; a data call with a known offset (at >= 0) is also a point of its locality. */
 static void call(iot_phase *ph, const char *func, const int64_t *args, int nargs, int offset_index, int64_t at,
                  int is_write)
 {
-    if (!ph || !ph->smart)
+    if (!state_of(ph))
         return;
     lock();
+    smart_phase *sp = state_of(ph);
+    if (!sp) { /* the phase ended meanwhile */
+        unlock();
+        return;
+    }
     unsigned w = iot_time_weight(S.calls++, 0); /* the per-call work is timed on a sample, like the I/O */
     uint64_t t0 = w ? iot_ticks() : 0;
-    smart_phase *sp = ph->smart;
     feed(sp, func, args, nargs, offset_index);
-    if (at >= 0 && iot_smart_learning(ph)) /* locality matters to the learned phase only */
+    if (at >= 0 && learning(sp)) /* locality matters to the learned phase only */
         iot_locality_add(is_write ? &sp->writes : &sp->reads, at, args[IOT_ARG_BYTES]);
     if (w)
         S.t_predict += (iot_ticks() - t0) * w;
     unlock();
 }
 
-void iot_smart_call(iot_phase *ph, const char *func, const int64_t *args, int nargs, int offset_index)
+static void smart_call(iot_phase *ph, const iot_call *c)
 {
-    if (iot_smart_on)
-        call(ph, func, args, nargs, offset_index, -1, 0);
+    call(ph, c->name, c->args, c->nargs, c->offset_index, -1, 0);
 }
 
-void iot_smart_data(iot_phase *ph, const char *func, int64_t bytes, int64_t offset, int offset_known,
-                    int offset_in_signature, int is_write)
+/* A data call: its bytes and, for the _at calls, its offset are its signature (iotuner/signature.h); its
+ * place in the file (in bytes) is a point of the learned phase's locality. Only the learned phase asks
+ * where the individual file pointer is: that costs a query. */
+static void smart_data(iot_phase *ph, iot_data *d)
 {
-    int64_t args[2] = {bytes, offset};
-    if (iot_smart_on)
-        call(ph, func, args, offset_in_signature ? 2 : 1, offset_in_signature ? IOT_ARG_OFFSET : -1,
-             offset_known ? offset : -1, is_write);
+    int64_t at = -1, offset;
+    if ((d->explicit_offset || learning(state_of(ph))) && iot_data_offset(d, &offset))
+        at = d->disp + offset * d->etype_size;
+    int64_t args[2] = {(int64_t)d->bytes, at};
+    call(ph, d->name, args, d->explicit_offset ? 2 : 1, d->explicit_offset ? IOT_ARG_OFFSET : -1, at, d->is_write);
 }
 
 /* Progressive layouts need Lustre 2.10 on the client: its version, read once. */
@@ -717,12 +717,15 @@ static void print_verbose(const log_entry *e)
         fprintf(stderr, "  settings: %s\n", e->settings_json);
 }
 
-void iot_smart_phase_end(iot_phase *ph)
+/* After the phase's file is closed: collective on the ranks that share the file. */
+static void smart_phase_end(iot_phase *ph)
 {
-    if (!iot_smart_on || !ph || !ph->smart)
+    smart_phase *sp = state_of(ph);
+    if (!sp)
         return;
-    smart_phase *sp = ph->smart;
-    ph->smart = NULL;
+    lock(); /* a call of the phase that is running finishes first */
+    iot_phase_swap_state(ph, slot, sp, NULL);
+    unlock();
     identity_rec *id = sp->id;
     lock();
     log_entry *e = log_begin(id->identity, ph, sp->occurrence, sp->role);
@@ -787,26 +790,20 @@ void iot_smart_phase_end(iot_phase *ph)
     unlock();
     if (verbose)
         print_verbose(e);
-    if (sp->comm != MPI_COMM_NULL) {
-        uint64_t t2 = iot_ticks();
-        iot_pmpi.Comm_free(&sp->comm);
-        lock();
-        S.t_extract += iot_ticks() - t2;
-        unlock();
-    }
     iot_predcheck_free(&sp->check);
     iot_settings_free(sp->settings);
     free(sp);
 }
 
-void iot_smart_phase_drop(iot_phase *ph)
+/* The phase's open failed: forget it. */
+static void smart_phase_dropped(iot_phase *ph)
 {
-    if (!ph || !ph->smart)
+    smart_phase *sp = state_of(ph);
+    if (!sp)
         return;
-    smart_phase *sp = ph->smart;
-    ph->smart = NULL;
-    if (sp->comm != MPI_COMM_NULL)
-        iot_pmpi.Comm_free(&sp->comm);
+    lock();
+    iot_phase_swap_state(ph, slot, sp, NULL);
+    unlock();
     iot_predcheck_free(&sp->check);
     iot_settings_free(sp->settings);
     free(sp);
@@ -814,9 +811,8 @@ void iot_smart_phase_drop(iot_phase *ph)
 
 static const iot_settings *smart_settings(const iot_phase *ph)
 {
-    if (!iot_smart_on || !ph || !ph->smart)
-        return NULL;
-    return ph->smart->settings;
+    const smart_phase *sp = state_of(ph);
+    return sp ? sp->settings : NULL;
 }
 
 /* ---- the report ---- */
@@ -843,13 +839,14 @@ static void write_fraction(iot_buf *b, int64_t hits, int64_t misses)
 
 /* rank 0's view of the phases and decisions (the same on every rank that shares a file), with the report's
  * phase of each; prediction scores summed over ranks; overheads: each part's and the total's largest */
-static void write_phases(iot_buf *b)
+static void write_phases(const iot_report_ctx *ctx)
 {
+    iot_buf *b = ctx->out;
     iot_jw_begin_array(b, "phases");
     for (int i = 0; i < S.nlog; i++) {
         const log_entry *e = &S.log[i];
         iot_jw_begin_object(b, NULL);
-        int id = iot_report_phase_id(&e->key);
+        int id = ctx->phase_id(ctx, &e->key, ctx->rank);
         if (id >= 0)
             iot_jw_int(b, "phase", id);
         else
@@ -886,8 +883,6 @@ static void write_phases(iot_buf *b)
  * fixed-size arrays), the rest from the root's own state. */
 static void smart_report(const iot_report_ctx *ctx)
 {
-    if (!iot_smart_on)
-        return;
     lock();
     int64_t sums[NCOUNTS + NMETHODS * NFIELDS] = {(int64_t)S.total.predictions, (int64_t)S.total.hits,
                                                   (int64_t)S.total.misses, (int64_t)S.total.superseded,
@@ -945,16 +940,13 @@ static void smart_report(const iot_report_ctx *ctx)
     iot_jw_int(b, "rules", (int64_t)rules);
     iot_jw_int(b, "memory_bytes", (int64_t)grammars_memory());
     iot_jw_end_object(b);
-    write_phases(b);
+    write_phases(ctx);
     iot_jw_end_object(b);
     unlock();
 }
 
 static void smart_cleanup(void)
 {
-    if (!iot_smart_on)
-        return;
-    iot_smart_on = 0; /* a call after the end of the run (a serial program's exit) finds smart mode off */
     for (int i = 0; i < S.nids; i++) {
         iot_grammar_free(S.ids[i]->grammar);
         free(S.ids[i]);
@@ -979,8 +971,15 @@ static void smart_cleanup(void)
 }
 
 /* A settings source (what it decided for a phase) and a report section. */
+/* A subscriber to the phases' events, a settings source (what it decided for a phase) and a report section. */
 static const iot_module smart_module = {.name = "smart",
                                         .init = smart_init,
+                                        .slot = &slot,
+                                        .phase_begin = smart_phase_begin,
+                                        .call = smart_call,
+                                        .data = smart_data,
+                                        .phase_end = smart_phase_end,
+                                        .phase_dropped = smart_phase_dropped,
                                         .settings = smart_settings,
                                         .report = smart_report,
                                         .cleanup = smart_cleanup};

@@ -1,11 +1,11 @@
-/* The access pattern of a phase's collective MPI-IO data calls: per rank and
- * direction, a fixed-size summary (extent, request count and sizes, their
- * regularity), whatever the number of calls. A model of ROMIO's two-phase
- * I/O derives file domains and rounds from it (python/iotuner/tune/hybrid). */
-#ifndef IOTUNER_ACCESS_H
-#define IOTUNER_ACCESS_H
+/* File views, flattened (view.c): what the MPI-IO layer knows of a file's
+ * view, for the modules that follow its data calls in the file (iot_data). */
+#ifndef IOTUNER_VIEW_H
+#define IOTUNER_VIEW_H
 
-#include "rt.h"
+#include <stdint.h>
+
+#include <mpi.h>
 
 /* A file view, flattened once at MPI_File_set_view: the filetype's contiguous
  * pieces relative to the displacement (at most IOT_VIEW_PIECES; more, or a
@@ -22,8 +22,5 @@ typedef struct iot_view {
 /* The view of filetype at disp (NULL: the default view, bytes from 0). */
 iot_view *iot_view_new(int64_t disp, MPI_Datatype etype, MPI_Datatype filetype);
 void iot_view_free(iot_view *v);
-
-/* A collective data call of bytes at offset (in etypes of the view) on phase ph. */
-void iot_access_note(iot_phase *ph, const iot_view *v, int64_t offset, uint64_t bytes, int is_write);
 
 #endif

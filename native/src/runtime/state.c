@@ -1,0 +1,177 @@
+/* The process's state, clocks, sampling and warnings (state.h): a leaf. */
+#include "state.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+iot_state iot_g;
+int iot_use_tsc;
+IOT_TLS int iot_internal;
+IOT_TLS uint32_t iot_sample_gap;
+static IOT_TLS uint32_t sample_rng;
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+
+uint32_t iot_sample_next_gap(void)
+{
+    uint32_t x = sample_rng;
+    if (__builtin_expect(x == 0, 0))
+        x = (uint32_t)__rdtsc() | 1u;
+    x ^= x << 13; /* xorshift32 */
+    x ^= x >> 17;
+    x ^= x << 5;
+    sample_rng = x;
+    return 1 + x % (2 * IOT_SAMPLE_EVERY - 1);
+}
+
+void *iot_next_symbol(const char *name)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+    return p ? p : dlsym(RTLD_DEFAULT, name);
+}
+
+/* ---- clocks ---- */
+
+static uint64_t calib_ticks0;
+static struct timespec calib_ts0;
+
+static int kernel_trusts_tsc(void)
+{
+    char err[64];
+    char *text = iot_read_regular_file("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+                                       "clock source", 64, NULL, err, sizeof err);
+    int tsc = text && !strncmp(text, "tsc", 3);
+    free(text);
+    return tsc;
+}
+
+void iot_clock_start(void)
+{
+    iot_use_tsc = kernel_trusts_tsc() && !getenv("IOTUNER_NO_TSC");
+    clock_gettime(CLOCK_MONOTONIC, &calib_ts0);
+    calib_ticks0 = __rdtsc();
+    iot_g.t_init = iot_ticks();
+}
+
+/* Nanoseconds per tick, from the span since start-up: exact enough for any run. */
+static double ns_per_tick(void)
+{
+    if (!iot_use_tsc)
+        return 1.0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t t = __rdtsc();
+    double ns = (double)(now.tv_sec - calib_ts0.tv_sec) * 1e9 + (double)(now.tv_nsec - calib_ts0.tv_nsec);
+    double dt = (double)(t - calib_ticks0);
+    if (ns < 1e6 || dt <= 0) { /* under 1 ms since start: measure the rate now */
+        struct timespec a, b;
+        uint64_t t0 = __rdtsc();
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &b);
+        while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 2000000L);
+        dt = (double)(__rdtsc() - t0);
+        ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+    }
+    return ns / dt;
+}
+
+double iot_ticks_to_seconds(uint64_t ticks)
+{
+    return iot_use_tsc ? ticks * ns_per_tick() * 1e-9 : ticks * 1e-9;
+}
+
+double iot_clock_of(uint64_t ticks)
+{
+    double mono = iot_use_tsc ? (double)calib_ts0.tv_sec + calib_ts0.tv_nsec * 1e-9 +
+                                    ((double)ticks - (double)calib_ticks0) * ns_per_tick() * 1e-9
+                              : ticks * 1e-9;
+    return mono - iot_g.clock_offset;
+}
+
+/* ---- what the layers tell ---- */
+
+void iot_state_disable(void)
+{
+    iot_g.disabled = 1;
+}
+
+void iot_state_used(iot_phase_kind kind)
+{
+    if ((unsigned)kind < IOT_KINDS)
+        iot_g.used[kind] = 1;
+}
+
+void iot_state_library(iot_phase_kind kind, const char *version)
+{
+    if ((unsigned)kind < IOT_KINDS)
+        snprintf(iot_g.library[kind], sizeof iot_g.library[kind], "%s", version);
+}
+
+void iot_state_rank(int rank)
+{
+    iot_g.rank = rank;
+}
+
+/* ---- warnings ---- */
+
+void iot_warn_settings_once(void)
+{
+    if (iot_g.warned || !iot_g.settings_error)
+        return;
+    iot_g.warned = 1;
+    /* `iotuner run` already printed why the document is rejected: one warning, not two */
+    if (iot_g.rank == 0 && !iot_g.settings_warned_before)
+        fprintf(stderr, "iotuner: warning: %s; running with the application's own settings\n", iot_g.settings_error);
+}
+
+static void add_warning(const char *msg, int printed)
+{
+    pthread_mutex_lock(&state_lock);
+    if (iot_g.nwarnings < IOT_MAX_WARNINGS) {
+        char **w = realloc(iot_g.warnings, (iot_g.nwarnings + 1) * sizeof *w);
+        if (w) {
+            iot_g.warnings = w;
+            w[iot_g.nwarnings] = strdup(msg);
+            if (w[iot_g.nwarnings])
+                iot_g.warning_printed[iot_g.nwarnings++] = (unsigned char)printed;
+        }
+    }
+    pthread_mutex_unlock(&state_lock);
+}
+
+/* loud: printed on rank 0 whatever IOTUNER_VERBOSE says (the report then says it was, so `iotuner run` does
+ * not print it twice) */
+static void vwarn(int loud, const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    int printed = loud ? iot_g.rank == 0 : iot_g.verbose;
+    add_warning(msg, printed);
+    if (printed)
+        fprintf(stderr, loud ? "iotuner: warning: %s\n" : "iotuner: %s\n", msg);
+}
+
+void iot_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vwarn(0, fmt, ap);
+    va_end(ap);
+}
+
+void iot_warn_once(int *flag, const char *fmt, ...)
+{
+    pthread_mutex_lock(&state_lock);
+    int first = !*flag;
+    *flag = 1;
+    pthread_mutex_unlock(&state_lock);
+    if (!first)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vwarn(1, fmt, ap);
+    va_end(ap);
+}
