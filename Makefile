@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 # the editable install's build directory, one per interpreter (pyproject.toml); expanded once the venv exists
 BUILD   = build/$(shell $(PY) -c 'import sys; print(sys.implementation.cache_tag)')
-SOURCES := $(shell find native kernels bench python tests/programs -type f \( -name '*.c' -o -name '*.h' -o -name '*.txt' -o -name '*.py' -o -name '*.map' -o -name '*.in' \) 2>/dev/null) CMakeLists.txt pyproject.toml $(wildcard docs/*.schema.json)
+SOURCES := $(shell find native kernels bench python tests/programs -type f \( -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.txt' -o -name '*.py' -o -name '*.map' -o -name '*.in' \) 2>/dev/null) CMakeLists.txt pyproject.toml $(wildcard docs/*.schema.json)
 
 .PHONY: all setup build demo test test-c test-py stress-test bench sanitize clean
 

@@ -13,8 +13,9 @@ cd "$(dirname "$0")/.."
 # mpiexec / h5pcc alternatives to Open MPI; the build (CMakeLists.txt), the tune
 # launcher and the tests name MPICH's own wrappers, and the alternatives are put
 # back to MPICH right after this script installs Open MPI, as they were.
-packages=(mpich libhdf5-mpich-dev hdf5-tools cmake make gcc pkg-config python3-venv slurm-wlm munge postgresql
-          openmpi-bin libopenmpi-dev libhdf5-openmpi-dev)
+# libsimgrid-dev and g++: `iotuner simulate`'s engine (native/src/simulate), a C++ program on SimGrid.
+packages=(mpich libhdf5-mpich-dev hdf5-tools cmake make gcc g++ pkg-config python3-venv slurm-wlm munge postgresql
+          openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libsimgrid-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

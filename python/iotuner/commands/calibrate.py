@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--passes", type=int, default=3,
                    help="times the benchmark suite runs; each pass gives one point per operation and size (default 3)")
     p.add_argument("--max-bytes", type=int, default=16 << 20,
-                   help="largest message and file write measured (default 16 MiB)")
+                   help="largest message (collectives' too) and file write measured (default 16 MiB)")
     p.add_argument("--output", metavar="FILE", help="calibration file (default: $IOTUNER_CALIBRATION, else "
                                                     "~/.cache/iotuner/calibration-HOST.json)")
     p.add_argument("--from-measurements", metavar="FILE",

@@ -86,6 +86,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--replay", metavar="FILE",
                    help="tune a recorded sweep (bench/sweep.py) instead of a job: each run draws one of the "
                         "point's recorded runs; the space and baseline are the recording's. For benchmarks")
+    g.add_argument("--simulate", metavar="PLATFORM",
+                   help="tune on the simulator instead of a job (iotuner simulate, docs/simulate.md): every trial "
+                        "replays the phases of --simulate-report at --ranks ranks on --nodes nodes of PLATFORM "
+                        "(here, a bundled platform such as lustre-template, or a platform file); no application runs")
+    g.add_argument("--simulate-report", metavar="REPORT",
+                   help="with --simulate: the run report (with its access section) or Darshan log to replay")
 
     g = p.add_argument_group("several workers, Slurm")
     g.add_argument("--workers", type=int, default=1, metavar="N",

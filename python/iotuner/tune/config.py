@@ -110,6 +110,7 @@ class StudyConfig:
     drop_caches: bool = False
     synthetic: SyntheticSpec | None = None
     replay: ReplaySpec | None = None
+    simulate: dict | None = None  # --simulate: the simulator answers (tune/simulated.py: platform, report, digest)
     slurm: SlurmSpec | None = None  # with launcher "slurm"
     # what the tuning is for: the run time of one production run (viability), and how many are planned
     production_runtime_s: float | None = None
@@ -134,16 +135,16 @@ class StudyConfig:
             raise ConfigError("--production-runs must be at least 1")
         if self.stop == "production-runs" and not self.production_runs:
             raise ConfigError("--stop production-runs needs --production-runs N (the production runs planned)")
-        if self.synthetic is not None and self.replay is not None:
-            raise ConfigError("give --synthetic MODEL or --replay FILE, not both")
-        if not self.app and self.synthetic is None and self.replay is None:
+        if sum(x is not None for x in (self.synthetic, self.replay, self.simulate)) > 1:
+            raise ConfigError("give one of --synthetic MODEL, --replay FILE and --simulate PLATFORM")
+        if not self.app and self.offline is False:
             raise ConfigError("give the application after --, e.g. iotuner tune -- ./vpicio -o {scratch}; "
-                              "or --synthetic MODEL, or --replay FILE")
+                              "or --synthetic MODEL, --replay FILE or --simulate PLATFORM")
 
     @property
     def offline(self) -> bool:
         """Runs answer without a job (a model or a recording): no scratch, no launcher."""
-        return self.synthetic is not None or self.replay is not None
+        return self.synthetic is not None or self.replay is not None or self.simulate is not None
 
     def stamped(self) -> "StudyConfig":
         return replace(self, created=self.created or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))

@@ -18,7 +18,8 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import render, settings
-from . import launch, objective as objectives, printout, replay, results, space as spaces, strategies, synthetic
+from . import launch, objective as objectives, printout, replay, results, simulated, space as spaces, strategies, \
+    synthetic
 from .launch.local import default_mpiexec
 from .config import Budget, ConfigError, ObjectiveSpec, ReplaySpec, SlurmSpec, StudyConfig, SyntheticSpec
 from .arguments import parse_duration
@@ -68,6 +69,7 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
         keep=args.keep, drop_caches=args.drop_caches,
         synthetic=SyntheticSpec(args.synthetic, args.synthetic_noise, args.synthetic_delay) if args.synthetic else None,
         replay=ReplaySpec(str(recording.path), recording.sha256) if recording else None,
+        simulate=simulated.spec(args.simulate, args.simulate_report) if args.simulate else None,
         slurm=_slurm_spec(args) if args.launcher == "slurm" else None,
         production_runtime_s=parse_duration(args.production_runtime) if args.production_runtime else None,
         production_runs=args.production_runs,
@@ -92,6 +94,8 @@ def _evaluator(config: StudyConfig, obj: objectives.Objective, scratch: Path | N
     syn = config.synthetic
     if syn:
         return synthetic.SyntheticEvaluator(synthetic.model(syn.model), obj, syn.noise, syn.delay, config.seed)
+    if config.simulate:
+        return simulated.SimulatedEvaluator(config.simulate, obj, config.ranks, config.nodes, config.seed)
     how = launch.make(launcher, config.ranks, config.mpiexec, config.slurm, label=f"iotuner-{study}")
     trials = JobEvaluator(config.app, how, obj, scratch, config.timeout_s, config.keep, config.drop_caches)
     if not config.confirm_app:
@@ -259,6 +263,7 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
         return 2
     what = f"synthetic model '{config.synthetic.model}'" if config.synthetic else \
         f"recorded sweep {config.replay.path}" if config.replay else \
+        evaluator.describe() if config.simulate else \
         f"{evaluator.launcher.describe()} {' '.join(config.app)}"
     if config.confirm_app:
         what += f"\n  (the I/O kernel of {' '.join(config.confirm_app)}, which the confirmation round runs)"

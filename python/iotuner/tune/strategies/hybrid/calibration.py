@@ -163,16 +163,7 @@ class Calibration:
     @classmethod
     def load(cls, path: Path | None = None) -> "Calibration":
         path = Path(path) if path else default_path()
-        try:
-            doc = json.loads(path.read_text())
-        except FileNotFoundError:
-            raise CalibrationError(f"no calibration file at {path}: run 'iotuner calibrate' on this machine "
-                                   "first") from None
-        except (OSError, ValueError) as e:
-            raise CalibrationError(f"calibration file {path} is unreadable or corrupt ({e}); run "
-                                   "'iotuner calibrate' again") from None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
-            raise CalibrationError(f"{path} is not an iotuner calibration file (version {VERSION})")
+        doc = _read(path)
         import numpy as np
         records = doc["measurements"]
         surrogates = {}
@@ -191,6 +182,29 @@ class Calibration:
                                    "'iotuner calibrate' again")
         meta = {k: v for k, v in doc.items() if k not in ("format", "version", "surrogates", "measurements")}
         return cls(records, surrogates, meta)
+
+
+def _read(path: Path) -> dict:
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise CalibrationError(f"no calibration file at {path}: run 'iotuner calibrate' on this machine "
+                               "first") from None
+    except (OSError, ValueError) as e:
+        raise CalibrationError(f"calibration file {path} is unreadable or corrupt ({e}); run "
+                               "'iotuner calibrate' again") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION \
+            or not isinstance(doc.get("measurements"), list):
+        raise CalibrationError(f"{path} is not an iotuner calibration file (version {VERSION})")
+    return doc
+
+
+def measurements(path: Path | None = None) -> tuple[list[dict], dict]:
+    """(the measurements, the file's metadata) of a calibration file, without fitting the surrogates
+    (iotuner simulate derives a platform from the measurements themselves)."""
+    path = Path(path) if path else default_path()
+    doc = _read(path)
+    return doc["measurements"], {k: v for k, v in doc.items() if k not in ("surrogates", "measurements")}
 
 
 def build(records: list[dict], meta: dict | None = None, seed: int = 0) -> Calibration:

@@ -16,13 +16,13 @@ class File:
 
     def write(self, ops: Ops, rank: int, off: int, n: int) -> None:
         if n > 0:
-            ops.add(rank, "pwrite", n)
+            ops.add(rank, "pwrite", n, offset=off)
             self.size = max(self.size, off + n)
 
     def read(self, ops: Ops, rank: int, off: int, n: int) -> None:
         if n <= 0:
             return
-        ops.add(rank, "pread", n)
+        ops.add(rank, "pread", n, offset=off)
         got = min(n, max(0, self.size - off))
         if 0 < got < n:
-            ops.add(rank, "pread", n - got)
+            ops.add(rank, "pread", n - got, offset=off + got)

@@ -13,28 +13,62 @@ Op = tuple[str, int]
 
 
 class Ops:
-    """Per rank, a Counter of (operation, bytes) -> calls."""
+    """Per rank, a Counter of (operation, bytes) -> calls. A trace, when given, also receives every operation
+    in the order the ranks make them: trace.collective(op, bytes) for a collective of every rank,
+    trace.local(rank, op, bytes, peer, offset) for the others (peer: the other rank of a message; offset: the
+    file offset of a pwrite or pread). Calls every rank makes are kept once (`common`), so a phase of
+    thousands of ranks and rounds is counted in time proportional to the ranks that move data."""
 
-    def __init__(self, nprocs: int):
-        self.ranks: list[Counter] = [Counter() for _ in range(nprocs)]
+    def __init__(self, nprocs: int, trace=None):
+        self.own: list[Counter] = [Counter() for _ in range(nprocs)]
+        self.common: Counter = Counter()
+        self.trace = trace
 
-    def add(self, rank: int, op: str, nbytes: int, calls: int = 1) -> None:
-        self.ranks[rank][(op, int(nbytes))] += calls
+    @property
+    def nprocs(self) -> int:
+        return len(self.own)
+
+    @property
+    def ranks(self) -> list[Counter]:
+        """Every rank's counts (a fresh list: changing it changes nothing)."""
+        out = []
+        for c in self.own:
+            merged = Counter(self.common)
+            for key, n in c.items():
+                merged[key] += n
+            out.append(Counter({k: n for k, n in merged.items() if n}))
+        return out
+
+    def add(self, rank: int, op: str, nbytes: int, calls: int = 1, peer: int = -1, offset: int = -1) -> None:
+        self.own[rank][(op, int(nbytes))] += calls
+        if self.trace is not None:
+            self.trace.local(rank, op, int(nbytes), peer, offset)
 
     def all(self, op: str, nbytes: int) -> None:
         """One call on every rank (a collective)."""
-        for r in range(len(self.ranks)):
-            self.add(r, op, nbytes)
+        self.common[(op, int(nbytes))] += 1
+        if self.trace is not None:
+            self.trace.collective(op, int(nbytes))
+
+    def all_but(self, ranks, op: str, nbytes: int) -> None:
+        """One call, traced as nothing, on every rank but `ranks` (MPI_Waitall of no request on the ranks that
+        have no message in a round)."""
+        key = (op, int(nbytes))
+        self.common[key] += 1
+        for r in ranks:
+            self.own[r][key] -= 1
 
     def merge(self, other: "Ops") -> "Ops":
-        for mine, theirs in zip(self.ranks, other.ranks):
+        for mine, theirs in zip(self.own, other.own):
             mine.update(theirs)
+        self.common.update(other.common)
         return self
 
     def total(self, op: str) -> tuple[int, int]:
         """(calls, bytes) of one operation over all ranks."""
-        calls = sum(n for c in self.ranks for (o, _), n in c.items() if o == op)
-        nbytes = sum(b * n for c in self.ranks for (o, b), n in c.items() if o == op)
+        ranks = self.ranks
+        calls = sum(n for c in ranks for (o, _), n in c.items() if o == op)
+        nbytes = sum(b * n for c in ranks for (o, b), n in c.items() if o == op)
         return calls, nbytes
 
     def as_lists(self) -> list[list[dict]]:

@@ -51,7 +51,8 @@ class Pattern:
         return [r.calls[k] if k < len(r.calls) else [] for r in self.ranks]
 
 
-def _rank_calls(d: dict) -> tuple[list[list[Request]], bool]:
+def rank_calls(d: dict) -> tuple[list[list[Request]], bool]:
+    """(a rank's calls, exact) from its summary in the report's `access` section (docs/report.md)."""
     calls, nreq = d["calls"], d.get("call_requests")
     size, stride, step = d.get("request_min"), d.get("request_stride"), d.get("call_step")
     regular = (d.get("unflattened_calls", 0) == 0 and nreq is not None and size is not None
@@ -77,7 +78,7 @@ def from_access(ranks: list[dict], direction: str) -> Pattern | None:
         if d is None:
             out.append(RankPattern(entry["rank"], []))
             continue
-        calls, exact = _rank_calls(d)
+        calls, exact = rank_calls(d)
         out.append(RankPattern(entry["rank"], calls, exact))
     if not any(r.calls for r in out):
         return None

@@ -71,16 +71,6 @@ def split_requests(reqs: list[Request], lo, fd_size, ends, hints: Hints) -> dict
     return out
 
 
-def _overlap(pieces: list[Request], lo: int, hi: int) -> list[Request]:
-    """The parts of pieces inside [lo, hi)."""
-    out = []
-    for off, n in pieces:
-        a, b = max(off, lo), min(off + n, hi)
-        if a < b:
-            out.append((a, b - a))
-    return out
-
-
 def _has_hole(segments: list[Request], off: int, size: int) -> bool:
     """ROMIO's check before writing a round: do the received pieces cover [off, off + size) without a gap?"""
     if not segments:
@@ -96,10 +86,14 @@ def _has_hole(segments: list[Request], off: int, size: int) -> bool:
     return length != size
 
 
-def collective(call: list[list[Request]], hints: Hints, direction: str, f: File) -> Ops:
-    """The operations of one collective call; call[r] = rank r's requests in file order."""
+def collective(call: list[list[Request]], hints: Hints, direction: str, f: File, trace=None) -> Ops:
+    """The operations of one collective call; call[r] = rank r's requests in file order. With a trace
+    (python/iotuner/simulate/trace.py), every operation is also recorded in order, with its peer and offset.
+
+    Work is proportional to the (rank, aggregator) pairs that exchange data, not ranks x aggregators, so a
+    call of thousands of ranks is counted in a fraction of a second."""
     nprocs = len(call)
-    ops = Ops(nprocs)
+    ops = Ops(nprocs, trace)
     writing = direction == "write"
     mode = hints.cb_write if writing else hints.cb_read
     active = [r for r in range(nprocs) if call[r]]
@@ -119,20 +113,23 @@ def collective(call: list[list[Request]], hints: Hints, direction: str, f: File)
 
     naggr = hints.cb_nodes
     agg_rank = list(hints.ranklist)
+    index_of = {rank: a for a, rank in enumerate(agg_rank)}
     lo, fd_size, _, ends = file_domains([st[r] for r in active], [end[r] for r in active], naggr, hints)
     mine = [split_requests(call[r], lo, fd_size, ends, hints) for r in range(nprocs)]
+    senders: dict[int, list[int]] = {}  # aggregator index -> the ranks with data in its domain, in rank order
+    for i in range(nprocs):
+        for a in mine[i]:
+            senders.setdefault(a, []).append(i)
     # ADIOI_Calc_others_req
     ops.all("alltoall", 4)
     for r in range(nprocs):
         n = 0
-        for a, rank in enumerate(agg_rank):
-            if rank == r:
-                for i in range(nprocs):
-                    if a in mine[i]:
-                        ops.add(r, "irecv", 16 * len(mine[i][a]))
-                        n += 1
+        a_me = index_of.get(r)
+        for i in senders.get(a_me, ()) if a_me is not None else ():
+            ops.add(r, "irecv", 16 * len(mine[i][a_me]), peer=i)
+            n += 1
         for a, pieces in mine[r].items():
-            ops.add(r, "isend", 16 * len(pieces))
+            ops.add(r, "isend", 16 * len(pieces), peer=agg_rank[a])
             n += 1
         if n:
             ops.add(r, "waitall", n)
@@ -140,7 +137,7 @@ def collective(call: list[list[Request]], hints: Hints, direction: str, f: File)
     cb = hints.cb_buffer_size
     plan = {}  # aggregator index -> (st_loc, end_loc, ntimes)
     for a in range(naggr):
-        pieces = [p for i in range(nprocs) for p in mine[i].get(a, [])]
+        pieces = [p for i in senders.get(a, ()) for p in mine[i][a]]
         if pieces:
             s = min(o for o, _ in pieces)
             e = max(o + n - 1 for o, n in pieces)
@@ -149,56 +146,70 @@ def collective(call: list[list[Request]], hints: Hints, direction: str, f: File)
             plan[a] = (-1, -1, 0)
     ops.all("allreduce", 4)
     rounds = max(p[2] for p in plan.values())
-    index_of = {rank: a for a, rank in enumerate(agg_rank)}
+    live = [a for a in range(naggr) if plan[a][2]]
+    # each aggregator's pieces in file order, and the first one its next window can overlap
+    pieces = {a: sorted((o, n, i) for i in senders[a] for o, n in mine[i][a]) for a in live}
+    cursor = dict.fromkeys(live, 0)
     for m in range(rounds):
-        # what moves in round m: flow[a][i] = rank i's pieces in aggregator a's window
-        window, flow = {}, {}
-        for a, (s, e, nt) in plan.items():
-            if m < nt:
-                off = s + m * cb
-                size = min(cb, e - s + 1 - m * cb)
-                window[a] = (off, size)
-                flow[a] = {i: _overlap(mine[i].get(a, []), off, off + size) for i in range(nprocs)}
-        for r in range(nprocs):
-            ops.add(r, "alltoall", 4)
+        # what moves in round m: flow[a][i] = rank i's bytes in aggregator a's window (only ranks with some)
+        window, flow, segs = {}, {}, {}
+        for a in live:
+            s, e, nt = plan[a]
+            off = s + m * cb
+            size = min(cb, e - s + 1 - m * cb)
+            window[a] = (off, size)
+            flow[a], segs[a] = {}, []
+            mine_a, j = pieces[a], cursor[a]
+            while j < len(mine_a) and mine_a[j][0] + mine_a[j][1] <= off:
+                j += 1
+            cursor[a] = j
+            while j < len(mine_a) and mine_a[j][0] < off + size:
+                o, n, i = mine_a[j]
+                lo, hi = max(o, off), min(o + n, off + size)
+                if lo < hi:
+                    flow[a][i] = flow[a].get(i, 0) + hi - lo
+                    segs[a].append((lo, hi - lo))
+                j += 1
+        live = [a for a in live if plan[a][2] > m + 1]
+        ops.all("alltoall", 4)
+        # the ranks with a window or a message this round; every other rank's MPI_Waitall has no request
+        busy = sorted({agg_rank[a] for a in window} | {i for a in window for i in flow[a]})
+        ops.all_but(busy, "waitall", 0)
+        for r in busy:
             a_me = index_of.get(r)
+            mine_here = a_me in window
             incoming = outgoing = 0
             if writing:
-                if a_me in window:
-                    for i in range(nprocs):
-                        got = sum(n for _, n in flow[a_me][i])
-                        if got:
-                            ops.add(r, "irecv", got)
-                            incoming += 1
+                if mine_here:
+                    for i, got in flow[a_me].items():
+                        ops.add(r, "irecv", got, peer=i)
+                        incoming += 1
                     off, size = window[a_me]
-                    segs = [p for i in range(nprocs) for p in flow[a_me][i]]
-                    if incoming and _has_hole(segs, off, size):
+                    if incoming and _has_hole(segs[a_me], off, size):
                         f.read(ops, r, off, size)
-                for a in window:
-                    sent = sum(n for _, n in flow[a][r])
+                for a in mine[r]:
+                    sent = flow[a].get(r, 0) if a in window else 0
                     if sent:
-                        ops.add(r, "isend", sent)
+                        ops.add(r, "isend", sent, peer=agg_rank[a])
                         outgoing += 1
                 ops.add(r, "waitall", incoming + outgoing)
-                if a_me in window and any(flow[a_me][i] for i in range(nprocs)):
+                if mine_here and flow[a_me]:
                     off, size = window[a_me]
                     f.write(ops, r, off, size)
             else:
-                if a_me in window:
+                if mine_here:
                     off, size = window[a_me]
-                    if any(flow[a_me][i] for i in range(nprocs)):
+                    if flow[a_me]:
                         f.read(ops, r, off, size)
-                for a in window:
-                    got = sum(n for _, n in flow[a][r])
+                for a in mine[r]:
+                    got = flow[a].get(r, 0) if a in window else 0
                     if got:
-                        ops.add(r, "irecv", got)
+                        ops.add(r, "irecv", got, peer=agg_rank[a])
                         incoming += 1
-                if a_me in window:
-                    for i in range(nprocs):
-                        sent = sum(n for _, n in flow[a_me][i])
-                        if sent:
-                            ops.add(r, "isend", sent)
-                            outgoing += 1
+                if mine_here:
+                    for i, sent in flow[a_me].items():
+                        ops.add(r, "isend", sent, peer=i)
+                        outgoing += 1
                 if incoming:
                     ops.add(r, "waitall", incoming)
                 ops.add(r, "waitall", outgoing)

@@ -1,0 +1,353 @@
+#!/usr/bin/env python3
+"""`iotuner simulate` against this machine, and a paper's scaling result from its stated parameters.
+
+  measure   time the validation matrix (bench_two_phase: 1, 2, 4, 8, 16 ranks x contiguous and strided x the
+            settings below, a write phase then a read phase per run, every cell in several rounds, each round
+            in a new random order) under the shared timing lock, in chunks; the runs and each case's access
+            pattern go to bench/data/simulate-validation.json (resumable: a stopped measurement continues)
+  platform  calibrate this machine (iotuner calibrate on 2 ranks, then the collectives and exchanges on 4, 8 and
+            16 ranks) and write the platform the simulator derives from it: bench/data/simulate-here.json
+  table     simulate every cell from the recorded patterns on the recorded platform and print the error table
+            (no measuring: regenerates docs/simulate.md's table)
+  strategies  search strategies on the simulator (iotuner tune --simulate): VPIC-IO's write phase (a 2-rank run's
+            report, bench/data/simulate-vpicio.json) at 1,024 ranks on 32 nodes of lustre-template; evaluations
+            until a point within --target (99%) of the space's best predicted bandwidth (every point simulated once)
+  paper     VPIC-IO on Hopper as paper 001 (Table II) states it (not written yet)
+
+Every run uses MPIR_CVAR_NOLOCAL=1 (docs/machine.md: MPICH's shared-memory paths and hierarchical collectives
+off, what the many-rank tests use) and writes to /dev/shm; the measured phase time is the slowest rank's time
+inside its blocking MPI-IO calls (the report's mpiio.write_time_s / read_time_s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "simulate-validation.json"
+PLATFORM = HERE / "data" / "simulate-here.json"
+LOCK = "/tmp/iotuner-timing.lock"
+KIB, MIB = 1024, 1024 * 1024
+ENV = {"MPIR_CVAR_NOLOCAL": "1"}
+RANKS = (1, 2, 4, 8, 16)
+# bench_two_phase's arguments: block, blocks per rank, blocks per collective call (8 MiB per rank, 8 calls)
+PATTERNS = {"contiguous": (MIB, 8, 1), "strided": (16 * KIB, 512, 64)}
+# romio_cb_write and romio_cb_read alike; cb_nodes with the cb_config_list that allows it on one node
+SETTINGS = {
+    "default": {},
+    "cb 1 aggr": {"romio_cb_write": "enable", "romio_cb_read": "enable"},
+    "cb 2 aggr 4M": {"romio_cb_write": "enable", "romio_cb_read": "enable", "cb_nodes": "2", "cb_config_list": "*:2",
+                     "cb_buffer_size": "4194304"},
+    "cb 4 aggr 1M": {"romio_cb_write": "enable", "romio_cb_read": "enable", "cb_nodes": "4", "cb_config_list": "*:4",
+                     "cb_buffer_size": "1048576"},
+    "cb 2 aggr 256K": {"romio_cb_write": "enable", "romio_cb_read": "enable", "cb_nodes": "2",
+                       "cb_config_list": "*:2", "cb_buffer_size": "262144"},
+    "independent": {"romio_cb_write": "disable", "romio_cb_read": "disable"},
+    "independent, no sieving": {"romio_cb_write": "disable", "romio_cb_read": "disable",
+                                "romio_ds_write": "disable", "romio_ds_read": "disable"},
+}
+
+
+class Lock:
+    """The shared timing lock, held at most `chunk` seconds at a time (then left free for `pause` seconds)."""
+
+    def __init__(self, chunk: float, pause: float):
+        self.chunk, self.pause, self.f, self.since = chunk, pause, None, 0.0
+
+    def hold(self) -> None:
+        if self.f and time.monotonic() - self.since > self.chunk:
+            self.release()
+            time.sleep(self.pause)
+        if not self.f:
+            self.f = open(LOCK, "w")
+            fcntl.flock(self.f, fcntl.LOCK_EX)
+            self.since = time.monotonic()
+
+    def release(self) -> None:
+        if self.f:
+            fcntl.flock(self.f, fcntl.LOCK_UN)
+            self.f.close()
+            self.f = None
+
+
+def load_data(path: Path) -> dict:
+    if path.exists():
+        return json.loads(path.read_text())
+    return {"format": "iotuner-simulate-validation", "version": 1, "kernel": "bench_two_phase", "dir": "/dev/shm",
+            "env": ENV, "patterns": {k: list(v) for k, v in PATTERNS.items()}, "settings": SETTINGS,
+            "machine": {"cores": os.cpu_count(), "host": os.uname().nodename}, "cases": [], "runs": []}
+
+
+def save(data: dict, path: Path) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=None, separators=(",", ":")) + "\n")
+    tmp.replace(path)
+
+
+def trimmed_report(rep: dict) -> dict:
+    """What the simulator reads of a run report: its access section and the phases' identity and hints."""
+    keep = ("file", "created", "group_size", "application_settings", "settings", "mpi_hints", "bytes_written",
+            "bytes_read", "mpiio")
+    return {"access": rep.get("access", []), "phases": [{k: p[k] for k in keep if k in p} for p in rep["phases"]]}
+
+
+def one_run(ranks: int, pattern: str, setting: str, scratch: Path) -> tuple[float, float, dict]:
+    from iotuner import native, runner
+    block, count, per_call = PATTERNS[pattern]
+    doc = scratch / "settings.json"
+    doc.write_text(json.dumps({"version": 1, "mpiio": SETTINGS[setting]}))
+    data = Path("/dev/shm") / f"iotuner-simulate-{os.getpid()}.bin"
+    data.unlink(missing_ok=True)
+    res = runner.run(["mpiexec.mpich", "-n", str(ranks), str(native.executable("bench_two_phase")), str(data),
+                      str(block), str(count), pattern, "both", str(per_call), "nocheck"], config=doc,
+                     report=scratch / "report.json", capture=True, timeout=600, env=ENV)
+    data.unlink(missing_ok=True)
+    if not res.ok:
+        raise SystemExit(f"bench/simulate: the run failed ({ranks} ranks, {pattern}, {setting}): {res.stderr[-500:]}")
+    phases = res.report.data_phases()
+    w = next(p for p in phases if p["bytes_written"])
+    r = next(p for p in phases if p["bytes_read"])
+    return w["mpiio"]["write_time_s"], r["mpiio"]["read_time_s"], res.report.data
+
+
+def measure(opts) -> None:
+    data = load_data(opts.data)
+    done = {(r["ranks"], r["pattern"], r["setting"], r["round"]) for r in data["runs"]}
+    cells = [(n, p, s) for n in opts.ranks for p in PATTERNS for s in SETTINGS]
+    todo = []
+    for k in range(opts.rounds):
+        order = list(cells)
+        random.Random(k).shuffle(order)
+        order.sort(key=lambda c: c[0])  # one rank count at a time: its cells interleaved within the round
+        todo += [(k, *c) for c in order if (c[0], c[1], c[2], k) not in done]
+    print(f"bench/simulate measure: {len(todo)} runs to go ({len(data['runs'])} recorded)", flush=True)
+    lock = Lock(opts.chunk, opts.pause)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="iotuner-simulate-") as tmp:
+        try:
+            for i, (k, n, p, s) in enumerate(todo):
+                lock.hold()
+                t0 = time.monotonic()
+                w, r, rep = one_run(n, p, s, Path(tmp))
+                data["runs"].append({"ranks": n, "pattern": p, "setting": s, "round": k, "write_s": w, "read_s": r,
+                                     "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                if not any(c["ranks"] == n and c["pattern"] == p for c in data["cases"]):
+                    data["cases"].append({"ranks": n, "pattern": p, "report": trimmed_report(rep)})
+                save(data, opts.data)
+                print(f"  [{i + 1}/{len(todo)}] round {k} {n:2d} ranks {p:10s} {s:24s} write {w * 1e3:8.2f} ms  "
+                      f"read {r * 1e3:8.2f} ms  ({time.monotonic() - t0:.1f} s)", flush=True)
+        finally:
+            lock.release()
+    print(f"bench/simulate measure: done in {time.monotonic() - started:.0f} s")
+
+
+def platform(opts) -> None:
+    """Calibrates this machine and writes the platform derived from it."""
+    from iotuner import native
+    from iotuner.simulate import platform as platforms
+    from iotuner.tune.hybrid import calibration
+    records: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="iotuner-simulate-") as tmp:
+        cal = Path(tmp) / "calibration.json"
+        env = {**os.environ, **ENV}
+        subprocess.run(["flock", LOCK, sys.executable, "-m", "iotuner", "calibrate", "--ranks", "2", "--dir",
+                        "/dev/shm", "--passes", str(opts.passes), "--output", str(cal)], check=True, env=env)
+        two, meta = calibration.measurements(cal)
+        records += two
+        exe = str(native.executable("iotuner-microbench"))
+        # the collectives and exchanges of 3-UPTO ranks sharing the cores (the ranks outside the communicator
+        # measured sleep); small messages only (ROMIO's collectives send 4-8 bytes), storage at 4 KiB is dropped
+        for k in range(opts.passes if opts.upto > 2 else 0):
+            out = subprocess.run(["flock", LOCK, "mpiexec.mpich", "-n", str(opts.upto), exe, "--dir", "/dev/shm",
+                                  "--max-bytes", "4096", "--reps", "5"], check=True, env=env,
+                                 capture_output=True, text=True, timeout=3600).stdout
+            got = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+            records += [dict(r, **{"pass": k}) for r in got if r["op"] not in ("pwrite", "pread") and r["nprocs"] > 2]
+            print(f"  {opts.upto} ranks, pass {k + 1}: {len(got)} measurements", flush=True)
+    pf = platforms.from_calibration(records, {**meta, "ranks": f"2 (storage), 2-{max(2, opts.upto)} (collectives, "
+                                                                  "exchanges)"},
+                                    cores=os.cpu_count())
+    opts.platform.write_text(json.dumps(pf.to_json(), indent=1) + "\n")
+    print(f"bench/simulate platform: wrote {opts.platform}")
+
+
+# ---- the error table ----
+
+def cells(data: dict) -> dict[tuple, dict]:
+    """(ranks, pattern, setting) -> measured write and read medians and their runs."""
+    out: dict[tuple, dict] = {}
+    for r in data["runs"]:
+        c = out.setdefault((r["ranks"], r["pattern"], r["setting"]), {"write": [], "read": []})
+        c["write"].append(r["write_s"])
+        c["read"].append(r["read_s"])
+    return out
+
+
+def predictions(data: dict, pf, cases=None) -> dict[tuple, tuple[float, float]]:
+    """(ranks, pattern, setting) -> simulated (write, read) seconds, from each case's recorded pattern."""
+    from iotuner import report
+    from iotuner.simulate import engine, workload
+    out = {}
+    for case in data["cases"]:
+        key = (case["ranks"], case["pattern"])
+        if cases is not None and key not in cases:
+            continue
+        wl = workload.from_report(report.Report(case["report"]), None, f"{key}")
+        for name, hints in data["settings"].items():
+            flat = {f"mpiio.{k}": v for k, v in hints.items()}
+            res = engine.simulate(wl, pf, 1, flat, name)
+            w = sum(p.seconds for p in res.phases if p.label.endswith("write"))
+            r = sum(p.seconds for p in res.phases if p.label.endswith("read"))
+            out[(*key, name)] = (w, r)
+    return out
+
+
+def errors(data: dict, pf) -> list[dict]:
+    """Every cell and direction: measured median, simulated, relative error of the simulated time."""
+    measured = cells(data)
+    rows = []
+    for key, (w, r) in predictions(data, pf).items():
+        m = measured.get(key)
+        if not m:
+            continue
+        for direction, sim in (("write", w), ("read", r)):
+            med, low = statistics.median(m[direction]), min(m[direction])
+            # interference from other work on the shared cores only adds time: the fastest run is the phase's own
+            rows.append({"ranks": key[0], "pattern": key[1], "setting": key[2], "direction": direction,
+                         "measured_s": low, "median_s": med, "runs": len(m[direction]),
+                         "spread": (max(m[direction]) - low) / low if low > 0 else 0.0,
+                         "simulated_s": sim, "error": (sim - low) / low, "error_median": (sim - med) / med})
+    return rows
+
+
+def table(opts) -> None:
+    from iotuner.simulate import platform as platforms
+    data = load_data(opts.data)
+    pf = platforms.load(str(opts.platform))
+    rows = errors(data, pf)
+    if not rows:
+        raise SystemExit("bench/simulate table: nothing measured yet (run bench/simulate.py measure)")
+    print(f"validation: {len(rows)} cells (ranks x pattern x setting x direction), measured / simulated ms "
+          f"(error), measured: the fastest of "
+          f"{min(r['runs'] for r in rows)}-{max(r['runs'] for r in rows)} runs, platform {pf.name} ({pf.source})\n")
+    print("| ranks | pattern | direction | " + " | ".join(data["settings"]) + " | median abs. error |")
+    print("|---|---|---|" + "---|" * len(data["settings"]) + "---|")
+    for n in sorted({r["ranks"] for r in rows}):
+        for p in data["patterns"]:
+            for d in ("write", "read"):
+                sel = {r["setting"]: r for r in rows if (r["ranks"], r["pattern"], r["direction"]) == (n, p, d)}
+                if not sel:
+                    continue
+                cellsx = [f"{sel[s]['measured_s'] * 1e3:.1f} / {sel[s]['simulated_s'] * 1e3:.1f} "
+                          f"({sel[s]['error']:+.0%})" if s in sel else "-" for s in data["settings"]]
+                med = statistics.median(abs(r["error"]) for r in sel.values())
+                print(f"| {n} | {p} | {d} | " + " | ".join(cellsx) + f" | {med:.0%} |")
+    errs = [abs(r["error"]) for r in rows]
+    print(f"\nmedian absolute error {statistics.median(errs):.1%} over {len(rows)} cells; 90th percentile "
+          f"{sorted(errs)[int(0.9 * len(errs))]:.0%}; within 25%: {sum(e <= 0.25 for e in errs)} of {len(errs)} "
+          f"(against the median run instead of the fastest: median absolute error "
+          f"{statistics.median(abs(r['error_median']) for r in rows):.1%})")
+    for n in sorted({r["ranks"] for r in rows}):
+        sub = [abs(r["error"]) for r in rows if r["ranks"] == n]
+        print(f"  {n:2d} ranks: median {statistics.median(sub):.0%}")
+    worst = sorted(rows, key=lambda r: -abs(r["error"]))[:opts.worst]
+    print("\nworst cells:")
+    for r in worst:
+        print(f"  {r['ranks']:2d} ranks {r['pattern']:10s} {r['direction']:5s} {r['setting']:24s} measured "
+              f"{r['measured_s'] * 1e3:8.2f} ms (slowest run +{r['spread']:.0%})  simulated {r['simulated_s'] * 1e3:8.2f} ms "
+              f"({r['error']:+.0%})")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="what", required=True)
+    m = sub.add_parser("measure", help="time the validation matrix (under the timing lock)")
+    m.add_argument("--ranks", type=int, nargs="+", default=list(RANKS))
+    m.add_argument("--rounds", type=int, default=3)
+    m.add_argument("--chunk", type=float, default=540, help="seconds the timing lock is held at a time")
+    m.add_argument("--pause", type=float, default=30, help="seconds it is left free between chunks")
+    pl = sub.add_parser("platform", help="calibrate this machine and write its platform")
+    pl.add_argument("--passes", type=int, default=3)
+    pl.add_argument("--upto", type=int, default=max(RANKS),
+                    help="also measure collectives and exchanges on 3 to UPTO ranks (2: only the two-rank calibration)")
+    t = sub.add_parser("table", help="the error table from the recorded measurements")
+    t.add_argument("--worst", type=int, default=12)
+    sub.add_parser("paper", help="paper 001's VPIC-IO on Hopper, simulated")
+    st = sub.add_parser("strategies", help="search strategies on the simulator at 1,024 ranks")
+    st.add_argument("--seeds", type=int, default=10)
+    st.add_argument("--budget", type=int, default=40)
+    st.add_argument("--strategies", nargs="+", default=["random", "grid", "bayes", "ga"])
+    st.add_argument("--sim-ranks", type=int, default=1024)
+    st.add_argument("--sim-nodes", type=int, default=32)
+    st.add_argument("--platform-name", default="lustre-template")
+    st.add_argument("--target", type=float, default=0.99, help="fraction of the best predicted bandwidth to reach")
+    for p in (m, pl, t):
+        p.add_argument("--data", type=Path, default=DATA)
+        p.add_argument("--platform", type=Path, default=PLATFORM)
+    opts = ap.parse_args()
+    return {"measure": measure, "platform": platform, "table": table, "paper": paper,
+            "strategies": strategies}[opts.what](opts) or 0
+
+
+VPICIO = HERE / "data" / "simulate-vpicio.json"
+# stripes and aggregators where they matter, at 1,024 ranks on 32 nodes
+SCALE_SPACE = {"name": "lustre-scale", "dimensions": [
+    {"knob": "lustre.stripe_count", "values": [1, 4, 16, 64]},
+    {"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable", "disable"]},
+    {"knob": "mpiio.cb_nodes", "values": [1, 4, 16, 32, 64]},
+    {"knob": "mpiio.cb_buffer_size", "values": [1048576, 4194304, 16777216]}]}
+
+
+def strategies(opts) -> None:
+    """Strategies compared on the simulator at scale (module doc)."""
+    sys.path.insert(0, str(HERE))
+    import itertools
+
+    from strategies import cell, evaluations_until
+    from iotuner.tune import objective as objectives, simulated, space as spaces
+    if not VPICIO.exists():
+        raise SystemExit(f"bench/simulate strategies: {VPICIO} missing (the report of a 2-rank run of vpicio -n 256K)")
+    sp = spaces.from_json(SCALE_SPACE)
+    obj = objectives.parse("write-bw")
+    with tempfile.TemporaryDirectory(prefix="iotuner-simulate-") as tmp:
+        rep = Path(tmp) / "vpicio.json"
+        rep.write_text(VPICIO.read_text())
+        rec = simulated.spec(opts.platform_name, str(rep))
+        ev = simulated.SimulatedEvaluator(rec, obj, opts.sim_ranks, opts.sim_nodes)  # one cache for every study
+        t0 = time.monotonic()
+        values = {}
+        for combo in itertools.product(*(d["values"] for d in SCALE_SPACE["dimensions"])):
+            flat = spaces.complete({d["knob"]: v for d, v in zip(SCALE_SPACE["dimensions"], combo)}, opts.sim_nodes)
+            values[combo] = ev.value(flat)
+        best = max(values.values())
+        print(f"space {sp.name}: {len(values)} points, {len(ev._cache)} distinct predictions, simulated in "
+              f"{time.monotonic() - t0:.0f} s; best {best:,.0f} MiB/s, worst {min(values.values()):,.0f} MiB/s; "
+              f"{sum(v >= opts.target * best for v in values.values())} points within {opts.target:.0%} of the best")
+        print(f"evaluations until a point within {opts.target:.0%} of the best (median over {opts.seeds} seeds, "
+              f"budget {opts.budget}):")
+        for strategy in opts.strategies:
+            counts = [evaluations_until(sp, ev, lambda v: v is not None and v >= opts.target * best, strategy, seed,
+                                        opts.budget, {"version": 1},
+                                        {"simulate": rec, "ranks": opts.sim_ranks, "nodes": opts.sim_nodes})
+                      for seed in range(opts.seeds)]
+            print(f"  {strategy:10s} {cell(counts, opts.budget):>14s}   per seed: "
+                  f"{' '.join('-' if c is None else str(c) for c in counts)}", flush=True)
+
+
+
+def paper(opts) -> None:
+    raise SystemExit("bench/simulate paper: not written yet")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Runs the simulator (iotuner-iosim, on SimGrid) on a workload under settings documents, and reads its answer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass, field
+
+from .. import native
+from .platform import Platform
+from .trace import engine_input
+from .workload import Workload
+
+MIB = 1 << 20
+
+
+class SimulateError(RuntimeError):
+    """The simulator is missing or failed."""
+
+
+@dataclass
+class PhaseResult:
+    label: str
+    seconds: float
+    bytes: int
+    collective_s: float
+    targets_used: int
+    measured_s: float | None = None
+
+
+@dataclass
+class Result:
+    """One settings document's prediction for the whole workload."""
+    name: str
+    phases: list[PhaseResult]
+    stripe_count: int
+    stripe_size: int
+    aggregators: int
+    hints: dict = field(default_factory=dict)
+    activities: int = 0
+    wall_s: float = 0.0
+
+    @property
+    def seconds(self) -> float:
+        return sum(p.seconds for p in self.phases)
+
+    @property
+    def bytes(self) -> int:
+        return sum(p.bytes for p in self.phases)
+
+    @property
+    def bandwidth_mib_s(self) -> float:
+        return self.bytes / MIB / self.seconds if self.seconds > 0 else 0.0
+
+
+def executable() -> str:
+    try:
+        return str(native.executable("iotuner-iosim"))
+    except native.NativeMissing:
+        raise SimulateError("the simulator (iotuner-iosim) is not built: it needs SimGrid's simgrid.pc and a C++ "
+                            "compiler when iotuner is built (apt-get install libsimgrid-dev g++, or spack install "
+                            "simgrid; then rebuild iotuner, e.g. make setup)") from None
+
+
+def run_engine(text: str, timeout: float = 600) -> dict:
+    try:
+        proc = subprocess.run([executable(), "-"], input=text, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise SimulateError(f"the simulation took more than {timeout:.0f} s; gave up") from None
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()
+        raise SimulateError(f"the simulator failed (exit {proc.returncode}): {tail[-1] if tail else 'no message'}")
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        raise SimulateError("the simulator gave no result") from None
+
+
+def simulate(workload: Workload, platform: Platform, nodes: int, flat: dict, name: str = "",
+             as_run: bool = False) -> Result:
+    """The workload at its rank count on `nodes` nodes of the platform, under settings `flat`
+    ({"layer.knob": value}; as_run: on top of what the measured run applied)."""
+    platform.check_nodes(nodes)
+    groups: dict[bool, list[int]] = {}  # one engine run per kind of write (a new file writes at its own rate)
+    for i, ph in enumerate(workload.phases):
+        groups.setdefault(ph.new_file, []).append(i)
+    results: dict[int, PhaseResult] = {}
+    setup, activities, wall = None, 0, 0.0
+    for indices in groups.values():
+        phases = [workload.phases[i] for i in indices]
+        text, s = engine_input(platform, workload.ranks, nodes, phases, flat, as_run)
+        setup = setup or s
+        out = run_engine(text)
+        activities += out.get("activities", 0)
+        wall += out.get("wall_s", 0.0)
+        for i, ph, got in zip(indices, phases, out["phases"]):
+            results[i] = PhaseResult(ph.label, got["time_s"], ph.pattern.bytes,
+                                     got["collective_s"], got["targets_used"], ph.measured_s)
+    return Result(name, [results[i] for i in range(len(workload.phases))], setup.stripe_count, setup.stripe_size,
+                  setup.hints.cb_nodes, setup.mpiio, activities, wall)

@@ -1,0 +1,105 @@
+"""The engine's input for one settings document: the hybrid model's operations, in order, as trace lines.
+
+The hybrid model's counting code (python/iotuner/tune/hybrid) walks ROMIO's two-phase and independent paths
+call by call; with a Trace it also reports each operation in order, with the message's peer and the file
+call's offset. Collectives are priced here by the platform (they synchronize every rank); everything else
+is replayed by the engine (native/src/simulate/iosim.cpp describes the line format).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+from ..tune.hybrid.count import phase_ops
+from ..tune.hybrid.hints import Hints
+from ..tune.hybrid.predict import hint_overrides
+from .platform import Platform
+from .workload import Phase
+
+LOCAL = {"isend": "s", "irecv": "r", "pwrite": "W", "pread": "R"}
+
+
+class Trace:
+    """Receives the counting code's operations (hybrid/ops.py) and writes them as engine lines."""
+
+    def __init__(self, platform: Platform, nprocs: int):
+        self.platform, self.nprocs = platform, nprocs
+        self.lines: list[str] = []
+        self._cost: dict[tuple[str, int], str] = {}
+
+    def collective(self, op: str, nbytes: int) -> None:
+        key = (op, nbytes)
+        if key not in self._cost:
+            self._cost[key] = f"C {self.platform.collectives.seconds(op, nbytes, self.nprocs):.9g}"
+        self.lines.append(self._cost[key])
+
+    def local(self, rank: int, op: str, nbytes: int, peer: int, offset: int) -> None:
+        if op == "waitall":
+            if nbytes:  # MPI_Waitall of nothing: no time
+                self.lines.append(f"w {rank} {nbytes}")
+        elif op in ("isend", "irecv"):
+            if peer == rank:  # MPICH copies a message to oneself in place, at memory speed: next to free
+                return
+            self.lines.append(f"{LOCAL[op]} {rank} {nbytes} {peer}")
+        elif op in LOCAL:
+            self.lines.append(f"{LOCAL[op]} {rank} {nbytes} {offset}")
+
+
+@dataclass
+class Setup:
+    """What one settings document means on a platform at a scale: ROMIO's hints and the file layout."""
+    hints: Hints
+    stripe_count: int
+    stripe_size: int
+    mpiio: dict  # the hint strings in effect
+
+
+def _number(value, what: str) -> int:
+    from .. import native
+    try:
+        return int(native.core().parse_size(str(value)))
+    except ValueError:
+        raise ValueError(f"{what}: not a size: {value!r}") from None
+
+
+def setup(flat: dict, base_hints: dict, platform: Platform, ranks: int, nodes: int) -> Setup:
+    """The settings (`{"layer.knob": value}`) on top of the application's own hints and the platform's
+    defaults: the stripe layout (lustre.* or striping_* hints, else the platform's default; -1 is every OST),
+    the aggregators (the settings', else the platform's default: one per node, or one per stripe)."""
+    merged = {**base_hints, **hint_overrides(flat, nodes)}
+    count = flat.get("lustre.stripe_count", merged.get("striping_factor", platform.stripe_count))
+    size = flat.get("lustre.stripe_size", merged.get("striping_unit", platform.stripe_size))
+    osts = platform.storage.get("osts", 1)
+    count = osts if int(_number(count, "stripe count")) < 0 else min(osts, max(1, _number(count, "stripe count")))
+    size = _number(size, "stripe size")
+    if platform.lustre:
+        merged["striping_unit"] = str(size)  # a Lustre driver knows the stripe size: domains on stripe boundaries
+        merged["striping_factor"] = str(count)
+        if "cb_nodes" not in merged and platform.cb_nodes_default == "stripe_count":
+            merged["cb_nodes"] = str(count)
+            merged.setdefault("cb_config_list", f"*:{math.ceil(count / nodes)}")
+    per_node = -(-ranks // nodes)
+    return Setup(Hints.from_mapping(merged, ranks, per_node), count, size, merged)
+
+
+def engine_input(platform: Platform, ranks: int, nodes: int, phases: list[Phase], flat: dict,
+                 as_run: bool = False) -> tuple[str, Setup]:
+    """The engine's input for these phases under one settings document (as_run: the measured run's own
+    settings under `flat`)."""
+    setups = []
+    body: list[str] = []
+    for i, ph in enumerate(phases):
+        settings = {**ph.run_settings, **flat} if as_run else flat
+        s = setup(settings, ph.app_hints, platform, ranks, nodes)
+        setups.append(s)
+        trace = Trace(platform, ranks)
+        body.append(f"P {i}")
+        phase_ops(ph.pattern, s.hints, ph.file_size, trace)
+        body += trace.lines
+        body.append("E")
+    first = setups[0]
+    new_file = any(p.new_file for p in phases)
+    header = platform.header(ranks, nodes, first.stripe_count, first.stripe_size, new_file)
+    return json.dumps(header, separators=(",", ":")) + "\n" + "\n".join(body) + "\n", first

@@ -1,0 +1,219 @@
+"""The phases to simulate, from a run report's `access` section or a Darshan log, at the simulated rank count.
+
+A report describes each rank's collective calls exactly when they are regular (docs/report.md, Access
+patterns). At another rank count N the pattern is replayed by weak scaling, each rank keeping its bytes:
+- rank r starts d bytes after rank r-1, d measured between ranks 0 and 1 (one rank measured: d is its
+  extent, each rank a region of its own);
+- a distance that spans every rank's piece of a row (the stride between a rank's requests, or between its
+  calls: at least ranks x d) grows by d per added rank, keeping any hole: interleaved, strided and
+  segmented (IOR, one dataset per call) layouts stay interleaved, strided and segmented; distances inside a
+  rank's own region stay as they are;
+- every rank has rank 0's shape (irregular ones are rebuilt approximately, as the hybrid model does).
+A Darshan log has no offsets: a file's collective calls are rebuilt from its counters (bytes and calls per
+rank, the most common access size) as one region per rank in each call, in rank order (the segmented layout
+of VPIC-IO, one dataset per call), or interleaved in pieces of the common size when a DXT trace calls the
+access strided.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..tune.hybrid.pattern import Pattern, RankPattern, rank_calls
+
+
+class WorkloadError(ValueError):
+    """Input that has nothing to simulate, or that cannot be read."""
+
+
+@dataclass
+class Phase:
+    label: str
+    pattern: Pattern
+    app_hints: dict                 # the MPI-IO hints the application gave itself
+    run_settings: dict              # what the measured run applied on top: {"layer.knob": requested}
+    new_file: bool
+    file_size: int                  # the file's size when the phase starts (reads: where their data is)
+    measured_s: float | None = None  # the run's own time of this direction (the same rank count only)
+    exact: bool = True
+
+
+@dataclass
+class Workload:
+    source: str
+    measured_ranks: int
+    ranks: int
+    phases: list[Phase]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def bytes(self) -> int:
+        return sum(p.pattern.bytes for p in self.phases)
+
+
+def _extent(d: dict) -> int:
+    return max(1, (d.get("end") or d["offset"] + d["bytes"]) - d["offset"])
+
+
+def regular(d: dict) -> tuple[dict, bool]:
+    """(summary, changed): a rank whose calls are each one request of the same size, but not evenly spaced
+    (HDF5 metadata between the datasets of VPIC-IO's calls), as evenly spaced calls: the average step."""
+    calls, size = d.get("calls") or 0, d.get("call_bytes")
+    if d.get("call_step") is not None or calls < 2 or not size or d.get("call_requests") != 1 \
+            or d.get("offset") is None or d.get("end") is None:
+        return d, False
+    step = round((d["end"] - d["offset"] - size) / (calls - 1))
+    return dict(d, call_step=step, request_min=size, request_max=size, request_stride=0), True
+
+
+def scale(first: dict, second: dict | None, measured: int, n: int) -> list[dict]:
+    """Per-rank summaries at n ranks from rank 0's and rank 1's at `measured` ranks (module doc)."""
+    d = (second["offset"] - first["offset"]) if second and second.get("offset") is not None \
+        and first.get("offset") is not None else _extent(first)
+    if d <= 0:
+        d = _extent(first)
+
+    def row(x):  # a distance spanning every rank's piece grows with the ranks
+        return x + (n - measured) * d if x and x >= measured * d else x
+
+    stride, step, nreq = first.get("request_stride"), first.get("call_step"), first.get("call_requests")
+    new_stride = row(stride) if stride else stride
+    if nreq and nreq > 1 and stride and step and step >= stride and step % stride == 0:
+        new_step = step // stride * new_stride
+    else:
+        new_step = row(step) if step else step
+    out = []
+    base = first.get("offset") or 0
+    for r in range(n):
+        s = dict(first)
+        s["offset"] = base + r * d
+        s["end"] = s["offset"] + _extent(first)  # read by the approximate rebuild only
+        s["request_stride"], s["call_step"] = new_stride, new_step
+        out.append(s)
+    return out
+
+
+def _pattern(direction: str, summaries: list[dict | None]) -> Pattern:
+    """None: a rank without calls in this direction."""
+    ranks = []
+    for r, s in enumerate(summaries):
+        calls, ok = rank_calls(s) if s else ([], True)
+        ranks.append(RankPattern(r, calls, ok))
+    return Pattern(direction, ranks)
+
+
+def _end(p: Pattern) -> int:
+    return max([0] + [c[-1][0] + c[-1][1] for r in p.ranks for c in r.calls if c])
+
+
+def from_report(rep, ranks: int | None, source: str = "the report") -> Workload:
+    """The collective MPI-IO phases of a run report, at `ranks` (None: as measured)."""
+    out, notes, measured_ranks = [], [], 0
+    sizes: dict[str, int] = {}
+    for entry in rep.data.get("access", []):
+        i = entry["phase"]
+        phase = rep.phases[i]
+        listed = rep.access(i)
+        if not listed:
+            continue
+        total = int(entry.get("ranks_total", len(listed)))
+        measured_ranks = max(measured_ranks, total)
+        n = ranks or total
+        app = {k.split(".", 1)[1]: str(v) for k, v in (phase.get("application_settings") or {}).items()
+               if k.startswith("mpiio.")}
+        run = {f"{c['layer']}.{c['knob']}": c["requested"] for c in phase.get("settings", [])
+               if c.get("status") in ("applied", "changed") and c["layer"] in ("mpiio", "lustre")
+               and not c.get("dataset")}
+        for direction in ("write", "read"):
+            summaries = [e.get(direction) for e in listed]
+            if not any(summaries):
+                continue
+            if n == total and len(listed) == total:
+                pat = _pattern(direction, summaries)
+            else:
+                if not summaries[0]:
+                    raise WorkloadError(f"phase {i}: rank 0 made no collective {direction} calls; cannot scale "
+                                        f"the pattern to {n} ranks")
+                first, averaged = regular(summaries[0])
+                second = regular(summaries[1])[0] if len(summaries) > 1 and summaries[1] else None
+                pat = _pattern(direction, scale(first, second, total, n))
+                if averaged:
+                    notes.append(f"phase {i} {direction}: calls not evenly spaced (metadata between them?); "
+                                 f"scaled with their average step")
+            writing = direction == "write"
+            created = bool(phase.get("created"))
+            end = _end(pat)
+            start = (0 if created else end) if writing else max(sizes.get(phase["file"], 0), end)
+            sizes[phase["file"]] = max(sizes.get(phase["file"], 0), end)
+            timing = (phase.get("mpiio") or {}).get(f"{direction}_time_s")
+            out.append(Phase(f"phase {i} {direction}", pat, app, run, created and writing, start,
+                             timing if n == total else None, pat.exact))
+            if not pat.exact:
+                notes.append(f"phase {i} {direction}: irregular calls, rebuilt approximately (one request per call)")
+    if not out:
+        raise WorkloadError(f"{source} has no collective MPI-IO phase with an access pattern "
+                            "(the access section): nothing to simulate")
+    return Workload(source, measured_ranks, ranks or measured_ranks, out, notes)
+
+
+def from_darshan(profile, ranks: int | None) -> Workload:
+    """The shared files with collective MPI-IO calls of a Darshan log (module doc), at `ranks`."""
+    out, notes = [], []
+    for f in profile.data_files():
+        for direction, calls in (("write", f.collective_writes), ("read", f.collective_reads)):
+            facts = f.write if direction == "write" else f.read
+            if not calls or not facts.bytes or f.ranks < 1:
+                continue
+            n0 = f.ranks
+            per_rank = facts.bytes // n0
+            k = max(1, round(calls / n0))
+            per_call = max(1, per_rank // k)
+            piece = min(facts.common_size or per_call, per_call)
+            if facts.locality == "strided" and piece < per_call:
+                nreq = max(1, per_call // piece)
+                summary = {"calls": k, "bytes": nreq * piece * k, "offset": 0, "request_min": piece,
+                           "request_max": piece, "call_requests": nreq, "request_stride": n0 * piece,
+                           "call_step": nreq * n0 * piece, "unflattened_calls": 0}
+                second = dict(summary, offset=piece)
+                layout = f"interleaved in {piece:,} B pieces (DXT: strided)"
+            else:
+                summary = {"calls": k, "bytes": per_call * k, "offset": 0, "request_min": per_call,
+                           "request_max": per_call, "call_requests": 1, "request_stride": 0,
+                           "call_step": n0 * per_call if k > 1 else 0, "unflattened_calls": 0}
+                second = dict(summary, offset=per_call)
+                layout = "one region per rank in each call, in rank order"
+            n = ranks or n0
+            pat = _pattern(direction, scale(summary, second, n0, n))
+            run = {}
+            if f.lustre and f.lustre.get("stripe_count"):
+                run = {"lustre.stripe_count": f.lustre["stripe_count"], "lustre.stripe_size": f.lustre["stripe_size"]}
+            out.append(Phase(f"{f.path} {direction}", pat, {}, run, direction == "write",
+                             0 if direction == "write" else _end(pat), None, False))
+            notes.append(f"{f.path} {direction}: {k} collective call(s) of {per_call:,} B per rank, rebuilt from "
+                         f"Darshan's counters as {layout}")
+    if not out:
+        raise WorkloadError(f"{profile.job.input}: no file with collective MPI-IO calls in this Darshan log: "
+                            "nothing to simulate")
+    return Workload(profile.job.input, profile.job.processes, ranks or profile.job.processes, out, notes)
+
+
+def load(path: str, ranks: int | None) -> Workload:
+    """A run report (JSON) or a Darshan log, by its content."""
+    from pathlib import Path
+
+    from ..advise import darshan_log
+    p = Path(path)
+    if darshan_log.looks_like_darshan(p):
+        from ..advise import from_darshan as fd
+        from ..advise.errors import InputError
+        try:
+            profile = fd.build(darshan_log.read(p), str(p))
+        except InputError as e:
+            raise WorkloadError(str(e)) from None
+        return from_darshan(profile, ranks)
+    from .. import report
+    try:
+        rep = report.load(p)
+    except report.ReportError as e:
+        raise WorkloadError(str(e)) from None
+    return from_report(rep, ranks, str(p))

@@ -1,0 +1,207 @@
+"""iotuner simulate: contention on a Lustre platform, one OST's ceiling, platform files, the CLI's errors and
+the simulated evaluator of iotuner tune. The workloads are the access patterns of real two-rank runs of
+bench_two_phase (the simulator's answers are deterministic: no timing here)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import kernel, mpi, run_job
+from iotuner import native, report
+from iotuner.simulate import engine, platform as platforms, workload as workloads
+from iotuner.tune import objective as objectives
+
+pytestmark = pytest.mark.skipif(not (native.programs_dir() / "iotuner-iosim").exists(),
+                                reason="iotuner-iosim not built (no SimGrid)")
+
+KIB, MIB = 1024, 1 << 20
+CB = {"mpiio.romio_cb_write": "enable", "mpiio.romio_cb_read": "enable"}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[str, str]:
+    """Run reports of bench_two_phase on 2 ranks: contiguous (8 calls of 1 MiB per rank) and strided (16 KiB
+    blocks interleaved across the ranks, 64 per call)."""
+    out = {}
+    tmp = tmp_path_factory.mktemp("simulate")
+    for name, (block, count, calls) in {"contiguous": (MIB, 8, 1), "strided": (16 * KIB, 512, 64)}.items():
+        rep = tmp / f"{name}.json"
+        res = run_job([*mpi(2), kernel("bench_two_phase"), tmp / f"{name}.bin", block, count, name, "both", calls,
+                       "nocheck"], report=rep)
+        assert res.ok, res.stderr
+        out[name] = str(rep)
+    return out
+
+
+def predict(rep: str, ranks: int, nodes: int, flat: dict, pf="lustre-template") -> engine.Result:
+    return engine.simulate(workloads.load(rep, ranks), platforms.load(pf), nodes, flat)
+
+
+def write_bw(res: engine.Result) -> float:
+    """B/s of the write phases."""
+    w = [p for p in res.phases if p.label.endswith("write")]
+    return sum(p.bytes for p in w) / sum(p.seconds for p in w)
+
+
+def test_more_aggregators_on_more_osts_write_faster_under_contention(reports):
+    """256 ranks interleaving 16 KiB blocks: every aggregator's domain on one OST shared by all of them is
+    bound by that OST; spreading stripes and aggregators over more OSTs divides the load."""
+    times = {}
+    for n in (1, 4, 16):
+        res = predict(reports["strided"], 256, 8,
+                      {**CB, "mpiio.cb_nodes": n, "lustre.stripe_count": n, "lustre.stripe_size": "1M"})
+        assert res.aggregators == n and res.stripe_count == n
+        times[n] = res.seconds
+    assert times[1] > 2 * times[4] > 2 * 2 * times[16]
+    # the same 16 aggregators squeezed onto one OST lose what the stripes gave
+    one_ost = predict(reports["strided"], 256, 8, {**CB, "mpiio.cb_nodes": 16, "lustre.stripe_count": 1})
+    assert one_ost.seconds > 4 * times[16]
+
+
+def test_one_ost_saturates_and_stripes_lift_the_ceiling(reports):
+    """Independent 1 MiB writes of many ranks to one OST reach that OST's bandwidth and no more, however many
+    ranks write. With 16 stripes of 1 MiB, each call's pieces (rank r's at 8r MiB + c MiB) land on 2 OSTs only:
+    twice one OST's bandwidth, not 16 times."""
+    pf = platforms.load("lustre-template")
+    ost = pf.storage["ost_write_bw"]
+    indep = {"mpiio.romio_cb_write": "disable", "lustre.stripe_count": 1}
+    small, large = (write_bw(predict(reports["contiguous"], n, n // 32, indep)) for n in (128, 512))
+    for bw in (small, large):
+        assert 0.8 * ost <= bw <= 1.001 * ost
+    assert abs(large - small) <= 0.05 * small
+    wide = write_bw(predict(reports["contiguous"], 512, 16, {**indep, "lustre.stripe_count": 16}))
+    assert 1.6 * ost <= wide <= 2.001 * ost
+
+
+def test_as_measured_the_workload_is_the_runs_own(reports):
+    wl = workloads.load(reports["strided"], None)
+    rep = report.load(reports["strided"])
+    assert wl.ranks == wl.measured_ranks == 2
+    assert [p.label for p in wl.phases] == ["phase 0 write", "phase 1 read"]
+    assert wl.bytes == sum(p["bytes_written"] + p["bytes_read"] for p in rep.data_phases())
+    assert all(p.measured_s and p.measured_s > 0 for p in wl.phases)
+    # scaled weak: each rank keeps its bytes
+    assert workloads.load(reports["strided"], 512).bytes == wl.bytes * 256
+
+
+def test_platform_files_round_trip(tmp_path):
+    for name in platforms.bundled():
+        pf = platforms.load(name)
+        again = platforms.from_json(json.loads(json.dumps(pf.to_json())), "copy")
+        assert again.header(1024, 32, 4, MIB, True) == pf.header(1024, 32, 4, MIB, True)
+        assert again.collectives.seconds("allreduce", 8, 1024) == pf.collectives.seconds("allreduce", 8, 1024)
+
+
+def simulate_cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "iotuner", "simulate", *map(str, args)], capture_output=True,
+                          text=True, timeout=300, **kw)
+
+
+def one_line_error(r, *words):
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    for w in words:
+        assert w in r.stderr
+
+
+def test_cli_prints_each_document_side_by_side(reports, tmp_path):
+    docs = []
+    for name, mpiio in {"indep": {"romio_cb_write": "disable"}, "wide": {"romio_cb_write": "enable", "cb_nodes": 16}}.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps({"version": 1, "mpiio": mpiio, "lustre": {
+            "stripe_count": 16 if name == "wide" else 1}}))
+        docs.append(tmp_path / f"{name}.json")
+    r = simulate_cli(reports["strided"], "--ranks", 256, "--nodes", 8, "--platform", "lustre-template",
+                     "--config", *docs, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [x["name"] for x in out["results"]] == ["as run", "indep", "wide"]
+    assert out["ranks"] == 256 and out["nodes"] == 8
+    by = {x["name"]: x for x in out["results"]}
+    assert by["wide"]["stripe_count"] == 16 and by["indep"]["stripe_count"] == 1
+    assert by["wide"]["seconds"] < by["indep"]["seconds"]
+    text = simulate_cli(reports["strided"], "--ranks", 256, "--nodes", 8, "--platform", "lustre-template",
+                        "--config", *docs, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    assert text.returncode == 0, text.stderr
+    assert "indep" in text.stdout and "wide" in text.stdout and "MiB/s" in text.stdout
+
+
+def test_cli_names_bad_input_in_one_line(reports, tmp_path):
+    one_line_error(simulate_cli(tmp_path / "none.json", "--platform", "lustre-template"), "none.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    one_line_error(simulate_cli(bad, "--platform", "lustre-template"), "bad.json", "not JSON")
+    one_line_error(simulate_cli(reports["strided"], "--platform", bad), "bad.json")
+    one_line_error(simulate_cli(reports["strided"], "--platform", "atlantis"), "atlantis", "lustre-template")
+    half = tmp_path / "half.json"
+    doc = platforms.load("lustre-template").to_json()
+    del doc["storage"]["ost_write_GBps"]
+    half.write_text(json.dumps(doc))
+    one_line_error(simulate_cli(reports["strided"], "--platform", half), "ost_write_GBps")
+    local = tmp_path / "local.json"
+    doc = platforms.load("lustre-template").to_json()
+    doc["storage"].update(kind="local", osts=1, oss=0)
+    del doc["network"], doc["nodes"]["nic_GBps"]
+    local.write_text(json.dumps(doc))
+    one_line_error(simulate_cli(reports["strided"], "--platform", local, "--ranks", 64, "--nodes", 2), "one node")
+    one_line_error(simulate_cli(reports["strided"], "--platform", "lustre-template", "--ranks", 4, "--nodes", 8),
+                   "--nodes 8")
+    one_line_error(simulate_cli(reports["strided"], "--platform", "lustre-template", "--config", bad), "bad.json")
+    stripe = tmp_path / "stripe.json"
+    stripe.write_text(json.dumps({"version": 1, "lustre": {"stripe_size": "lots"}}))
+    r = simulate_cli(reports["strided"], "--platform", "lustre-template", "--ranks", 64, "--config", stripe)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "stripe" in r.stderr
+
+
+def test_cli_says_how_to_get_the_engine_when_it_is_missing(reports, monkeypatch, capsys):
+    from iotuner import cli
+
+    def missing(name):
+        raise native.NativeMissing(f"bundled program '{name}' not found")
+    monkeypatch.setattr(native, "executable", missing)
+    rc = cli.main(["simulate", reports["strided"], "--platform", "lustre-template", "--ranks", "64"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "iotuner-iosim" in err and "libsimgrid-dev" in err and len(err.strip().splitlines()) == 1
+
+
+def test_simulated_evaluator_is_deterministic_and_answers_only_for_what_it_models(reports):
+    import random
+    from iotuner.tune import simulated
+    rec = simulated.spec("lustre-template", reports["strided"])
+    obj = objectives.parse("io-time")
+    a = simulated.SimulatedEvaluator(rec, obj, 256, 8)
+    b = simulated.SimulatedEvaluator(json.loads(json.dumps(rec)), obj, 256, 8)
+    points = [{**CB, "mpiio.cb_nodes": n, "lustre.stripe_count": n, "hdf5.alignment": "1M"} for n in (1, 8, 32)]
+    first = [a.answer(p, random.Random(0)) for p in points]
+    again = [b.answer(p, random.Random(7)) for p in points]
+    assert [m.value for m in first] == [m.value for m in again]
+    assert all(m.ok for m in first) and len({m.value for m in first}) == 3
+    assert first[0].value > first[2].value  # io-time: one OST is slower than 32
+    assert "hdf5.alignment" not in first[0].effective and first[0].effective["lustre.stripe_count"] == ["1"]
+
+
+def test_simulated_evaluator_refuses_a_changed_report(reports, tmp_path):
+    from iotuner.tune import simulated
+    copy = tmp_path / "r.json"
+    copy.write_text(open(reports["strided"]).read())
+    rec = simulated.spec("lustre-template", str(copy))
+    copy.write_text(copy.read_text() + " ")
+    with pytest.raises(ValueError, match="changed since the study began"):
+        simulated.SimulatedEvaluator(rec, None, 64, 2)
+
+
+def test_tune_on_the_simulator_end_to_end(reports, tmp_path):
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--simulate", "lustre-template", "--simulate-report",
+                        reports["strided"], "--ranks", "256", "--nodes", "8", "--strategy", "random", "--trials", "4",
+                        "--out", str(tmp_path / "out"), "--study", "sim"],
+                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out" / "best.json").exists()
+    printed = " ".join(r.stdout.split())
+    assert "simulated:" in printed and "at 256 ranks on 8 node(s) of platform lustre-template" in printed
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--simulate", "lustre-template", "--trials", "2",
+                        "--out", str(tmp_path / "o2")], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    one_line_error(r, "--simulate-report")
