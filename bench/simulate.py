@@ -155,7 +155,7 @@ def platform(opts) -> None:
     """Calibrates this machine and writes the platform derived from it."""
     from iotuner import native
     from iotuner.simulate import platform as platforms
-    from iotuner.tune.hybrid import calibration
+    from iotuner.tune.strategies.hybrid import calibration
     records: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="iotuner-simulate-") as tmp:
         cal = Path(tmp) / "calibration.json"

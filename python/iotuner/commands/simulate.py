@@ -19,9 +19,11 @@ document's predicted phase times and bandwidth side by side, beside the run's ow
 Platforms: `here` (this machine, from `iotuner calibrate`'s file), a bundled one (lustre-template, hopper), or a
 platform file (docs/simulate.md)."""
 EPILOG = """examples:
-  iotuner simulate run.json --ranks 1024 --nodes 32 --platform lustre-template --config a.json b.json c.json
-  iotuner simulate job.darshan --ranks 4096 --platform my-cluster.json --config tuned.json
-  iotuner simulate run.json --platform here                  the measured run itself, as simulated here
+  iotuner simulate run.json --ranks 1024 --nodes 32 --platform lustre-template \\
+      --config a.json b.json c.json
+  iotuner simulate job.darshan --ranks 4096 --platform my-cluster.json \\
+      --config tuned.json
+  iotuner simulate run.json --platform here   # the measured run, as simulated here
 """
 
 

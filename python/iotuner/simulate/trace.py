@@ -1,6 +1,6 @@
 """The engine's input for one settings document: the hybrid model's operations, in order, as trace lines.
 
-The hybrid model's counting code (python/iotuner/tune/hybrid) walks ROMIO's two-phase and independent paths
+The hybrid model's counting code (python/iotuner/tune/strategies/hybrid) walks ROMIO's two-phase and independent paths
 call by call; with a Trace it also reports each operation in order, with the message's peer and the file
 call's offset. Collectives are priced here by the platform (they synchronize every rank); everything else
 is replayed by the engine (native/src/simulate/iosim.cpp describes the line format).
@@ -12,9 +12,9 @@ import json
 import math
 from dataclasses import dataclass
 
-from ..tune.hybrid.count import phase_ops
-from ..tune.hybrid.hints import Hints
-from ..tune.hybrid.predict import hint_overrides
+from ..tune.strategies.hybrid.count import phase_ops
+from ..tune.strategies.hybrid.hints import Hints
+from ..tune.strategies.hybrid.predict import hint_overrides
 from .platform import Platform
 from .workload import Phase
 

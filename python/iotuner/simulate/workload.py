@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..tune.hybrid.pattern import Pattern, RankPattern, rank_calls
+from ..tune.strategies.hybrid.pattern import Pattern, RankPattern, rank_calls
 
 
 class WorkloadError(ValueError):
