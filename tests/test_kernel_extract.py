@@ -83,9 +83,11 @@ int main() {
 
 
 def test_the_papers_figure_5(tmp_path):
-    """Lines 8 and 10-15 go (compute and a declaration nothing needs); the H5Dwrite keeps its loop,
-    dataset_id its assignment, data_ptr its allocation and the element writes through it."""
-    ex, text = kernel_of(tmp_path, FIG5)
+    """With the compute kept, as in the paper: lines 8 and 10-15 go (compute and a declaration nothing
+    needs); the H5Dwrite keeps its loop, dataset_id its assignment, data_ptr its allocation and the
+    element writes through it."""
+    ex, text = kernel_of(tmp_path, FIG5, keep_compute=True)
+    assert ex.compute_kept and "--keep-compute" in ex.compute_why
     kept = lines(text)
     assert "int data[10][10];" not in kept and "int temp = 0;" not in kept and "temp = i * j;" not in kept
     assert "data_ptr = (int *)malloc(10 * 10 * sizeof(int));" in kept
@@ -96,6 +98,29 @@ def test_the_papers_figure_5(tmp_path):
     assert "free(data_ptr);" in kept and "return 0;" in kept
     # the only loops left are the initialisation of data_ptr (two) and the write loop
     assert len([ln for ln in kept if ln.startswith("for (")]) == 3
+
+
+def test_figure_5_without_the_compute(tmp_path):
+    """The default: only the size and place of what H5Dwrite writes matter, so data_ptr keeps its
+    allocation and its free, and the loops that compute its values go."""
+    ex, text = kernel_of(tmp_path, FIG5)
+    assert not ex.compute_kept and "without computing their values" in ex.compute_why
+    kept = lines(text)
+    assert "data_ptr = (int *)malloc(10 * 10 * sizeof(int));" in kept and "free(data_ptr);" in kept
+    assert "*(data_ptr + i * 10 + j) = i * j;" not in kept
+    assert "H5Dwrite(dataset_id, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data_ptr);" in kept
+    assert len([ln for ln in kept if ln.startswith("for (")]) == 1   # the write loop
+
+
+def test_a_compression_filter_keeps_the_compute(tmp_path):
+    """With deflate the bytes written depend on the values, so the compute that makes them stays."""
+    code = FIG5.replace("    // Create dataset\n", "    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);\n"
+                        "    H5Pset_chunk(dcpl, 2, dims);\n    H5Pset_deflate(dcpl, 6);\n")
+    code = code.replace("H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);", "H5P_DEFAULT, dcpl, H5P_DEFAULT);")
+    assert "H5Pset_deflate" in code and "dcpl, H5P_DEFAULT);" in code
+    ex, text = kernel_of(tmp_path, code)
+    assert ex.compute_kept and "H5Pset_deflate at t.c:" in ex.compute_why
+    assert "*(data_ptr + i * 10 + j) = i * j;" in lines(text)
 
 
 def test_dependences_through_pointers_members_globals_and_calls(tmp_path):
@@ -144,6 +169,7 @@ def test_dependences_through_pointers_members_globals_and_calls(tmp_path):
 
 
 def test_markers_keep_and_drop(tmp_path):
+    """With the compute kept (without it, nothing needs the values of heavy and solo anyway)."""
     ex, text = kernel_of(tmp_path, """\
         #include <stdio.h>
         int main(void) {
@@ -164,7 +190,7 @@ def test_markers_keep_and_drop(tmp_path):
             fclose(f);
             return 0;
         }
-        """)
+        """, keep_compute=True)
     kept = lines(text)
     assert 'printf("energy %f\\n", e);' in kept and "e += i;" in kept   # kept by hand, with its dependence
     assert "heavy *= 3.0;" not in kept and "fwrite(&heavy, sizeof heavy, 1, f);" in kept

@@ -107,3 +107,28 @@ def io_kind(name: str, arg_texts: list[str]) -> str | None:
 
 def is_logging(name: str) -> bool:
     return name in LOGGING
+
+# The data buffer of calls that move data (argument position): its size and place matter to the I/O, its
+# values do not, so by default the kernel keeps what allocates it and drops what computes its contents.
+DATA_ARG = {"H5Dwrite": 5, "H5Dread": 5, "H5Awrite": 2, "H5Aread": 2,
+            "write": 1, "read": 1, "pwrite": 1, "pread": 1, "pwrite64": 1, "pread64": 1, "fwrite": 0, "fread": 0}
+for _op in ("write", "read"):
+    for _v in ("", "_all", "_shared", "_ordered", "_all_begin", "_ordered_begin"):
+        DATA_ARG[f"MPI_File_{_op}{_v}"] = 1
+    for _v in ("", "_all", "_shared"):
+        DATA_ARG[f"MPI_File_i{_op}{_v}"] = 1
+    for _v in ("_at", "_at_all", "_at_all_begin"):
+        DATA_ARG[f"MPI_File_{_op}{_v}"] = 2
+    for _v in ("_at", "_at_all"):
+        DATA_ARG[f"MPI_File_i{_op}{_v}"] = 2
+
+# HDF5 filters whose output size depends on the values written: with one of these the values matter to
+# the bytes, so the kernel keeps the compute that makes them.
+VALUE_FILTERS = frozenset({"H5Pset_deflate", "H5Pset_szip", "H5Pset_scaleoffset", "H5Pset_filter"})
+
+# Calls that only release a handle or memory: a loop of nothing else is cleanup, never cut by loop reduction.
+_CLOSER = re.compile(r"^(H5[A-Z]*close(_async)?|MPI_\w+_free|MPI_File_close|close|fclose|free)$")
+
+
+def is_closer(name: str | None) -> bool:
+    return bool(name) and bool(_CLOSER.match(name))

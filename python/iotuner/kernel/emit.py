@@ -203,7 +203,7 @@ def _has_io(loop: Stmt) -> bool:
 def _written_by(prog: Program) -> dict[Stmt, set[Var]]:
     out: dict[Stmt, set[Var]] = {}
     for cls, entries in prog.writers.items():
-        for st, _ in entries:
+        for st, *_ in entries:
             out.setdefault(st, set()).add(cls)
     return out
 
