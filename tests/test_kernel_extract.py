@@ -236,6 +236,42 @@ def test_loop_reduction_rewrites_counted_loops_only(tmp_path):
     assert 'open(iotk_open_path("x.bin")' in text   # opens are recorded to attribute phases to loops
 
 
+def test_loop_reduction_never_cuts_cleanup_loops(tmp_path):
+    """Cut to 2 of 8 iterations, the H5Tclose loop would leave six types open; a loop that closes through a
+    helper is cleanup too. The loop that writes is cut."""
+    ex, text = kernel_of(tmp_path, """\
+        #include "hdf5.h"
+        static void release(hid_t t) { if (t >= 0) H5Tclose(t); }
+        int main(void) {
+            hid_t file = H5Fcreate("t.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+            hid_t types[8], more[8];
+            hsize_t one = 1;
+            hid_t space = H5Screate_simple(1, &one, NULL);
+            for (int i = 0; i < 8; i++) {
+                char name[16] = "v";
+                name[1] = (char)('0' + i);
+                types[i] = H5Tcopy(H5T_NATIVE_DOUBLE);
+                more[i] = H5Tcopy(H5T_NATIVE_INT);
+                hid_t d = H5Dcreate2(file, name, types[i], space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+                H5Dclose(d);
+            }
+            for (int i = 0; i < 8; i++) {
+                H5Tclose(types[i]);
+            }
+            for (int i = 0; i < 8; i++) {
+                release(more[i]);
+            }
+            H5Sclose(space);
+            H5Fclose(file);
+            return 0;
+        }
+        """, loop_fraction=0.25)
+    assert [lp.reduced for lp in ex.emitted.loops] == [True, False, False]
+    for lp in ex.emitted.loops[1:]:
+        assert lp.reason.startswith("a cleanup loop"), lp
+    assert text.count("IOTK_LOOP(") == 1 and "iotk_loop_next(&iotk_loop_1)" in text
+
+
 def test_path_switching_wraps_every_path_argument(tmp_path):
     _, text = kernel_of(tmp_path, """\
         #include <stdio.h>

@@ -200,6 +200,28 @@ def _has_io(loop: Stmt) -> bool:
     return any(s.is_root for s in loop.walk() if s is not loop)
 
 
+def _cleanup(loop: Stmt, prog: Program) -> bool:
+    """Every I/O call the loop makes, directly or through the functions it calls, only releases a
+    handle (H5Tclose, H5Dclose, MPI_File_close, close, fclose)."""
+    seen: set[str] = set()
+    closes = []
+
+    def only_closes(stmts) -> bool:
+        for s in stmts:
+            for call in s.calls:
+                callee = prog.funcs.get(call.key) if call.key else None
+                if call.io:
+                    if not catalog.is_closer(call.name):
+                        return False
+                    closes.append(call)
+                if callee is not None and callee.leads_to_io and callee.key not in seen:
+                    seen.add(callee.key)
+                    if not only_closes(callee.stmts):
+                        return False
+        return True
+    return only_closes(s for s in loop.walk() if s is not loop) and bool(closes)
+
+
 def _written_by(prog: Program) -> dict[Stmt, set[Var]]:
     out: dict[Stmt, set[Var]] = {}
     for cls, entries in prog.writers.items():
@@ -298,6 +320,11 @@ def _trip_count(src: Source, st: Stmt, prog: Program, written_by: dict) -> tuple
 def _reduce(src: Source, st: Stmt, prog: Program, written_by: dict, edits: list, res: Result) -> None:
     lid = len(res.loops) + 1
     header = src.text[st.start:src.text.find(b"\n", st.start)].decode(errors="replace").strip()
+    if _cleanup(st, prog):
+        res.loops.append(Loop(lid, src.path.name, st.line, header, False,
+                              "a cleanup loop (its I/O calls only close or free handles): cut, it would leave "
+                              "handles open"))
+        return
     if st.kind != "for":
         res.loops.append(Loop(lid, src.path.name, st.line, header, False,
                               f"a {st.kind} loop: its trip count is not known before it starts"))
