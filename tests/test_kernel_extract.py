@@ -233,7 +233,8 @@ def test_loop_reduction_rewrites_counted_loops_only(tmp_path):
     assert "IOTK_LOOP(1, iotk_trip((long long)(0), (long long)(n), (long long)(2), 1, 0));" in text
     assert "(step < n) && iotk_loop_next(&iotk_loop_1)" in text
     assert len(loops) == 3
-    assert 'open(iotk_open_path("x.bin")' in text   # opens are recorded to attribute phases to loops
+    # opens are recorded to attribute phases to loops
+    assert 'open(iotk_open_path("x.bin", iotk_open_writes(O_CREAT | O_WRONLY))' in text
 
 
 def test_loop_reduction_never_cuts_cleanup_loops(tmp_path):
@@ -273,21 +274,38 @@ def test_loop_reduction_never_cuts_cleanup_loops(tmp_path):
 
 
 def test_path_switching_wraps_every_path_argument(tmp_path):
-    _, text = kernel_of(tmp_path, """\
+    ex, text = kernel_of(tmp_path, """\
+        #include <fcntl.h>
         #include <stdio.h>
         #include <sys/stat.h>
+        #include <unistd.h>
+        #include "hdf5.h"
+        static int flags_of(int argc) { return argc > 9 ? O_RDWR : O_RDONLY; }
         int main(int argc, char **argv) {
             mkdir(argv[1], 0755);
             FILE *f = fopen(argv[2], "w");
             fwrite(argv, 1, 1, f);
             fclose(f);
             rename(argv[2], argv[3]);
+            const char *mode = "r";
+            FILE *in = fopen(argv[4], mode);
+            fclose(in);
+            H5Fclose(H5Fopen(argv[5], H5F_ACC_RDONLY, H5P_DEFAULT));
+            MPI_File fh;
+            MPI_File_open(MPI_COMM_WORLD, argv[6], MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+            MPI_File_close(&fh);
+            close(open(argv[7], flags_of(argc)));
             return 0;
         }
         """, path_prefix="/dev/shm/x")
-    assert "mkdir(iotk_path(argv[1]), 0755);" in text
-    assert 'FILE *f = fopen(iotk_open_path(argv[2]), "w");' in text
-    assert "rename(iotk_path(argv[2]), iotk_path(argv[3]));" in text
+    assert "mkdir(iotk_path(argv[1], 1), 0755);" in text
+    assert 'FILE *f = fopen(iotk_open_path(argv[2], iotk_fopen_writes("w")), "w");' in text
+    assert "rename(iotk_path(argv[2], 1), iotk_path(argv[3], 1));" in text
+    # reads stay where they are unless the kernel wrote the file: the mode decides at run time
+    assert 'FILE *in = fopen(iotk_open_path(argv[4], iotk_fopen_writes(mode)), mode);' in text
+    assert "iotk_open_path(argv[5], ((H5F_ACC_RDONLY) & H5F_ACC_RDWR) != 0)" in text
+    assert "iotk_open_path(argv[6], ((MPI_MODE_RDONLY) & MPI_MODE_RDONLY) == 0)" in text
+    assert "iotk_open_path(argv[7], 1)" in text and "the mode of open is not read" in " ".join(ex.emitted.notes)
 
 
 def test_nonlocal_jumps_are_unsupported(tmp_path):

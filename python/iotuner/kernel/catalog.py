@@ -70,6 +70,20 @@ PATH_ARGS = {
     "MPI_File_open": (1,), "MPI_File_delete": (0,),
 }
 
+# Whether a path call writes (only files written move under --path-prefix; a file read stays where it
+# is unless the kernel wrote it there): True, False, or the C test of the call's mode argument (position,
+# template with {} for the argument's text).
+PATH_WRITES = {
+    "creat": True, "creat64": True, "truncate": True, "truncate64": True, "unlink": True, "mkdir": True,
+    "rename": True, "remove": True, "H5Fcreate": True, "H5Fdelete": True, "MPI_File_delete": True,
+    "access": False, "stat": False, "lstat": False, "stat64": False, "opendir": False, "H5Fis_hdf5": False,
+    "H5Fis_accessible": False,
+    "open": (1, "iotk_open_writes({})"), "open64": (1, "iotk_open_writes({})"),
+    "fopen": (1, "iotk_fopen_writes({})"), "fopen64": (1, "iotk_fopen_writes({})"),
+    "freopen": (1, "iotk_fopen_writes({})"), "freopen64": (1, "iotk_fopen_writes({})"),
+    "H5Fopen": (1, "(({}) & H5F_ACC_RDWR) != 0"), "MPI_File_open": (2, "(({}) & MPI_MODE_RDONLY) == 0"),
+}
+
 # Calls that start a phase (open a file): recorded by the kernel, so that the
 # validation knows which phases a reduced loop opened.
 OPENS = frozenset({"H5Fcreate", "H5Fopen", "MPI_File_open", "open", "open64", "creat", "creat64", "fopen",

@@ -173,17 +173,49 @@ def _switch_paths(src: Source, st: Stmt, edits: list, res: Result, switch: bool)
             res.notes.append(f"{src.path.name}:{call.line}: the path of {call.name} is not switched "
                              "(the call is written inside a macro)")
             continue
+        writes = _writes(src, call, res)
         for i in positions:
             if i >= len(call.args):
                 continue
             arg = call.args[i]
             a, b = arg.extent.start.offset, arg.extent.end.offset
-            if not (toks[0].extent.start.offset < a < b <= call.cursor.extent.end.offset):
+            if not _inside(call, toks, arg):
                 res.notes.append(f"{src.path.name}:{call.line}: the path of {call.name} is not switched "
                                  "(its argument comes from a macro)")
                 continue
             edits.append((a, a, b"iotk_open_path(" if opens else b"iotk_path("))
-            edits.append((b, b, b")"))
+            edits.append((b, b, b", " + writes + b")"))
+
+
+def _inside(call, toks, arg) -> bool:
+    """The argument is written at the call, not produced by a macro."""
+    a, b = arg.extent.start.offset, arg.extent.end.offset
+    return toks[0].extent.start.offset < a < b <= call.cursor.extent.end.offset
+
+
+_HARMLESS = {"H5open", "H5check_version"}   # called by HDF5's constant macros (H5F_ACC_RDONLY)
+
+
+def _writes(src: Source, call, res: Result) -> bytes:
+    """C text that is true when the call writes the file: its mode argument tested, repeated (so only an
+    argument without side effects), else taken as a write."""
+    rule = catalog.PATH_WRITES.get(call.name, True)
+    if isinstance(rule, bool):
+        return b"1" if rule else b"0"
+    pos, template = rule
+    toks = list(call.cursor.get_tokens())
+    if pos < len(call.args) and _inside(call, toks, call.args[pos]):
+        arg = call.args[pos]
+        pure = not any((d.kind == CK.CALL_EXPR and d.spelling not in _HARMLESS) or (d.kind in (CK.UNARY_OPERATOR, CK.BINARY_OPERATOR,
+                                                             CK.COMPOUND_ASSIGNMENT_OPERATOR)
+                                                  and any(t.spelling in ("++", "--", "=") for t in d.get_tokens()))
+                       for d in arg.walk_preorder())
+        if pure:
+            text = src.text[arg.extent.start.offset:arg.extent.end.offset].decode(errors="replace")
+            return template.format(text).encode()
+    res.notes.append(f"{src.path.name}:{call.line}: the mode of {call.name} is not read (a call or side effect in "
+                     "it): the file is taken as written")
+    return b"1"
 
 
 # ---------------------------------------------------------------- loop reduction
