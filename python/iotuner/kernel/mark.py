@@ -29,6 +29,7 @@ class Marker:
         self.keep_compute = keep_compute
         self.marked: set[Var] = set()     # classes whose values matter
         self.stored: set[Var] = set()     # classes whose storage alone matters
+        self.links: dict[Var, list[tuple[set[Var], str]]] = {}   # parameter class -> arguments passed to it
         self.queue: deque = deque()
         self.blocked: list[tuple[Stmt, str]] = []   # needed, but inside a drop region (and why needed)
         self.labels: dict[tuple[Func, str], Stmt] = {}
@@ -97,6 +98,9 @@ class Marker:
             return
         self.marked.add(cls)
         self.queue.append(("var", cls, why, False))
+        for args, where in self.links.pop(cls, ()):   # the callee needs the values: so do its callers
+            for a in args:
+                self.mark(a, f"passed at {where} to a parameter whose values are used")
 
     def keep_whole(self, f: Func, why: str) -> None:
         """A function that runs in ways the slicer cannot see (called through a pointer, or not
@@ -134,6 +138,8 @@ class Marker:
         st.kept, st.why = True, why
         here = f"line {st.line}"
         values = st.reads | (st.writes - st.storage_writes)
+        for call in st.calls:
+            self._arguments(call, values, here)
         for v in values:
             self.mark(v, f"used by {here} of {st.func.name}")
         for v in (st.buffer_reads | st.storage_writes) - values:
@@ -190,6 +196,24 @@ class Marker:
         for c in block:
             if c.terminator:
                 self.keep(c, f"ends the block of line {st.line}")
+
+    def _arguments(self, call, values: set[Var], here: str) -> None:
+        """Pointer arguments: an I/O call's data buffer and free() need only where the memory is; a user
+        function needs what its parameter needs (decided as the marking goes on); other external
+        functions read what the pointer reaches."""
+        callee = self.prog.funcs.get(call.key) if call.key else None
+        data = catalog.DATA_ARG.get(call.name or "")
+        for i, bases in enumerate(call.arg_bases):
+            if not bases or i == data or catalog.is_closer(call.name):
+                continue
+            if callee is None or i >= len(callee.params):
+                values |= bases
+                continue
+            param = self.prog.find(callee.params[i])
+            if param in self.marked or self.keep_compute:
+                values |= bases
+            else:
+                self.links.setdefault(param, []).append((bases, f"{here} of {call.stmt.func.name}"))
 
     def _var(self, cls: Var, why: str, storage: bool) -> None:
         for st, via, content in self.prog.writers.get(cls, ()):

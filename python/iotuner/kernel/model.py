@@ -467,10 +467,11 @@ class Program:
         s.calls.append(call)
         s.func.calls.append(call)
         data = catalog.DATA_ARG.get(name or "")
-        closer = catalog.is_closer(name)   # free(p) releases memory: it needs the pointer, not what it holds
         for i, a in enumerate(args):
-            if i == data or (closer and is_pointerish(a.type)):
-                self._buffer_expr(a, s, self.ptr_bases(a))
+            if i == data or call.arg_bases[i]:
+                # the memory a pointer argument reaches: the marker decides what the callee needs of it
+                # (a data buffer and free() need where it is; a user function what its parameter needs)
+                self._buffer_expr(a, s, self.ptr_bases(a) if i == data else call.arg_bases[i])
             else:
                 self._expr(a, s)
 
