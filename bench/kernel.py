@@ -35,7 +35,7 @@ APPS = [
     ("solver", "kernel_solver", ["{params}", "{scratch}"], 0.25, False),
     ("solver, kept", "kernel_solver", ["{params}", "{scratch}"], 0.25, True),
 ]
-SOLVER_PARAMS = "256 256 2500 4\n"
+SOLVER_PARAMS = "256 256 4000 4\n"
 
 
 def build(name: str, out: Path) -> tuple[list[Path], Path]:
@@ -56,6 +56,7 @@ def pct(x) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=5, help="alternated runs of application and kernel (default 5)")
+    ap.add_argument("--only", metavar="TEXT", help="only the applications whose label contains TEXT")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="iotuner-bench-kernel-") as tmp:
@@ -64,6 +65,8 @@ def main() -> int:
         params = tmp / "params.txt"
         params.write_text(SOLVER_PARAMS)
         for i, (label, name, app_args, fraction, keep) in enumerate(APPS):
+            if args.only and args.only not in label:
+                continue
             app_args = [a.replace("{params}", str(params)) for a in app_args]
             if name not in built:
                 built[name] = build(name, tmp)
