@@ -35,7 +35,7 @@ APPS = [
     ("solver", "kernel_solver", ["{params}", "{scratch}"], 0.25, False),
     ("solver, kept", "kernel_solver", ["{params}", "{scratch}"], 0.25, True),
 ]
-SOLVER_PARAMS = "256 256 4000 4\n"
+SOLVER_PARAMS = "256 256 6000 4\n"
 
 
 def build(name: str, out: Path) -> tuple[list[Path], Path]:

@@ -30,9 +30,9 @@ pytestmark = pytest.mark.mpi
 # than the compute: the margin of the 10x test needs applications of a few seconds.
 APP_ARGS = ["{scratch}", "4", "65536", "500"]
 MPIIO_ARGS = ["{scratch}", "12", "3", "20000", "6000"]
-# kernel_solver: a 256 x 256 plate, 4 outputs 4000 Jacobi sweeps apart (about 2.4 s of solver on a quiet machine,
+# kernel_solver: a 256 x 256 plate, 4 outputs 6000 Jacobi sweeps apart (1-3 s of solver on a quiet machine,
 # 5-10 s on a loaded one; its output, 2 MiB, takes the kernel about 0.2 s with MPI start-up)
-SOLVER_PARAMS = "256 256 4000 4\n"
+SOLVER_PARAMS = "256 256 6000 4\n"
 
 
 def make(app, out: Path, args: list[str], **kw) -> kernel_api.Kernel:
