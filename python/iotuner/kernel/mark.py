@@ -9,7 +9,8 @@ write through a pointer argument or to a global. A kept statement keeps its
 parents up to the function, and a kept function keeps what calls must see.
 
 Without the compute (the default): a variable that kept code uses only as the
-data buffer of an I/O call (or under sizeof) is marked for its storage alone.
+data buffer of an I/O call, in free() or under sizeof, or passes to a function
+whose parameter needs no more, is marked for its storage alone.
 Its declarations and the statements that say where its memory is (pointer and
 record assignments, allocations) are kept; the statements that only compute
 the numbers it holds are not, so a solver whose results are written goes.
