@@ -160,7 +160,7 @@ def test_a_solvers_kernel_writes_its_bytes_without_the_solver(solver_kernel):
         assert p["kernel"]["calls"] == p["app"]["calls"] == 4   # two datasets, two attributes
     assert k.data["functions"]["dropped"] == ["exchange_halos", "gradient", "initial_field", "jacobi_sweep"]
     main = (k.outdir / "src" / "main.c").read_text()
-    assert "double *u = malloc(cells * sizeof *u);" in main and "MPI_Exscan(&g.rows, &g.row0" in main
+    assert "double *u = iotk_malloc(cells * sizeof *u);" in main and "MPI_Exscan(&g.rows, &g.row0" in main
     assert "fscanf(params" in main and "MPI_Allreduce" not in main and "residual" not in main
 
 

@@ -45,7 +45,9 @@ class Result:
     notes: list[str] = field(default_factory=list)
 
 
-def emit(prog: Program, loop_fraction: float, path_prefix: str | None) -> Result:
+def emit(prog: Program, loop_fraction: float, path_prefix: str | None, touch: bool = False) -> Result:
+    """touch: allocations fill their memory (the kernel computes no values into it, and untouched pages
+    would all be the system's zero page, cheaper to copy out of than the application's data)."""
     res = Result()
     written_by = _written_by(prog)
     names = _unique_names([s.path for s in prog.sources])
@@ -61,6 +63,8 @@ def emit(prog: Program, loop_fraction: float, path_prefix: str | None) -> Result
                     continue
                 if path_prefix or loop_fraction < 1.0:
                     _switch_paths(src, st, edits, res, bool(path_prefix))
+                if touch:
+                    _touch_allocations(st, edits)
                 if st.kind in ("for", "while", "do") and loop_fraction < 1.0 and _has_io(st):
                     _reduce(src, st, prog, written_by, edits, res)
         dropped = {f.key for f in src.funcs if not f.kept}
@@ -156,6 +160,15 @@ def _unique_names(paths: list[Path]) -> list[str]:
         seen[p.name] = n + 1
         out.append(p.name if n == 0 else f"{p.stem}_{n}{p.suffix}")
     return out
+
+
+def _touch_allocations(st: Stmt, edits: list) -> None:
+    """malloc -> iotk_malloc (and calloc): the same memory, written once."""
+    for call in st.calls:
+        if call.name in ("malloc", "calloc"):
+            name = next(iter(call.cursor.get_tokens()), None)
+            if name is not None and name.spelling == call.name:   # not inside a macro
+                edits.append((name.extent.start.offset, name.extent.end.offset, b"iotk_" + call.name.encode()))
 
 
 # ---------------------------------------------------------------- path switching

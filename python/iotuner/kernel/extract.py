@@ -71,7 +71,7 @@ def extract(toolchain: flags.Toolchain, *, loop_fraction: float = 1.0,
         why = "dropped: the kernel writes buffers of the application's sizes and layout without computing their values"
     keep_compute = keep_compute or bool(filters)
     marker = mark.run(prog, keep_compute)
-    result = emit.emit(prog, loop_fraction, path_prefix)
+    result = emit.emit(prog, loop_fraction, path_prefix, touch=not keep_compute)
     names = {e.original: e.name for e in result.files}
     funcs = [f for f in prog.funcs.values() if f.rewritable]
     blocked = [f"{st.func.source.path.name}:{st.line} in {st.func.name}: "

@@ -153,6 +153,18 @@ static void make_parents(char *path)
     }
 }
 
+void *iotk_malloc(size_t size)
+{
+    void *p = malloc(size);
+    return p ? memset(p, 0, size) : p; /* a write gives each page its own frame (not the zero page) */
+}
+
+void *iotk_calloc(size_t count, size_t size)
+{
+    void *p = calloc(count, size); /* checks count * size for overflow */
+    return p ? memset(p, 0, count * size) : p;
+}
+
 int iotk_open_writes(int flags)
 {
     return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)) != 0;
