@@ -2,7 +2,9 @@
 """I/O kernels (`iotuner kernel`) measured against their applications, in one run.
 
 For each multi-file test application (tests/programs/kernel_app: HDF5, file
-per step; kernel_mpiio: MPI-IO dumps and a read-back), the kernel is extracted,
+per step; kernel_mpiio: MPI-IO dumps and a read-back; kernel_solver: a Jacobi
+solver whose field is written, without the compute (the default) and with it
+(--keep-compute)), the kernel is extracted,
 built and validated: application and kernel run alternately (--repeats), and
 the figures of the paper's Fig. 8c are printed beside the evaluation times:
 the error of bytes written and of I/O calls, without loop reduction (the
@@ -23,13 +25,17 @@ from pathlib import Path
 from iotuner.kernel import discover
 
 ROOT = Path(__file__).resolve().parents[1]
-# (label, application, its arguments, a loop fraction); the last one dumps every 5 steps, so the
-# 3 iterations the reduced kernel runs do not hold a whole period: its scaled figures are off
+# (label, application, its arguments, a loop fraction, keep the compute); "mpiio every 5" dumps every 5
+# steps, so the 3 iterations the reduced kernel runs do not hold a whole period: its scaled figures are off.
+# {params} is a file holding SOLVER_PARAMS (kernel_solver reads NX NY SWEEPS OUTPUTS from it).
 APPS = [
-    ("kernel_app", "kernel_app", ["{scratch}", "8", "65536", "150"], 0.25),
-    ("kernel_mpiio", "kernel_mpiio", ["{scratch}", "24", "3", "20000", "2000"], 0.125),
-    ("mpiio every 5", "kernel_mpiio", ["{scratch}", "24", "5", "20000", "2000"], 0.125),
+    ("kernel_app", "kernel_app", ["{scratch}", "8", "65536", "150"], 0.25, False),
+    ("kernel_mpiio", "kernel_mpiio", ["{scratch}", "24", "3", "20000", "2000"], 0.125, False),
+    ("mpiio every 5", "kernel_mpiio", ["{scratch}", "24", "5", "20000", "2000"], 0.125, False),
+    ("solver", "kernel_solver", ["{params}", "{scratch}"], 0.25, False),
+    ("solver, kept", "kernel_solver", ["{params}", "{scratch}"], 0.25, True),
 ]
+SOLVER_PARAMS = "256 256 6000 4\n"
 
 
 def build(name: str, out: Path) -> tuple[list[Path], Path]:
@@ -50,12 +56,18 @@ def pct(x) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=5, help="alternated runs of application and kernel (default 5)")
+    ap.add_argument("--only", metavar="TEXT", help="only the applications whose label contains TEXT")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="iotuner-bench-kernel-") as tmp:
         tmp = Path(tmp)
         built = {}
-        for i, (label, name, app_args, fraction) in enumerate(APPS):
+        params = tmp / "params.txt"
+        params.write_text(SOLVER_PARAMS)
+        for i, (label, name, app_args, fraction, keep) in enumerate(APPS):
+            if args.only and args.only not in label:
+                continue
+            app_args = [a.replace("{params}", str(params)) for a in app_args]
             if name not in built:
                 built[name] = build(name, tmp)
             sources, exe = built[name]
@@ -63,7 +75,7 @@ def main() -> int:
                 print(f"{label}: loop fraction {f:g} ...", file=sys.stderr)
                 k = discover.discover_io(discover.Options(
                     sources, tmp / f"{i}-{f:g}", app_command=[str(exe), *app_args], cwd=tmp,
-                    loop_fraction=f, repeats=args.repeats))
+                    loop_fraction=f, keep_compute=keep, repeats=args.repeats))
                 v = k.validation
                 if not k.usable:
                     rows.append((label, f, f"not usable: {k.reason}"))

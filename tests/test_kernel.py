@@ -1,7 +1,9 @@
 """`iotuner kernel` on the multi-file test applications (tests/programs/kernel_*):
 the kernels build with the applications' flags, write exactly the bytes the
-applications write, and run an evaluation much faster; loop reduction scales
-back; code the extractor cannot handle falls back with its reason."""
+applications write without computing the values (or computing them, when
+asked), and run an evaluation much faster; a solver whose field is written
+goes; loop reduction scales back; path switching moves outputs, not inputs;
+code the extractor cannot handle falls back with its reason."""
 
 from __future__ import annotations
 
@@ -28,6 +30,9 @@ pytestmark = pytest.mark.mpi
 # than the compute: the margin of the 10x test needs applications of a few seconds.
 APP_ARGS = ["{scratch}", "4", "65536", "500"]
 MPIIO_ARGS = ["{scratch}", "12", "3", "20000", "6000"]
+# kernel_solver: a 256 x 256 plate, 4 outputs 6000 Jacobi sweeps apart (1-3 s of solver on a quiet machine,
+# 5-10 s on a loaded one; its output, 2 MiB, takes the kernel about 0.2 s with MPI start-up)
+SOLVER_PARAMS = "256 256 6000 4\n"
 
 
 def make(app, out: Path, args: list[str], **kw) -> kernel_api.Kernel:
@@ -47,6 +52,16 @@ def mpiio_kernel(kernel_apps, tmp_path_factory):
                 compile_commands=app.database)
 
 
+@pytest.fixture(scope="module")
+def solver_kernel(kernel_apps, tmp_path_factory):
+    """Made with a path prefix: the parameter file the solver reads stays where it is."""
+    d = tmp_path_factory.mktemp("solver")
+    params = d / "params.txt"
+    params.write_text(SOLVER_PARAMS)
+    return make(kernel_apps["kernel_solver"], d / "kern", [str(params), "{scratch}"], repeats=2,
+                path_prefix=str(d / "shm"))
+
+
 def phases(k: kernel_api.Kernel) -> dict[str, dict]:
     """Phases by file, '#N' added for the N-th reopening of a file."""
     return {p["file"] + (f"#{p['occurrence']}" if p["occurrence"] else ""): p for p in k.validation["phases"]}
@@ -63,16 +78,21 @@ def test_hdf5_app_kernel_writes_exactly_the_applications_bytes(app_kernel):
         assert p["kernel"]["calls"] == p["app"]["calls"]
     assert k.validation["totals"]["written"]["error_pct"] == 0.0
     fns = k.data["functions"]
-    assert fns["dropped"] == ["diagnostic"]                   # compute only the log sees
-    assert {"field_values", "cells_of_rank", "write_index"} <= set(fns["kept"])
+    # compute only the log sees, and (the default) compute that only makes the values written
+    assert fns["dropped"] == ["diagnostic", "field_values", "relax"]
+    assert {"cells_of_rank", "write_index"} <= set(fns["kept"])   # sizes and offsets stay
+    assert k.data["compute"]["kept"] is False
     cl = k.validation["console_lines"]
     assert cl["app"] >= 5 and cl["kernel"] == 0               # the logging is gone
     assert k.data["build"]["flags_from"] == "derived"
 
 
-def test_the_kept_compute_writes_the_same_data(app_kernel):
-    """field_values feeds what is written: the kernel's files equal the application's."""
-    v = app_kernel.outdir / "validation"
+def test_the_kept_compute_writes_the_same_data(kernel_apps, tmp_path):
+    """With --keep-compute, field_values feeds what is written: the kernel's files equal the application's."""
+    k = make(kernel_apps["kernel_app"], tmp_path / "kern", ["{scratch}", "4", "4096", "1"], keep_compute=True)
+    assert k.status == "validated", k.reason
+    assert k.data["compute"]["kept"] is True and k.data["functions"]["dropped"] == ["diagnostic"]
+    v = k.outdir / "validation"
     for name in ("step_0000.h5", "step_0003.h5", "checkpoint.h5"):
         r = h5diff(v / "app-0" / name, v / "kernel-0" / name)
         assert r.returncode == 0, r.stdout + r.stderr
@@ -96,30 +116,72 @@ def test_mpiio_kernel_from_a_compilation_database(mpiio_kernel):
     assert 'MPI_Info_set(info, "romio_no_indep_rw", "false");' in kernel_main   # a handle changed by value
 
 
-@pytest.mark.slow
-def test_one_evaluation_is_at_least_ten_times_faster(app_kernel, mpiio_kernel):
+def assert_faster(k: kernel_api.Kernel, claim: Claim) -> None:
     """A kernel run is mostly MPI start-up, and a burst on this shared machine can stretch it several times: the
     validation's alternated runs of the application and the kernel are the first pairs, and more pairs are run as
     the validation runs them while the noise leaves the claim undecided (tests/perf.py)."""
+    v = k.validation
+    measured = list(zip(v["app"]["elapsed_s"], v["kernel"]["elapsed_s"]))
+    workdir = k.outdir / "validation"
+
+    def elapsed(role, i, command, *kernel_options):
+        run = validate.run_once(role, i, command, validate.Launch(), workdir, k.cwd, 600, *kernel_options)
+        assert run.ok, run.error
+        return run.elapsed
+
+    def app_over_kernel(i):
+        if i < len(measured):
+            app, kern = measured[i]
+        else:
+            app = elapsed("app", i, k.app_command())
+            kern = elapsed("kernel", i, k.kernel_command(), k.path_prefix, {"IOTUNER_KERNEL_LOOP_FRACTION": "1"})
+        print(f"{k.outdir.parent.name} pair {i}: application {app:.2f} s, kernel {kern:.2f} s", file=sys.stderr)
+        return app / kern
+    assert_ratio(app_over_kernel, claim, first=len(measured), most=10)
+
+
+@pytest.mark.slow
+def test_one_evaluation_is_at_least_ten_times_faster(app_kernel, mpiio_kernel):
     for k in (app_kernel, mpiio_kernel):
-        v = k.validation
-        measured = list(zip(v["app"]["elapsed_s"], v["kernel"]["elapsed_s"]))
-        workdir = k.outdir / "validation"
+        assert_faster(k, Claim(above=10))
 
-        def elapsed(role, i, command, *kernel_options):
-            run = validate.run_once(role, i, command, validate.Launch(), workdir, k.cwd, 600, *kernel_options)
-            assert run.ok, run.error
-            return run.elapsed
 
-        def app_over_kernel(i):
-            if i < len(measured):
-                app, kern = measured[i]
-            else:
-                app = elapsed("app", i, k.app_command())
-                kern = elapsed("kernel", i, k.kernel_command(), k.path_prefix, {"IOTUNER_KERNEL_LOOP_FRACTION": "1"})
-            print(f"{k.outdir.parent.name} pair {i}: application {app:.2f} s, kernel {kern:.2f} s", file=sys.stderr)
-            return app / kern
-        assert_ratio(app_over_kernel, Claim(above=10), first=len(measured), most=10)
+def test_a_solvers_kernel_writes_its_bytes_without_the_solver(solver_kernel):
+    """No drop marker: the field written comes from Jacobi sweeps with halo exchanges, and the kernel keeps
+    only the allocations, the sizes and offsets (parameters read from a file, an MPI_Exscan), the pointer
+    swaps and the output."""
+    k = solver_kernel
+    assert k.status == "validated", k.reason
+    assert k.data["compute"]["kept"] is False and k.data["blocked_by_markers"] == []
+    ph = phases(k)
+    assert sorted(ph) == [f"{{scratch}}/field_{i:04d}.h5" for i in range(4)]
+    for p in ph.values():
+        assert p["app"]["written"] >= 256 * 256 * 8 * 2 and p["kernel"]["written"] == p["app"]["written"], p
+        assert p["kernel"]["calls"] == p["app"]["calls"] == 4   # two datasets, two attributes
+    assert k.data["functions"]["dropped"] == ["exchange_halos", "gradient", "initial_field", "jacobi_sweep"]
+    main = (k.outdir / "src" / "main.c").read_text()
+    assert "double *u = iotk_malloc(cells * sizeof *u);" in main and "MPI_Exscan(&g.rows, &g.row0" in main
+    assert "fscanf(params" in main and "MPI_Allreduce" not in main and "residual" not in main
+
+
+def test_path_prefix_moves_the_outputs_and_leaves_the_input(solver_kernel):
+    """The parameter file is opened where it is; the fields are written under the prefix (and removed after
+    the validation's runs)."""
+    k = solver_kernel
+    assert k.status == "validated", k.reason
+    params = k.app_command()[1]
+    scratch = k.outdir / "validation" / "kernel-0"
+    opened = set()
+    for f in (k.outdir / "validation" / "kernel-0.iotk").glob("loops.*.json"):   # one per rank
+        opened |= {path for path, _ in json.loads(f.read_text())["opens"]}
+    mirror = f"{k.path_prefix}/{str(scratch).lstrip('/')}"
+    assert opened == {params} | {f"{mirror}/field_{i:04d}.h5" for i in range(4)}
+    assert not list(scratch.glob("*.h5")) and not list(Path(k.path_prefix).rglob("*.h5"))
+
+
+@pytest.mark.slow
+def test_a_solvers_kernel_is_at_least_five_times_faster(solver_kernel):
+    assert_faster(solver_kernel, Claim(above=5))
 
 
 def test_loop_reduction_scales_back_and_paths_move(kernel_apps, tmp_path):
@@ -198,10 +260,12 @@ def test_cli_builds_without_validating_and_refuses_bad_input(kernel_apps, tmp_pa
     app = kernel_apps["kernel_mpiio"]
     out = tmp_path / "kern"
     cli = [sys.executable, "-m", "iotuner", "kernel"]
-    r = subprocess.run(cli + [*map(str, app.sources), "-o", str(out), "--no-validate"],
+    r = subprocess.run(cli + [*map(str, app.sources), "-o", str(out), "--no-validate", "--keep-compute"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "status: unvalidated" in r.stdout, r.stdout + r.stderr
-    assert (out / "kernel").exists() and kernel_api.load(out).status == "unvalidated"
+    assert "compute of the values written: asked for (--keep-compute)" in r.stdout
+    k = kernel_api.load(out)
+    assert (out / "kernel").exists() and k.status == "unvalidated" and k.data["compute"]["kept"] is True
     r = subprocess.run(cli + [str(tmp_path / "missing.c"), "-o", str(out)], capture_output=True, text=True)
     assert r.returncode == 2 and "missing.c does not exist" in r.stderr
     bad = tmp_path / "bad.c"

@@ -83,9 +83,11 @@ int main() {
 
 
 def test_the_papers_figure_5(tmp_path):
-    """Lines 8 and 10-15 go (compute and a declaration nothing needs); the H5Dwrite keeps its loop,
-    dataset_id its assignment, data_ptr its allocation and the element writes through it."""
-    ex, text = kernel_of(tmp_path, FIG5)
+    """With the compute kept, as in the paper: lines 8 and 10-15 go (compute and a declaration nothing
+    needs); the H5Dwrite keeps its loop, dataset_id its assignment, data_ptr its allocation and the
+    element writes through it."""
+    ex, text = kernel_of(tmp_path, FIG5, keep_compute=True)
+    assert ex.compute_kept and "--keep-compute" in ex.compute_why
     kept = lines(text)
     assert "int data[10][10];" not in kept and "int temp = 0;" not in kept and "temp = i * j;" not in kept
     assert "data_ptr = (int *)malloc(10 * 10 * sizeof(int));" in kept
@@ -96,6 +98,31 @@ def test_the_papers_figure_5(tmp_path):
     assert "free(data_ptr);" in kept and "return 0;" in kept
     # the only loops left are the initialisation of data_ptr (two) and the write loop
     assert len([ln for ln in kept if ln.startswith("for (")]) == 3
+
+
+def test_figure_5_without_the_compute(tmp_path):
+    """The default: only the size and place of what H5Dwrite writes matter, so data_ptr keeps its
+    allocation and its free, and the loops that compute its values go."""
+    ex, text = kernel_of(tmp_path, FIG5)
+    assert not ex.compute_kept and "without computing their values" in ex.compute_why
+    kept = lines(text)
+    # the allocation fills its memory, so that copies out of it read the process's own pages, as the
+    # application's do (not the system's zero page)
+    assert "data_ptr = (int *)iotk_malloc(10 * 10 * sizeof(int));" in kept and "free(data_ptr);" in kept
+    assert "*(data_ptr + i * 10 + j) = i * j;" not in kept
+    assert "H5Dwrite(dataset_id, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data_ptr);" in kept
+    assert len([ln for ln in kept if ln.startswith("for (")]) == 1   # the write loop
+
+
+def test_a_compression_filter_keeps_the_compute(tmp_path):
+    """With deflate the bytes written depend on the values, so the compute that makes them stays."""
+    code = FIG5.replace("    // Create dataset\n", "    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);\n"
+                        "    H5Pset_chunk(dcpl, 2, dims);\n    H5Pset_deflate(dcpl, 6);\n")
+    code = code.replace("H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);", "H5P_DEFAULT, dcpl, H5P_DEFAULT);")
+    assert "H5Pset_deflate" in code and "dcpl, H5P_DEFAULT);" in code
+    ex, text = kernel_of(tmp_path, code)
+    assert ex.compute_kept and "H5Pset_deflate at t.c:" in ex.compute_why
+    assert "*(data_ptr + i * 10 + j) = i * j;" in lines(text)
 
 
 def test_dependences_through_pointers_members_globals_and_calls(tmp_path):
@@ -129,7 +156,7 @@ def test_dependences_through_pointers_members_globals_and_calls(tmp_path):
         }
         """)
     kept = lines(text)
-    for needed in ("b.n = 100;", "b.v = malloc(b.n * sizeof(double));", "double *alias = b.v + 10;",
+    for needed in ("b.n = 100;", "b.v = iotk_malloc(b.n * sizeof(double));", "double *alias = b.v + 10;",
                    "alias[0] = 42.0;",        # a write through an alias of the written buffer
                    "fill(b.v, 10);",          # writes the buffer through a pointer parameter
                    "set_scale(2.0);",         # writes a global that fill reads
@@ -144,6 +171,7 @@ def test_dependences_through_pointers_members_globals_and_calls(tmp_path):
 
 
 def test_markers_keep_and_drop(tmp_path):
+    """With the compute kept (without it, nothing needs the values of heavy and solo anyway)."""
     ex, text = kernel_of(tmp_path, """\
         #include <stdio.h>
         int main(void) {
@@ -164,7 +192,7 @@ def test_markers_keep_and_drop(tmp_path):
             fclose(f);
             return 0;
         }
-        """)
+        """, keep_compute=True)
     kept = lines(text)
     assert 'printf("energy %f\\n", e);' in kept and "e += i;" in kept   # kept by hand, with its dependence
     assert "heavy *= 3.0;" not in kept and "fwrite(&heavy, sizeof heavy, 1, f);" in kept
@@ -207,25 +235,79 @@ def test_loop_reduction_rewrites_counted_loops_only(tmp_path):
     assert "IOTK_LOOP(1, iotk_trip((long long)(0), (long long)(n), (long long)(2), 1, 0));" in text
     assert "(step < n) && iotk_loop_next(&iotk_loop_1)" in text
     assert len(loops) == 3
-    assert 'open(iotk_open_path("x.bin")' in text   # opens are recorded to attribute phases to loops
+    # opens are recorded to attribute phases to loops
+    assert 'open(iotk_open_path("x.bin", iotk_open_writes(O_CREAT | O_WRONLY))' in text
+
+
+def test_loop_reduction_never_cuts_cleanup_loops(tmp_path):
+    """Cut to 2 of 8 iterations, the H5Tclose loop would leave six types open; a loop that closes through a
+    helper is cleanup too. The loop that writes is cut."""
+    ex, text = kernel_of(tmp_path, """\
+        #include "hdf5.h"
+        static void release(hid_t t) { if (t >= 0) H5Tclose(t); }
+        int main(void) {
+            hid_t file = H5Fcreate("t.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+            hid_t types[8], more[8];
+            hsize_t one = 1;
+            hid_t space = H5Screate_simple(1, &one, NULL);
+            for (int i = 0; i < 8; i++) {
+                char name[16] = "v";
+                name[1] = (char)('0' + i);
+                types[i] = H5Tcopy(H5T_NATIVE_DOUBLE);
+                more[i] = H5Tcopy(H5T_NATIVE_INT);
+                hid_t d = H5Dcreate2(file, name, types[i], space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+                H5Dclose(d);
+            }
+            for (int i = 0; i < 8; i++) {
+                H5Tclose(types[i]);
+            }
+            for (int i = 0; i < 8; i++) {
+                release(more[i]);
+            }
+            H5Sclose(space);
+            H5Fclose(file);
+            return 0;
+        }
+        """, loop_fraction=0.25)
+    assert [lp.reduced for lp in ex.emitted.loops] == [True, False, False]
+    for lp in ex.emitted.loops[1:]:
+        assert lp.reason.startswith("a cleanup loop"), lp
+    assert text.count("IOTK_LOOP(") == 1 and "iotk_loop_next(&iotk_loop_1)" in text
 
 
 def test_path_switching_wraps_every_path_argument(tmp_path):
-    _, text = kernel_of(tmp_path, """\
+    ex, text = kernel_of(tmp_path, """\
+        #include <fcntl.h>
         #include <stdio.h>
         #include <sys/stat.h>
+        #include <unistd.h>
+        #include "hdf5.h"
+        static int flags_of(int argc) { return argc > 9 ? O_RDWR : O_RDONLY; }
         int main(int argc, char **argv) {
             mkdir(argv[1], 0755);
             FILE *f = fopen(argv[2], "w");
             fwrite(argv, 1, 1, f);
             fclose(f);
             rename(argv[2], argv[3]);
+            const char *mode = "r";
+            FILE *in = fopen(argv[4], mode);
+            fclose(in);
+            H5Fclose(H5Fopen(argv[5], H5F_ACC_RDONLY, H5P_DEFAULT));
+            MPI_File fh;
+            MPI_File_open(MPI_COMM_WORLD, argv[6], MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+            MPI_File_close(&fh);
+            close(open(argv[7], flags_of(argc)));
             return 0;
         }
         """, path_prefix="/dev/shm/x")
-    assert "mkdir(iotk_path(argv[1]), 0755);" in text
-    assert 'FILE *f = fopen(iotk_open_path(argv[2]), "w");' in text
-    assert "rename(iotk_path(argv[2]), iotk_path(argv[3]));" in text
+    assert "mkdir(iotk_path(argv[1], 1), 0755);" in text
+    assert 'FILE *f = fopen(iotk_open_path(argv[2], iotk_fopen_writes("w")), "w");' in text
+    assert "rename(iotk_path(argv[2], 1), iotk_path(argv[3], 1));" in text
+    # reads stay where they are unless the kernel wrote the file: the mode decides at run time
+    assert 'FILE *in = fopen(iotk_open_path(argv[4], iotk_fopen_writes(mode)), mode);' in text
+    assert "iotk_open_path(argv[5], ((H5F_ACC_RDONLY) & H5F_ACC_RDWR) != 0)" in text
+    assert "iotk_open_path(argv[6], ((MPI_MODE_RDONLY) & MPI_MODE_RDONLY) == 0)" in text
+    assert "iotk_open_path(argv[7], 1)" in text and "the mode of open is not read" in " ".join(ex.emitted.notes)
 
 
 def test_nonlocal_jumps_are_unsupported(tmp_path):

@@ -42,8 +42,8 @@ int main(int argc, char **argv)
         break;
     } }
     printf("%ld %ld %ld %ld\n", outer, inner, empty, one);
-    for (int a = 1; a < argc; a++)
-        printf("%s\n", iotk_open_path(argv[a]));
+    for (int a = 1; a < argc; a++) /* +PATH: opened to write, -PATH: to read */
+        printf("%s\n", iotk_open_path(argv[a] + 1, argv[a][0] == '+'));
     return 0;
 }
 """
@@ -90,14 +90,30 @@ def test_fraction_is_overridden_at_run_time(support_program):
 
 def test_paths_move_under_the_prefix(support_program, tmp_path):
     prefix = tmp_path / "shm"
-    out, stats = run(support_program, "/abs/dir/f.h5", "rel/g.h5", "ufs:/x/y.dat",
+    out, stats = run(support_program, "+/abs/dir/f.h5", "+rel/g.h5", "+ufs:/x/y.dat",
                      IOTUNER_KERNEL_PATH_PREFIX=str(prefix) + "/")
     cwd = support_program.parent
     assert out[1:4] == [f"{prefix}/abs/dir/f.h5", f"{prefix}{cwd}/rel/g.h5", f"ufs:{prefix}/x/y.dat"]
     assert (prefix / "abs" / "dir").is_dir() and (prefix / str(cwd).lstrip("/") / "rel").is_dir()
     assert [o[0] for o in stats["opens"]] == out[1:4] and all(o[1] == 0 for o in stats["opens"])
-    out, _ = run(support_program, f"{prefix}/already/here")   # no prefix set at run time: unchanged
+    out, _ = run(support_program, f"+{prefix}/already/here")   # no prefix set at run time: unchanged
     assert out[1] == f"{prefix}/already/here"
+
+
+def test_only_outputs_move_under_the_prefix(support_program, tmp_path):
+    """A file opened to read stays where it is (an input of the application), unless the kernel wrote it
+    under the prefix before (a read-back of its own output)."""
+    prefix = tmp_path / "shm"
+    inp = tmp_path / "input.nml"
+    inp.write_text("n = 4\n")
+    written = prefix / str(tmp_path).lstrip("/") / "out.h5"
+    written.parent.mkdir(parents=True)
+    written.write_text("")
+    out, stats = run(support_program, f"-{inp}", f"-{tmp_path}/out.h5", f"+{inp}", "-ufs:/no/such.dat",
+                     IOTUNER_KERNEL_PATH_PREFIX=str(prefix))
+    assert out[1:5] == [str(inp), str(written), f"{prefix}{inp}", "ufs:/no/such.dat"]
+    assert not (prefix / "no").exists()   # a read creates no directories
+    assert [o[0] for o in stats["opens"]] == out[1:5]
 
 
 def manifest(tmp_path: Path, **changes) -> Path:

@@ -36,11 +36,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cflags", metavar="FLAGS", help="compile flags without a database (default -O2; HDF5's are added)")
     g.add_argument("--ldflags", metavar="FLAGS", help="link flags (default: the shared parallel HDF5 and -lm)")
     r = p.add_argument_group("reductions")
+    r.add_argument("--keep-compute", action="store_true",
+                   help="keep the compute that only makes the values written (by default the kernel writes buffers "
+                        "of the right sizes and layout without computing them; kept anyway when a compression "
+                        "filter is set, since the values then decide the bytes)")
     r.add_argument("--loop-fraction", type=float, default=1.0, metavar="F",
                    help="run this fraction of the iterations of loops containing I/O (at least one); the "
                         "manifest records the factor that scales the kernel's bytes back (default 1: no reduction)")
     r.add_argument("--path-prefix", metavar="DIR",
-                   help="move every path the kernel opens under DIR (e.g. /dev/shm/kern)")
+                   help="move every file the kernel writes under DIR (e.g. /dev/shm/kern); files it only reads "
+                        "stay where they are unless the kernel wrote them under DIR")
     v = p.add_argument_group("validation")
     v.add_argument("--no-validate", action="store_true", help="build only; the manifest says 'unvalidated'")
     v.add_argument("--ranks", type=int, default=2, metavar="N", help="MPI ranks (default 2)")
@@ -95,7 +100,7 @@ def main(args: argparse.Namespace) -> int:
         app_command=command, cwd=Path.cwd(),
         compile_commands=Path(args.compile_commands).resolve() if args.compile_commands else None,
         cc=args.cc, cflags=args.cflags, ldflags=args.ldflags, loop_fraction=args.loop_fraction,
-        path_prefix=args.path_prefix, launch=Launch(args.launcher, args.ranks, args.mpiexec or default_mpiexec()),
+        keep_compute=args.keep_compute, path_prefix=args.path_prefix, launch=Launch(args.launcher, args.ranks, args.mpiexec or default_mpiexec()),
         validate=not args.no_validate, repeats=args.repeats, tolerance=args.tolerance / 100, timeout=args.timeout)
     progress = (lambda s: None) if args.json else (lambda s: print(f"iotuner kernel: {s}", file=sys.stderr))
     try:

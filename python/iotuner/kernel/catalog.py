@@ -70,6 +70,20 @@ PATH_ARGS = {
     "MPI_File_open": (1,), "MPI_File_delete": (0,),
 }
 
+# Whether a path call writes (only files written move under --path-prefix; a file read stays where it
+# is unless the kernel wrote it there): True, False, or the C test of the call's mode argument (position,
+# template with {} for the argument's text).
+PATH_WRITES = {
+    "creat": True, "creat64": True, "truncate": True, "truncate64": True, "unlink": True, "mkdir": True,
+    "rename": True, "remove": True, "H5Fcreate": True, "H5Fdelete": True, "MPI_File_delete": True,
+    "access": False, "stat": False, "lstat": False, "stat64": False, "opendir": False, "H5Fis_hdf5": False,
+    "H5Fis_accessible": False,
+    "open": (1, "iotk_open_writes({})"), "open64": (1, "iotk_open_writes({})"),
+    "fopen": (1, "iotk_fopen_writes({})"), "fopen64": (1, "iotk_fopen_writes({})"),
+    "freopen": (1, "iotk_fopen_writes({})"), "freopen64": (1, "iotk_fopen_writes({})"),
+    "H5Fopen": (1, "(({}) & H5F_ACC_RDWR) != 0"), "MPI_File_open": (2, "(({}) & MPI_MODE_RDONLY) == 0"),
+}
+
 # Calls that start a phase (open a file): recorded by the kernel, so that the
 # validation knows which phases a reduced loop opened.
 OPENS = frozenset({"H5Fcreate", "H5Fopen", "MPI_File_open", "open", "open64", "creat", "creat64", "fopen",
@@ -107,3 +121,28 @@ def io_kind(name: str, arg_texts: list[str]) -> str | None:
 
 def is_logging(name: str) -> bool:
     return name in LOGGING
+
+# The data buffer of calls that move data (argument position): its size and place matter to the I/O, its
+# values do not, so by default the kernel keeps what allocates it and drops what computes its contents.
+DATA_ARG = {"H5Dwrite": 5, "H5Dread": 5, "H5Awrite": 2, "H5Aread": 2,
+            "write": 1, "read": 1, "pwrite": 1, "pread": 1, "pwrite64": 1, "pread64": 1, "fwrite": 0, "fread": 0}
+for _op in ("write", "read"):
+    for _v in ("", "_all", "_shared", "_ordered", "_all_begin", "_ordered_begin"):
+        DATA_ARG[f"MPI_File_{_op}{_v}"] = 1
+    for _v in ("", "_all", "_shared"):
+        DATA_ARG[f"MPI_File_i{_op}{_v}"] = 1
+    for _v in ("_at", "_at_all", "_at_all_begin"):
+        DATA_ARG[f"MPI_File_{_op}{_v}"] = 2
+    for _v in ("_at", "_at_all"):
+        DATA_ARG[f"MPI_File_i{_op}{_v}"] = 2
+
+# HDF5 filters whose output size depends on the values written: with one of these the values matter to
+# the bytes, so the kernel keeps the compute that makes them.
+VALUE_FILTERS = frozenset({"H5Pset_deflate", "H5Pset_szip", "H5Pset_scaleoffset", "H5Pset_filter"})
+
+# Calls that only release a handle or memory: a loop of nothing else is cleanup, never cut by loop reduction.
+_CLOSER = re.compile(r"^(H5[A-Z]*close(_async)?|MPI_\w+_free|MPI_File_close|close|fclose|free)$")
+
+
+def is_closer(name: str | None) -> bool:
+    return bool(name) and bool(_CLOSER.match(name))

@@ -24,6 +24,7 @@ class Options:
     ldflags: str | None = None
     loop_fraction: float = 1.0
     path_prefix: str | None = None
+    keep_compute: bool = False       # keep the compute that only makes the values written (kept anyway with compression)
     launch: Launch = field(default_factory=Launch)
     validate: bool = True
     repeats: int = 1
@@ -84,7 +85,8 @@ def discover_io(opts: Options, progress: Callable[[str], None] = lambda s: None)
     (opts.outdir / MANIFEST).unlink(missing_ok=True)   # never leave the manifest of an earlier kernel
     progress(f"formatting and parsing {len(opts.sources)} source file(s)")
     try:
-        ex = extract.extract(tc, loop_fraction=opts.loop_fraction, path_prefix=opts.path_prefix)
+        ex = extract.extract(tc, loop_fraction=opts.loop_fraction, path_prefix=opts.path_prefix,
+                             keep_compute=opts.keep_compute)
     except MarkerError as e:
         raise OptionsError(str(e)) from None
     except (ParseError, fmt.FormatError) as e:
@@ -94,6 +96,7 @@ def discover_io(opts: Options, progress: Callable[[str], None] = lambda s: None)
                         "lines_formatted": f.lines_formatted, "lines_kernel": f.lines_kernel}
                        for f in ex.emitted.files]
     data["functions"] = {"kept": ex.kept_functions, "dropped": ex.dropped_functions}
+    data["compute"] = {"kept": ex.compute_kept, "why": ex.compute_why}
     data["loops"] = [vars(lp) for lp in ex.emitted.loops]
     data["unsupported"] = [{"what": u.what, "where": u.where} for u in ex.unsupported]
     data["blocked_by_markers"] = ex.blocked

@@ -45,7 +45,9 @@ class Result:
     notes: list[str] = field(default_factory=list)
 
 
-def emit(prog: Program, loop_fraction: float, path_prefix: str | None) -> Result:
+def emit(prog: Program, loop_fraction: float, path_prefix: str | None, touch: bool = False) -> Result:
+    """touch: allocations fill their memory (the kernel computes no values into it, and untouched pages
+    would all be the system's zero page, cheaper to copy out of than the application's data)."""
     res = Result()
     written_by = _written_by(prog)
     names = _unique_names([s.path for s in prog.sources])
@@ -61,6 +63,8 @@ def emit(prog: Program, loop_fraction: float, path_prefix: str | None) -> Result
                     continue
                 if path_prefix or loop_fraction < 1.0:
                     _switch_paths(src, st, edits, res, bool(path_prefix))
+                if touch:
+                    _touch_allocations(st, edits)
                 if st.kind in ("for", "while", "do") and loop_fraction < 1.0 and _has_io(st):
                     _reduce(src, st, prog, written_by, edits, res)
         dropped = {f.key for f in src.funcs if not f.kept}
@@ -158,6 +162,15 @@ def _unique_names(paths: list[Path]) -> list[str]:
     return out
 
 
+def _touch_allocations(st: Stmt, edits: list) -> None:
+    """malloc -> iotk_malloc (and calloc): the same memory, written once."""
+    for call in st.calls:
+        if call.name in ("malloc", "calloc"):
+            name = next(iter(call.cursor.get_tokens()), None)
+            if name is not None and name.spelling == call.name:   # not inside a macro
+                edits.append((name.extent.start.offset, name.extent.end.offset, b"iotk_" + call.name.encode()))
+
+
 # ---------------------------------------------------------------- path switching
 
 def _switch_paths(src: Source, st: Stmt, edits: list, res: Result, switch: bool) -> None:
@@ -173,17 +186,49 @@ def _switch_paths(src: Source, st: Stmt, edits: list, res: Result, switch: bool)
             res.notes.append(f"{src.path.name}:{call.line}: the path of {call.name} is not switched "
                              "(the call is written inside a macro)")
             continue
+        writes = _writes(src, call, res)
         for i in positions:
             if i >= len(call.args):
                 continue
             arg = call.args[i]
             a, b = arg.extent.start.offset, arg.extent.end.offset
-            if not (toks[0].extent.start.offset < a < b <= call.cursor.extent.end.offset):
+            if not _inside(call, toks, arg):
                 res.notes.append(f"{src.path.name}:{call.line}: the path of {call.name} is not switched "
                                  "(its argument comes from a macro)")
                 continue
             edits.append((a, a, b"iotk_open_path(" if opens else b"iotk_path("))
-            edits.append((b, b, b")"))
+            edits.append((b, b, b", " + writes + b")"))
+
+
+def _inside(call, toks, arg) -> bool:
+    """The argument is written at the call, not produced by a macro."""
+    a, b = arg.extent.start.offset, arg.extent.end.offset
+    return toks[0].extent.start.offset < a < b <= call.cursor.extent.end.offset
+
+
+_HARMLESS = {"H5open", "H5check_version"}   # called by HDF5's constant macros (H5F_ACC_RDONLY)
+
+
+def _writes(src: Source, call, res: Result) -> bytes:
+    """C text that is true when the call writes the file: its mode argument tested, repeated (so only an
+    argument without side effects), else taken as a write."""
+    rule = catalog.PATH_WRITES.get(call.name, True)
+    if isinstance(rule, bool):
+        return b"1" if rule else b"0"
+    pos, template = rule
+    toks = list(call.cursor.get_tokens())
+    if pos < len(call.args) and _inside(call, toks, call.args[pos]):
+        arg = call.args[pos]
+        pure = not any((d.kind == CK.CALL_EXPR and d.spelling not in _HARMLESS) or (d.kind in (CK.UNARY_OPERATOR, CK.BINARY_OPERATOR,
+                                                             CK.COMPOUND_ASSIGNMENT_OPERATOR)
+                                                  and any(t.spelling in ("++", "--", "=") for t in d.get_tokens()))
+                       for d in arg.walk_preorder())
+        if pure:
+            text = src.text[arg.extent.start.offset:arg.extent.end.offset].decode(errors="replace")
+            return template.format(text).encode()
+    res.notes.append(f"{src.path.name}:{call.line}: the mode of {call.name} is not read (a call or side effect in "
+                     "it): the file is taken as written")
+    return b"1"
 
 
 # ---------------------------------------------------------------- loop reduction
@@ -200,10 +245,32 @@ def _has_io(loop: Stmt) -> bool:
     return any(s.is_root for s in loop.walk() if s is not loop)
 
 
+def _cleanup(loop: Stmt, prog: Program) -> bool:
+    """Every I/O call the loop makes, directly or through the functions it calls, only releases a
+    handle (H5Tclose, H5Dclose, MPI_File_close, close, fclose)."""
+    seen: set[str] = set()
+    closes = []
+
+    def only_closes(stmts) -> bool:
+        for s in stmts:
+            for call in s.calls:
+                callee = prog.funcs.get(call.key) if call.key else None
+                if call.io:
+                    if not catalog.is_closer(call.name):
+                        return False
+                    closes.append(call)
+                if callee is not None and callee.leads_to_io and callee.key not in seen:
+                    seen.add(callee.key)
+                    if not only_closes(callee.stmts):
+                        return False
+        return True
+    return only_closes(s for s in loop.walk() if s is not loop) and bool(closes)
+
+
 def _written_by(prog: Program) -> dict[Stmt, set[Var]]:
     out: dict[Stmt, set[Var]] = {}
     for cls, entries in prog.writers.items():
-        for st, _ in entries:
+        for st, *_ in entries:
             out.setdefault(st, set()).add(cls)
     return out
 
@@ -298,6 +365,11 @@ def _trip_count(src: Source, st: Stmt, prog: Program, written_by: dict) -> tuple
 def _reduce(src: Source, st: Stmt, prog: Program, written_by: dict, edits: list, res: Result) -> None:
     lid = len(res.loops) + 1
     header = src.text[st.start:src.text.find(b"\n", st.start)].decode(errors="replace").strip()
+    if _cleanup(st, prog):
+        res.loops.append(Loop(lid, src.path.name, st.line, header, False,
+                              "a cleanup loop (its I/O calls only close or free handles): cut, it would leave "
+                              "handles open"))
+        return
     if st.kind != "for":
         res.loops.append(Loop(lid, src.path.name, st.line, header, False,
                               f"a {st.kind} loop: its trip count is not known before it starts"))

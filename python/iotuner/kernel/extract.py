@@ -18,6 +18,8 @@ class Extraction:
     blocked: list[str]                       # needed statements a drop marker removed
     kept_functions: list[str]
     dropped_functions: list[str]
+    compute_kept: bool                       # the compute that only makes written values stays
+    compute_why: str
     formatted: dict[str, bytes] = field(default_factory=dict)   # kernel file name -> formatted original
 
 
@@ -33,7 +35,7 @@ def _index():
 
 
 def extract(toolchain: flags.Toolchain, *, loop_fraction: float = 1.0,
-            path_prefix: str | None = None) -> Extraction:
+            path_prefix: str | None = None, keep_compute: bool = False) -> Extraction:
     """Raises ParseError (the sources do not parse) or MarkerError (unbalanced markers)."""
     import clang.cindex as ci
     index = _index()
@@ -59,12 +61,22 @@ def extract(toolchain: flags.Toolchain, *, loop_fraction: float = 1.0,
             raise ParseError(f"libclang cannot parse {unit.source.name} with the application's flags: {shown}")
         prog.add_source(unit.source, text, tu)   # MarkerError: unbalanced markers, for the caller
     prog.finish()
-    marker = mark.run(prog)
-    result = emit.emit(prog, loop_fraction, path_prefix)
+    filters = prog.compression_filters()
+    if keep_compute:
+        why = "asked for (--keep-compute): the kernel computes the values it writes"
+    elif filters:
+        why = (f"a compression filter is set ({filters[0]}): the values decide the bytes written, so the kernel "
+               "computes them")
+    else:
+        why = "dropped: the kernel writes buffers of the application's sizes and layout without computing their values"
+    keep_compute = keep_compute or bool(filters)
+    marker = mark.run(prog, keep_compute)
+    result = emit.emit(prog, loop_fraction, path_prefix, touch=not keep_compute)
     names = {e.original: e.name for e in result.files}
     funcs = [f for f in prog.funcs.values() if f.rewritable]
     blocked = [f"{st.func.source.path.name}:{st.line} in {st.func.name}: "
                f"{_first_line(st)!r} {why}" for st, why in marker.blocked]
     return Extraction(prog, result, list(prog.unsupported), blocked,
                       sorted(f.name for f in funcs if f.kept), sorted(f.name for f in funcs if not f.kept),
+                      keep_compute, why,
                       {names[p]: t for p, t in formatted.items()})

@@ -10,10 +10,13 @@
  * the kernel whole with 1). iotk_open_path() also records each file opened
  * and the reduced loop running then, so each phase gets its own factor.
  *
- * Path switching: iotk_path() moves a path under IOTK_PATH_PREFIX (or
- * $IOTUNER_KERNEL_PATH_PREFIX), creating the directories it needs. */
+ * Path switching: iotk_path() moves a path the kernel writes under
+ * IOTK_PATH_PREFIX (or $IOTUNER_KERNEL_PATH_PREFIX), creating the directories
+ * it needs. A path it only reads moves only when the kernel wrote that file
+ * there: the application's inputs stay where they are. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,9 +153,31 @@ static void make_parents(char *path)
     }
 }
 
-const char *iotk_open_path(const char *path)
+void *iotk_malloc(size_t size)
 {
-    const char *out = iotk_path(path);
+    void *p = malloc(size);
+    return p ? memset(p, 0, size) : p; /* a write gives each page its own frame (not the zero page) */
+}
+
+void *iotk_calloc(size_t count, size_t size)
+{
+    void *p = calloc(count, size); /* checks count * size for overflow */
+    return p ? memset(p, 0, count * size) : p;
+}
+
+int iotk_open_writes(int flags)
+{
+    return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)) != 0;
+}
+
+int iotk_fopen_writes(const char *mode)
+{
+    return mode && strpbrk(mode, "wa+") != NULL;
+}
+
+const char *iotk_open_path(const char *path, int writes)
+{
+    const char *out = iotk_path(path, writes);
     start();
     if (!out || !getenv("IOTUNER_KERNEL_STATS") || nopens >= IOTK_MAX_OPENS)
         return out;
@@ -180,7 +205,7 @@ const char *iotk_open_path(const char *path)
     return out;
 }
 
-const char *iotk_path(const char *path)
+const char *iotk_path(const char *path, int writes)
 {
     static __thread char ring[8][PATH_MAX];
     static __thread unsigned next;
@@ -208,6 +233,8 @@ const char *iotk_path(const char *path)
                      rest[0] == '/' ? "" : "/", rest);
     if (n < 0 || n >= PATH_MAX)
         return path;
+    if (!writes)
+        return access(out + fs_len, F_OK) == 0 ? out : path; /* written by the kernel, else an input */
     make_parents(out + fs_len);
     return out;
 }

@@ -3,6 +3,8 @@
 #ifndef IOTK_H
 #define IOTK_H
 
+#include <stddef.h>
+
 /* One execution of a reduced loop: at most `limit` of its `trips` iterations run. */
 struct iotk_loop {
     int id;
@@ -14,8 +16,18 @@ struct iotk_loop {
 
 struct iotk_loop iotk_loop_enter(int id, long long trips);
 void iotk_loop_leave(struct iotk_loop *loop);
-const char *iotk_path(const char *path);
-const char *iotk_open_path(const char *path); /* iotk_path, and records the open for the validation */
+/* The path under the prefix when the call writes, or when it reads a file the kernel wrote there;
+ * else (an input of the application) the path as given. */
+const char *iotk_path(const char *path, int writes);
+const char *iotk_open_path(const char *path, int writes); /* iotk_path, and records the open for the validation */
+int iotk_open_writes(int flags);          /* open(2) flags that write or create */
+int iotk_fopen_writes(const char *mode);  /* fopen(3) modes that write or create */
+
+/* Allocations of a kernel without the compute: the memory is zeroed, so that its pages are the
+ * process's own, as the application's are after it computed into them. (Not realloc: what it keeps
+ * may be values the kernel needs.) */
+void *iotk_malloc(size_t size);
+void *iotk_calloc(size_t count, size_t size);
 
 static __inline__ int iotk_loop_next(struct iotk_loop *loop)
 {

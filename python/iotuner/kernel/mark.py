@@ -7,6 +7,13 @@ that assigns it: plain assignments, ++/--, declarations, writes through a
 pointer or into an element or member (all in one alias class), and calls that
 write through a pointer argument or to a global. A kept statement keeps its
 parents up to the function, and a kept function keeps what calls must see.
+
+Without the compute (the default): a variable that kept code uses only as the
+data buffer of an I/O call, in free() or under sizeof, or passes to a function
+whose parameter needs no more, is marked for its storage alone.
+Its declarations and the statements that say where its memory is (pointer and
+record assignments, allocations) are kept; the statements that only compute
+the numbers it holds are not, so a solver whose results are written goes.
 """
 
 from __future__ import annotations
@@ -18,9 +25,12 @@ from .model import Func, Program, Stmt, Var
 
 
 class Marker:
-    def __init__(self, prog: Program):
+    def __init__(self, prog: Program, keep_compute: bool = True):
         self.prog = prog
-        self.marked: set[Var] = set()
+        self.keep_compute = keep_compute
+        self.marked: set[Var] = set()     # classes whose values matter
+        self.stored: set[Var] = set()     # classes whose storage alone matters
+        self.links: dict[Var, list[tuple[set[Var], str]]] = {}   # parameter class -> arguments passed to it
         self.queue: deque = deque()
         self.blocked: list[tuple[Stmt, str]] = []   # needed, but inside a drop region (and why needed)
         self.labels: dict[tuple[Func, str], Stmt] = {}
@@ -51,11 +61,11 @@ class Marker:
 
     def _drain(self) -> None:
         while self.queue:
-            what, item, why = self.queue.popleft()
+            what, item, why, storage = self.queue.popleft()
             if what == "stmt":
                 self._stmt(item, why)
             else:
-                self._var(item, why)
+                self._var(item, why, storage)
 
     def _early_exits(self) -> bool:
         """Control dependence: a return, goto or exit before a kept statement decides whether
@@ -75,13 +85,23 @@ class Marker:
     # -- requests
     def keep(self, st: Stmt, why: str) -> None:
         if not st.kept:
-            self.queue.append(("stmt", st, why))
+            self.queue.append(("stmt", st, why, False))
 
-    def mark(self, v: Var, why: str) -> None:
+    def mark(self, v: Var, why: str, storage: bool = False) -> None:
+        """storage: only where the variable's memory is matters, not the values it holds."""
         cls = self.prog.find(v)
-        if cls not in self.marked:
-            self.marked.add(cls)
-            self.queue.append(("var", cls, why))
+        if cls in self.marked:
+            return
+        if storage and not self.keep_compute:
+            if cls not in self.stored:
+                self.stored.add(cls)
+                self.queue.append(("var", cls, why, True))
+            return
+        self.marked.add(cls)
+        self.queue.append(("var", cls, why, False))
+        for args, where in self.links.pop(cls, ()):   # the callee needs the values: so do its callers
+            for a in args:
+                self.mark(a, f"passed at {where} to a parameter whose values are used")
 
     def keep_whole(self, f: Func, why: str) -> None:
         """A function that runs in ways the slicer cannot see (called through a pointer, or not
@@ -118,8 +138,13 @@ class Marker:
             return
         st.kept, st.why = True, why
         here = f"line {st.line}"
-        for v in st.reads | st.writes:
+        values = st.reads | (st.writes - st.storage_writes)
+        for call in st.calls:
+            self._arguments(call, values, here)
+        for v in values:
             self.mark(v, f"used by {here} of {st.func.name}")
+        for v in (st.buffer_reads | st.storage_writes) - values:
+            self.mark(v, f"where memory is at {here} of {st.func.name}", storage=True)
         for key in st.func_refs:
             if key in self.prog.funcs:
                 self.keep_whole(self.prog.funcs[key], f"used as a value at {here}")
@@ -173,12 +198,32 @@ class Marker:
             if c.terminator:
                 self.keep(c, f"ends the block of line {st.line}")
 
-    def _var(self, cls: Var, why: str) -> None:
-        for st, via in self.prog.writers.get(cls, ()):
+    def _arguments(self, call, values: set[Var], here: str) -> None:
+        """Pointer arguments: an I/O call's data buffer and free() need only where the memory is; a user
+        function needs what its parameter needs (decided as the marking goes on); other external
+        functions read what the pointer reaches."""
+        callee = self.prog.funcs.get(call.key) if call.key else None
+        data = catalog.DATA_ARG.get(call.name or "")
+        for i, bases in enumerate(call.arg_bases):
+            if not bases or i == data or catalog.is_closer(call.name):
+                continue
+            if callee is None or i >= len(callee.params):
+                values |= bases
+                continue
+            param = self.prog.find(callee.params[i])
+            if param in self.marked or self.keep_compute:
+                values |= bases
+            else:
+                self.links.setdefault(param, []).append((bases, f"{here} of {call.stmt.func.name}"))
+
+    def _var(self, cls: Var, why: str, storage: bool) -> None:
+        for st, via, content in self.prog.writers.get(cls, ()):
+            if storage and content:
+                continue   # computes values of a buffer whose values nothing kept reads
             self.keep(st, f"assigns {cls.name} ({why})")
             if via is not None:
                 callee, i = via
-                self.mark(callee.params[i], f"{cls.name} is written through it at line {st.line}")
+                self.mark(callee.params[i], f"{cls.name} is written through it at line {st.line}", storage)
 
 
 def _endless(loop: Stmt) -> bool:
@@ -208,7 +253,7 @@ def _exits(loop: Stmt):
             yield st
 
 
-def run(prog: Program) -> Marker:
-    m = Marker(prog)
+def run(prog: Program, keep_compute: bool = True) -> Marker:
+    m = Marker(prog, keep_compute)
     m.run()
     return m

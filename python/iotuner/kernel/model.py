@@ -163,6 +163,8 @@ class Stmt:
     children: list["Stmt"] = field(default_factory=list)
     reads: set[Var] = field(default_factory=set)
     writes: set[Var] = field(default_factory=set)
+    storage_writes: set[Var] = field(default_factory=set)  # declared, or assigned a pointer or record: not values
+    buffer_reads: set[Var] = field(default_factory=set)    # used only as an I/O call's data buffer or under sizeof
     declares: list[Var] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     own: list[ci.Cursor] = field(default_factory=list)   # the statement's own expressions
@@ -254,7 +256,9 @@ class Program:
         self.address_taken: dict[str, tuple[str, list[str]]] = {}  # function key -> (name, where used as a value)
         self.global_func_refs: set[str] = set()     # functions named in initialisers of globals
         self.unsupported: list[Unsupported] = []
-        self.writers: dict[Var, list[tuple[Stmt, tuple[Func, int] | None]]] = {}
+        # per alias class: (statement, (callee, parameter) when written through a call, content) where content
+        # says the statement only changes values stored in the class (a number, not where memory is)
+        self.writers: dict[Var, list[tuple[Stmt, tuple[Func, int] | None, bool]]] = {}
         self.sends: list[Stmt] = []
 
     # -- union-find over variables: pointer assignments merge what can be reached
@@ -380,12 +384,15 @@ class Program:
             v = self.var(c)
             s.declares.append(v)
             s.writes.add(v)
+            s.storage_writes.add(v)
             for ch in c.get_children():
-                if ch.kind not in (CK.TYPE_REF,) and (ch.kind.is_expression()):
-                    if v.pointerish:
-                        for b in self.ptr_bases(ch):
-                            self.union(v, b)
-                self._expr(ch, s)
+                if v.pointerish and ch.kind != CK.TYPE_REF and ch.kind.is_expression():
+                    bases = self.ptr_bases(ch)
+                    for b in bases:
+                        self.union(v, b)
+                    self._buffer_expr(ch, s, bases)   # where the memory is, not what it holds
+                else:
+                    self._expr(ch, s)
             return
         if k == CK.BINARY_OPERATOR:
             op = binary_op(c)
@@ -393,21 +400,32 @@ class Program:
             if op == "=" and len(ch) == 2:
                 lhs = self.lvalue_bases(ch[0])
                 s.writes |= lhs
-                if is_pointerish(ch[0].type):
-                    for b in self.ptr_bases(ch[1]):
+                if is_pointerish(ch[0].type):   # a pointer or record assigned: where memory is
+                    s.storage_writes |= lhs
+                    rhs = self.ptr_bases(ch[1])
+                    for b in rhs:
                         for a in lhs:
                             self.union(a, b)
-        elif k == CK.COMPOUND_ASSIGNMENT_OPERATOR:
+                    self._buffer_expr(ch[0], s, lhs)
+                    self._buffer_expr(ch[1], s, rhs)
+                    return
+        elif k == CK.COMPOUND_ASSIGNMENT_OPERATOR or (k == CK.UNARY_OPERATOR and unary_op(c) in ("++", "--")):
             ch = list(c.get_children())
             if ch:
-                s.writes |= self.lvalue_bases(ch[0])
-        elif k == CK.UNARY_OPERATOR:
-            if unary_op(c) in ("++", "--"):
-                ch = list(c.get_children())
-                if ch:
-                    s.writes |= self.lvalue_bases(ch[0])
+                lhs = self.lvalue_bases(ch[0])
+                s.writes |= lhs
+                if is_pointerish(ch[0].type):   # p += k moves a pointer
+                    s.storage_writes |= lhs
+                    self._buffer_expr(ch[0], s, lhs)
+                    for rest in ch[1:]:
+                        self._expr(rest, s)
+                    return
         elif k == CK.CALL_EXPR:
             self._call(c, s)
+            return
+        elif k == CK.CXX_UNARY_EXPR:   # sizeof, alignof: the type matters, not the value
+            for ch in c.get_children():
+                self._buffer_expr(ch, s, None)
             return
         for ch in c.get_children():
             self._expr(ch, s)
@@ -448,8 +466,24 @@ class Program:
             call.io = catalog.io_kind(name, call.arg_texts)
         s.calls.append(call)
         s.func.calls.append(call)
-        for a in args:
-            self._expr(a, s)
+        data = catalog.DATA_ARG.get(name or "")
+        for i, a in enumerate(args):
+            if i == data or call.arg_bases[i]:
+                # the memory a pointer argument reaches: the marker decides what the callee needs of it
+                # (a data buffer and free() need where it is; a user function what its parameter needs)
+                self._buffer_expr(a, s, self.ptr_bases(a) if i == data else call.arg_bases[i])
+            else:
+                self._expr(a, s)
+
+    def _buffer_expr(self, c: ci.Cursor, s: Stmt, buffers: set[Var] | None) -> None:
+        """An expression whose variables matter for where memory is, not what it holds: the data buffer
+        of an I/O call (`buffers`, the memory it points into; offsets and indices in it are ordinary
+        reads) or the operand of sizeof (None: all of its variables)."""
+        outer, s.reads = s.reads, set()
+        self._expr(c, s)
+        inner, s.reads = s.reads, outer
+        for v in inner:
+            (s.buffer_reads if buffers is None or v in buffers else s.reads).add(v)
 
     def pseudo(self, name: str) -> Var:
         """The storage a pointer returned by function `name` points to, as one global
@@ -617,16 +651,22 @@ class Program:
     def _writers(self) -> None:
         for st in self.stmts:
             for v in st.writes:
-                self.writers.setdefault(self.find(v), []).append((st, None))
+                self.writers.setdefault(self.find(v), []).append((st, None, v not in st.storage_writes))
             for call in st.calls:
                 callee = self.funcs.get(call.key) if call.key else None
                 for i, bases in self.written_args(call):
+                    content = _points_to_values(call.args[i].type) and not catalog.is_closer(call.name)
                     for b in bases:
                         self.writers.setdefault(self.find(b), []).append(
-                            (st, (callee, i) if callee is not None and i < len(callee.params) else None))
+                            (st, (callee, i) if callee is not None and i < len(callee.params) else None, content))
                 if callee is not None:
                     for cls in callee.writes_globals:
-                        self.writers.setdefault(cls, []).append((st, None))
+                        self.writers.setdefault(cls, []).append((st, None, False))
+
+    def compression_filters(self) -> list[str]:
+        """Where the program sets an HDF5 filter whose output size depends on the data (file:line name)."""
+        return [f"{call.name} at {Path(str(call.cursor.location.file)).name}:{call.line}"
+                for st in self.stmts for call in st.calls if call.name in catalog.VALUE_FILTERS]
 
     def _io_reach(self) -> None:
         for f in self.funcs.values():
@@ -687,6 +727,17 @@ class Program:
                 g = self.funcs.get(call.key) if call.key else None
                 if g is not None and g.leads_to_io and not st.is_root:
                     st.is_root, st.root_why = True, f"calls {g.name}, which leads to I/O"
+
+
+def _points_to_values(t: ci.Type) -> bool:
+    """An argument of this type lets a call change numbers only (double *, void *), not pointers or records
+    that say where other memory is."""
+    t = canon(t)
+    if t.kind == TK.POINTER:
+        return not is_pointerish(t.get_pointee())
+    if t.kind in _ARRAYS:
+        return not is_pointerish(t.element_type)
+    return False
 
 
 def _shape(c: ci.Cursor) -> tuple[str, list[ci.Cursor], list[tuple[ci.Cursor, str]]]:

@@ -26,6 +26,8 @@ def render(k: Kernel) -> str:
     if fns:
         out.append(f"functions kept: {', '.join(fns.get('kept', [])) or '-'}")
         out.append(f"functions dropped: {', '.join(fns.get('dropped', [])) or '-'}")
+    if d.get("compute"):
+        out.append(f"compute of the values written: {d['compute']['why']}")
     for lp in d.get("loops", []):
         state = "reduced" if lp["reduced"] else f"not reduced: {lp['reason']}"
         out.append(f"loop {lp['id']} ({lp['file']}:{lp['line']}): {state}")
