@@ -23,7 +23,7 @@ EPILOG = """examples:
       --config a.json b.json c.json
   iotuner simulate job.darshan --ranks 4096 --platform my-cluster.json \\
       --config tuned.json
-  iotuner simulate run.json --platform here   # the measured run, as simulated here
+  iotuner simulate run.json --platform here   # the run itself, simulated here
 """
 
 
