@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`iotuner simulate` against this machine, and a paper's scaling result from its stated parameters.
+"""`iotuner simulate` against this machine.
 
   measure   time the validation matrix (bench_two_phase: 1, 2, 4, 8, 16 ranks x contiguous and strided x the
             settings below, a write phase then a read phase per run, every cell in several rounds, each round
@@ -12,7 +12,6 @@
   strategies  search strategies on the simulator (iotuner tune --simulate): VPIC-IO's write phase (a 2-rank run's
             report, bench/data/simulate-vpicio.json) at 1,024 ranks on 32 nodes of lustre-template; evaluations
             until a point within --target (99%) of the space's best predicted bandwidth (every point simulated once)
-  paper     VPIC-IO on Hopper as paper 001 (Table II) states it (not written yet)
 
 Every run uses MPIR_CVAR_NOLOCAL=1 (docs/machine.md: MPICH's shared-memory paths and hierarchical collectives
 off, what the many-rank tests use) and writes to /dev/shm; the measured phase time is the slowest rank's time
@@ -282,7 +281,6 @@ def main() -> int:
                     help="also measure collectives and exchanges on 3 to UPTO ranks (2: only the two-rank calibration)")
     t = sub.add_parser("table", help="the error table from the recorded measurements")
     t.add_argument("--worst", type=int, default=12)
-    sub.add_parser("paper", help="paper 001's VPIC-IO on Hopper, simulated")
     st = sub.add_parser("strategies", help="search strategies on the simulator at 1,024 ranks")
     st.add_argument("--seeds", type=int, default=10)
     st.add_argument("--budget", type=int, default=40)
@@ -295,7 +293,7 @@ def main() -> int:
         p.add_argument("--data", type=Path, default=DATA)
         p.add_argument("--platform", type=Path, default=PLATFORM)
     opts = ap.parse_args()
-    return {"measure": measure, "platform": platform, "table": table, "paper": paper,
+    return {"measure": measure, "platform": platform, "table": table,
             "strategies": strategies}[opts.what](opts) or 0
 
 
@@ -343,10 +341,6 @@ def strategies(opts) -> None:
             print(f"  {strategy:10s} {cell(counts, opts.budget):>14s}   per seed: "
                   f"{' '.join('-' if c is None else str(c) for c in counts)}", flush=True)
 
-
-
-def paper(opts) -> None:
-    raise SystemExit("bench/simulate paper: not written yet")
 
 
 if __name__ == "__main__":
