@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import native
+from . import mpiabi, native
 from .report import Report, ReportError, load
 
 
@@ -61,12 +61,16 @@ class RunResult:
 
 def environment(config: str | os.PathLike | None, report: str | os.PathLike,
                 base: Mapping[str, str] | None = None, verbose: bool = False,
-                count_ops: bool = False) -> dict[str, str]:
+                count_ops: bool = False, command: Sequence[str] = ()) -> dict[str, str]:
     """The environment that puts the runtime into every process of a job (with count_ops: counting mode,
-    the operations ROMIO makes inside each MPI-IO data call, in the report's access section)."""
+    the operations ROMIO makes inside each MPI-IO data call, in the report's access section). The runtime is
+    the one built for the MPI of the command (its launcher or its program: mpiabi), where there is one."""
     env = dict(os.environ if base is None else base)
-    lib = str(native.runtime_library())
+    abi = mpiabi.command_abi(command)
+    lib = str(native.runtime_library(abi))
     if count_ops:
+        if abi and abi != native.library_abi(native.runtime_library()):  # its wrappers have the main ABI's types
+            raise native.NativeMissing(f"counting mode needs the MPI the library was built for, not {abi}'s")
         lib = f"{lib}:{native.ops_library()}"
         env["IOTUNER_COUNT_OPS"] = "1"
     preload = env.get("LD_PRELOAD", "")
@@ -107,7 +111,7 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
         report = Path(tmpdir.name) / "report.json"
     report = Path(report)
     report.unlink(missing_ok=True)  # never read a stale report
-    full_env = environment(config, report, env, verbose, count_ops)
+    full_env = environment(config, report, env, verbose, count_ops, command)
     out = err = subprocess.PIPE if capture else None
     start = time.monotonic()
     proc = subprocess.Popen(list(command), cwd=cwd, env=full_env, stdout=out, stderr=err, text=True,

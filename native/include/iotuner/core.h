@@ -252,6 +252,12 @@ iot_status iot_explain_hint(const char *name, const char *requested, const char 
                             const char *fs_driver, int nnodes, int nprocs, const char *cb_config_list,
                             char *reason, size_t reasonlen);
 
+/* What Open MPI's OMPIO makes of a ROMIO hint. Its MPI_File_get_info hands back every key given, so the
+ * read-back cannot tell; OMPIO takes cb_nodes (its aggregator count), cb_buffer_size (its bytes per
+ * aggregator) and collective_buffering, and striping hints with its Lustre fs component only. Returns the
+ * status with its reason (empty when applied). */
+iot_status iot_explain_ompio_hint(const char *name, const char *fs_driver, char *reason, size_t reasonlen);
+
 /* File-system name for a statfs f_type magic ("ext4", "lustre", ...). */
 const char *iot_fs_name(int64_t magic);
 /* Is this a parallel file system whose striping iotuner can set? */

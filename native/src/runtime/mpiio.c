@@ -13,6 +13,7 @@
 #include "iotuner/signature.h"
 #include "abi.h"
 #include "comm.h"
+#include "mca.h"
 #include "module.h"
 #include "phases.h"
 #include "pmpi.h"
@@ -156,6 +157,11 @@ static void verify_hints(iot_phase *ph, MPI_Comm comm, MPI_File fh, const iot_se
     iot_phase_set_hints(ph, iot_buf_take(&b));
 
     char fstype[256], cb_list[256];
+#if defined(OPEN_MPI)
+    /* Open MPI hands back the info it was given, whatever its io component made of it: the component says */
+    const char *component = iot_mca_io_component();
+    int ompio = component && !strcmp(component, "ompio");
+#endif
     if (info_value(eff, "romio_filesystem_type", fstype, sizeof fstype))
         driver_from_info(fstype, ph->mpiio_driver, sizeof ph->mpiio_driver);
     else
@@ -173,6 +179,10 @@ static void verify_hints(iot_phase *ph, MPI_Comm comm, MPI_File fh, const iot_se
         iot_status st = iot_explain_hint(req[i]->name, req[i]->text, found ? val : NULL, ph->mpiio_driver,
                                          nnodes > 0 ? nnodes : iot_g.nnodes, nprocs, have_list ? cb_list : NULL,
                                          why, sizeof why);
+#if defined(OPEN_MPI)
+        if (ompio)
+            st = iot_explain_ompio_hint(req[i]->name, ph->mpiio_driver, why, sizeof why);
+#endif
         iot_phase_check(ph, "mpiio", req[i]->name, NULL, req[i]->text, found ? val : NULL, st, why);
     }
     iot_pmpi.Info_free(&eff);

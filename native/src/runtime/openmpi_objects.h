@@ -24,6 +24,12 @@
 #pragma weak ompi_mpi_op_bor
 #pragma weak ompi_mpi_byte
 #pragma weak ompi_mpi_int
+#pragma weak ompi_mpi_char
+#pragma weak ompi_mpi_unsigned
+#pragma weak ompi_mpi_long
+#pragma weak ompi_mpi_unsigned_long
+#pragma weak ompi_mpi_long_long_int
+#pragma weak ompi_mpi_unsigned_long_long
 #pragma weak ompi_mpi_double
 #pragma weak ompi_mpi_int64_t
 #pragma weak ompi_mpi_uint64_t
