@@ -17,6 +17,7 @@ import pytest
 
 from conftest import h5diff, kernel, mpi, write_json
 from iotuner import mpiabi, native, runner
+from iotuner.report import load
 from iotuner.tune.launch import local
 
 KERNELS = Path(__file__).parent.parent / "kernels"
@@ -215,3 +216,78 @@ def test_the_tune_launcher_skips_an_mpiexec_that_debian_alternatives_pick(tmp_pa
     (module / "mpiexec").chmod(0o755)
     monkeypatch.setenv("PATH", f"{module}{os.pathsep}{os.environ['PATH']}")
     assert local.default_mpiexec() == "mpiexec"
+
+
+OMPIO_KNOBS = {"fcoll": "two_phase", "num_aggregators": 1, "bytes_per_agg": "8M", "cycle_buffer_size": "64M"}
+OMPIO_READ_BACK = {"fcoll": "two_phase", "num_aggregators": "1", "bytes_per_agg": "8388608",
+                   "cycle_buffer_size": "67108864"}
+
+
+def _ompio_checks(report) -> dict[str, tuple[str, str | None, str]]:
+    """knob -> (status, effective, reason), the same in every phase"""
+    seen = {}
+    for phase in report.phases:
+        for c in phase["settings"]:
+            if c["layer"] == "ompio":
+                entry = (c["status"], c.get("effective"), c.get("reason") or "")
+                assert seen.setdefault(c["knob"], entry) == entry
+    return seen
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("component", ["ompio", "romio321"])
+def test_ompio_knobs_are_set_before_mpi_init_and_read_back(tmp_path, vpicio_openmpi, component):
+    """`iotuner run` puts the document's OMPIO knobs in the job's environment (OMPI_MCA_*); the runtime reads
+    Open MPI's values back through MPI_T at every open. Under romio321 they do not apply, and say so."""
+    _openmpi_runtime()
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "ompio": OMPIO_KNOBS})
+    env = runner.environment(cfg, tmp_path / "r.json")
+    assert env["OMPI_MCA_fcoll"] == "two_phase" and env["OMPI_MCA_io_ompio_bytes_per_agg"] == "8388608"
+    mca = ["--mca", "io", component] if component != "ompio" else []
+    result = runner.run(_openmpi_job(vpicio_openmpi, tmp_path / "out", *mca), config=cfg,
+                        report=tmp_path / "r.json", env=dict(os.environ, **OMPI_ROOT), capture=True, timeout=120)
+    assert result.ok and "vpicio verify: ok" in result.stdout, result.stdout + result.stderr
+    checks = _ompio_checks(result.report)
+    assert set(checks) == set(OMPIO_KNOBS) and len(result.report.phases) == 2
+    if component == "ompio":
+        assert {k: (st, eff) for k, (st, eff, _) in checks.items()} == {
+            k: ("applied", v) for k, v in OMPIO_READ_BACK.items()}
+    else:
+        assert {st for st, _, _ in checks.values()} == {"not_applicable"}
+        assert all("romio321" in why for _, _, why in checks.values())
+
+
+@pytest.mark.mpi
+def test_ompio_knobs_preloaded_without_iotuner_run_are_reported_changed(tmp_path, vpicio_openmpi):
+    """The library preloaded by hand cannot set Open MPI's parameters before MPI_Init in every process:
+    Open MPI's defaults are read back, and the reason says how to set them."""
+    lib = _openmpi_runtime()
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "ompio": {"bytes_per_agg": "8M"}})
+    env = {k: v for k, v in runner.environment(cfg, tmp_path / "r.json").items() if not k.startswith("OMPI_MCA_")}
+    env.update(OMPI_ROOT, LD_PRELOAD=str(lib))
+    r = subprocess.run(_openmpi_job(vpicio_openmpi, tmp_path / "out"), env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    checks = _ompio_checks(load(tmp_path / "r.json"))
+    status, effective, why = checks["bytes_per_agg"]
+    assert (status, effective) == ("changed", "33554432")  # Open MPI 4.1's default
+    assert "OMPI_MCA_io_ompio_bytes_per_agg" in why
+
+
+@pytest.mark.mpi
+def test_ompio_knobs_do_not_apply_to_an_mpich_job(tmp_path):
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "ompio": {"fcoll": "individual"}})
+    result = runner.run([*mpi(), kernel("vpicio"), "-n", "16K", "-o", str(tmp_path)], config=cfg,
+                        report=tmp_path / "r.json", capture=True, timeout=120)
+    assert result.ok, result.stderr
+    assert _ompio_checks(result.report)["fcoll"][0] == "not_applicable"
+
+
+def test_ompio_knobs_are_checked_like_any_other():
+    core = native.core()
+    assert core.check_settings('{"version": 1, "ompio": {"bytes_per_agg": "1G"}}')["groups"][0]["ompio"] == {
+        "bytes_per_agg": 1 << 30}
+    with pytest.raises(ValueError, match="bytes_per_agg"):
+        core.check_settings('{"version": 1, "ompio": {"bytes_per_agg": "2G"}}')  # Open MPI keeps it in an int
+    with pytest.raises(ValueError, match="fcoll"):
+        core.check_settings('{"version": 1, "ompio": {"fcoll": "romio"}}')

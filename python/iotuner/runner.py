@@ -6,6 +6,7 @@ import ctypes
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,7 @@ def environment(config: str | os.PathLike | None, report: str | os.PathLike,
     env["LD_PRELOAD"] = lib if not preload else f"{lib}:{preload}"
     if config is not None:
         env["IOTUNER_CONFIG"] = str(Path(config).resolve())
+        env.update(mca_environment(config))
     else:
         env.pop("IOTUNER_CONFIG", None)
     env["IOTUNER_REPORT"] = str(Path(report).resolve())
@@ -84,6 +86,25 @@ def environment(config: str | os.PathLike | None, report: str | os.PathLike,
     if verbose:
         env["IOTUNER_VERBOSE"] = "1"
     return env
+
+
+def mca_environment(config: str | os.PathLike) -> dict[str, str]:
+    """OMPI_MCA_<parameter> for the document's OMPIO knobs: Open MPI reads them from the environment at MPI_Init
+    (the launcher passes them on to the ranks), so they are process-wide; the runtime reads them back. A
+    document that does not parse sets none (the runtime says why)."""
+    try:  # a regular file only, as the runtime reads it: a FIFO is never waited on
+        if not stat.S_ISREG(os.stat(config).st_mode) or os.stat(config).st_size > 16 << 20:
+            return {}
+        doc = native.core().check_settings(Path(config).read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    mca = {k["name"]: k["mca"] for k in native.core().catalogue()["knobs"] if k["layer"] == "ompio" and k.get("mca")}
+    out = {}
+    for group in doc.get("groups", []):
+        for name, value in (group.get("ompio") or {}).items():
+            if name in mca:
+                out[f"OMPI_MCA_{mca[name]}"] = str(value).lower() if isinstance(value, bool) else str(value)
+    return out
 
 
 def with_kernels(path: str | None) -> str:

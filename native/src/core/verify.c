@@ -121,10 +121,8 @@ iot_status iot_explain_ompio_hint(const char *name, const char *fs_driver, char 
         {"romio_cb_read", "ompio.fcoll"},
         {"romio_no_indep_rw", "ompio.fcoll"},
         {"cb_config_list", "ompio.num_aggregators"},
-        {"romio_ds_write", "ompio.fbtl_posix_write_datasieving"},
-        {"romio_ds_read", "ompio.fbtl_posix_read_datasieving"},
-        {"ind_wr_buffer_size", "ompio.fbtl_posix_max_tmpbuf_size"},
-        {"ind_rd_buffer_size", "ompio.fbtl_posix_max_tmpbuf_size"},
+        {"ind_wr_buffer_size", "ompio.cycle_buffer_size"},
+        {"ind_rd_buffer_size", "ompio.cycle_buffer_size"},
     };
     reason[0] = 0;
     if (is_striping_hint(name)) {

@@ -188,6 +188,37 @@ static void verify_hints(iot_phase *ph, MPI_Comm comm, MPI_File fh, const iot_se
     iot_pmpi.Info_free(&eff);
 }
 
+/* OMPIO's knobs are MCA parameters Open MPI read at MPI_Init from the environment (`iotuner run` sets
+ * OMPI_MCA_<mca>): read back through MPI_T for each phase they apply to. */
+static void verify_ompio(iot_phase *ph)
+{
+    const iot_setting *s[16];
+    size_t n = iot_resolve(ph, NULL, IOT_LAYER_OMPIO, s, 16);
+    for (size_t i = 0; i < n; i++) {
+        const char *mca = s[i]->knob >= 0 ? iot_catalogue[s[i]->knob].mca : NULL;
+        char val[256] = "", why[256] = "";
+        iot_status st = IOT_STATUS_NOT_APPLICABLE;
+#if defined(OPEN_MPI)
+        const char *component = iot_mca_io_component();
+        if (component && strcmp(component, "ompio") != 0) {
+            snprintf(why, sizeof why, "files are opened by Open MPI's %s, not OMPIO", component);
+        } else if (!mca || !iot_mca_read(mca, val, sizeof val)) {
+            snprintf(why, sizeof why, "this Open MPI has no MCA parameter %s", mca ? mca : s[i]->name);
+            st = IOT_STATUS_DROPPED;
+        } else if (!strcmp(val, s[i]->text)) {
+            st = IOT_STATUS_APPLIED;
+        } else {
+            snprintf(why, sizeof why, "Open MPI reports %s=%s: set OMPI_MCA_%s in the job's environment before "
+                     "MPI_Init (iotuner run does)", mca, val, mca);
+            st = IOT_STATUS_CHANGED;
+        }
+#else
+        snprintf(why, sizeof why, "an Open MPI (OMPIO) parameter; this job's MPI-IO is ROMIO");
+#endif
+        iot_phase_check(ph, "ompio", s[i]->name, NULL, s[i]->text, val[0] ? val : NULL, st, why);
+    }
+}
+
 /* The application's info plus the requested hints, in *mine (to free); 0 when none were added. */
 static size_t with_hints(MPI_Info info, const iot_setting **hints, size_t n, MPI_Info *mine)
 {
@@ -327,6 +358,7 @@ int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_I
         if (!ph->retried) { /* a run that only measures reads the hints back too: the site's and ROMIO's */
             iot_internal++;
             verify_hints(ph, comm, *fh, hints, n);
+            verify_ompio(ph);
             iot_internal--;
         }
     } else if (own) {
