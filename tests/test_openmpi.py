@@ -291,3 +291,18 @@ def test_ompio_knobs_are_checked_like_any_other():
         core.check_settings('{"version": 1, "ompio": {"bytes_per_agg": "2G"}}')  # Open MPI keeps it in an int
     with pytest.raises(ValueError, match="fcoll"):
         core.check_settings('{"version": 1, "ompio": {"fcoll": "romio"}}')
+
+
+def test_a_slurm_job_script_preloads_the_build_of_the_applications_mpi(tmp_path, vpicio_openmpi):
+    """`iotuner tune --launcher slurm` writes a batch script per trial: srun names no MPI, so the program's
+    libmpi decides; the OMPIO knobs travel as OMPI_MCA_* (srun passes its environment to the tasks)."""
+    from iotuner.tune import config as cfg
+    from iotuner.tune.launch import slurm
+
+    lib = _openmpi_runtime()
+    doc = write_json(tmp_path / "s.json", {"version": 1, "ompio": {"num_aggregators": 2}})
+    launcher = slurm.Slurm(2, cfg.SlurmSpec(time_limit="5"), "iotuner-test")
+    script = launcher.batch_script([str(vpicio_openmpi)], config=doc, report=tmp_path / "r.json", cwd=tmp_path)
+    assert f"LD_PRELOAD={lib}" in script and "OMPI_MCA_io_ompio_num_aggregators=2" in script
+    script = launcher.batch_script([kernel("vpicio")], config=None, report=tmp_path / "r.json", cwd=tmp_path)
+    assert f"LD_PRELOAD={native.runtime_library()} " in script and "OMPI_MCA" not in script
