@@ -306,3 +306,12 @@ def test_a_slurm_job_script_preloads_the_build_of_the_applications_mpi(tmp_path,
     assert f"LD_PRELOAD={lib}" in script and "OMPI_MCA_io_ompio_num_aggregators=2" in script
     script = launcher.batch_script([kernel("vpicio")], config=None, report=tmp_path / "r.json", cwd=tmp_path)
     assert f"LD_PRELOAD={native.runtime_library()} " in script and "OMPI_MCA" not in script
+
+
+def test_counting_mode_is_refused_for_an_open_mpi_job(tmp_path):
+    """libiotuner_ops.so wraps ROMIO's PMPI calls with MPICH's types: never preloaded into Open MPI ranks."""
+    _openmpi_runtime()
+    with pytest.raises(native.NativeMissing, match="counting mode needs the MPI the library was built for"):
+        runner.environment(None, tmp_path / "r.json", count_ops=True, command=["mpirun.openmpi", "-n", "2", "x"])
+    env = runner.environment(None, tmp_path / "r.json", count_ops=True, command=["mpiexec.mpich", "-n", "2", "x"])
+    assert env["LD_PRELOAD"].endswith("libiotuner_ops.so")
