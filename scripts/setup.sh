@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 # MPICH and its parallel HDF5 are what iotuner is built and tested with.
 # slurm-wlm, munge and postgresql: the distributed-tuning tests start a throw-away
 # single-node cluster and database (scripts/slurm.sh, scripts/postgres.sh).
-# Open MPI and its HDF5 only for the test that the library stays inert in an
-# Open MPI job (tests/test_openmpi.py). Installing them flips Debian's mpicc /
+# Open MPI and its HDF5: the runtime's second build, for Open MPI jobs (lib/openmpi/libiotuner.so,
+# tests/test_openmpi.py). Installing them flips Debian's mpicc /
 # mpiexec / h5pcc alternatives to Open MPI; the build (CMakeLists.txt), the tune
 # launcher and the tests name MPICH's own wrappers, and the alternatives are put
 # back to MPICH right after this script installs Open MPI, as they were.

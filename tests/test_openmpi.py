@@ -1,9 +1,10 @@
-"""Under an MPI it was not built for, the library stays out of the way.
+"""Open MPI jobs: tuned and measured by the runtime built for Open MPI's ABI, left alone by another build.
 
-libiotuner.so is built against MPICH's mpi.h (an MPI_Comm is an int); in an
-Open MPI job it is a pointer. A site that preloads iotuner for every job must
-not crash its Open MPI jobs: the library sees the other ABI before MPI_Init,
-forwards every call untouched, applies no settings, and says so once.
+libiotuner.so is compiled against one mpi.h: MPICH's here (an MPI_Comm is an int), and a second build against
+Open MPI's (a pointer) sits in lib/openmpi/. `iotuner run` picks the build of the job's MPI (its launcher, or
+the libmpi its program links). A build that meets the other ABI (a site preloading one library for every job)
+must not crash the job: it sees the other ABI before MPI_Init, forwards every call untouched, applies no
+settings, and says so once.
 """
 
 import os
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import h5diff, kernel, mpi, write_json
-from iotuner import runner
+from iotuner import mpiabi, native, runner
+from iotuner.report import load
 from iotuner.tune.launch import local
 
 KERNELS = Path(__file__).parent.parent / "kernels"
@@ -43,23 +45,91 @@ def vpicio_openmpi(tmp_path_factory) -> Path:
     return exe
 
 
-def _openmpi_job(exe: Path, out: Path) -> list[str]:
+def _openmpi_job(exe: Path, out: Path, *mca: str) -> list[str]:
     out.mkdir()
-    return ["mpirun.openmpi", "--allow-run-as-root", "-n", "2", str(exe), "-n", "16K", "-r", "-o", str(out)]
+    return ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", *mca, "-n", "2", str(exe), "-n", "16K",
+            "-t", "2", "-r", "-o", str(out)]
+
+
+BYTES = 2 * 16384 * 8 * 4 * 2  # ranks x particles x variables x 4 bytes x steps
+
+
+def _openmpi_runtime() -> Path:
+    lib = native.runtime_library("openmpi")
+    if native.library_abi(lib) != "openmpi":
+        pytest.skip("no runtime built for Open MPI (needs mpicc.openmpi and h5pcc.openmpi at build time)")
+    return lib
 
 
 @pytest.mark.mpi
-def test_an_open_mpi_job_runs_untouched_under_iotuner_run(tmp_path, vpicio_openmpi):
+def test_iotuner_run_tunes_and_measures_an_open_mpi_job(tmp_path, vpicio_openmpi):
+    """A 2-rank Open MPI job writing and reading one shared file over two steps: the Open MPI build is
+    preloaded, the settings apply, and the report has the write and the read phase of both ranks, every byte
+    once (Open MPI's own files in its session directory are not phases)."""
+    _openmpi_runtime()
+    env = dict(os.environ, **OMPI_ROOT)
+    plain = subprocess.run(_openmpi_job(vpicio_openmpi, tmp_path / "plain"), env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert plain.returncode == 0 and "vpicio verify: ok" in plain.stdout, plain.stderr
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "hdf5": {"chunk_dims": [1024], "alignment": [0, "64K"]}})
+    result = runner.run(_openmpi_job(vpicio_openmpi, tmp_path / "tuned"), config=cfg, report=tmp_path / "r.json",
+                        env=env, capture=True, timeout=120)
+    assert result.ok and "vpicio verify: ok" in result.stdout, result.stdout + result.stderr
+    assert "warning" not in result.stderr, result.stderr
+    report = result.report
+    assert report.data["run"]["mpi_library"].startswith("Open MPI v4")
+    assert report.data["run"]["mpi_io_component"] == "ompio"  # Open MPI 4.1's default
+    phases = report.phases
+    assert [(p["kind"], p["ranks"], p["bytes_written"], p["bytes_read"]) for p in phases] == [
+        ("hdf5", 2, BYTES, 0), ("hdf5", 2, 0, BYTES)]
+    assert report.data["totals"]["bytes_written"] == BYTES and report.data["totals"]["bytes_read"] == BYTES
+    chunks = [c for c in report.checks(knob="chunk_dims") if c.get("dataset")]
+    assert len(chunks) == 16 and {c["status"] for c in chunks} == {"applied"}  # 8 variables x 2 steps
+    layout = subprocess.run(["h5dump", "-p", "-H", str(tmp_path / "tuned" / "vpicio.h5")], capture_output=True,
+                            text=True).stdout
+    assert "CHUNKED" in layout and "CONTIGUOUS" not in layout
+    assert h5diff(tmp_path / "plain" / "vpicio.h5", tmp_path / "tuned" / "vpicio.h5").returncode == 0
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("component", ["ompio", "romio321"])
+def test_hints_are_explained_by_the_io_component_that_opened_the_file(tmp_path, vpicio_openmpi, component):
+    """Open MPI's MPI_File_get_info hands back every key it was given, so the read-back asks which io
+    component opened the file (its MCA parameters, through MPI_T): OMPIO takes cb_nodes and cb_buffer_size
+    and ignores ROMIO's other hints, naming its own parameter instead; romio321 is ROMIO."""
+    _openmpi_runtime()
+    hints = {"romio_cb_write": "enable", "cb_config_list": "*:2", "cb_nodes": 2, "cb_buffer_size": "4M"}
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": hints})
+    mca = ["--mca", "io", component] if component != "ompio" else []
+    result = runner.run(_openmpi_job(vpicio_openmpi, tmp_path / "out", *mca), config=cfg,
+                        report=tmp_path / "r.json", env=dict(os.environ, **OMPI_ROOT), capture=True, timeout=120)
+    assert result.ok, result.stdout + result.stderr
+    assert result.report.data["run"]["mpi_io_component"] == component
+    status = {c["knob"]: (c["status"], c.get("reason") or "") for c in result.report.checks()
+              if c["knob"] in hints}
+    assert status["cb_nodes"][0] == status["cb_buffer_size"][0] == "applied"
+    if component == "ompio":
+        assert status["romio_cb_write"] == ("dropped", "ignored by OMPIO, use ompio.fcoll instead")
+        assert status["cb_config_list"] == ("dropped", "ignored by OMPIO, use ompio.num_aggregators instead")
+    else:
+        assert status["romio_cb_write"][0] == status["cb_config_list"][0] == "applied"
+
+
+@pytest.mark.mpi
+def test_the_mpich_build_leaves_an_open_mpi_job_untouched(tmp_path, vpicio_openmpi):
+    """A site that preloads the MPICH build for every job (no `iotuner run` to pick): the Open MPI job runs
+    as without it (it was a segmentation fault in MPI_Init, exit 139), with one warning."""
     env = dict(os.environ, **OMPI_ROOT)
     plain = subprocess.run(_openmpi_job(vpicio_openmpi, tmp_path / "plain"), env=env, capture_output=True,
                            text=True, timeout=120)
     assert plain.returncode == 0 and "vpicio verify: ok" in plain.stdout, plain.stderr
     # settings that would change the file's layout if they were applied
     cfg = write_json(tmp_path / "s.json", {"version": 1, "hdf5": {"chunk_dims": [1024], "alignment": [0, "64K"]}})
-    r = subprocess.run([sys.executable, "-m", "iotuner", "run", "--config", str(cfg), "--",
-                        *_openmpi_job(vpicio_openmpi, tmp_path / "tuned")], env=env, capture_output=True, text=True,
+    env = dict(runner.environment(cfg, tmp_path / "r.json"), **OMPI_ROOT)  # no command: the main (MPICH) build
+    assert native.library_abi(Path(env["LD_PRELOAD"].split(":")[0])) == "mpich"
+    r = subprocess.run(_openmpi_job(vpicio_openmpi, tmp_path / "tuned"), env=env, capture_output=True, text=True,
                        timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr  # it was a segmentation fault in MPI_Init (139)
+    assert r.returncode == 0, r.stdout + r.stderr
     assert "vpicio verify: ok" in r.stdout
     warnings = [line for line in (r.stdout + r.stderr).splitlines() if "warning" in line]
     assert len(warnings) == 1, r.stdout + r.stderr  # rank 0 only
@@ -68,16 +138,50 @@ def test_an_open_mpi_job_runs_untouched_under_iotuner_run(tmp_path, vpicio_openm
     layout = subprocess.run(["h5dump", "-p", "-H", str(tmp_path / "tuned" / "vpicio.h5")], capture_output=True,
                             text=True).stdout
     assert "CONTIGUOUS" in layout and "CHUNKED" not in layout  # no settings applied
+    assert not (tmp_path / "r.json").exists()
 
 
 @pytest.mark.mpi
-def test_an_open_mpi_loaded_after_start_is_seen_at_mpi_init(tmp_path):
+def test_the_open_mpi_build_leaves_an_mpich_job_untouched(tmp_path):
+    """The other way round: the Open MPI build preloaded into an MPICH job forwards everything."""
+    env = runner.environment(None, tmp_path / "r.json")
+    env["LD_PRELOAD"] = str(_openmpi_runtime())
+    r = subprocess.run([*mpi(), kernel("vpicio"), "-n", "16K", "-r", "-o", str(tmp_path)], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "vpicio verify: ok" in r.stdout, r.stdout + r.stderr
+    warnings = [line for line in (r.stdout + r.stderr).splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "built for (Open MPI)" in warnings[0], r.stdout + r.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_iotuner_run_picks_the_build_of_the_jobs_mpi(tmp_path, vpicio_openmpi):
+    """By the launcher's real name (Debian's alternatives and a module's mpirun are links to it), else by the
+    libmpi the program loads; a program of no known MPI gets the main build."""
+    lib = _openmpi_runtime()
+    assert mpiabi.command_abi(["mpirun.openmpi", "-n", "2", "anything"]) == "openmpi"
+    assert mpiabi.command_abi(["mpiexec.mpich", "-n", "2", "anything"]) == "mpich"
+    assert mpiabi.command_abi(["srun", "-n", "2", str(vpicio_openmpi)]) == "openmpi"  # srun names no MPI
+    assert mpiabi.command_abi([kernel("vpicio")]) == "mpich"
+    assert mpiabi.command_abi(["sh", "-c", "true"]) is None
+    env = runner.environment(None, tmp_path / "r.json", command=["srun", str(vpicio_openmpi)])
+    assert env["LD_PRELOAD"] == str(lib)
+    main = native.runtime_library()
+    assert runner.environment(None, tmp_path / "r.json", command=["sh"])["LD_PRELOAD"] == str(main) != str(lib)
+    assert native.runtime_abis() == ["mpich", "openmpi"]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("build", ["mpich", "openmpi"])
+def test_an_open_mpi_loaded_after_start_is_seen_at_mpi_init(tmp_path, build):
     """A process that loads its MPI with dlopen (Python's mpi4py does) after the library started: MPI_Init
-    finds the other ABI, and every later MPI call goes straight to Open MPI."""
+    finds the other ABI (or, for the Open MPI build, Open MPI's handles unbound: they are weak references
+    bound at load), and every later MPI call goes straight to Open MPI."""
     _openmpi_hdf5()
     exe = tmp_path / "late_mpi"
     subprocess.run(["gcc", "-O1", str(PROGRAMS / "late_mpi.c"), "-o", str(exe), "-ldl"], check=True)
     env = dict(runner.environment(None, tmp_path / "r.json"), **OMPI_ROOT)
+    if build == "openmpi":
+        env["LD_PRELOAD"] = str(_openmpi_runtime())
     r = subprocess.run([str(exe), "libmpi.so.40", str(tmp_path / "data.bin")], env=env, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0 and "late_mpi: ok" in r.stdout, r.stdout + r.stderr
@@ -112,3 +216,102 @@ def test_the_tune_launcher_skips_an_mpiexec_that_debian_alternatives_pick(tmp_pa
     (module / "mpiexec").chmod(0o755)
     monkeypatch.setenv("PATH", f"{module}{os.pathsep}{os.environ['PATH']}")
     assert local.default_mpiexec() == "mpiexec"
+
+
+OMPIO_KNOBS = {"fcoll": "two_phase", "num_aggregators": 1, "bytes_per_agg": "8M", "cycle_buffer_size": "64M"}
+OMPIO_READ_BACK = {"fcoll": "two_phase", "num_aggregators": "1", "bytes_per_agg": "8388608",
+                   "cycle_buffer_size": "67108864"}
+
+
+def _ompio_checks(report) -> dict[str, tuple[str, str | None, str]]:
+    """knob -> (status, effective, reason), the same in every phase"""
+    seen = {}
+    for phase in report.phases:
+        for c in phase["settings"]:
+            if c["layer"] == "ompio":
+                entry = (c["status"], c.get("effective"), c.get("reason") or "")
+                assert seen.setdefault(c["knob"], entry) == entry
+    return seen
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("component", ["ompio", "romio321"])
+def test_ompio_knobs_are_set_before_mpi_init_and_read_back(tmp_path, vpicio_openmpi, component):
+    """`iotuner run` puts the document's OMPIO knobs in the job's environment (OMPI_MCA_*); the runtime reads
+    Open MPI's values back through MPI_T at every open. Under romio321 they do not apply, and say so."""
+    _openmpi_runtime()
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "ompio": OMPIO_KNOBS})
+    env = runner.environment(cfg, tmp_path / "r.json")
+    assert env["OMPI_MCA_fcoll"] == "two_phase" and env["OMPI_MCA_io_ompio_bytes_per_agg"] == "8388608"
+    mca = ["--mca", "io", component] if component != "ompio" else []
+    result = runner.run(_openmpi_job(vpicio_openmpi, tmp_path / "out", *mca), config=cfg,
+                        report=tmp_path / "r.json", env=dict(os.environ, **OMPI_ROOT), capture=True, timeout=120)
+    assert result.ok and "vpicio verify: ok" in result.stdout, result.stdout + result.stderr
+    checks = _ompio_checks(result.report)
+    assert set(checks) == set(OMPIO_KNOBS) and len(result.report.phases) == 2
+    if component == "ompio":
+        assert {k: (st, eff) for k, (st, eff, _) in checks.items()} == {
+            k: ("applied", v) for k, v in OMPIO_READ_BACK.items()}
+    else:
+        assert {st for st, _, _ in checks.values()} == {"not_applicable"}
+        assert all("romio321" in why for _, _, why in checks.values())
+
+
+@pytest.mark.mpi
+def test_ompio_knobs_preloaded_without_iotuner_run_are_reported_changed(tmp_path, vpicio_openmpi):
+    """The library preloaded by hand cannot set Open MPI's parameters before MPI_Init in every process:
+    Open MPI's defaults are read back, and the reason says how to set them."""
+    lib = _openmpi_runtime()
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "ompio": {"bytes_per_agg": "8M"}})
+    env = {k: v for k, v in runner.environment(cfg, tmp_path / "r.json").items() if not k.startswith("OMPI_MCA_")}
+    env.update(OMPI_ROOT, LD_PRELOAD=str(lib))
+    r = subprocess.run(_openmpi_job(vpicio_openmpi, tmp_path / "out"), env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    checks = _ompio_checks(load(tmp_path / "r.json"))
+    status, effective, why = checks["bytes_per_agg"]
+    assert (status, effective) == ("changed", "33554432")  # Open MPI 4.1's default
+    assert "OMPI_MCA_io_ompio_bytes_per_agg" in why
+
+
+@pytest.mark.mpi
+def test_ompio_knobs_do_not_apply_to_an_mpich_job(tmp_path):
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "ompio": {"fcoll": "individual"}})
+    result = runner.run([*mpi(), kernel("vpicio"), "-n", "16K", "-o", str(tmp_path)], config=cfg,
+                        report=tmp_path / "r.json", capture=True, timeout=120)
+    assert result.ok, result.stderr
+    assert _ompio_checks(result.report)["fcoll"][0] == "not_applicable"
+
+
+def test_ompio_knobs_are_checked_like_any_other():
+    core = native.core()
+    assert core.check_settings('{"version": 1, "ompio": {"bytes_per_agg": "1G"}}')["groups"][0]["ompio"] == {
+        "bytes_per_agg": 1 << 30}
+    with pytest.raises(ValueError, match="bytes_per_agg"):
+        core.check_settings('{"version": 1, "ompio": {"bytes_per_agg": "2G"}}')  # Open MPI keeps it in an int
+    with pytest.raises(ValueError, match="fcoll"):
+        core.check_settings('{"version": 1, "ompio": {"fcoll": "romio"}}')
+
+
+def test_a_slurm_job_script_preloads_the_build_of_the_applications_mpi(tmp_path, vpicio_openmpi):
+    """`iotuner tune --launcher slurm` writes a batch script per trial: srun names no MPI, so the program's
+    libmpi decides; the OMPIO knobs travel as OMPI_MCA_* (srun passes its environment to the tasks)."""
+    from iotuner.tune import config as cfg
+    from iotuner.tune.launch import slurm
+
+    lib = _openmpi_runtime()
+    doc = write_json(tmp_path / "s.json", {"version": 1, "ompio": {"num_aggregators": 2}})
+    launcher = slurm.Slurm(2, cfg.SlurmSpec(time_limit="5"), "iotuner-test")
+    script = launcher.batch_script([str(vpicio_openmpi)], config=doc, report=tmp_path / "r.json", cwd=tmp_path)
+    assert f"LD_PRELOAD={lib}" in script and "OMPI_MCA_io_ompio_num_aggregators=2" in script
+    script = launcher.batch_script([kernel("vpicio")], config=None, report=tmp_path / "r.json", cwd=tmp_path)
+    assert f"LD_PRELOAD={native.runtime_library()} " in script and "OMPI_MCA" not in script
+
+
+def test_counting_mode_is_refused_for_an_open_mpi_job(tmp_path):
+    """libiotuner_ops.so wraps ROMIO's PMPI calls with MPICH's types: never preloaded into Open MPI ranks."""
+    _openmpi_runtime()
+    with pytest.raises(native.NativeMissing, match="counting mode needs the MPI the library was built for"):
+        runner.environment(None, tmp_path / "r.json", count_ops=True, command=["mpirun.openmpi", "-n", "2", "x"])
+    env = runner.environment(None, tmp_path / "r.json", count_ops=True, command=["mpiexec.mpich", "-n", "2", "x"])
+    assert env["LD_PRELOAD"].endswith("libiotuner_ops.so")

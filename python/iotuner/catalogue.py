@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from . import native
 
-LAYERS = ("hdf5", "mpiio", "lustre")
+LAYERS = ("hdf5", "mpiio", "lustre", "ompio")
 
 
 @dataclass(frozen=True)

@@ -157,17 +157,21 @@ def _left_out(group: dict, layers: Iterable[str], why: str) -> list[str]:
     return [f"{layer}.{k} ({_where(group)}): {why}" for layer in layers for k in group.get(layer, {})]
 
 
+OMPIO_IS_MCA = "not an MPI-IO hint: an Open MPI MCA parameter (OMPI_MCA_<parameter> in the job's environment)"
+
+
 def to_romio_hints(doc: dict) -> Export:
     """The MPI-IO hints of the groups for every file, merged in order (a later group wins)."""
     merged: dict[str, Any] = {}
     left: list[str] = []
     for g in _groups(doc):
         if "file" in g or "dataset" in g:
-            left += _left_out(g, ("hdf5", "mpiio", "lustre"), "ROMIO_HINTS applies to every file alike")
+            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio"), "ROMIO_HINTS applies to every file alike")
             continue
         merged.update(g.get("mpiio", {}))
         left += _left_out(g, ("hdf5",), "not an MPI-IO hint")
         left += _left_out(g, ("lustre",), "not an MPI-IO hint (mpiio.striping_factor / striping_unit are)")
+        left += _left_out(g, ("ompio",), OMPIO_IS_MCA)
     lines = ["# ROMIO hints from an iotuner settings document: export ROMIO_HINTS=<this file>"]
     lines += [f"{k} {_text(v)}" for k, v in merged.items()]
     return Export("\n".join(lines) + "\n", left)
@@ -178,7 +182,7 @@ def to_mpich_mpiio_hints(doc: dict) -> Export:
     entries, left = [], []
     for g in _groups(doc):
         if "dataset" in g:
-            left += _left_out(g, ("hdf5", "mpiio", "lustre"), "MPICH_MPIIO_HINTS has no datasets")
+            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio"), "MPICH_MPIIO_HINTS has no datasets")
             continue
         hints = g.get("mpiio", {})
         bad = [k for k, v in hints.items() if any(c in _text(v) for c in ",:=")]
@@ -193,6 +197,7 @@ def to_mpich_mpiio_hints(doc: dict) -> Export:
             else:
                 entries.append(":".join([pattern, *pairs]))
         left += _left_out(g, ("hdf5", "lustre"), "not an MPI-IO hint")
+        left += _left_out(g, ("ompio",), OMPIO_IS_MCA)
     return Export(",".join(entries) + "\n", left)
 
 
@@ -214,8 +219,10 @@ def to_h5tuner_xml(doc: dict) -> Export:
     for g in _groups(doc):
         file_name = g.get("file")
         if file_name is not None and (any(c in file_name for c in "*?[") or "/" in file_name):
-            left += _left_out(g, ("hdf5", "mpiio", "lustre"), "H5Tuner's FileName names one file, not a pattern")
+            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio"),
+                              "H5Tuner's FileName names one file, not a pattern")
             continue
+        left += _left_out(g, ("ompio",), OMPIO_IS_MCA)
         attrs = {"FileName": file_name} if file_name else {}
         for knob, value in g.get("hdf5", {}).items():
             if knob not in _H5TUNER_HDF5:

@@ -43,9 +43,30 @@ def lib_dir() -> Path:
     return next(d / lib for lib in LIBDIRS if (d / lib / "libiotuner.so").exists())
 
 
-def runtime_library() -> Path:
-    """The LD_PRELOAD library."""
-    return lib_dir() / "libiotuner.so"
+def runtime_library(abi: str | None = None) -> Path:
+    """The LD_PRELOAD library; for an MPI ABI ("mpich", "openmpi"), the one built for it: libiotuner.so when
+    its libiotuner.abi names that ABI, else <abi>/libiotuner.so beside it. Without a build for that ABI, the
+    main one (which stays out of the way of another ABI's job: docs/runtime.md, Fail-open)."""
+    main = lib_dir() / "libiotuner.so"
+    if abi is None or library_abi(main) in (abi, None):
+        return main
+    other = lib_dir() / abi / "libiotuner.so"
+    return other if other.exists() else main
+
+
+def library_abi(lib: Path) -> str | None:
+    """The MPI ABI a runtime library was built for (its libiotuner.abi, written by the build)."""
+    try:
+        return (lib.parent / "libiotuner.abi").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def runtime_abis() -> list[str]:
+    """The MPI ABIs this installation has a runtime library for."""
+    main = library_abi(lib_dir() / "libiotuner.so")
+    others = sorted(d.name for d in lib_dir().iterdir() if (d / "libiotuner.so").exists() and d.name != main)
+    return ([main] if main else []) + others
 
 
 def ops_library() -> Path:

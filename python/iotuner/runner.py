@@ -6,6 +6,7 @@ import ctypes
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import native
+from . import mpiabi, native
 from .report import Report, ReportError, load
 
 
@@ -61,18 +62,23 @@ class RunResult:
 
 def environment(config: str | os.PathLike | None, report: str | os.PathLike,
                 base: Mapping[str, str] | None = None, verbose: bool = False,
-                count_ops: bool = False) -> dict[str, str]:
+                count_ops: bool = False, command: Sequence[str] = ()) -> dict[str, str]:
     """The environment that puts the runtime into every process of a job (with count_ops: counting mode,
-    the operations ROMIO makes inside each MPI-IO data call, in the report's access section)."""
+    the operations ROMIO makes inside each MPI-IO data call, in the report's access section). The runtime is
+    the one built for the MPI of the command (its launcher or its program: mpiabi), where there is one."""
     env = dict(os.environ if base is None else base)
-    lib = str(native.runtime_library())
+    abi = mpiabi.command_abi(command)
+    lib = str(native.runtime_library(abi))
     if count_ops:
+        if abi and abi != native.library_abi(native.runtime_library()):  # its wrappers have the main ABI's types
+            raise native.NativeMissing(f"counting mode needs the MPI the library was built for, not {abi}'s")
         lib = f"{lib}:{native.ops_library()}"
         env["IOTUNER_COUNT_OPS"] = "1"
     preload = env.get("LD_PRELOAD", "")
     env["LD_PRELOAD"] = lib if not preload else f"{lib}:{preload}"
     if config is not None:
         env["IOTUNER_CONFIG"] = str(Path(config).resolve())
+        env.update(mca_environment(config))
     else:
         env.pop("IOTUNER_CONFIG", None)
     env["IOTUNER_REPORT"] = str(Path(report).resolve())
@@ -80,6 +86,25 @@ def environment(config: str | os.PathLike | None, report: str | os.PathLike,
     if verbose:
         env["IOTUNER_VERBOSE"] = "1"
     return env
+
+
+def mca_environment(config: str | os.PathLike) -> dict[str, str]:
+    """OMPI_MCA_<parameter> for the document's OMPIO knobs: Open MPI reads them from the environment at MPI_Init
+    (the launcher passes them on to the ranks), so they are process-wide; the runtime reads them back. A
+    document that does not parse sets none (the runtime says why)."""
+    try:  # a regular file only, as the runtime reads it: a FIFO is never waited on
+        if not stat.S_ISREG(os.stat(config).st_mode) or os.stat(config).st_size > 16 << 20:
+            return {}
+        doc = native.core().check_settings(Path(config).read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    mca = {k["name"]: k["mca"] for k in native.core().catalogue()["knobs"] if k["layer"] == "ompio" and k.get("mca")}
+    out = {}
+    for group in doc.get("groups", []):
+        for name, value in (group.get("ompio") or {}).items():
+            if name in mca:
+                out[f"OMPI_MCA_{mca[name]}"] = str(value).lower() if isinstance(value, bool) else str(value)
+    return out
 
 
 def with_kernels(path: str | None) -> str:
@@ -107,7 +132,7 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
         report = Path(tmpdir.name) / "report.json"
     report = Path(report)
     report.unlink(missing_ok=True)  # never read a stale report
-    full_env = environment(config, report, env, verbose, count_ops)
+    full_env = environment(config, report, env, verbose, count_ops, command)
     out = err = subprocess.PIPE if capture else None
     start = time.monotonic()
     proc = subprocess.Popen(list(command), cwd=cwd, env=full_env, stdout=out, stderr=err, text=True,

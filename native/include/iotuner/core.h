@@ -29,7 +29,7 @@ void iot_format_size(int64_t bytes, char *out, size_t outlen);
 
 /* ---- knob catalogue ---- */
 
-typedef enum { IOT_LAYER_HDF5, IOT_LAYER_MPIIO, IOT_LAYER_LUSTRE, IOT_LAYER_COUNT } iot_layer;
+typedef enum { IOT_LAYER_HDF5, IOT_LAYER_MPIIO, IOT_LAYER_LUSTRE, IOT_LAYER_OMPIO, IOT_LAYER_COUNT } iot_layer;
 
 typedef enum {
     IOT_TYPE_SIZE,      /* bytes */
@@ -49,7 +49,8 @@ typedef enum {
     IOT_APPLY_DATASET_CREATE, /* HDF5 dataset-creation property list, at H5Dcreate */
     IOT_APPLY_TRANSFER,       /* HDF5 transfer property list, at H5Dwrite / H5Dread */
     IOT_APPLY_MPI_HINT,       /* MPI_Info hint, at MPI_File_open */
-    IOT_APPLY_FILE_LAYOUT     /* file-system layout, before the file is created */
+    IOT_APPLY_FILE_LAYOUT,    /* file-system layout, before the file is created */
+    IOT_APPLY_MCA             /* Open MPI MCA parameter: the job's environment, before MPI_Init */
 } iot_apply_point;
 
 /* Every catalogued knob; the catalogue is indexed by these, and the runtime
@@ -83,6 +84,10 @@ typedef enum {
     IOT_KNOB_STRIPE_COUNT,
     IOT_KNOB_STRIPE_SIZE,
     IOT_KNOB_LAYOUT,
+    IOT_KNOB_OMPIO_FCOLL,
+    IOT_KNOB_OMPIO_NUM_AGGREGATORS,
+    IOT_KNOB_OMPIO_BYTES_PER_AGG,
+    IOT_KNOB_OMPIO_CYCLE_BUFFER_SIZE,
     IOT_KNOBS
 } iot_knob_id;
 
@@ -112,6 +117,7 @@ typedef struct {
     int capped_by_nodes;               /* MPI-IO: the library caps it by the node count (its read-back needs it) */
     int striping_hint;                 /* MPI-IO: only ROMIO's Lustre and GPFS drivers honour it */
     iot_lustre_part lustre_part;       /* Lustre: layout and plain striping replace each other */
+    const char *mca;                   /* OMPIO: the Open MPI MCA parameter (OMPI_MCA_<mca> before MPI_Init) */
 } iot_knob;
 
 extern const iot_knob iot_catalogue[IOT_KNOBS];
@@ -251,6 +257,12 @@ const char *iot_status_name(iot_status s);
 iot_status iot_explain_hint(const char *name, const char *requested, const char *effective,
                             const char *fs_driver, int nnodes, int nprocs, const char *cb_config_list,
                             char *reason, size_t reasonlen);
+
+/* What Open MPI's OMPIO makes of a ROMIO hint. Its MPI_File_get_info hands back every key given, so the
+ * read-back cannot tell; OMPIO takes cb_nodes (its aggregator count), cb_buffer_size (its bytes per
+ * aggregator) and collective_buffering, and striping hints with its Lustre fs component only. Returns the
+ * status with its reason (empty when applied). */
+iot_status iot_explain_ompio_hint(const char *name, const char *fs_driver, char *reason, size_t reasonlen);
 
 /* File-system name for a statfs f_type magic ("ext4", "lustre", ...). */
 const char *iot_fs_name(int64_t magic);

@@ -12,6 +12,8 @@
 #define GiB (1024.0 * MiB)
 
 #define ROMIO "ROMIO (MPICH, Cray MPICH, Intel MPI, Open MPI's romio component)"
+#define OMPIO "Open MPI's OMPIO io component (its default)"
+#define MCA_INT "Open MPI keeps it in a C int"
 #define H5PAR "HDF5 with the MPI-IO driver (parallel builds)"
 
 /* ROMIO keeps its buffer sizes in a C int: 2 GiB overflows it (a division by zero, an abort) */
@@ -170,11 +172,28 @@ const iot_knob iot_catalogue[IOT_KNOBS] = {
         .lustre_part = IOT_LUSTRE_LAYOUT,
         .description = "full layout in lfs setstripe syntax, e.g. \"-E 256M -c 1 -E 4G -c 4 -E -1 -c -1\"; replaces stripe_count / "
      "stripe_size"},
+
+    /* ---- Open MPI's OMPIO: MCA parameters, read at MPI_Init (process-wide: `iotuner run` sets them) ---- */
+    [IOT_KNOB_OMPIO_FCOLL] = {.name = "fcoll", .layer = IOT_LAYER_OMPIO, .type = IOT_TYPE_ENUM,
+        .apply = IOT_APPLY_MCA, .choices = "vulcan|dynamic|dynamic_gen2|two_phase|individual", .mca = "fcoll",
+        .honoured_by = OMPIO, .description = "OMPIO's collective I/O component (individual: no aggregation)"},
+    [IOT_KNOB_OMPIO_NUM_AGGREGATORS] = {.name = "num_aggregators", .layer = IOT_LAYER_OMPIO, .type = IOT_TYPE_INT,
+        .apply = IOT_APPLY_MCA, .min = 1, .max = 1048576, .mca = "io_ompio_num_aggregators", .honoured_by = OMPIO,
+        .description = "aggregators of collective I/O (default: OMPIO chooses from the access pattern)"},
+    [IOT_KNOB_OMPIO_BYTES_PER_AGG] = {.name = "bytes_per_agg", .layer = IOT_LAYER_OMPIO, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_MCA, .min = ROMIO_BUFFER_MIN, .max = ROMIO_INT_MAX, .why_min = ROMIO_BUFFER_FLOOR,
+        .why_max = MCA_INT, .default_value = "33554432", .mca = "io_ompio_bytes_per_agg", .honoured_by = OMPIO,
+        .description = "collective I/O buffer per aggregator"},
+    [IOT_KNOB_OMPIO_CYCLE_BUFFER_SIZE] = {.name = "cycle_buffer_size", .layer = IOT_LAYER_OMPIO,
+        .type = IOT_TYPE_SIZE, .apply = IOT_APPLY_MCA, .min = ROMIO_BUFFER_MIN, .max = ROMIO_INT_MAX,
+        .why_min = ROMIO_BUFFER_FLOOR, .why_max = MCA_INT, .default_value = "536870912",
+        .mca = "io_ompio_cycle_buffer_size", .honoured_by = OMPIO,
+        .description = "bytes OMPIO reads or writes per cycle of an individual call"},
 };
 
 const size_t iot_catalogue_size = IOT_KNOBS;
 
-static const char *layer_names[] = {"hdf5", "mpiio", "lustre"};
+static const char *layer_names[] = {"hdf5", "mpiio", "lustre", "ompio"};
 
 const char *iot_layer_name(iot_layer layer)
 {
@@ -197,7 +216,7 @@ const char *iot_type_name(iot_type type)
 
 const char *iot_apply_point_name(iot_apply_point p)
 {
-    static const char *names[] = {"file_access", "dataset_create", "transfer", "mpi_hint", "file_layout"};
+    static const char *names[] = {"file_access", "dataset_create", "transfer", "mpi_hint", "file_layout", "mca_parameter"};
     return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
 
@@ -293,6 +312,8 @@ char *iot_catalogue_json(void)
         iot_jw_bool(&b, "parallel_only", k->parallel_only);
         iot_jw_string(&b, "requires", k->requires);
         iot_jw_string(&b, "honoured_by", k->honoured_by);
+        if (k->mca)
+            iot_jw_string(&b, "mca", k->mca);
         iot_jw_string(&b, "description", k->description);
         iot_jw_end_object(&b);
     }

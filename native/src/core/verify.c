@@ -109,6 +109,42 @@ iot_status iot_explain_hint(const char *name, const char *requested, const char 
     return IOT_STATUS_CHANGED;
 }
 
+iot_status iot_explain_ompio_hint(const char *name, const char *fs_driver, char *reason, size_t reasonlen)
+{
+    static const struct {
+        const char *hint, *instead; /* NULL: OMPIO takes the hint */
+    } ompio[] = {
+        {"cb_nodes", NULL},
+        {"cb_buffer_size", NULL},
+        {"collective_buffering", NULL},
+        {"romio_cb_write", "ompio.fcoll"},
+        {"romio_cb_read", "ompio.fcoll"},
+        {"romio_no_indep_rw", "ompio.fcoll"},
+        {"cb_config_list", "ompio.num_aggregators"},
+        {"ind_wr_buffer_size", "ompio.cycle_buffer_size"},
+        {"ind_rd_buffer_size", "ompio.cycle_buffer_size"},
+    };
+    reason[0] = 0;
+    if (is_striping_hint(name)) {
+        if (fs_driver && iot_fs_is_lustre(fs_driver))
+            return IOT_STATUS_APPLIED;
+        snprintf(reason, reasonlen,
+                 "ignored by OMPIO on %s (only its Lustre fs component stripes); use lustre.stripe_count / "
+                 "lustre.stripe_size on Lustre",
+                 fs_driver && *fs_driver ? fs_driver : "this file system");
+        return IOT_STATUS_DROPPED;
+    }
+    for (size_t i = 0; i < sizeof ompio / sizeof ompio[0]; i++)
+        if (!strcmp(name, ompio[i].hint)) {
+            if (!ompio[i].instead)
+                return IOT_STATUS_APPLIED;
+            snprintf(reason, reasonlen, "ignored by OMPIO, use %s instead", ompio[i].instead);
+            return IOT_STATUS_DROPPED;
+        }
+    snprintf(reason, reasonlen, "ignored by OMPIO (Open MPI's io component; romio321 reads ROMIO's hints)");
+    return IOT_STATUS_DROPPED;
+}
+
 const char *iot_fs_name(int64_t magic)
 {
     static const struct {

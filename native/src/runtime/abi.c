@@ -17,6 +17,7 @@
 #include "iotuner/calls.h"
 #include "abi.h"
 #include "state.h"
+#include <mpi.h>
 
 /* The other ABI's function for each exported MPI name; NULL: the trampoline (trampolines.c) goes to our
  * wrapper. */
@@ -73,6 +74,14 @@ int iot_mpi_foreign_abi(void)
     if (!abi)
         return 0;
     foreign = strcmp(abi, BUILT_FOR) != 0;
+#if defined(OPEN_MPI)
+    /* Open MPI loaded after the library (dlopen): the weak references to its handles (openmpi_objects.h)
+     * were bound at our load and stayed NULL, so the wrappers cannot name them: out of the way as well */
+    int late = !foreign && MPI_COMM_WORLD == NULL;
+    foreign |= late;
+#else
+    int late = 0;
+#endif
     if (!foreign)
         return 0;
     point_at_foreign();
@@ -82,10 +91,16 @@ int iot_mpi_foreign_abi(void)
         int len = 0, (*get)(char *, int *) = (int (*)(char *, int *))dlsym(RTLD_DEFAULT, "MPI_Get_library_version");
         if (get && get(version, &len) == 0) /* allowed before MPI_Init; Open MPI's string is at most 256 bytes */
             version[strcspn(version, "\n,")] = 0;
-        fprintf(stderr,
-                "iotuner: warning: this job uses %s, not the MPI libiotuner.so was built for (%s); iotuner stays "
-                "out of its way: no settings applied, nothing measured, no report\n",
-                version[0] ? version : abi, BUILT_FOR);
+        if (late)
+            fprintf(stderr,
+                    "iotuner: warning: this job loaded %s after iotuner started (dlopen); iotuner stays out of its "
+                    "way: no settings applied, nothing measured, no report\n",
+                    version[0] ? version : abi);
+        else
+            fprintf(stderr,
+                    "iotuner: warning: this job uses %s, not the MPI libiotuner.so was built for (%s); iotuner "
+                    "stays out of its way: no settings applied, nothing measured, no report\n",
+                    version[0] ? version : abi, BUILT_FOR);
     }
     return 1;
 }

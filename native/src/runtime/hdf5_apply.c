@@ -215,6 +215,7 @@ IOT_EXPORT const char *iotuner_runtime_knobs(void)
         for (int k = 0; k < IOT_KNOBS; k++) {
             const iot_knob *kn = &iot_catalogue[k];
             int applied = kn->apply == IOT_APPLY_FILE_ACCESS ? fapl_appliers[k].apply != NULL
+                          : kn->layer == IOT_LAYER_OMPIO ? kn->mca != NULL /* mpiio.c reads its parameter back */
                                                               : kn->layer != IOT_LAYER_MPIIO;
             if (applied && pos < sizeof list)
                 pos += (size_t)snprintf(list + pos, sizeof list - pos, ",%s.%s", iot_layer_name(kn->layer), kn->name);

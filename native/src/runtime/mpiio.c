@@ -13,6 +13,7 @@
 #include "iotuner/signature.h"
 #include "abi.h"
 #include "comm.h"
+#include "mca.h"
 #include "module.h"
 #include "phases.h"
 #include "pmpi.h"
@@ -156,6 +157,11 @@ static void verify_hints(iot_phase *ph, MPI_Comm comm, MPI_File fh, const iot_se
     iot_phase_set_hints(ph, iot_buf_take(&b));
 
     char fstype[256], cb_list[256];
+#if defined(OPEN_MPI)
+    /* Open MPI hands back the info it was given, whatever its io component made of it: the component says */
+    const char *component = iot_mca_io_component();
+    int ompio = component && !strcmp(component, "ompio");
+#endif
     if (info_value(eff, "romio_filesystem_type", fstype, sizeof fstype))
         driver_from_info(fstype, ph->mpiio_driver, sizeof ph->mpiio_driver);
     else
@@ -173,9 +179,44 @@ static void verify_hints(iot_phase *ph, MPI_Comm comm, MPI_File fh, const iot_se
         iot_status st = iot_explain_hint(req[i]->name, req[i]->text, found ? val : NULL, ph->mpiio_driver,
                                          nnodes > 0 ? nnodes : iot_g.nnodes, nprocs, have_list ? cb_list : NULL,
                                          why, sizeof why);
+#if defined(OPEN_MPI)
+        if (ompio)
+            st = iot_explain_ompio_hint(req[i]->name, ph->mpiio_driver, why, sizeof why);
+#endif
         iot_phase_check(ph, "mpiio", req[i]->name, NULL, req[i]->text, found ? val : NULL, st, why);
     }
     iot_pmpi.Info_free(&eff);
+}
+
+/* OMPIO's knobs are MCA parameters Open MPI read at MPI_Init from the environment (`iotuner run` sets
+ * OMPI_MCA_<mca>): read back through MPI_T for each phase they apply to. */
+static void verify_ompio(iot_phase *ph)
+{
+    const iot_setting *s[16];
+    size_t n = iot_resolve(ph, NULL, IOT_LAYER_OMPIO, s, 16);
+    for (size_t i = 0; i < n; i++) {
+        const char *mca = s[i]->knob >= 0 ? iot_catalogue[s[i]->knob].mca : NULL;
+        char val[256] = "", why[256] = "";
+        iot_status st = IOT_STATUS_NOT_APPLICABLE;
+#if defined(OPEN_MPI)
+        const char *component = iot_mca_io_component();
+        if (component && strcmp(component, "ompio") != 0) {
+            snprintf(why, sizeof why, "files are opened by Open MPI's %s, not OMPIO", component);
+        } else if (!mca || !iot_mca_read(mca, val, sizeof val)) {
+            snprintf(why, sizeof why, "this Open MPI has no MCA parameter %s", mca ? mca : s[i]->name);
+            st = IOT_STATUS_DROPPED;
+        } else if (!strcmp(val, s[i]->text)) {
+            st = IOT_STATUS_APPLIED;
+        } else {
+            snprintf(why, sizeof why, "Open MPI reports %s=%s: set OMPI_MCA_%s in the job's environment before "
+                     "MPI_Init (iotuner run does)", mca, val, mca);
+            st = IOT_STATUS_CHANGED;
+        }
+#else
+        snprintf(why, sizeof why, "an Open MPI (OMPIO) parameter; this job's MPI-IO is ROMIO");
+#endif
+        iot_phase_check(ph, "ompio", s[i]->name, NULL, s[i]->text, val[0] ? val : NULL, st, why);
+    }
 }
 
 /* The application's info plus the requested hints, in *mine (to free); 0 when none were added. */
@@ -317,6 +358,7 @@ int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_I
         if (!ph->retried) { /* a run that only measures reads the hints back too: the site's and ROMIO's */
             iot_internal++;
             verify_hints(ph, comm, *fh, hints, n);
+            verify_ompio(ph);
             iot_internal--;
         }
     } else if (own) {

@@ -137,6 +137,9 @@ void iot_paths_init(void)
     if (forced_fs && !*forced_fs)
         forced_fs = NULL;
     exclude_dirs_init(getenv("IOTUNER_EXCLUDE_DIRS"));
+    /* Open MPI's session directory of the job (its shared file pointers, shared memory): the MPI's files */
+    exclude_dirs_init(getenv("OMPI_MCA_orte_jobfam_session_dir"));
+    exclude_dirs_init(getenv("PMIX_SERVER_TMPDIR"));
 }
 
 const char *iot_file_system_of(const char *path)

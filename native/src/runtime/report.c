@@ -21,6 +21,7 @@
 #include "phases.h"
 #include "pmpi.h"
 #include "report.h"
+#include "mca.h"
 
 /* The report context's phase_id: a rank's phase, by its key, in the merged phases. */
 static int merged_phase_id(const iot_report_ctx *ctx, const iot_phase_key *key, int rank)
@@ -156,6 +157,11 @@ static void write_run(iot_buf *b)
     const char *mpi = iot_g.library[IOT_KIND_MPIIO], *hdf5 = iot_g.library[IOT_KIND_HDF5];
     iot_jw_string(b, "mpi_library", mpi[0] ? mpi : NULL);
     iot_jw_string(b, "hdf5_library", hdf5[0] ? hdf5 : NULL);
+#if defined(OPEN_MPI)
+    iot_jw_string(b, "mpi_io_component", iot_mca_io_component()); /* ompio or romio321, from its MCA parameters */
+#else
+    iot_jw_string(b, "mpi_io_component", mpi[0] ? "romio" : NULL);
+#endif
     iot_jw_string(b, "timer", iot_use_tsc ? "tsc" : "clock_gettime");
     iot_jw_double(b, "wall_time_s", iot_ticks_to_seconds(iot_ticks() - iot_g.t_init));
     iot_jw_end_object(b);

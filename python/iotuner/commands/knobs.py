@@ -11,7 +11,7 @@ DESCRIPTION = ("The knob catalogue of the C core, the one place each knob is def
                "lustre), type, default, where it is applied (file access, transfer, dataset create, MPI hint, "
                "file layout) and what it does. --json adds which libraries honour each knob and the knobs it "
                "requires (cb_nodes requires cb_config_list).")
-LAYERS = ("hdf5", "mpiio", "lustre")  # as catalogue.LAYERS, without loading the core
+LAYERS = ("hdf5", "mpiio", "lustre", "ompio")  # as catalogue.LAYERS, without loading the core
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

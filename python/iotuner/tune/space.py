@@ -354,7 +354,24 @@ def bandio() -> SearchSpace:
         ])
 
 
-BUILTIN = {"h5evolve": h5evolve, "tunio": tunio, "romio": romio, "twophase": twophase, "bandio": bandio}
+def ompio() -> SearchSpace:
+    """Open MPI's OMPIO on one node (its MCA parameters, process-wide: docs/settings.md): the collective
+    component, aggregators and their buffer, with HDF5's transfer mode, which decides whether they matter."""
+    return SearchSpace(
+        name="ompio",
+        description="Open MPI's OMPIO: fcoll component, aggregators, bytes per aggregator, cycle buffer, "
+                    "HDF5 transfer mode",
+        dimensions=[
+            _dim("ompio.fcoll", ("vulcan", "dynamic", "two_phase", "individual")),
+            _dim("ompio.num_aggregators", (1, 2)),
+            _dim("ompio.bytes_per_agg", (1 * M, 4 * M, 32 * M)),
+            _dim("ompio.cycle_buffer_size", (1 * M, 512 * M)),
+            _dim("hdf5.transfer_mode", ("independent", "collective")),
+        ])
+
+
+BUILTIN = {"h5evolve": h5evolve, "tunio": tunio, "romio": romio, "twophase": twophase, "bandio": bandio,
+           "ompio": ompio}
 
 
 def from_json(doc: Mapping[str, Any], source: str = "space") -> SearchSpace:

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ... import native, runner
+from ... import mpiabi, native, runner
 from ..config import SlurmSpec
 from . import LaunchError, Launcher
 
@@ -124,10 +124,12 @@ class Slurm(Launcher):
     def batch_script(self, app: Sequence[str], *, config: Path | None, report: Path, cwd: Path) -> str:
         """The job's script: every argument and path quoted, the runtime preloaded into srun's tasks only, the
         bundled kernels on the PATH (as with every launcher)."""
-        env = [f"LD_PRELOAD={native.runtime_library()}", f"IOTUNER_REPORT={Path(report).resolve()}",
+        lib = native.runtime_library(mpiabi.command_abi(app))  # the build of the application's MPI
+        env = [f"LD_PRELOAD={lib}", f"IOTUNER_REPORT={Path(report).resolve()}",
                f"PATH={runner.with_kernels(os.environ.get('PATH'))}"]
         if config is not None:
             env.append(f"IOTUNER_CONFIG={Path(config).resolve()}")
+            env += [f"{k}={v}" for k, v in runner.mca_environment(config).items()]
         return ("#!/bin/sh\n"
                 f"cd {shlex.quote(str(cwd))} || exit 1\n"
                 f"exec env {quote_all(env)} {quote_all(self.command(app))} "
