@@ -114,16 +114,16 @@ def test_cli_prints_each_document_side_by_side(reports, tmp_path):
         (tmp_path / f"{name}.json").write_text(json.dumps({"version": 1, "mpiio": mpiio, "lustre": {
             "stripe_count": 16 if name == "wide" else 1}}))
         docs.append(tmp_path / f"{name}.json")
-    r = simulate_cli(reports["strided"], "--ranks", 256, "--nodes", 8, "--platform", "lustre-template",
+    r = simulate_cli(reports["strided"], "--ranks", 64, "--nodes", 4, "--platform", "lustre-template",
                      "--config", *docs, "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert [x["name"] for x in out["results"]] == ["as run", "indep", "wide"]
-    assert out["ranks"] == 256 and out["nodes"] == 8
+    assert out["ranks"] == 64 and out["nodes"] == 4
     by = {x["name"]: x for x in out["results"]}
     assert by["wide"]["stripe_count"] == 16 and by["indep"]["stripe_count"] == 1
     assert by["wide"]["seconds"] < by["indep"]["seconds"]
-    text = simulate_cli(reports["strided"], "--ranks", 256, "--nodes", 8, "--platform", "lustre-template",
+    text = simulate_cli(reports["strided"], "--ranks", 64, "--nodes", 4, "--platform", "lustre-template",
                         "--config", *docs, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
     assert text.returncode == 0, text.stderr
     assert "indep" in text.stdout and "wide" in text.stdout and "MiB/s" in text.stdout
@@ -172,8 +172,8 @@ def test_simulated_evaluator_is_deterministic_and_answers_only_for_what_it_model
     from iotuner.tune import simulated
     rec = simulated.spec("lustre-template", reports["strided"])
     obj = objectives.parse("io-time")
-    a = simulated.SimulatedEvaluator(rec, obj, 256, 8)
-    b = simulated.SimulatedEvaluator(json.loads(json.dumps(rec)), obj, 256, 8)
+    a = simulated.SimulatedEvaluator(rec, obj, 64, 4)
+    b = simulated.SimulatedEvaluator(json.loads(json.dumps(rec)), obj, 64, 4)
     points = [{**CB, "mpiio.cb_nodes": n, "lustre.stripe_count": n, "hdf5.alignment": "1M"} for n in (1, 8, 32)]
     first = [a.answer(p, random.Random(0)) for p in points]
     again = [b.answer(p, random.Random(7)) for p in points]
@@ -195,13 +195,13 @@ def test_simulated_evaluator_refuses_a_changed_report(reports, tmp_path):
 
 def test_tune_on_the_simulator_end_to_end(reports, tmp_path):
     r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--simulate", "lustre-template", "--simulate-report",
-                        reports["strided"], "--ranks", "256", "--nodes", "8", "--strategy", "random", "--trials", "4",
+                        reports["strided"], "--ranks", "64", "--nodes", "4", "--strategy", "random", "--trials", "4",
                         "--out", str(tmp_path / "out"), "--study", "sim"],
                        capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "out" / "best.json").exists()
     printed = " ".join(r.stdout.split())
-    assert "simulated:" in printed and "at 256 ranks on 8 node(s) of platform lustre-template" in printed
+    assert "simulated:" in printed and "at 64 ranks on 4 node(s) of platform lustre-template" in printed
     r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--simulate", "lustre-template", "--trials", "2",
                         "--out", str(tmp_path / "o2")], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     one_line_error(r, "--simulate-report")
