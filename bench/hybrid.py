@@ -173,6 +173,34 @@ def quantiles(xs):
     return " ".join(f"{v:5.2f}" for v in q) + f"   {100 * below:4.0f}%"
 
 
+def time_predictions(path: str | None) -> int:
+    """Seconds to predict and rank every point of a space by the study's objective (perf), as `--strategy
+    hybrid` does before its first trial: the runs that give the reports are not timed."""
+    from iotuner.tune import objective, space as spaces, strategies
+    cal = calibration.Calibration.load(path)
+    cases = {"h5ior, 2 x 1,024 calls of 16 KiB, write + read": [native.executable("h5ior"), "-b", "16M", "-t", "16K",
+                                                              "-r", "-o", "{dir}/f"],
+             "strided, 2 x 64 calls of 8 blocks, write + read": [native.executable("bench_two_phase"), "{dir}/f",
+                                                                 str(16 * KIB), "512", "strided", "both", "8"]}
+    print("prediction of every point of a space (objective perf), seconds; the report's run is not timed")
+    print(f"  {'report':52s} {'space':9s} {'points':>6s} {'seconds':>8s}")
+    for name, cmd in cases.items():
+        with tempfile.TemporaryDirectory(dir="/dev/shm") as d:
+            rep = Path(d) / "report.json"
+            res = runner.run(["mpiexec.mpich", "-n", "2", *[str(c).replace("{dir}", d) for c in cmd]],
+                             report=rep, capture=True)
+            if not res.ok:
+                raise SystemExit(f"bench/hybrid: {name}: {res.stderr[-500:]}")
+            report = json.loads(rep.read_text())
+        for space_name in ("twophase", "romio", "tunio"):
+            sp = spaces.load(space_name)
+            t0 = time.monotonic()
+            pred = predict.Predictor(report, cal, objective.parse("perf"))
+            ranked = predict.rank_points(sp, pred, strategies.make("hybrid", sp, 0, {}).fixed())
+            print(f"  {name:52s} {space_name:9s} {len(ranked):6d} {time.monotonic() - t0:8.2f}", flush=True)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=10)
@@ -182,7 +210,11 @@ def main() -> int:
     ap.add_argument("--pattern", choices=("contiguous", "strided", "sparse"), default="contiguous",
                     help="the instances' access pattern (default: contiguous, as in the paper)")
     ap.add_argument("--quick", action="store_true", help="3 sizes x 2 ranks, 2 repetitions (checks the script)")
+    ap.add_argument("--predict", action="store_true",
+                    help="only time the strategy's prediction of whole spaces from run reports of bundled kernels")
     args = ap.parse_args()
+    if args.predict:
+        return time_predictions(args.calibration)
     sizes = [64 * KIB, MIB, 16 * MIB] if args.quick else SIZES
     if args.quick:
         args.reps = min(args.reps, 2)

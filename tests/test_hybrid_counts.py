@@ -116,3 +116,38 @@ def test_one_process_counts_equal_measured(tmp_path, programs, mode):
         assert checked == 2
         failures += [f"block {block}, cb_buffer_size {buffer}, {layout}: {m}" for m in mismatches]
     assert not failures, "\n".join(failures)
+
+
+def test_a_call_counted_once_and_looked_up_counts_as_if_counted_again():
+    """phase_ops looks up calls shaped like one it counted (the strategy predicts thousands of points of
+    thousands of calls that way): the counts must equal counting every call afresh, for calls shifted against
+    the stripes, reads of a file the phase itself extends, and sparse calls with read-modify-write."""
+    import random
+
+    from iotuner.tune.strategies.hybrid import count, fileio, ops as hybrid_ops, pattern as hybrid_pattern
+
+    def afresh(pat, h, size):
+        f, total = fileio.File(size), hybrid_ops.Ops(pat.nprocs)
+        for k in range(pat.ncalls):
+            total.merge(twophase.collective(pat.call(k), h, pat.direction, f))
+        return total.ranks
+
+    rng = random.Random(5)
+    memo: dict = {}
+    for case in range(60):
+        nprocs, calls = rng.choice((2, 3, 4)), rng.randint(1, 12)
+        block, per_call = rng.choice((1000, 4096, 65536)), rng.randint(1, 4)
+        gap = rng.choice((0, 0, 512))  # holes: read-modify-write
+        step = nprocs * per_call * (block + gap) + rng.choice((0, 100))
+        ranks = [hybrid_pattern.RankPattern(r, [[(k * step + (j * nprocs + r) * (block + gap), block)
+                                                   for j in range(per_call)] for k in range(calls)])
+                 for r in range(nprocs)]
+        for direction in ("write", "read"):
+            pat = hybrid_pattern.Pattern(direction, ranks)
+            mode = rng.choice(list(MODES.values()))
+            h = hybrid_hints.Hints.from_mapping({**mode, "cb_nodes": str(rng.randint(1, nprocs)),
+                                                 "cb_config_list": "*:*",
+                                                 "cb_buffer_size": rng.choice(("4096", "65536")),
+                                                 "striping_unit": rng.choice(("0", "0", "65536"))}, nprocs)
+            size = rng.choice((0, step * calls // 2, step * calls)) if direction == "read" else rng.choice((0, 0, step))
+            assert count.phase_ops(pat, h, size, memo=memo).ranks == afresh(pat, h, size), (case, direction, h)

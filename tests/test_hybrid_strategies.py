@@ -47,3 +47,101 @@ def test_strategy_options_are_checked():
     tunio_hdf5 = spaces.SearchSpace("h", [d for d in spaces.tunio().dimensions if d.name.startswith("hdf5")])
     with pytest.raises(ValueError, match="no MPI-IO hint"):
         strategies.make("hybrid", tunio_hdf5, 0, {})
+
+
+def test_without_a_run_report_hybrid_stops_and_says_why_unless_told_to_fall_back(tmp_path):
+    """The synthetic target writes no run report: hybrid has nothing to predict from. It stops with the
+    reason (it once searched at random without a word), or samples at random under fallback=random."""
+    r = iotuner("tune", "--synthetic", "ufs", "--space", "twophase", "--strategy", "hybrid", "--trials", 6,
+                "--study", "h", "--out", tmp_path / "stop", timeout=600)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "stop" / "summary.json").read_text())
+    assert "wrote no run report" in summary["stop"]["reason"], summary["stop"]
+    assert not [x for x in csv.DictReader(open(tmp_path / "stop" / "trials.csv")) if x["kind"] == "trial"]
+    r = iotuner("tune", "--synthetic", "ufs", "--space", "twophase", "--strategy", "hybrid", "--trials", 6,
+                "--strategy-option", "fallback=random", "--study", "h", "--out", tmp_path / "random", timeout=600)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "random" / "summary.json").read_text())
+    assert any("fallback=random" in n for n in summary["notes"]), summary["notes"]
+    assert len([x for x in csv.DictReader(open(tmp_path / "random" / "trials.csv")) if x["kind"] == "trial"]) == 6
+    with pytest.raises(ValueError, match="fallback"):
+        strategies.make("hybrid", spaces.twophase(), 0, {"fallback": "grid"})
+
+
+@pytest.fixture(scope="module")
+def strided_report(tmp_path_factory):
+    """A real run report of 2 ranks writing, then reading, 16 KiB blocks interleaved across the ranks, 64
+    calls of 8 blocks each: two phases, both collective."""
+    from conftest import kernel, mpi, run_job
+    tmp = tmp_path_factory.mktemp("hybrid")
+    res = run_job([*mpi(2), kernel("bench_two_phase"), tmp / "f.bin", 16384, 512, "strided", "both", 8],
+                  report=tmp / "r.json")
+    assert res.ok, res.stderr
+    return json.loads((tmp / "r.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def calibration():
+    """A calibration of made-up costs (linear in bytes), so these tests need no `iotuner calibrate`."""
+    from iotuner.tune.strategies.hybrid import calibration as cal
+
+    class Linear(cal.Calibration):
+        def __init__(self):
+            pass
+
+        def cost(self, op, nbytes, nprocs=1, writers=1, first=False):
+            return 2e-6 + nbytes * (1e-9 if op in ("pwrite", "pread") else 2e-10) * (writers if first else 1)
+    return Linear()
+
+
+@pytest.mark.mpi
+def test_the_predicted_objective_of_the_baseline_is_the_measured_one(strided_report, calibration):
+    """With the baseline's own hints, every objective predicts what the run measured: the model moves the
+    measured phase times only by what a setting changes."""
+    from iotuner.report import parse
+    from iotuner.tune import objective
+    from iotuner.tune.strategies.hybrid.predict import Predictor
+    for name in ("perf", "write-bw", "read-bw", "io-time"):
+        obj = objective.parse(name)
+        value, _ = Predictor(strided_report, calibration, obj).score({})
+        assert value == pytest.approx(obj.value(parse(strided_report), None), rel=1e-6), name  # JSON rounds
+
+
+@pytest.mark.mpi
+def test_hybrid_ranks_by_the_studys_objective(strided_report, calibration):
+    """A write-only hint changes the predicted I/O time but not the predicted read bandwidth: ranked by
+    read-bw, settings that differ only there tie; ranked by write-bw they do not. A regex objective cannot be
+    predicted: the I/O time ranks, and the strategy says why."""
+    from iotuner.tune import objective
+    from iotuner.tune.strategies.hybrid.predict import Predictor
+    reads = Predictor(strided_report, calibration, objective.parse("read-bw"))
+    writes = Predictor(strided_report, calibration, objective.parse("write-bw"))
+    one, other = {"romio_cb_write": "enable", "cb_nodes": "1"}, {"romio_cb_write": "disable", "cb_nodes": "1"}
+    assert reads.score(one)[0] == pytest.approx(reads.score(other)[0])
+    assert reads.score(one)[1] != pytest.approx(reads.score(other)[1])
+    assert writes.score(one)[0] != pytest.approx(writes.score(other)[0])
+    # the ranking follows the objective, best first
+    sp = spaces.twophase()
+    from iotuner.tune.strategies.hybrid import predict
+    ranked = predict.rank_points(sp, writes, strategies.make("hybrid", sp, 0, {}).fixed())
+    values = [score[0] for score, _ in ranked]
+    assert values == sorted(values, reverse=True) and values[0] > values[-1]
+    regex = Predictor(strided_report, calibration, objective.parse("regex:bw=([0-9.]+)"))
+    assert not regex.by_objective and "output" in regex.why and regex.score(one)[0] is None
+
+
+@pytest.mark.mpi
+def test_a_call_shape_is_counted_once_per_setting(strided_report, calibration, monkeypatch):
+    """Predicting a space counts each distinct call of a phase once per effective setting (64 alike calls a
+    phase here), then looks it up: what makes a 1,000-point space take under a second (bench/hybrid.py
+    --predict times it)."""
+    from iotuner.tune import objective
+    from iotuner.tune.strategies.hybrid import count, predict
+    calls = []
+    real = count.collective
+    monkeypatch.setattr(count, "collective", lambda *a, **k: calls.append(1) or real(*a, **k))
+    sp = spaces.twophase()
+    p = predict.Predictor(strided_report, calibration, objective.parse("perf"))
+    predict.rank_points(sp, p, strategies.make("hybrid", sp, 0, {}).fixed())
+    settings = sum(len(ph._times) for ph in p.phases)  # effective settings per phase pattern
+    assert 0 < len(calls) <= 2 * settings < 90 * 2 * 64

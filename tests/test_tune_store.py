@@ -230,3 +230,18 @@ def test_a_lease_whose_heartbeat_stopped_is_taken_over_and_a_live_one_is_waited_
     assert time.time() - started >= 0.4
     # a second taker of a lease already taken over loses: the update is conditional on what it saw
     assert store.leases.take("confirmation-0", {}, over=gone) is None
+
+
+def test_the_first_baseline_report_is_kept_for_every_worker(tmp_path):
+    """The run report of the default's first run is kept in the study (compressed), so a worker that did
+    not measure it (hybrid and auto model the application from it) reads the same report; later runs of
+    the default do not add another."""
+    store, _ = make_study(tmp_path, name="rep")
+    report = {"kind": "iotuner-run-report", "phases": [{"id": i, "bytes_written": 1 << 20} for i in range(200)]}
+    assert store.baseline_report() is None
+    store.add_run(BASELINE, settings={}, value=1.0, report=report)
+    store.add_run(BASELINE, settings={}, value=1.1, report={"kind": "another"})
+    peer = stores.Store.open(f"sqlite:///{tmp_path}/rep.db", "rep", heartbeat_s=None)
+    assert peer.baseline_report() == report
+    assert [("report" in r.attrs) for r in peer.records(BASELINE)] == [True, False]
+    assert len(peer.records(BASELINE)[0].attrs["report"]) < len(json.dumps(report)) / 4

@@ -41,7 +41,7 @@ from .study.leases import Beat, Lease, LeaseLost, Leases, Section, Sections
 from .study.recovery import MAX_STARTS, Recovery, death_reason
 from .study.sessions import Sessions
 from .study.records import (BASELINE, CONFIRMATION, DEFAULT, RUN_KINDS, TRAINING, TRIAL, Record, Row, canonical,
-                            record)
+                            pack, record, unpack)
 from .study.storage import BUDGET_KEY, StudyError, StudyStorage, db_error, open_storage
 from .study.urls import mask
 
@@ -78,6 +78,7 @@ class Store(Sessions, Recovery, Sections):
         self.derived = Derived(config.objective.direction)
         self._attrs: dict[str, Any] = {}
         self._trajectory: tuple[Any, list[Point]] | None = None
+        self._reports: dict[int, dict] = {}  # unpacked baseline reports, by record
         self.leases = Leases(db.backend, db.companion_id, lambda: self.session, self._read_attrs, heartbeat_s)
         self.refresh()
 
@@ -212,6 +213,16 @@ class Store(Sessions, Recovery, Sections):
         r = self.record(rid)
         return r.number if r is not None and r.kind == TRIAL else None
 
+    def baseline_report(self) -> dict | None:
+        """The run report of the first run of the default that wrote one, whichever worker made it: what
+        strategies that model the application (hybrid, auto) start from. None: no such run yet."""
+        for r in self.records(BASELINE):
+            if "report" in r.attrs:
+                if r.id not in self._reports:
+                    self._reports[r.id] = unpack(r.attrs["report"])
+                return self._reports[r.id]
+        return None
+
     def trials_run(self) -> int:
         """Search trials that cost a run: the trial budget counts these."""
         return self.derived.trials_run
@@ -282,12 +293,16 @@ class Store(Sessions, Recovery, Sections):
         return out
 
     def add_run(self, kind: str, *, settings: Mapping[str, Any], value: float | None, error: str | None = None,
-                signature: str | None = None, duration_s: float = 0.0, attrs: Mapping[str, Any] | None = None) -> Record:
-        """One finished run of the default, a training point or the confirmation round, recorded at once."""
+                signature: str | None = None, duration_s: float = 0.0, attrs: Mapping[str, Any] | None = None,
+                report: Mapping[str, Any] | None = None) -> Record:
+        """One finished run of the default, a training point or the confirmation round, recorded at once.
+        report: its run report, kept when it is the first of the default's (`baseline_report`)."""
         assert kind in (BASELINE, TRAINING, CONFIRMATION)
         a = {"kind": kind, "settings": dict(settings), "runs": [value] if value is not None else [],
              "signature": signature, "cost_runs": 1, "end": self.now(), "duration_s": duration_s,
              "session": self.session.id, **(attrs or {})}
+        if report is not None and kind == BASELINE and self.baseline_report() is None:
+            a["report"] = pack(report)
         if error is not None:
             a["error"] = error
         state = "COMPLETE" if value is not None else "FAIL"

@@ -184,7 +184,8 @@ class Tuner:
                 attrs["reference"] = reference_of(m)
                 sig = signature(effective_of(m, doc), attrs["reference"], self.nodes)
         rec = self.store.add_run(kind, settings=flat, value=m.value if m.ok else None, error=m.error,
-                                 signature=sig, duration_s=m.duration_s, attrs=attrs)
+                                 signature=sig, duration_s=m.duration_s, attrs=attrs,
+                                 report=m.report if kind == BASELINE and m.ok else None)
         self._observe(rec, m)
         return rec
 
@@ -282,8 +283,9 @@ class Tuner:
                 self._since_baseline = 0
                 continue
             point = self.strategy.propose(self.context())
-            if point is None:
-                return stops.Stop("strategy", "the strategy has no more points to try")
+            if point is None:  # the strategy's own reason, when it has one
+                return stops.Stop("strategy", self.strategy.stop(self.context()) or
+                                  "the strategy has no more points to try")
             asked = self.store.ask(lambda trial: self._choose(trial, point), self._describe)
             flat = asked.settings
             if self._reuse(asked, flat):

@@ -11,7 +11,9 @@ order records were created. A search trial's `number` is its place among the sea
 
 from __future__ import annotations
 
+import base64
 import json
+import zlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -93,3 +95,13 @@ def record(row: Row) -> Record:
 def clean(attrs: Mapping[str, Any]) -> dict:
     """JSON-safe attributes (numbers as numbers, the rest as text)."""
     return json.loads(json.dumps(dict(attrs), default=str))
+
+
+def pack(doc: Mapping[str, Any]) -> str:
+    """A document kept in a record's attributes, compressed (a baseline's run report: its access pattern
+    repeats itself rank after rank)."""
+    return base64.b64encode(zlib.compress(json.dumps(doc, separators=(",", ":")).encode(), 6)).decode()
+
+
+def unpack(text: str) -> dict:
+    return json.loads(zlib.decompress(base64.b64decode(text)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .... import native
 
@@ -68,3 +68,11 @@ class Hints:
                    ind_rd_buffer_size=_size(hints.get("ind_rd_buffer_size"), 4 * 1024 * 1024),
                    striping_unit=_size(hints.get("striping_unit"), 0),
                    min_fdomain_size=_size(hints.get("romio_min_fdomain_size"), 0))
+
+    def for_direction(self, direction: str) -> "Hints":
+        """These hints with the other direction's at their defaults: a write's operations do not depend on
+        romio_cb_read, romio_ds_read or ind_rd_buffer_size (nor a read's on the write ones), so settings
+        that differ only there are counted once."""
+        if direction == "write":
+            return replace(self, cb_read="automatic", ds_read="automatic", ind_rd_buffer_size=4 * 1024 * 1024)
+        return replace(self, cb_write="automatic", ds_write="automatic", ind_wr_buffer_size=512 * 1024)

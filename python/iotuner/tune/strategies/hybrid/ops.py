@@ -58,10 +58,13 @@ class Ops:
         for r in ranks:
             self.own[r][key] -= 1
 
-    def merge(self, other: "Ops") -> "Ops":
+    def merge(self, other: "Ops", times: int = 1) -> "Ops":
+        """Adds another's counts (times over: a call made that many times)."""
         for mine, theirs in zip(self.own, other.own):
-            mine.update(theirs)
-        self.common.update(other.common)
+            for key, n in theirs.items():
+                mine[key] += n * times
+        for key, n in other.common.items():
+            self.common[key] += n * times
         return self
 
     def total(self, op: str) -> tuple[int, int]:

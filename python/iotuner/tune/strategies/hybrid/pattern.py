@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 Request = tuple[int, int]  # (file offset, length)
+SHAPES: dict[tuple, int] = {}  # a call's requests relative to its first offset -> its shape number
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Pattern:
     """One direction of one phase: every rank's collective calls, as ROMIO sees their requests."""
     direction: str  # "write" or "read"
     ranks: list[RankPattern]
+    _shapes: list | None = field(default=None, repr=False, compare=False)
 
     @property
     def nprocs(self) -> int:
@@ -49,6 +51,24 @@ class Pattern:
     def call(self, k: int) -> list[list[Request]]:
         """The requests of every rank in its k-th collective call (a rank with fewer calls: none)."""
         return [r.calls[k] if k < len(r.calls) else [] for r in self.ranks]
+
+    def shapes(self) -> list[tuple[int, int, int | None]]:
+        """Per call, (its first offset, its end, its shape): calls whose requests are the same relative to
+        their first offset share a shape number, in this pattern and every other (None: a call no rank makes).
+        Computed once."""
+        if self._shapes is None:
+            self._shapes = []
+            for k in range(self.ncalls):
+                call = self.call(k)
+                starts = [reqs[0][0] for reqs in call if reqs]
+                if not starts:
+                    self._shapes.append((0, 0, None))
+                    continue
+                lo = min(starts)
+                hi = max(reqs[-1][0] + reqs[-1][1] for reqs in call if reqs)
+                shape = tuple(tuple((o - lo, n) for o, n in reqs) for reqs in call)
+                self._shapes.append((lo, hi, SHAPES.setdefault(shape, len(SHAPES))))
+        return self._shapes
 
 
 def rank_calls(d: dict) -> tuple[list[list[Request]], bool]:

@@ -4,12 +4,17 @@ A rank's time in a phase is the sum of its operations' costs (collectives at the
 half an exchange round of its size, paid at each end; file writes at the number of ranks writing in the phase,
 as a first write when the phase's file was new); the phase takes as long as its slowest rank (the collectives
 of every round keep the ranks in step). Phases add up.
+
+A study is judged by its objective, not by time: `Predictor` turns predicted phase times into the run's
+totals (the baseline's measured phase times, each moved by what the model predicts the setting changes) and
+scores them as the objective scores a run report.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ...objective import Objective, ObjectiveError
 from ...space import SearchSpace, complete
 from .calibration import Calibration
 from .count import phase_ops
@@ -18,12 +23,14 @@ from .ops import Ops
 from .pattern import Pattern, from_access
 
 COLLECTIVES = ("allgather", "alltoall", "allreduce", "bcast")
+MIB = 1 << 20
 
 
 def ops_time(ops: Ops, cal: Calibration, new_file: bool) -> float:
-    nprocs = len(ops.ranks)
-    writers = max(1, sum(1 for c in ops.ranks if any(o == "pwrite" for o, _ in c)))
-    readers = max(1, sum(1 for c in ops.ranks if any(o == "pread" for o, _ in c)))
+    nprocs = len(ops.own)
+    ranks = ops.ranks
+    writers = max(1, sum(1 for c in ranks if any(o == "pwrite" for o, _ in c)))
+    readers = max(1, sum(1 for c in ranks if any(o == "pread" for o, _ in c)))
     cache: dict = {}
 
     def cost(op, b):
@@ -41,7 +48,7 @@ def ops_time(ops: Ops, cal: Calibration, new_file: bool) -> float:
                 cache[key] = 0.0
         return cache[key]
 
-    return max((sum(n * cost(op, b) for (op, b), n in c.items()) for c in ops.ranks), default=0.0)
+    return max((sum(n * cost(op, b) for (op, b), n in c.items()) for c in ranks), default=0.0)
 
 
 @dataclass
@@ -51,17 +58,26 @@ class PhaseModel:
     patterns: list[Pattern]
     hints: dict  # the MPI-IO hints read back from the run
     new_file: bool
+    _times: dict = field(default_factory=dict, repr=False)  # (pattern, hints) -> seconds under _cal
+    _cal: Calibration | None = field(default=None, repr=False)
 
-    def time(self, cal: Calibration, override: dict, nodes: list[int] | None = None) -> float:
+    def time(self, cal: Calibration, override: dict, memo: dict | None = None) -> float:
+        """Predicted seconds under these hints. memo: counted calls shared across phases and settings
+        (count.phase_ops); the phase remembers its own times per effective hints."""
+        if cal is not self._cal:
+            self._times, self._cal = {}, cal
         merged = {**self.hints, **override}
         total, size = 0.0, 0
-        for pat in self.patterns:
-            h = Hints.from_mapping(merged, pat.nprocs)
-            end = max([0] + [c[-1][0] + c[-1][1] for r in pat.ranks for c in r.calls if c])
+        for j, pat in enumerate(self.patterns):
+            h = Hints.from_mapping(merged, pat.nprocs).for_direction(pat.direction)
+            end = max([0] + [hi for _, hi, shape in pat.shapes() if shape is not None])
             writing = pat.direction == "write"
-            start = (0 if self.new_file else end) if writing else max(size, end)  # reads find their data there
-            ops = phase_ops(pat, h, start)
-            total += ops_time(ops, cal, self.new_file and writing)
+            key = (j, h)
+            if key not in self._times:
+                start = (0 if self.new_file else end) if writing else max(size, end)  # reads find their data
+                ops = phase_ops(pat, h, start, memo=memo)
+                self._times[key] = ops_time(ops, cal, self.new_file and writing)
+            total += self._times[key]
             size = max(size, end)
         return total
 
@@ -94,9 +110,68 @@ def modelled(space: SearchSpace) -> list[str]:
     return [d.name for d in space.dimensions if all(k.startswith("mpiio.") for k in d.knobs())]
 
 
-def rank_points(space: SearchSpace, phases: list[PhaseModel], cal: Calibration, fixed: dict[str, str],
-                nodes: int = 1) -> list[tuple[float, dict[str, str]]]:
-    """Every point of the modelled dimensions (the others held at `fixed`), with its predicted time, fastest
+class Predictor:
+    """A run under other hints, predicted from the baseline's run report: each modelled phase's measured wall
+    time moved by the predicted change (what the model does not see, such as HDF5's metadata or the
+    application's work inside the phase, stays as measured; a model that predicts more than was measured
+    scales instead), the other phases as measured, and the totals scored by the study's objective."""
+
+    def __init__(self, report: dict, cal: Calibration, objective: Objective | None):
+        from ....report import parse
+        self.rep, self.cal, self.objective = parse(report), cal, objective
+        self.phases = phases_of(report)
+        self.memo: dict = {}
+        self.base = {ph.index: ph.time(cal, {}, self.memo) for ph in self.phases}
+        self.scores: dict = {}  # hint overrides -> (objective value or None, predicted I/O seconds)
+        try:
+            self.by_objective = objective is not None and objective.of_totals(self.rep.totals) is not None
+            self.why = None
+        except ObjectiveError as e:
+            self.by_objective, self.why = False, str(e)
+
+    def wall(self, ph: PhaseModel, override: dict) -> float:
+        measured = float(self.rep.phases[ph.index].get("wall_time_s") or 0.0)
+        base, now = self.base[ph.index], ph.time(self.cal, override, self.memo)
+        if measured >= base:
+            return now + (measured - base)
+        return now * measured / base if base > 0 else now
+
+    def totals(self, override: dict) -> dict:
+        """The run's predicted totals, named as a run report's."""
+        t = self.rep.totals
+        tw, tr = float(t["write_time_s"]), float(t["read_time_s"])
+        for ph in self.phases:
+            p = self.rep.phases[ph.index]
+            w, r = p["bytes_written"], p["bytes_read"]
+            if w + r == 0:
+                continue
+            delta = self.wall(ph, override) - float(p.get("wall_time_s") or 0.0)
+            tw += delta * w / (w + r)
+            tr += delta * r / (w + r)
+        tw, tr = max(tw, 0.0), max(tr, 0.0)
+        bw, br = t["bytes_written"], t["bytes_read"]
+        return {"bytes_written": bw, "bytes_read": br, "write_time_s": tw, "read_time_s": tr,
+                "write_bandwidth_mib_s": bw / MIB / tw if tw > 0 else 0.0,
+                "read_bandwidth_mib_s": br / MIB / tr if tr > 0 else 0.0}
+
+    def score(self, override: dict) -> tuple[float | None, float]:
+        """(the predicted objective, or None when it cannot be predicted; the predicted I/O seconds)."""
+        key = tuple(sorted(override.items()))
+        if key not in self.scores:
+            t = self.totals(override)
+            self.scores[key] = (self.objective.of_totals(t) if self.by_objective else None,
+                                t["write_time_s"] + t["read_time_s"])
+        return self.scores[key]
+
+    def sort_key(self, score: tuple[float | None, float]) -> tuple[float, float]:
+        """Best first: the objective (higher is better after objective.key), then less I/O time."""
+        value, seconds = score
+        return (-self.objective.key(value) if value is not None else 0.0, seconds)
+
+
+def rank_points(space: SearchSpace, predictor: Predictor, fixed: dict[str, str],
+                nodes: int = 1) -> list[tuple[tuple[float | None, float], dict[str, str]]]:
+    """Every point of the modelled dimensions (the others held at `fixed`), with its predicted score, best
     first."""
     import itertools
     dims = [space.dimension(n) for n in modelled(space)]
@@ -104,8 +179,6 @@ def rank_points(space: SearchSpace, phases: list[PhaseModel], cal: Calibration, 
     for labels in itertools.product(*(d.labels for d in dims)):
         point = {**fixed, **dict(zip((d.name for d in dims), labels))}
         flat = space.point_settings(space.decode(point))
-        override = hint_overrides(flat, nodes)
-        t = sum(ph.time(cal, override) for ph in phases)
-        out.append((t, point))
-    out.sort(key=lambda x: x[0])
+        out.append((predictor.score(hint_overrides(flat, nodes)), point))
+    out.sort(key=lambda x: predictor.sort_key(x[0]))
     return out

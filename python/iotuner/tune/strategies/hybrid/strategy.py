@@ -1,9 +1,15 @@
 """The hybrid model (Isaila et al., Cluster'15): every configuration predicted from the baseline run's access
 pattern and this machine's calibration, the predicted top k run, the best measured kept.
 
+Points are ranked by the study's objective, predicted (`predict.Predictor`): the baseline's measured phase
+times moved by what the model predicts each setting changes, scored as the objective scores a run. An
+objective the model cannot predict (read from the application's output) ranks by predicted I/O time, and the
+study says so.
+
 Options (--strategy-option): top=K (default 3), calibration=FILE (default: this machine's, from
-`iotuner calibrate`). Dimensions whose knobs are not MPI-IO hints are held at the library's default (or their
-first value): the model does not predict them.
+`iotuner calibrate`), fallback=random (search at random when there is nothing to predict from, instead of
+stopping). Dimensions whose knobs are not MPI-IO hints are held at the library's default (or their first
+value): the model does not predict them.
 """
 
 from __future__ import annotations
@@ -11,6 +17,18 @@ from __future__ import annotations
 from ...protocol import SAMPLER, Strategy
 from ...space import library_default
 from .. import register
+
+FALLBACKS = ("random",)
+
+
+def nothing_to_predict(report: dict | None, phases: int | None) -> str | None:
+    """Why the model cannot rank anything (None: it can)."""
+    if report is None:
+        return ("the default's runs wrote no run report (the application ran without libiotuner, or its MPI "
+                "is not one iotuner was built for), so there is no access pattern to predict from")
+    if not phases:
+        return "the default's run made no collective MPI-IO call, so there is no access pattern to predict from"
+    return None
 
 
 @register("hybrid", "ROMIO's operations counted from the baseline's access pattern, priced by `iotuner calibrate`; "
@@ -24,13 +42,16 @@ class Hybrid(Strategy):
             raise ValueError(f"strategy hybrid: top={self.options.get('top')!r} is not a number") from None
         if self.top < 1:
             raise ValueError("strategy hybrid: top must be at least 1")
+        self.fallback = self.options.get("fallback")
+        if self.fallback is not None and self.fallback not in FALLBACKS:
+            raise ValueError(f"strategy hybrid: fallback={self.fallback!r}: the only fallback is random")
         from .predict import modelled
         if not modelled(space):
             raise ValueError(f"strategy hybrid: space {space.name} has no MPI-IO hint to predict; use a space of "
                              f"ROMIO hints such as twophase or romio")
-        self.report = None      # the baseline's run report
-        self.ranking = None     # [(predicted seconds, point)], fastest first
+        self.ranking = None     # [(predicted score, point)], best first
         self.proposed: list[dict] = []
+        self.missing: str | None = None  # why nothing can be predicted
         self.calibration = None
 
     def fixed(self) -> dict[str, str]:
@@ -43,38 +64,48 @@ class Hybrid(Strategy):
             out[d.name] = d.label(default) if default in d.values else d.labels[0]
         return out
 
-    def observe(self, ctx, record, measurement):
-        if self.report is None and record.kind == "baseline" and measurement is not None and measurement.report:
-            self.report = measurement.report
+    def predictor(self, ctx, report: dict):
+        from . import calibration, predict
+        if self.calibration is None:
+            self.calibration = calibration.Calibration.load(self.options.get("calibration"))
+        return predict.Predictor(report, self.calibration, ctx.objective)
 
     def _rank(self, ctx) -> None:
-        from . import calibration, predict
-        self.calibration = calibration.Calibration.load(self.options.get("calibration"))
-        phases = predict.phases_of(self.report)
-        if not phases:
-            ctx.note("hybrid: the baseline run made no collective MPI-IO call; nothing to predict, so the points "
-                     "come from random sampling")
+        from . import predict
+        report = ctx.store.baseline_report()
+        pred = self.predictor(ctx, report) if report is not None else None
+        self.missing = nothing_to_predict(report, pred and len(pred.phases))
+        if self.missing:
             self.ranking = []
+            ctx.note(f"hybrid: {self.missing}: " + ("the points come from random sampling (fallback=random)"
+                                                    if self.fallback else
+                                                    "the search stops (--strategy-option fallback=random "
+                                                    "searches at random instead)"))
             return
-        ranked = predict.rank_points(self.space, phases, self.calibration, self.fixed())
+        ranked = predict.rank_points(self.space, pred, self.fixed())
         # points predicted alike make the same operations (a read hint in a program that only writes): the
         # first of each stands for them, so the k runs try k different behaviours
         self.ranking = []
-        for t, point in ranked:
-            if not self.ranking or abs(t - self.ranking[-1][0]) > 1e-3 * max(t, 1e-12):
-                self.ranking.append((t, point))
-        best = ", ".join(f"{t * 1e3:.1f} ms" for t, _ in self.ranking[:self.top])
-        ctx.note(f"hybrid: {len(ranked)} configurations predicted from {len(phases)} phase(s), "
-                 f"{len(self.ranking)} different; "
-                 f"the top {self.top}: {best}")
+        for score, point in ranked:
+            if not self.ranking or _differs(score, self.ranking[-1][0]):
+                self.ranking.append((score, point))
+        what = (f"the predicted {ctx.objective.name}" if pred.by_objective else
+                f"the predicted I/O time (objective {ctx.objective.name} cannot be predicted: {pred.why})")
+        best = ", ".join(_describe(s, ctx.objective) for s, _ in self.ranking[:self.top])
+        ctx.note(f"hybrid: {len(ranked)} configurations predicted from {len(pred.phases)} phase(s), "
+                 f"{len(self.ranking)} different, ranked by {what}; the top {self.top}: {best}")
+
+    def explain(self, ctx, point):
+        for score, p in self.ranking or ():
+            if p == point:
+                return f"hybrid: predicted {_describe(score, ctx.objective)}"
+        return None
 
     def propose(self, ctx):
         if self.ranking is None:
-            if self.report is None:
-                return SAMPLER  # no baseline report seen (another worker measured it): sample until one arrives
             self._rank(ctx)
         if not self.ranking:
-            return SAMPLER
+            return SAMPLER if self.fallback else None
         if len(self.proposed) >= min(self.top, len(self.ranking)):
             return None
         point = self.ranking[len(self.proposed)][1]
@@ -85,6 +116,24 @@ class Hybrid(Strategy):
         return min(self.top, len(self.ranking)) if self.ranking else None
 
     def stop(self, ctx):
+        if self.missing and not self.fallback:
+            return f"hybrid: {self.missing}"
         if self.ranking and len(self.proposed) >= min(self.top, len(self.ranking)):
             return f"hybrid: the predicted top {len(self.proposed)} ran"
         return None
+
+
+def _differs(a: tuple, b: tuple) -> bool:
+    """Two predicted scores that tell different behaviours apart (beyond a rounding of a thousandth)."""
+    (va, ta), (vb, tb) = a, b
+    if va is not None and vb is not None and abs(va - vb) > 1e-3 * max(abs(va), abs(vb), 1e-12):
+        return True
+    return abs(ta - tb) > 1e-3 * max(ta, tb, 1e-12)
+
+
+def _describe(score: tuple, objective) -> str:
+    value, seconds = score
+    io = f"{seconds * 1e3:.1f} ms of I/O"
+    if value is None:
+        return io
+    return f"{value:,.1f} {objective.unit} ({io})" if objective.unit != "s" else io
