@@ -388,3 +388,30 @@ def test_best_json_lists_only_what_took_effect_differently(tmp_path):
     flat = settings.flatten(outcome.best_doc)
     assert flat == {"hdf5.transfer_mode": "independent"}
     assert "mpiio.striping_factor" in outcome.best_doc["meta"]["same_as_default"]
+
+
+@pytest.mark.parametrize("strategy, repeats", [("model", 1), ("ml", 1), ("bayes", 2)])
+def test_a_run_budget_bounds_every_application_run_of_the_search(tmp_path, strategy, repeats):
+    """--runs counts what the search costs in runs: the default's, a strategy's training and the trials'
+    with their repeats; a strategy that trains fits its training into it, says how many at the start, and
+    summary.json counts the runs by kind (the confirmation apart)."""
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--synthetic", "ufs", "--space", "twophase",
+                        "--strategy", strategy, "--runs", "24", "--repeats", str(repeats), "--confirm-top", "1",
+                        "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    runs = summary["application_runs"]
+    rows = list(csv.DictReader(open(out / "trials.csv")))
+    assert runs["default"] + runs["training"] + runs["trials"] <= 24
+    assert runs["training"] == len([x for x in rows if x["kind"] == "training"])
+    assert runs["confirmation"] == len([x for x in rows if x["kind"] == "confirmation"])
+    assert summary["budget"]["runs"] == 24 and summary["stop"]["rule"] in ("run-budget", "strategy", "exhaustion")
+    said = flat(r.stdout)
+    if strategy == "bayes":
+        assert "training runs" not in said.split("study iotuner in")[0] and runs["training"] == 0
+    else:
+        assert 0 < runs["training"] < 24 - 1
+        assert f"this strategy will make {runs['training']} training runs before its first trial" in said
+        assert runs["trials"] >= 1  # room was left for what it predicts
+    assert f"application runs: {runs['default'] + runs['training'] + runs['trials']} to search" in said

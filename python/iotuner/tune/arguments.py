@@ -48,8 +48,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     g = p.add_argument_group("budget and measurement")
     g.add_argument("--trials", type=int, metavar="N",
-                   help="the study's total of trials that run (default 30 without --time); on --resume, a new "
-                        "total for the study, kept in it")
+                   help="the study's total of trials that run (default 30 without --time or --runs); on "
+                        "--resume, a new total for the study, kept in it")
+    g.add_argument("--runs", type=int, metavar="N",
+                   help="the study's total of application runs before the confirmation round: the default's, a "
+                        "strategy's training runs and the trials', with their repeats (strategies that train fit "
+                        "their training to it); on --resume, a new total, kept in the study")
     g.add_argument("--time", metavar="DURATION",
                    help="the study's total tuning time across resumes, confirmation included, e.g. 30m or 1h30m; "
                         "on --resume, a new total, kept in the study")

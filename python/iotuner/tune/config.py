@@ -21,13 +21,17 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Budget:
-    """The study's totals, across resumes and workers: trials that ran, and tuning time."""
+    """The study's totals, across resumes and workers: trials that ran, tuning time, and application runs
+    before the confirmation round (the default's, a strategy's training and the trials', with their
+    repeats: what the search costs in runs)."""
     trials: int | None = None
     seconds: float | None = None
+    runs: int | None = None
 
     def describe(self) -> str:
         parts = [f"{self.trials} trials" if self.trials else "",
-                 f"{self.seconds:.0f} s" if self.seconds else ""]
+                 f"{self.seconds:.0f} s" if self.seconds else "",
+                 f"{self.runs} application runs" if self.runs else ""]
         return ", ".join(p for p in parts if p) or "unbounded"
 
 

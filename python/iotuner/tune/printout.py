@@ -72,6 +72,11 @@ def print_outcome(console: Console, summary: dict, best_doc: dict, out: Path) ->
     console.print(f"\n[bold]study {summary['study']}[/bold]: {summary['trials']} trials ({summary['trials_run']} run"
                   + (f", {summary['training_runs']} training runs" if summary["training_runs"] else "")
                   + f"), {fmt_time(summary['tuning_time_s'])} of tuning; stopped: {summary['stopped_because']}")
+    runs = summary.get("application_runs")  # summaries written before it lack it
+    if isinstance(runs, dict) and all(isinstance(runs.get(k), int) for k in ("default", "training", "trials")):
+        console.print(f"application runs: {runs['default'] + runs['training'] + runs['trials']} to search "
+                      f"(default {runs['default']}, training {runs['training']}, trials {runs['trials']}), "
+                      f"{runs.get('confirmation', 0)} to confirm")
     console.print(f"default settings: {fmt_value(summary['default'], unit)} (median of the default's "
                   f"{summary['baseline_runs']} runs)")
     line = best_line(summary.get("winner"), summary.get("verdict"), summary.get("confirmed_default"), unit,

@@ -5,9 +5,12 @@ function) registered under a name. The tuner drives it:
 
 1. `prepare(ctx)`: runs of its own before the search (a training sweep,
    micro-benchmarks), made with `ctx.measure(point, kind="training")`. They
-   are recorded as training runs, count in tuning time and RoTI, and are shown
-   apart in trials.csv and on the curve. With several workers one of them
-   prepares while the others wait, and all see the records.
+   are recorded as training runs, count in tuning time, RoTI and the run
+   budget (`--runs`), and are shown apart in trials.csv and on the curve.
+   With several workers one of them prepares while the others wait, and all
+   see the records. `training_runs(repeats)` says how many it will make (the
+   study says so when it starts); `fit_runs(runs, repeats)` sizes them to a
+   run budget when the strategy's own options leave the size open.
 2. `propose(ctx)`: the next point, or `SAMPLER` to let the strategy's Optuna
    sampler (`sampler(ctx)`) choose it for the new trial (`sample`), or None
    when the strategy has nothing more to try.
@@ -82,6 +85,16 @@ class Strategy:
 
     def prepare(self, ctx: Context) -> None:
         """Training runs of its own, before the search."""
+
+    def training_runs(self, repeats: int) -> int:
+        """How many application runs `prepare` makes (each training point `repeats` times or once, as the
+        strategy runs them), said when the study starts."""
+        return 0
+
+    def fit_runs(self, runs: int, repeats: int) -> str | None:
+        """Sizes its training to a budget of this many application runs (the default's first runs already
+        taken off), where its own options leave the size open; what it decided, when worth saying."""
+        return None
 
     def sampler(self, ctx: Context) -> optuna.samplers.BaseSampler:
         """The Optuna sampler that proposes points when `propose` returns SAMPLER."""

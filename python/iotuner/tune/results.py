@@ -249,6 +249,7 @@ def summary(store: Store, objective: Objective, outcome: Outcome, total_s: float
         "trials_run": store.trials_run(),
         "training_runs": len(store.records(TRAINING)),
         "baseline_runs": len(store.records(BASELINE)),
+        "application_runs": store.application_runs(),
         "budget": asdict(store.budget),
         "tuning_time_s": total_s,
         "stop": outcome.stop.to_json(),

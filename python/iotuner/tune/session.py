@@ -57,7 +57,7 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
     strategies.make(args.strategy, space, args.seed, options)  # an unknown strategy or bad options fail here
     baseline = recording.baseline if recording else settings.load(args.baseline) if args.baseline \
         else {"version": 1}
-    trials = args.trials if args.trials is not None else (None if args.time else 30)
+    trials = args.trials if args.trials is not None else (None if args.time or args.runs else 30)
     config = StudyConfig(
         space=space.to_json(), strategy=args.strategy, strategy_options=options, seed=args.seed, baseline=baseline,
         objective=ObjectiveSpec(obj.name, obj.direction, obj.unit, obj.pattern),
@@ -74,7 +74,7 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
         production_runtime_s=parse_duration(args.production_runtime) if args.production_runtime else None,
         production_runs=args.production_runs,
         stop=args.stop or ("production-runs" if args.production_runs else None), out=str(out))
-    return config, Budget(trials, parse_duration(args.time) if args.time else None)
+    return config, Budget(trials, parse_duration(args.time) if args.time else None, args.runs)
 
 
 def _slurm_spec(args: argparse.Namespace) -> SlurmSpec:
@@ -169,10 +169,11 @@ def _open(args: argparse.Namespace, console: Console) -> tuple[Store, Path, str]
     storage = storage_url(args.storage, f"sqlite:///{out / 'study.db'}")
     if args.resume:
         store = Store.open(storage, args.study, heartbeat_s=args.heartbeat)
-        if args.trials is not None or args.time:  # new totals for the study, kept in it
+        if args.trials is not None or args.time or args.runs is not None:  # new totals for the study, kept in it
             b = store.budget
             store.set_budget(Budget(args.trials if args.trials is not None else b.trials,
-                                    parse_duration(args.time) if args.time else b.seconds))
+                                    parse_duration(args.time) if args.time else b.seconds,
+                                    args.runs if args.runs is not None else b.runs))
         out = Path(store.config.out)
         console.print(f"resuming study [bold]{args.study}[/bold]: {len(store.completed())} completed trials, "
                       f"{len(store.default_runs)} runs of the default, {results.fmt_time(store.clock())} of "
@@ -267,12 +268,16 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
         f"{evaluator.launcher.describe()} {' '.join(config.app)}"
     if config.confirm_app:
         what += f"\n  (the I/O kernel of {' '.join(config.confirm_app)}, which the confirmation round runs)"
-    console.print(f"tuning [bold]{what}[/bold]\n  space {space.name} ({len(space.dimensions)} dimensions, "
-                  f"{space.size():,} points), strategy {config.strategy}, objective {obj.name}, "
-                  f"{config.repeats} run(s) per trial, budget {store.budget.describe()}\n  study {store.name} in "
-                  f"{urls.mask(storage)}")
     printer = _progress_printer(console, obj)
     tuner = Tuner(store, evaluator, space, obj, strategy, printer, Path(eval_log) if eval_log else None)
+    training = strategy.training_runs(config.repeats)
+    made = store.application_runs()["training"]
+    console.print(f"tuning [bold]{what}[/bold]\n  space {space.name} ({len(space.dimensions)} dimensions, "
+                  f"{space.size():,} points), strategy {config.strategy}, objective {obj.name}, "
+                  f"{config.repeats} run(s) per trial, budget {store.budget.describe()}"
+                  + (f"\n  this strategy will make {training} training runs before its first trial"
+                     + (f" ({made} made already)" if made else "") if training else "")
+                  + f"\n  study {store.name} in {urls.mask(storage)}")
     try:
         outcome = tuner.run(str(scratch_tmp) if scratch_tmp else None)
     except TuneError as e:

@@ -34,8 +34,10 @@ class SearchState(Protocol):
     strategy: object
     space: object
     reproposals: int
+    repeats: int
 
     def clock(self) -> float: ...
+    def next_trial_runs(self) -> int: ...
     def next_trial_estimate(self) -> float: ...
     def confirmation_estimate(self) -> float: ...
     def context(self) -> object: ...
@@ -58,6 +60,21 @@ class TrialBudget:
             return None
         if n is not None and state.store.trials_run() + len(state.store.others_running()) >= n:
             return f"trial budget of {n} reached"
+        return None
+
+
+class RunBudget:
+    """Application runs before the confirmation round (the default's, training and trials', with their
+    repeats; those other workers are making now counted as made): a trial starts only if its runs fit."""
+    name = "run-budget"
+
+    def check(self, state: SearchState) -> str | None:
+        n = state.budget.runs
+        if n is None or state.store.owed():
+            return None
+        spent = state.store.runs_spent() + len(state.store.others_running()) * state.repeats
+        if spent + state.next_trial_runs() > n:
+            return f"run budget of {n} application runs reached ({spent} made)"
         return None
 
 
@@ -105,7 +122,7 @@ class StrategyStop:
 
 def default_rules(config=None, strategy=None, objective=None) -> list[StopRule]:
     """The rules every study has, then its early stopper: the study's --stop, or the strategy's default."""
-    rules: list[StopRule] = [Exhaustion(), TrialBudget(), TimeBudget(), StrategyStop()]
+    rules: list[StopRule] = [Exhaustion(), TrialBudget(), RunBudget(), TimeBudget(), StrategyStop()]
     if config is not None:
         early = make_stopper(config.stop or getattr(strategy, "default_stop", None), objective, config)
         if early is not None:

@@ -132,10 +132,10 @@ class Store(Sessions, Recovery, Sections):
     @property
     def budget(self) -> Budget:
         b = self._attrs.get(BUDGET_KEY) or {}
-        return Budget(b.get("trials"), b.get("seconds"))
+        return Budget(b.get("trials"), b.get("seconds"), b.get("runs"))
 
     def set_budget(self, budget: Budget) -> None:
-        value = {"trials": budget.trials, "seconds": budget.seconds}
+        value = {"trials": budget.trials, "seconds": budget.seconds, "runs": budget.runs}
         self.db.backend.set_study_attr(self.db.companion_id, BUDGET_KEY, value)
         self._attrs[BUDGET_KEY] = value
 
@@ -212,6 +212,19 @@ class Store(Sessions, Recovery, Sections):
         """A search trial's place among the study's search trials, from its record id."""
         r = self.record(rid)
         return r.number if r is not None and r.kind == TRIAL else None
+
+    def application_runs(self) -> dict[str, int]:
+        """Application runs the study made, by kind (confirmation apart: its size is fixed in advance), the
+        run budget (`Budget.runs`) counting default, training and trials."""
+        return {"default": sum(r.cost_runs for r in self.records(BASELINE)),
+                "training": sum(r.cost_runs for r in self.records(TRAINING)),
+                "trials": sum(r.cost_runs for r in self.search_trials() if r.finished),
+                "confirmation": sum(r.cost_runs for r in self.records(CONFIRMATION))}
+
+    def runs_spent(self) -> int:
+        """What the run budget counts: every application run before the confirmation round."""
+        n = self.application_runs()
+        return n["default"] + n["training"] + n["trials"]
 
     def baseline_report(self) -> dict | None:
         """The run report of the first run of the default that wrote one, whichever worker made it: what

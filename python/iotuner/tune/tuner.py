@@ -91,10 +91,14 @@ class Tuner:
         self.progress = progress or (lambda event: None)
         self.eval_log = eval_log
         self.rules = rules if rules is not None else stops.default_rules(c, self.strategy, objective)
+        self.notes: list[str] = []
+        if self.budget.runs is not None:  # a strategy that trains sizes its training to the run budget
+            fitted = self.strategy.fit_runs(self.budget.runs - self.repeats, self.repeats)
+            if fitted:  # the study's header says how many training runs; the summary keeps why
+                self.notes.append(fitted)
         self.sampler = self.strategy.sampler(self.context())
         self.distributions = {d.name: optuna.distributions.CategoricalDistribution(d.labels)
                               for d in space.dimensions}
-        self.notes: list[str] = []
         self.reproposals = 0
         self._since_baseline = 0
 
@@ -132,23 +136,29 @@ class Tuner:
         k = self.confirm_top if candidates is None else candidates
         return self.confirmation_rounds(k)[0] * (k + 1) * self.run_estimate()
 
-    def next_trial_estimate(self) -> float:
-        """The most the next trial can cost: its repeats, and the baseline run due before it."""
+    def next_trial_runs(self) -> int:
+        """The most application runs the next trial can cost: its repeats, and the baseline run due before it."""
         due = self.baseline_every and self._since_baseline >= self.baseline_every
-        return (self.repeats + (1 if due else 0)) * self.run_estimate()
+        return self.repeats + (1 if due else 0)
+
+    def next_trial_estimate(self) -> float:
+        return self.next_trial_runs() * self.run_estimate()
 
     def time_left(self) -> float | None:
-        """Tuning time left: the time budget's rest, or the estimate of what the trial budget still costs
-        (trials with their repeats, the interleaved baseline runs, the confirmation round)."""
+        """Tuning time left: the time budget's rest, or the estimate of what the trial or run budget still
+        costs (trials with their repeats, the interleaved baseline runs, the confirmation round), the sooner."""
         b = self.budget
         if b.seconds is not None:
             return max(0.0, b.seconds - self.clock())
+        runs = []
         if b.trials is not None:
             left = max(0, b.trials - self.store.trials_run())
             every = self.baseline_every
             baselines = (self._since_baseline + left) // every if every else 0
-            return (left * self.repeats + baselines) * self.run_estimate() + self.confirmation_estimate()
-        return None
+            runs.append(left * self.repeats + baselines)
+        if b.runs is not None:
+            runs.append(max(0, b.runs - self.store.runs_spent()))
+        return min(runs) * self.run_estimate() + self.confirmation_estimate() if runs else None
 
     # ---- measuring ----
 

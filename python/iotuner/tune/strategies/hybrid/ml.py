@@ -54,10 +54,22 @@ class ML(Strategy):
         self.proposed = 0
         self.trained = 0
 
-    def prepare(self, ctx):
+    def design(self) -> list[tuple]:
         from .design import balanced_fraction
+        return balanced_fraction([d.labels for d in self.space.dimensions], self.train, self.seed)
+
+    def training_runs(self, repeats: int) -> int:
+        return len(self.design())  # repeated combinations of the design are dropped
+
+    def fit_runs(self, runs: int, repeats: int) -> str | None:
+        if "train" in self.options:
+            return None
+        self.train = max(4, min(self.train, runs - self.top))
+        return f"ml: a design of {self.train} training runs, so that they and its top {self.top} fit the run budget"
+
+    def prepare(self, ctx):
         dims = self.space.dimensions
-        rows = balanced_fraction([d.labels for d in dims], self.train, self.seed)
+        rows = self.design()
         X, y, tried = [], [], set()
         for row in rows:
             labels = dict(zip((d.name for d in dims), row))

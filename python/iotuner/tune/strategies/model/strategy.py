@@ -120,6 +120,20 @@ class ModelDriven(Strategy):
 
     # ---- training ----
 
+    def training_runs(self, repeats: int) -> int:
+        return self.training * repeats
+
+    def fit_runs(self, runs: int, repeats: int) -> str | None:
+        if "training" in self.options or self.warm is not None:
+            return None
+        room = runs // max(1, repeats) - self.top_k
+        self.training = max(4, min(DEFAULT_TRAINING, room))
+        if self.training < DEFAULT_TRAINING:
+            return (f"model: {self.training} training points, so that they and the top {self.top_k} fit the "
+                    f"run budget of {runs + repeats} application runs"
+                    + ("" if room >= 4 else " as far as they can (the model needs 4): the top k get what is left"))
+        return None
+
     def prepare(self, ctx: Context) -> None:
         from . import design
         if self.warm is not None:
