@@ -60,6 +60,14 @@ def test_tuning_on_the_kernel_holds_on_the_application(kernel_apps, tmp_path):
         assert kc["roti"]["final"] > kc["roti_without_kernel"]["final"]
         assert len(store.records(CONFIRMATION)) >= 10
         assert "kernel: one evaluation" in " ".join(r.stdout.split())
+        # the application's terms: the kernel and the application both judged on the time inside their I/O
+        # calls (the application's solver runs inside its open files), the viability point from the
+        # application's runs of the default, and the page saying which runs were the kernel's
+        assert store.config.objective.clock == "calls"
+        assert "measured default (application) run time" in summary["viability"]["reason"], summary["viability"]
+        page = (out / "report.html").read_text()
+        assert "trials run on the kernel" in page and "Confirmation round on the application" in page
+        assert "trial (kernel)" in page and "confirmation (application)" in page
 
         # best.json on the application beats the baseline, in interleaved pairs (as many as the noise needs)
         command = mpi() + [a.replace("{scratch}", scratch) for a in [str(app.exe), *ARGS]]

@@ -14,7 +14,7 @@ import pytest
 
 from iotuner import catalogue, settings
 from iotuner.report import Report
-from iotuner.tune import noise, objective, space, strategies, synthetic
+from iotuner.tune import config as cfg, noise, objective, space, strategies, synthetic
 from iotuner.tune.arguments import parse_duration
 from tune_helpers import make_study
 
@@ -450,3 +450,23 @@ def test_demo_never_wipes_a_directory_that_is_not_its_output(tmp_path, monkeypat
     assert demo(empty) == 0
     assert demo(tmp_path / "new") == 0
     assert len(calls) == 3
+
+
+def test_the_calls_clock_leaves_out_the_applications_work_inside_its_phases():
+    """With clock calls, a bandwidth is of the time inside the application's I/O calls (the phase's data
+    level, the slowest rank's), not of the phase from open to close, which holds the application's work between
+    its calls too: a kernel without that work and its application then measure the same thing."""
+    mib = 1 << 20
+    phase = {"data_level": "hdf5", "bytes_written": 64 * mib, "bytes_read": 0, "wall_time_s": 4.0,
+             "hdf5": {"write_time_s": 0.5, "read_time_s": 0.0}, "posix": {"write_time_s": 0.3, "read_time_s": 0.0}}
+    read = {"data_level": "hdf5", "bytes_written": 0, "bytes_read": 64 * mib, "wall_time_s": 1.0,
+            "hdf5": {"write_time_s": 0.0, "read_time_s": 0.25}}
+    rep = Report({"phases": [phase, read], "totals": {
+        "bytes_written": 64 * mib, "bytes_read": 64 * mib, "write_time_s": 4.0, "read_time_s": 1.0,
+        "write_bandwidth_mib_s": 16.0, "read_bandwidth_mib_s": 64.0}})
+    calls = objective.Objective("write-bw", "maximize", "MiB/s", clock="calls")
+    assert calls.value(rep, None) == pytest.approx(128.0)
+    assert objective.parse("write-bw").value(rep, None) == pytest.approx(16.0)
+    io = objective.Objective("io-time", "minimize", "s", clock="calls")
+    assert io.value(rep, None) == pytest.approx(0.75)
+    assert objective.of_spec(cfg.ObjectiveSpec("io-time", "minimize", "s", None, "calls")) == io

@@ -34,6 +34,23 @@ class Report:
     def run(self) -> dict:
         return self.data["run"]
 
+    def in_calls(self) -> dict:
+        """Totals as `totals` names them, with each phase's time taken inside the application's I/O calls at
+        the phase's data level (HDF5's H5Dwrite and H5Dread, MPI-IO's or POSIX's calls; the slowest rank's)
+        instead of from its open to its close: what an I/O kernel and its application share, whatever the
+        application computes between its calls."""
+        tw = tr = 0.0
+        for p in self.phases:
+            level = p.get(p.get("data_level") or "posix") or {}
+            tw += float(level.get("write_time_s") or 0.0)
+            tr += float(level.get("read_time_s") or 0.0)
+        t = self.totals
+        bw, br = t["bytes_written"], t["bytes_read"]
+        mib = 1024.0 * 1024.0
+        return {**t, "write_time_s": tw, "read_time_s": tr,
+                "write_bandwidth_mib_s": bw / mib / tw if tw > 0 else 0.0,
+                "read_bandwidth_mib_s": br / mib / tr if tr > 0 else 0.0}
+
     @property
     def settings(self) -> dict:
         return self.data["settings"]

@@ -119,10 +119,12 @@ def _curve(study: dict) -> str:
     unit, per = svg.time_unit(max(times + [s.get("tuning_time_s") or 0]) if times else 1)
     ylabel = f"{obj.get('name', 'objective')} ({obj.get('unit')})" if obj.get("unit") else obj.get("name", "objective")
     dups = sum(1 for t in study["trials"] if t["kind"] in TRIAL_KINDS and t["duplicate_of"])
-    chart = svg.XYChart(f"Tuning curve: {len(trials)} trials run" + (
+    kernel = isinstance(s.get("kernel"), dict)  # the search ran the application's I/O kernel
+    on = " on the kernel" if kernel else ""
+    chart = svg.XYChart(f"Tuning curve: {len(trials)} trials run{on}" + (
         f" ({dups} more proposed were duplicates of these, not run again)" if dups else ""),
-        f"tuning time ({unit})", ylabel)
-    chart.series.append(svg.Series("trial (median of its runs)", [(t["t_s"] / per, t["value"]) for t in trials],
+        f"tuning time ({unit})", ylabel + (", kernel" if kernel else ""))
+    chart.series.append(svg.Series(f"trial{on} (median of its runs)", [(t["t_s"] / per, t["value"]) for t in trials],
                                    color="#8c959f"))
     best, pts = None, []
     for t in sorted(trials, key=lambda t: t["t_s"]):
@@ -133,9 +135,14 @@ def _curve(study: dict) -> str:
         chart.series.append(svg.Series("best so far", pts, kind="step", color="#1f6feb"))
     timed_base = [(t["t_s"] / per, t["value"]) for t in base if t["t_s"] is not None]
     if timed_base:
-        chart.series.append(svg.Series("default settings (run)", timed_base, color="#d1242f"))
+        chart.series.append(svg.Series(f"default settings (run{on})", timed_base, color="#d1242f"))
     timed_conf = [(t["t_s"] / per, t["value"]) for t in conf if t["t_s"] is not None]
-    if timed_conf:
+    app_chart = None
+    if timed_conf and kernel:  # the application's values: a chart of their own, not the kernel's axis
+        app_chart = svg.XYChart("Confirmation round on the application", f"tuning time ({unit})",
+                                ylabel + ", application")
+        app_chart.series.append(svg.Series("confirmation run on the application", timed_conf, color="#1a7f37"))
+    elif timed_conf:
         chart.series.append(svg.Series("confirmation run", timed_conf, color="#1a7f37"))
     if s.get("default") is not None:
         vals = [t["value"] for t in base]
@@ -143,12 +150,12 @@ def _curve(study: dict) -> str:
         chart.hlines.append(("default (median; band: its runs' range)", s["default"], "#d1242f", band))
     win = (s.get("winner") or {}).get("median")
     if win is not None and (s.get("verdict") or {}).get("significant"):
-        chart.hlines.append(("confirmed winner (median)", win, "#1a7f37", None))
+        (app_chart or chart).hlines.append(("confirmed winner (median)", win, "#1a7f37", None))
     via = s.get("viability") or {}
     at = next((via[k] for k in ("t_s", "at_s", "tuning_time_s") if isinstance(via.get(k), (int, float))), None)
     if at is not None:
         chart.vlines.append(("viability point", at / per, "#8250df"))
-    out = chart.render()
+    out = chart.render() + (app_chart.render() if app_chart else "")
     curve = (s.get("roti") or {}).get("curve")
     if curve:
         r_unit = (s.get("roti") or {}).get("unit", "")
@@ -174,12 +181,22 @@ def _verdict(study: dict) -> str:
             ("RoTI", s.get("roti_reason"), ""), ("trials", s.get("trials"), ""),
             ("tuning time", s.get("tuning_time_s"), "s"), ("stopped because", s.get("stopped_because") or
                                                            (s.get("stop") or {}).get("reason"), "")]
+    k = s.get("kernel")
+    if isinstance(k, dict):
+        ev = k.get("evaluation_s") if isinstance(k.get("evaluation_s"), dict) else {}
+        rows.append(("trials ran on", f"the application's I/O kernel {k.get('dir')}: one evaluation "
+                     f"{_seconds(ev.get('kernel'))} against {_seconds(ev.get('application'))} for the application, "
+                     f"which the confirmation round ran", ""))
     via = s.get("viability") or {}
     for k, val in via.items():
         rows.append((f"viability: {k}", val, ""))
     fmt = lambda x: f"{x:,.4g}" if isinstance(x, float) else str(x)  # noqa: E731
     return table(["", "value"], [[e(k), e(f"{fmt(val)} {u}".strip())] for k, val, u in rows if val is not None],
                  widths=["40%", "60%"])
+
+
+def _seconds(x) -> str:
+    return f"{x:.3g} s" if isinstance(x, (int, float)) and not isinstance(x, bool) else "?"
 
 
 def _significance(verdict: dict) -> str:
@@ -194,10 +211,12 @@ def _significance(verdict: dict) -> str:
 
 
 def _trials(study: dict) -> str:
+    kernel = isinstance(study["summary"].get("kernel"), dict)
     rows = []
     for t in study["trials"]:
         sets = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(t["settings"].items()))
-        rows.append([e(t["trial"]), e(t["kind"]), e(t["state"]),
+        where = "" if not kernel else " (application)" if "confirm" in t["kind"] else " (kernel)"
+        rows.append([e(t["trial"]), e(t["kind"] + where), e(t["state"]),
                      e(f"{t['t_s']:.2f}" if t["t_s"] is not None else ""),
                      e(f"{t['value']:,.4g}" if t["value"] is not None else ""),
                      f'<span class="mono">{e(sets)}</span>' + (f'<div class="note">duplicate of {e(t["duplicate_of"])}'

@@ -37,6 +37,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="perf (TunIO: bandwidth weighted by the written and read shares, MiB/s; default), write-bw, "
                         "read-bw, io-time, or regex:PATTERN (a number in the application's output)")
     g.add_argument("--direction", choices=("max", "min"), help="for regex objectives (default max)")
+    g.add_argument("--objective-clock", choices=("phase", "calls"),
+                   help="the time a bandwidth or io-time is of: phase, each file from its open to its close (the "
+                        "default), or calls, the time inside the application's I/O calls (the default with "
+                        "--kernel: the kernel and the application then measure the same thing)")
     g.add_argument("--kernel", metavar="OUTDIR",
                    help="run the trials on the application's I/O kernel (made by iotuner kernel -o OUTDIR), and the "
                         "confirmation round on the application itself; the command after -- is then optional")

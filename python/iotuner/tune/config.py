@@ -41,6 +41,7 @@ class ObjectiveSpec:
     direction: str = "maximize"
     unit: str = "MiB/s"
     pattern: str | None = None
+    clock: str = "phase"  # the time a bandwidth or io-time is of: "phase" (open to close) or "calls"
 
 
 @dataclass(frozen=True)

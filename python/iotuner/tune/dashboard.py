@@ -14,7 +14,7 @@ from .tuner import Tuner
 
 def note(store: Store) -> str:
     c = store.config
-    obj = objectives.Objective(c.objective.name, c.objective.direction, c.objective.unit, c.objective.pattern)
+    obj = objectives.of_spec(c.objective)
     outcome = Tuner(store, None, spaces.from_json(c.space), obj).result()
     unit = f" {obj.unit}" if obj.unit else ""
     lines = [f"# iotuner study {store.name}",

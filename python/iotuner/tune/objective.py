@@ -18,19 +18,26 @@ class ObjectiveError(ValueError):
     """The run did not yield this objective (no report, no I/O, no match)."""
 
 
+CLOCKS = ("phase", "calls")
+
+
 @dataclass(frozen=True)
 class Objective:
     name: str
     direction: str  # "maximize" or "minimize"
     unit: str
     pattern: str | None = None  # for objectives read from the application's output
+    # what time a bandwidth or io-time divides by: "phase", each file's phase from open to close (what the
+    # application waited, its work between the calls included), or "calls", the time inside the
+    # application's I/O calls (Report.in_calls): a kernel's phases and its application's then compare
+    clock: str = "phase"
 
     def value(self, report: Report | None, stdout: str | None) -> float:
         if self.pattern is not None:
             return _from_output(self.pattern, stdout or "")
         if report is None:
             raise ObjectiveError("no run report")
-        return self.of_totals(report.totals)
+        return self.of_totals(report.in_calls() if self.clock == "calls" else report.totals)
 
     def of_totals(self, t: Mapping[str, float]) -> float:
         """The objective of a run's totals: a report's, or predicted ones (bytes, times and bandwidths as a
@@ -82,6 +89,11 @@ class Objective:
         if self.direction == "maximize":
             return value / reference if reference > 0 else float("inf")
         return reference / value if value > 0 else float("inf")
+
+
+def of_spec(spec) -> Objective:
+    """The objective a study stored (config.ObjectiveSpec)."""
+    return Objective(spec.name, spec.direction, spec.unit, spec.pattern, getattr(spec, "clock", "phase"))
 
 
 def _from_output(pattern: str, stdout: str) -> float:

@@ -41,9 +41,13 @@ def roti(store: Store, objective: Objective, outcome: Outcome, total_s: float) -
 
 def viability(store: Store, outcome: Outcome, total_s: float) -> traj.Viability:
     """The viability point: the production run time given at creation, or the default's measured run time
-    (with its measured I/O share)."""
+    (with its measured I/O share): on the application, which a study tuned through its kernel runs only in
+    the confirmation round."""
     gain = outcome.verdict.gain if outcome.significant else None
-    p = traj.production(store.records(BASELINE), store.config.production_runtime_s)
+    runs = store.records(BASELINE)
+    if store.config.confirm_app:
+        runs = [r for r in store.records(CONFIRMATION) if r.attrs.get("candidate") == DEFAULT] or runs
+    p = traj.production(runs, store.config.production_runtime_s)
     return traj.viability(total_s, gain, p.runtime_s, p.io_share, p.source)
 
 
@@ -148,13 +152,20 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
     by_trial.set_xlabel("trial (numbered as in the log)")
     by_trial.xaxis.set_major_locator(MaxNLocator(integer=True))
 
-    styles = {BASELINE: ("#d1242f", "x", "default run"), TRAINING: ("#8250df", "^", "training run"),
-              TRIAL: ("#9aa5b1", "o", "trial"), CONFIRMATION: ("#1a7f37", "s", "confirmation run")}
+    kernel = bool(store.config.confirm_app)  # the search ran the kernel, the confirmation the application
+    styles = {BASELINE: ("#d1242f", "x", "default run" + (" (kernel)" if kernel else "")),
+              TRAINING: ("#8250df", "^", "training run"), TRIAL: ("#9aa5b1", "o", "trial" + (" (kernel)" if kernel else "")),
+              CONFIRMATION: ("#1a7f37", "s", "confirmation run" + (" (application, right axis)" if kernel else ""))}
+    app_ax = by_time.twinx() if kernel else by_time  # their values are another program's: an axis of their own
     for kind, (color, marker, name) in styles.items():
         pts = [p for p in points if p.kind == kind and p.ok and p.value is not None]
         if pts:
-            by_time.scatter([p.at_s / scale for p in pts], [p.value for p in pts], s=14, color=color, marker=marker,
-                            label=name, zorder=3)
+            (app_ax if kind == CONFIRMATION else by_time).scatter(
+                [p.at_s / scale for p in pts], [p.value for p in pts], s=14, color=color, marker=marker, label=name,
+                zorder=3)
+    if kernel:
+        app_ax.set_ylabel(f"{label}, application", color="#1a7f37")
+        app_ax.legend(loc="lower right", fontsize=7)
     line = [(p.at_s / scale, p.best) for p in points if p.kind != CONFIRMATION and p.best is not None]
     if line:
         by_time.step([x for x, _ in line], [y for _, y in line], where="post", color="#1f6feb", linewidth=2)
@@ -162,7 +173,9 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
     if confirm:
         by_time.axvspan(min(confirm), max(confirm), color="#1a7f37", alpha=0.07, label="confirmation round")
     if outcome.winner:
-        for a, x in ((by_trial, outcome.winner["trial"]), (by_time, max(confirm) if confirm else span / scale)):
+        # the winner's median is the confirmation round's: on the application's axis in a kernel study
+        for a, x in ((by_trial, None if kernel else outcome.winner["trial"]),
+                     (app_ax, max(confirm) if confirm else span / scale)):
             if x is None:  # a training run won: it has no place on the trial axis
                 continue
             a.scatter([x], [outcome.winner["median"]], s=160, marker="*", color="#bf8700", zorder=5,

@@ -60,7 +60,8 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
     trials = args.trials if args.trials is not None else (None if args.time or args.runs else 30)
     config = StudyConfig(
         space=space.to_json(), strategy=args.strategy, strategy_options=options, seed=args.seed, baseline=baseline,
-        objective=ObjectiveSpec(obj.name, obj.direction, obj.unit, obj.pattern),
+        objective=ObjectiveSpec(obj.name, obj.direction, obj.unit, obj.pattern,
+                                args.objective_clock or ("calls" if args.kernel else "phase")),
         repeats=args.repeats, baseline_every=args.baseline_every, confirm_top=args.confirm_top,
         confirm_rounds=args.confirm_rounds, app=tuple(command), launcher=args.launcher, ranks=args.ranks,
         confirm_app=tuple(confirm_app) if confirm_app != list(command) else (),
@@ -84,8 +85,7 @@ def _slurm_spec(args: argparse.Namespace) -> SlurmSpec:
 
 
 def _objective(config: StudyConfig) -> objectives.Objective:
-    o = config.objective
-    return objectives.Objective(o.name, o.direction, o.unit, o.pattern)
+    return objectives.of_spec(config.objective)
 
 
 def _evaluator(config: StudyConfig, obj: objectives.Objective, scratch: Path | None, launcher: str, study: str):

@@ -26,6 +26,7 @@ from typing import Sequence
 from ..lazy import lazy
 from . import stop, trajectory as traj
 from .objective import Objective
+from .study.records import BASELINE
 
 np = lazy("numpy")
 
@@ -119,7 +120,7 @@ class ProductionRuns(IterationRule):
         self.runs, self.runtime_s = runs, runtime_s
 
     def decide(self, its, state):
-        prod = traj.production(state.store.records(), self.runtime_s)
+        prod = traj.production(state.store.records(BASELINE), self.runtime_s)
         return production_runs(its, self.objective, self.runs, prod)
 
 

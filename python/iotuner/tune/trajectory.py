@@ -130,17 +130,20 @@ class Production:
 
 
 def production(records, given_runtime_s: float | None) -> Production:
-    """From the default's runs (baseline records): the measured I/O share (I/O time over wall time; 1 when
-    nothing was measured, as for the synthetic objective), and the given run time or the measured one."""
-    details = [r.attrs.get("details") or {} for r in records if r.kind == BASELINE and r.ok]
+    """From runs of the default (baseline records, or the confirmation round's runs of the default when the
+    search ran a kernel): the measured I/O share (I/O time over wall time; 1 when nothing was measured, as
+    for the synthetic objective), and the given run time or the measured one."""
+    records = [r for r in records if r.ok]
+    details = [r.attrs.get("details") or {} for r in records]
     shares = [d["io_time_s"] / d["wall_time_s"] for d in details
               if d.get("io_time_s") is not None and d.get("wall_time_s")]
     share = statistics.median(shares) if shares else 1.0
     if given_runtime_s is not None:
         return Production(given_runtime_s, share, "given")
     walls = [d["wall_time_s"] for d in details if d.get("wall_time_s")] or \
-        [r.duration_s for r in records if r.kind == BASELINE and r.ok and r.duration_s > 0]
-    return Production(statistics.median(walls) if walls else None, share, "measured default")
+        [r.duration_s for r in records if r.duration_s > 0]
+    kind = "measured default" if all(r.kind == BASELINE for r in records) else "measured default (application)"
+    return Production(statistics.median(walls) if walls else None, share, kind)
 
 
 def io_time_per_run(p: Production, objective: Objective, value: float, default: float) -> float:

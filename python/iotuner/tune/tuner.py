@@ -187,9 +187,10 @@ class Tuner:
                 attrs: Mapping[str, Any] | None = None) -> Record:
         attrs = dict(attrs or {})
         sig = self._signature(m, doc) if m.ok else None
-        if kind == BASELINE and m.ok:
+        if kind in (BASELINE, CONFIRMATION) and m.ok:  # a production run's time and I/O share (viability)
             attrs["details"] = {k: m.details.get(k) for k in ("io_time_s", "wall_time_s", "bytes_written",
                                                                 "bytes_read", "ranks")}
+        if kind == BASELINE and m.ok:
             if self.store.reference is None:  # the default's effective settings: signatures are relative to them
                 attrs["reference"] = reference_of(m)
                 sig = signature(effective_of(m, doc), attrs["reference"], self.nodes)

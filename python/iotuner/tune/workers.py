@@ -96,8 +96,7 @@ def submit(store: Store, storage: str, out: Path, n: int, heartbeat: int, consol
         return 130
     finally:
         tether.release()
-    obj = objectives.Objective(config.objective.name, config.objective.direction, config.objective.unit,
-                               config.objective.pattern)
+    obj = objectives.of_spec(config.objective)
     outcome = Tuner(store, None, spaces.from_json(config.space), obj).result()
     if outcome is None:
         print(f"iotuner tune: the workers of job {job} ended before a confirmation round (see their logs); "
