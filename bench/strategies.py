@@ -11,9 +11,12 @@ than the budget (a censored median).
 Synthetic: the synthetic models; the true value is the model's noise-free
 value, the best known value the space's exact optimum.
 
-Replay (on by default; --no-replay skips it): the recorded sweep of the
-bandio target (bench/data/bandio-sweep.json.gz, bench/sweep.py), where every
-point of the space was measured on this machine. Each run draws one of the
+Replay (on by default; --no-replay skips it): the recorded sweeps of real
+targets (bench/data/*-sweep.json.gz, bench/sweep.py): bandio's, and h5ior's
+strided write and read, where every point of the space was measured on this
+machine. A recording with a run report of the default and the machine's
+calibration gives the hybrid and auto strategies their model's input, as a
+real study would have it. Each run draws one of the
 point's recorded runs; a point's true value is the median of its recorded
 runs, the best known value the sweep's best median. Medians come with a
 bootstrap 95% interval over the seeds, and a Mann-Whitney test tells whether
@@ -21,8 +24,8 @@ two strategies' counts differ beyond the noise of the seeds; a sign test
 against the exact distribution of uniform sampling without repeats (what
 seeds alone give) tells whether a strategy beats blind sampling.
 
-Real (on by default; --no-real skips it): a few short studies of the bandio
-kernel itself from the same baseline, judged by the sweep's medians, as a
+Real (on by default; --no-real skips it): a few short studies of the first
+recording's target itself from the same baseline, judged by the sweep's medians, as a
 check that the replay behaves like the real runs: the evaluations to 95% of
 the sweep's best, and how the values the real runs measured compare with the
 ones recorded for the same points.
@@ -54,7 +57,7 @@ from iotuner.tune import config as cfg, objective, replay, space as spaces, stor
 REAL_STRATEGIES = ("random", "ga", "bayes")
 CASES = (("tunio", "lustre"), ("h5evolve", "lustre"), ("romio", "ufs"))
 HERE = Path(__file__).resolve().parent
-RECORDING = HERE / "data" / "bandio-sweep.json.gz"
+RECORDINGS = (HERE / "data" / "bandio-sweep.json.gz", HERE / "data" / "h5ior-strided-sweep.json.gz")
 TARGET = 0.95
 SEARCH_RUN = re.compile(r"t\d{4}-|training-")  # run labels of trials and training runs
 
@@ -153,13 +156,20 @@ class QuietReplay(replay.ReplayEvaluator):
         return dataclasses.replace(m, value=self.value(flat)) if m.ok else m
 
 
-def replay_part(opts) -> dict[str, list[int | None]]:
-    obj = objective.parse(opts.objective)
-    tgt = Target(opts.recording, obj)
+def recorded_objective(path: Path, given: str | None) -> objective.Objective:
+    """The objective a recording is judged by: the one given, else the one its sweep refined by."""
+    return objective.parse(given or replay.load(path).meta.get("schedule", {}).get("objective") or "io-time")
+
+
+def replay_part(opts, path: Path) -> dict[str, list[int | None]]:
+    obj = recorded_objective(path, opts.objective)
+    tgt = Target(path, obj)
     rec = tgt.rec
-    print(f"\nreplay of the recorded sweep {opts.recording.name}: space {rec.space.name} ({len(rec.points)} points, "
+    print(f"\nreplay of the recorded sweep {path.name}: space {rec.space.name} ({len(rec.points)} points, "
           f"{sum(len(p.runs) for p in rec.points)} recorded runs), objective {obj.name}; "
-          f"{tgt.reaching} points within 95% of the best median")
+          f"{tgt.reaching} points within 95% of the best median; "
+          + ("a run report of the default and the machine's calibration recorded (the hybrid model's input)"
+             if rec.report and rec.calibration else "no run report of the default recorded"))
     print("  each run answers " + ("the point's recorded median (noise removed)" if opts.replay_noise == "none"
                                    else "one of the point's recorded runs, drawn at random (the recorded noise)"))
     print(f"  evaluations until a point whose recorded median is within 95% of the sweep's best was measured "
@@ -221,8 +231,9 @@ def uniform_against(results: dict[str, list[int | None]], points: int, good: int
 
 
 def real_part(opts, replayed: dict[str, list[int | None]] | None) -> None:
-    obj = objective.parse(opts.objective)
-    tgt = Target(opts.recording, obj)
+    path = opts.recording[0]
+    obj = recorded_objective(path, opts.objective)
+    tgt = Target(path, obj)
     rec = tgt.rec
     app = rec.runnable_command()
     print(f"\nreal runs of the target: {' '.join(rec.command)} "
@@ -290,8 +301,9 @@ def main() -> int:
     ap.add_argument("--no-synthetic", dest="synthetic", action="store_false", help="skip the synthetic models")
     ap.add_argument("--strategies", nargs="+", default=None,
                     help="strategies on the replay (default: every registered one)")
-    ap.add_argument("--recording", type=Path, default=RECORDING, help="the recorded sweep (default %(default)s)")
-    ap.add_argument("--objective", default="io-time", help="objective on the recording (default io-time)")
+    ap.add_argument("--recording", type=Path, nargs="+", default=list(RECORDINGS),
+                    help="the recorded sweeps (default: %(default)s); the real runs use the first")
+    ap.add_argument("--objective", help="objective on the recordings (default: the one each sweep refined by)")
     ap.add_argument("--no-replay", dest="replay", action="store_false", help="skip the replay comparison")
     ap.add_argument("--replay-seeds", type=int, default=20, help="seeds per strategy on the replay (default 20)")
     ap.add_argument("--replay-noise", choices=("recorded", "none"), default="recorded",
@@ -313,7 +325,11 @@ def main() -> int:
     start = time.time()
     if opts.synthetic:
         synthetic_part(opts)
-    replayed = replay_part(opts) if opts.replay else None
+    replayed = None
+    if opts.replay:
+        for i, path in enumerate(opts.recording):
+            got = replay_part(opts, path)
+            replayed = got if i == 0 else replayed
     if opts.real:
         real_part(opts, replayed)
     print(f"\n({time.time() - start:.0f}s)")

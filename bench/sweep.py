@@ -10,8 +10,10 @@ so the best is judged on more than a few runs.
 
 The recording (JSON, gzip-compressed when the name ends in .gz) holds per
 point its settings and every measured write and read time, plus the
-default's runs, the machine, the date and the command. `iotuner tune
---replay FILE` tunes it; python/iotuner/tune/replay.py describes the format.
+default's runs, the machine, the date and the command, a run report of the
+default and the machine's calibration (what the hybrid and auto strategies
+predict from). `iotuner tune --replay FILE` tunes it;
+python/iotuner/tune/replay.py describes the format.
 
 The sweep is resumable: it saves after every few runs and, started again
 with the same arguments, continues where it stopped. With --lock FILE it
@@ -53,6 +55,7 @@ from scipy import stats
 from iotuner import settings
 from iotuner.tune import launch, objective as objectives, replay, space as spaces
 from iotuner.tune.evaluate import JobEvaluator
+from iotuner.tune.strategies.hybrid import calibration
 
 SAVE_EVERY = 25  # runs between saves
 QUIET = 0.25  # cores other processes may use during a run that counts as quiet
@@ -213,6 +216,8 @@ def measure(ev: JobEvaluator, rec: replay.Recording, point: replay.RecordedPoint
                 run += (others,)
     if index < 0 and not m.ok and not rec.default.runs:
         sys.exit(f"sweep: the application fails with the baseline settings: {m.error}")
+    if point is rec.default and m.ok and rec.report is None:
+        rec.report = m.report  # the default's access pattern, for the strategies that model the run
     rec.add_run(point, m, run)
 
 
@@ -479,6 +484,10 @@ def main() -> int:
     ap.add_argument("--pause", type=float, default=20, metavar="S", help="seconds between chunks (default 20)")
     ap.add_argument("--max-chunks", type=int, metavar="N", help="stop after N chunks (run again to continue)")
     ap.add_argument("--analyse", action="store_true", help="only print the analysis of --out")
+    ap.add_argument("--calibration", metavar="FILE",
+                    help="keep this calibration (`iotuner calibrate` on the machine the sweep runs on) in the "
+                         "recording, for the strategies that price the default's operations (default: this "
+                         "machine's calibration file, when there is one)")
     ap.add_argument("command", nargs=argparse.REMAINDER, metavar="-- APP ARGS",
                     help="the application (a bundled kernel's name or a path); {scratch} is each run's directory")
     opts = ap.parse_args()
@@ -502,6 +511,11 @@ def main() -> int:
         print(f"resuming {out}: {rec.meta['schedule']['done']} runs done")
     else:
         rec = fresh
+        try:
+            rec.calibration = json.loads(Path(opts.calibration or calibration.default_path()).read_text())
+        except FileNotFoundError:
+            if opts.calibration:
+                raise
         scratch = Path(opts.scratch or tempfile.gettempdir())
         rec.meta = {"created": now(), "machine": machine(scratch), "scratch": str(scratch),
                     "launcher": f"{opts.mpiexec} -n {opts.ranks}",

@@ -145,3 +145,59 @@ def test_a_call_shape_is_counted_once_per_setting(strided_report, calibration, m
     predict.rank_points(sp, p, strategies.make("hybrid", sp, 0, {}).fixed())
     settings = sum(len(ph._times) for ph in p.phases)  # effective settings per phase pattern
     assert 0 < len(calls) <= 2 * settings < 90 * 2 * 64
+
+
+@pytest.mark.mpi
+def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(strided_report, calibration, tmp_path,
+                                                                       monkeypatch):
+    """auto's first point is the hybrid model's best prediction of the objective, changing only the MPI-IO hints
+    (HDF5's stay as the default has them); then a Gaussian process around that prior proposes points never
+    measured before, HDF5's among them."""
+    from tune_helpers import make_study
+    from iotuner.tune.store import BASELINE
+    from iotuner.tune.strategies.hybrid import calibration as calibrations, predict
+    monkeypatch.setattr(calibrations.Calibration, "load", classmethod(lambda cls, path=None: calibration))
+    store, t = make_study(tmp_path, space="romio", strategy="auto", trials=8)
+    store.add_run(BASELINE, settings={}, value=500.0, report=strided_report)
+    auto, ctx = t.strategy, t.context()
+    first = auto.propose(ctx)
+    default = auto.default_point(ctx)
+    covered = set(predict.modelled(t.space))
+    assert all(first[n] == default[n] for n in first if n not in covered)
+    pred = predict.Predictor(strided_report, calibration, ctx.objective)
+    ranked = predict.rank_points(t.space, pred, {n: default[n] for n in first if n not in covered})
+    assert pred.score(predict.hint_overrides(t.space.point_settings(t.space.decode(first))))[0] == \
+        pytest.approx(ranked[0][0][0])
+    assert any("auto: prior: the predicted perf" in n for n in t.notes)
+    # the rest of a study: every trial a new point, and the search leaves the MPI-IO hints' corner
+    outcome = t.run()
+    points = [r.key for r in store.search_trials()]
+    assert len(points) == len(set(points)) == 8
+    assert any(r.settings.get("hdf5.transfer_mode") != store.search_trials()[0].settings.get("hdf5.transfer_mode")
+               or r.settings.get("hdf5.alignment") != store.search_trials()[0].settings.get("hdf5.alignment")
+               for r in store.search_trials())
+    assert outcome.stop.rule == "trial-budget"
+
+
+def test_auto_warm_starts_from_an_earlier_study_of_the_same_run(tmp_path):
+    """A second study of the same application and space in the same storage starts from what the first one
+    measured: its first point is as good as the first study's best (within the synthetic model's noise),
+    where without the earlier study it knows nothing (no run report here, so no prior)."""
+    from tune_helpers import make_study
+    from iotuner.tune import synthetic
+    storage = f"sqlite:///{tmp_path}/shared.db"
+    first_store, first = make_study(tmp_path, space="romio", strategy="random", trials=40, name="first",
+                                    storage=storage, app=("app", "-n", "8"))
+    first.run()
+    best = first_store.best_pool()
+    model = synthetic.model("ufs")
+    store, t = make_study(tmp_path, space="romio", strategy="auto", trials=1, name="second", storage=storage,
+                          app=("app", "-n", "8"), seed=3)
+    t.run()
+    assert any("warm start from" in n and "first" in n for n in t.notes), t.notes
+    trial = store.search_trials()[0]
+    assert model.value(trial.settings) >= 0.9 * model.value(best.settings)
+    alone_store, alone = make_study(tmp_path, space="romio", strategy="auto", trials=1, name="alone",
+                                    app=("another-app",), seed=3, storage=storage)
+    alone.run()
+    assert not any("warm start" in n for n in alone.notes)

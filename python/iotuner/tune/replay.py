@@ -18,7 +18,9 @@ The file is JSON (gzip-compressed when its name ends in .gz):
                  "runs": [[write_s, read_s, others], ...],
                  "failures": 0, "error": null,
                  "effective": {...}}, ...],    # what took effect unlike the default (first run)
-     "meta": {...}}                   # machine, dates, the sweep's command and schedule
+     "meta": {...},                   # machine, dates, the sweep's command and schedule
+     "report": {...},                 # optional: a run report of the default settings (its access pattern)
+     "calibration": {...}}            # optional: `iotuner calibrate`'s file of the machine it was recorded on
 
 Points are listed in the order of the product of the dimensions' values.
 A run's optional third number is the CPU time other processes used while it
@@ -38,7 +40,6 @@ import statistics
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Iterable, Mapping
 
 from .. import settings
@@ -92,6 +93,8 @@ class Recording:
     bytes_written: int | None = None
     bytes_read: int | None = None
     meta: dict = field(default_factory=dict)
+    report: dict | None = None  # a run report of the default settings: what strategies that model the run read
+    calibration: dict | None = None  # the calibration (`iotuner calibrate`) of the machine it was recorded on
     path: Path | None = None  # where it was loaded from
     sha256: str = ""  # of the file as loaded
     _index: dict[str, RecordedPoint] | None = field(default=None, repr=False)
@@ -125,7 +128,9 @@ class Recording:
         return {"format": FORMAT, "version": VERSION, "space": self.space.to_json(), "baseline": self.baseline,
                 "command": self.command, "nodes": self.nodes,
                 "bytes": {"written": self.bytes_written, "read": self.bytes_read},
-                "default": self.default.to_json(), "points": [p.to_json() for p in self.points], "meta": self.meta}
+                "default": self.default.to_json(), "points": [p.to_json() for p in self.points], "meta": self.meta,
+                **({"report": self.report} if self.report is not None else {}),
+                **({"calibration": self.calibration} if self.calibration is not None else {})}
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes atomically: a reader (or a killed sweep) never sees half a file."""
@@ -200,7 +205,7 @@ class Recording:
         totals = {"bytes_written": bw, "bytes_read": br, "write_time_s": w, "read_time_s": r,
                   "write_bandwidth_mib_s": bw / mib / w if w > 0 else 0.0,
                   "read_bandwidth_mib_s": br / mib / r if r > 0 else 0.0}
-        return objective.value(SimpleNamespace(totals=totals), None)
+        return objective.of_totals(totals)
 
     def median(self, point: RecordedPoint, objective: Objective) -> float | None:
         return statistics.median(self.value(r, objective) for r in point.runs) if point.runs else None
@@ -272,6 +277,10 @@ def _from_json(doc: Any) -> Recording:
     space = from_json(doc["space"], "the recording's space")
     rec = Recording.new(space, doc["baseline"], list(doc["command"]), int(doc["nodes"]), doc.get("meta", {}))
     rec.bytes_written, rec.bytes_read = doc["bytes"]["written"], doc["bytes"]["read"]
+    for key in ("report", "calibration"):
+        if doc.get(key) is not None and not isinstance(doc[key], dict):
+            raise ValueError(f'"{key}" must be an object')
+    rec.report, rec.calibration = doc.get("report"), doc.get("calibration")
     if len(doc["points"]) != len(rec.points):
         raise ValueError(f"{len(doc['points'])} points for a space of {len(rec.points)}")
     _fill(rec.default, doc["default"], "default")
@@ -314,6 +323,14 @@ class ReplayEvaluator(OfflineEvaluator):
         ref = recording.default.effective or {}
         self._reference = {k: [v] for k, v in ref.items()}
         self._medians: dict[int, float | None] = {}
+
+    def evaluate(self, doc: dict, label: str) -> Measurement:
+        """A run; the default's carries the recording's run report, when it has one (the report's access
+        pattern does not depend on the settings' timing, so one report stands for every run of the default)."""
+        m = super().evaluate(doc, label)
+        if label.startswith("baseline-") and m.ok:
+            m.report = self.recording.report
+        return m
 
     def value(self, flat: Mapping[str, Any]) -> float | None:
         """The median of the point's recorded runs (None: every recorded run failed)."""

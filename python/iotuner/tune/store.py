@@ -42,7 +42,7 @@ from .study.recovery import MAX_STARTS, Recovery, death_reason
 from .study.sessions import Sessions
 from .study.records import (BASELINE, CONFIRMATION, DEFAULT, RUN_KINDS, TRAINING, TRIAL, Record, Row, canonical,
                             pack, record, unpack)
-from .study.storage import BUDGET_KEY, StudyError, StudyStorage, db_error, open_storage
+from .study.storage import BUDGET_KEY, COMPANION, StudyError, StudyStorage, db_error, open_storage, study_names
 from .study.urls import mask
 
 __all__ = ["BASELINE", "CONFIRMATION", "DEFAULT", "RUN_KINDS", "TRAINING", "TRIAL", "Asked", "Lease", "LeaseLost",
@@ -212,6 +212,20 @@ class Store(Sessions, Recovery, Sections):
         """A search trial's place among the study's search trials, from its record id."""
         r = self.record(rid)
         return r.number if r is not None and r.kind == TRIAL else None
+
+    def others(self) -> list["Store"]:
+        """The other iotuner studies in this study's storage, to read (strategies that learn from earlier
+        studies of the same application). A study that cannot be read is left out."""
+        names = study_names(self.db.storage, self.db.storage)
+        out = []
+        for name in sorted(names):
+            if name == self.name or name.endswith(COMPANION) or name + COMPANION not in names:
+                continue
+            try:
+                out.append(Store.open(self.db.storage, name, heartbeat_s=None))
+            except StudyError:
+                continue
+        return out
 
     def application_runs(self) -> dict[str, int]:
         """Application runs the study made, by kind (confirmation apart: its size is fixed in advance), the

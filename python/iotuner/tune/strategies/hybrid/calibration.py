@@ -163,7 +163,14 @@ class Calibration:
     @classmethod
     def load(cls, path: Path | None = None) -> "Calibration":
         path = Path(path) if path else default_path()
-        doc = _read(path)
+        return cls.from_doc(_read(path), path)
+
+    @classmethod
+    def from_doc(cls, doc: dict, path: Path | str = "the calibration") -> "Calibration":
+        """From a calibration document (a file's content, or one a recorded sweep carries)."""
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION \
+                or not isinstance(doc.get("measurements"), list):
+            raise CalibrationError(f"{path} is not an iotuner calibration (version {VERSION})")
         import numpy as np
         records = doc["measurements"]
         surrogates = {}
@@ -197,6 +204,19 @@ def _read(path: Path) -> dict:
             or not isinstance(doc.get("measurements"), list):
         raise CalibrationError(f"{path} is not an iotuner calibration file (version {VERSION})")
     return doc
+
+
+def for_study(config, option: str | None) -> Calibration:
+    """The calibration a study's model prices operations with: the one named by the strategy's option, else
+    the one a replayed recording carries (the machine its runs came from), else this machine's."""
+    if option:
+        return Calibration.load(option)
+    if config.replay is not None:
+        from ...replay import load
+        rec = load(config.replay.path)
+        if rec.calibration is not None:
+            return Calibration.from_doc(rec.calibration, f"the calibration in {config.replay.path}")
+    return Calibration.load(None)
 
 
 def measurements(path: Path | None = None) -> tuple[list[dict], dict]:

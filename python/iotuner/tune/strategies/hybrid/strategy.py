@@ -67,7 +67,7 @@ class Hybrid(Strategy):
     def predictor(self, ctx, report: dict):
         from . import calibration, predict
         if self.calibration is None:
-            self.calibration = calibration.Calibration.load(self.options.get("calibration"))
+            self.calibration = calibration.for_study(ctx.store.config, self.options.get("calibration"))
         return predict.Predictor(report, self.calibration, ctx.objective)
 
     def _rank(self, ctx) -> None:
