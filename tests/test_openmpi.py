@@ -41,6 +41,7 @@ def vpicio_openmpi(tmp_path_factory) -> Path:
     flags = _openmpi_hdf5()
     exe = tmp_path_factory.mktemp("openmpi") / "vpicio"
     subprocess.run(["mpicc.openmpi", "-O1", f"-I{KERNELS}", str(KERNELS / "vpicio.c"), str(KERNELS / "common.c"),
+                    str(KERNELS / "k_hdf5.c"),
                     "-o", str(exe), *flags, "-lm"], check=True)
     return exe
 
