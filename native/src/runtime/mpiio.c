@@ -243,7 +243,9 @@ static void record_application_info(iot_phase *ph, MPI_Info info)
         return;
     for (int i = 0; i < nkeys; i++) {
         char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
-        if (iot_pmpi.Info_get_nthkey(info, i, key) == MPI_SUCCESS && info_value(info, key, val, sizeof val))
+        /* PnetCDF passes its own hints (nc_*, pnetcdf_*) on in the info: not the MPI library's */
+        if (iot_pmpi.Info_get_nthkey(info, i, key) == MPI_SUCCESS && strncmp(key, "nc_", 3) &&
+            strncmp(key, "pnetcdf_", 8) && info_value(info, key, val, sizeof val))
             iot_phase_app_setting(ph, IOT_LAYER_MPIIO, key, val);
     }
 }
@@ -318,7 +320,7 @@ int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_I
     iot_mpi_note_rank(); /* MPI_Init may have gone around us (Fortran's) */
     iot_warn_settings_once();
 
-    iot_phase *ph = iot_phase_opening(); /* HDF5's own open belongs to its file phase */
+    iot_phase *ph = iot_phase_opening(); /* HDF5's and PnetCDF's own opens belong to their file phase */
     int own = (ph == NULL);
     if (own) {
         ph = iot_phase_begin(IOT_KIND_MPIIO, filename, (amode & MPI_MODE_CREATE) != 0);
@@ -355,7 +357,9 @@ int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_I
         if (own)
             iot_phase_set_handle(ph, (int64_t)(intptr_t)*fh);
         file_put(*fh, ph);
-        if (!ph->retried) { /* a run that only measures reads the hints back too: the site's and ROMIO's */
+        /* a run that only measures reads the hints back too: the site's and ROMIO's; once per phase (PnetCDF
+         * opens a second handle on MPI_COMM_SELF for independent data mode) */
+        if (!ph->retried && (own || !ph->mpi_hints_json)) {
             iot_internal++;
             verify_hints(ph, comm, *fh, hints, n);
             verify_ompio(ph);

@@ -190,6 +190,15 @@ POSIX_DATA(pread64, 0, IOT_OP_NOTE(IOT_OP_PREAD, n), n, (int fd, void *buf, size
 /* vectored calls: always timed (their size is not known before the call) */
 POSIX_DATA(writev, 1, (void)0, IOT_SMALL_CALL, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
 POSIX_DATA(readv, 0, (void)0, IOT_SMALL_CALL, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
+/* at an offset: Open MPI's OMPIO writes and reads this way */
+POSIX_DATA(pwritev, 1, (void)0, IOT_SMALL_CALL, (int fd, const struct iovec *iov, int cnt, off_t off),
+           (fd, iov, cnt, off))
+POSIX_DATA(preadv, 0, (void)0, IOT_SMALL_CALL, (int fd, const struct iovec *iov, int cnt, off_t off),
+           (fd, iov, cnt, off))
+POSIX_DATA(pwritev64, 1, (void)0, IOT_SMALL_CALL, (int fd, const struct iovec *iov, int cnt, off64_t off),
+           (fd, iov, cnt, off))
+POSIX_DATA(preadv64, 0, (void)0, IOT_SMALL_CALL, (int fd, const struct iovec *iov, int cnt, off64_t off),
+           (fd, iov, cnt, off))
 
 static int timed_sync(int fd, int (*real)(int))
 {
