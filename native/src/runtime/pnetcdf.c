@@ -217,6 +217,13 @@ static var_info variable(pnc_file *f, int varid)
 
 /* ---- pending requests ---- */
 
+/* PnetCDF numbers a file's puts 0, 2, 4, ... and its gets 1, 3, 5, ...: mixed, so that they spread over the
+ * table (taken as they are, half the slots would take them all, in one cluster). */
+static inline size_t request_slot(int id, size_t nslots)
+{
+    return (size_t)(((uint64_t)(uint32_t)id * 0x9E3779B97F4A7C15ull) >> 32) & (nslots - 1);
+}
+
 static void request_put(pnc_file *f, int id, int write, uint64_t bytes)
 {
     pthread_mutex_lock(&f->lock);
@@ -230,7 +237,7 @@ static void request_put(pnc_file *f, int id, int write, uint64_t bytes)
             size_t used = 0;
             for (size_t i = 0; i < f->nslots; i++)
                 if (f->reqs[i].id >= 0) {
-                    size_t j = (size_t)f->reqs[i].id & (n - 1);
+                    size_t j = request_slot(f->reqs[i].id, n);
                     while (slots[j].id >= 0)
                         j = (j + 1) & (n - 1);
                     slots[j] = f->reqs[i];
@@ -243,7 +250,7 @@ static void request_put(pnc_file *f, int id, int write, uint64_t bytes)
         }
     }
     if ((f->nused + 1) * 2 <= f->nslots) {
-        size_t j = (size_t)id & (f->nslots - 1);
+        size_t j = request_slot(id, f->nslots);
         while (f->reqs[j].id >= 0)
             j = (j + 1) & (f->nslots - 1);
         f->reqs[j] = (request){id, write, bytes};
@@ -268,7 +275,7 @@ static void requests_take(pnc_file *f, int count, const int *ids, uint64_t bytes
     for (int i = 0; ids && f->nslots && i < count; i++) {
         if (ids[i] < 0)
             continue;
-        for (size_t j = (size_t)ids[i] & (f->nslots - 1); f->reqs[j].id != -1; j = (j + 1) & (f->nslots - 1))
+        for (size_t j = request_slot(ids[i], f->nslots); f->reqs[j].id != -1; j = (j + 1) & (f->nslots - 1))
             if (f->reqs[j].id == ids[i]) {
                 bytes[f->reqs[j].write] += f->reqs[j].bytes;
                 f->reqs[j].id = -2;
