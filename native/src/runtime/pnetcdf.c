@@ -305,12 +305,6 @@ static int env_hint(const char *key, char *out, size_t outlen)
     return 0;
 }
 
-static int info_value(MPI_Info info, const char *key, char *out, int outlen)
-{
-    int flag = 0;
-    return info != MPI_INFO_NULL && iot_pmpi.Info_get(info, key, outlen - 1, out, &flag) == MPI_SUCCESS && flag;
-}
-
 /* The application's own values of the catalogued hints: its MPI_Info, overridden by PNETCDF_HINTS. */
 static void record_application_hints(iot_phase *ph, MPI_Info info)
 {
@@ -318,24 +312,9 @@ static void record_application_hints(iot_phase *ph, MPI_Info info)
         const iot_knob *kn = &iot_catalogue[k];
         char val[MPI_MAX_INFO_VAL + 1];
         if (kn->layer == IOT_LAYER_PNETCDF &&
-            (env_hint(kn->name, val, sizeof val) || info_value(info, kn->name, val, sizeof val)))
+            (env_hint(kn->name, val, sizeof val) || iot_info_value(info, kn->name, val, sizeof val)))
             iot_phase_app_setting(ph, IOT_LAYER_PNETCDF, kn->name, val);
     }
-}
-
-/* The application's info plus the requested hints, in *mine (to free); 0 when none were added. */
-static size_t with_hints(MPI_Info info, const iot_setting **hints, size_t n, MPI_Info *mine)
-{
-    *mine = MPI_INFO_NULL;
-    if (!n)
-        return 0;
-    if ((info != MPI_INFO_NULL ? iot_pmpi.Info_dup(info, mine) : iot_pmpi.Info_create(mine)) != MPI_SUCCESS) {
-        *mine = MPI_INFO_NULL;
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++)
-        iot_pmpi.Info_set(*mine, hints[i]->name, hints[i]->text);
-    return n;
 }
 
 /* A hint's value as PnetCDF reports it is the requested one (sizes as numbers: "4096" is 4K). */
@@ -362,7 +341,7 @@ static void verify_hints(pnc_file *f)
         const iot_knob *kn = s[i]->knob >= 0 ? &iot_catalogue[s[i]->knob] : NULL;
         char val[MPI_MAX_INFO_VAL + 1] = "", env[MPI_MAX_INFO_VAL + 1], why[320] = "";
         iot_status st = IOT_STATUS_APPLIED;
-        int found = info_value(used, s[i]->name, val, sizeof val);
+        int found = iot_info_value(used, s[i]->name, val, sizeof val);
         if (kn && kn->file_layout && !f->created && !f->defined) {
             st = IOT_STATUS_NOT_APPLICABLE;
             snprintf(why, sizeof why, "the file was opened, not created: its variables lie where they were written");
@@ -385,22 +364,6 @@ static void verify_hints(pnc_file *f)
 /* ---- files ---- */
 
 typedef int (*file_fn)(MPI_Comm, const char *, int, MPI_Info, int *);
-
-/* The ranks that open a file, as the modules may ask for them (iot_phase_comm): a duplicate, collective as
- * the open is; one process has none. */
-typedef struct {
-    MPI_Comm comm;
-    int size;
-} opened_on;
-
-static MPI_Comm duplicate(void *arg)
-{
-    const opened_on *on = arg;
-    MPI_Comm dup = MPI_COMM_NULL;
-    if (on->size > 1 && iot_pmpi.Comm_dup(on->comm, &dup) != MPI_SUCCESS)
-        dup = MPI_COMM_NULL;
-    return dup;
-}
 
 static int warned_refused;
 
@@ -449,14 +412,14 @@ static int file_phase(file_fn real, int create, MPI_Comm comm, const char *path,
     int64_t sig[2] = {iot_wanted(IOT_EVENT_PHASE_BEGIN) || iot_wanted(IOT_EVENT_CALL)
                           ? (int64_t)iot_identity(ph->path, NULL, 0) : 0, mode};
     iot_call opening = {create ? IOT_SIG_NCMPI_CREATE : IOT_SIG_NCMPI_OPEN, sig, 2, -1};
-    opened_on on = {comm, size};
+    iot_opened_on on = {comm, size};
 
     const iot_setting *hints[16];
     MPI_Info mine;
     iot_internal++;
-    iot_phase_announce(ph, &opening, duplicate, &on); /* a settings source decides for the phase now */
+    iot_phase_announce(ph, &opening, iot_comm_duplicate, &on); /* a settings source decides for the phase now */
     record_application_hints(ph, info);
-    size_t n = with_hints(info, hints, iot_resolve(ph, NULL, IOT_LAYER_PNETCDF, hints, 16), &mine);
+    size_t n = iot_info_with(info, hints, iot_resolve(ph, NULL, IOT_LAYER_PNETCDF, hints, 16), &mine);
     iot_phase_file_open(ph, create, create && !(mode & NC_NOCLOBBER));
     iot_internal--;
 
