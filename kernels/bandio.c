@@ -27,7 +27,7 @@ static void on_opt(kctx *k, int c, const char *arg)
     else if (c == 'v')
         nvars = k_parse_long(k, c, arg, 1, 1000);
     else if (c == 'g')
-        k->halo = (hsize_t)k_parse_long(k, c, arg, 0, 1024);
+        k->halo = (uint64_t)k_parse_long(k, c, arg, 0, 1024);
 }
 
 int main(int argc, char **argv)
@@ -52,14 +52,14 @@ int main(int argc, char **argv)
         k_usage_error(&k, "-n and -c must be positive and -s must divide -n (n=%" PRIu64 ", s=%" PRIu64 ")",
                       rows, slab);
 
-    hsize_t dims[2] = {rows, cols * (uint64_t)k.nprocs};
-    hsize_t count[2] = {slab, cols};
+    uint64_t dims[2] = {rows, cols * (uint64_t)k.nprocs};
+    uint64_t count[2] = {slab, cols};
     for (long i = 0; i < nvars; i++) {
         char name[32];
         snprintf(name, sizeof name, "field%ld", i);
         kvar *v = k_add_var(&k, name, KT_F64, 2, dims, -1, 2);
         for (uint64_t r0 = 0; r0 < rows; r0 += slab) {
-            hsize_t start[2] = {r0, cols * (uint64_t)k.rank};
+            uint64_t start[2] = {r0, cols * (uint64_t)k.rank};
             k_var_box(&k, v, start, count);
         }
     }

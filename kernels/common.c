@@ -37,13 +37,6 @@ void k_fatal(const char *fmt, ...)
     exit(1);
 }
 
-int64_t k_h5check(int64_t ret, const char *what, const char *file, int line)
-{
-    if (ret < 0)
-        k_fatal("HDF5 call failed: %s (%s:%d)", what, file, line);
-    return ret;
-}
-
 void *k_malloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
@@ -59,7 +52,7 @@ static int owns(const kctx *k, int opt)
 
 static void usage(const kctx *k, FILE *out)
 {
-    const char *stem = k->stem ? k->stem : k->name;
+    const char *stem = k->stem ? k->stem : k->name, *sfx = k_format.suffix;
     fprintf(out,
             "usage: %s [options]\n"
             "common options:\n"
@@ -69,23 +62,23 @@ static void usage(const kctx *k, FILE *out)
         fprintf(out, "  -t N       number of timesteps (default 1)\n");
     if (!owns(k, 'F')) {
         if (k->always_file_per_step || !k->step_groups)
-            fprintf(out, "  -F         no-op: always one file per timestep, %s_NNNN.h5\n", stem);
+            fprintf(out, "  -F         no-op: always one file per timestep, %s_NNNN%s\n", stem, sfx);
         else
             fprintf(out,
-                    "  -F         one file per timestep, %s_NNNN.h5 (default: one file %s.h5,\n"
-                    "             a group /Step#N per step)\n",
-                    stem, stem);
+                    "  -F         one file per timestep, %s_NNNN%s (default: one file %s%s,\n"
+                    "             the steps in it)\n",
+                    stem, sfx, stem, sfx);
     }
     fprintf(out,
-            "  -m MODE    HDF5 transfer mode of the raw data: collective | independent\n"
+            "  -m MODE    %s of the raw data: collective | independent\n"
             "             (default collective)\n"
             "  -r         after writing, reopen the files, read everything back and verify\n"
             "  -R         read and verify existing files only (no write phase)\n"
-            "  -y         H5Fflush(H5F_SCOPE_GLOBAL) before each H5Fclose (timed)\n"
+            "  -y         %s before each close (timed)\n"
             "  -h         this help\n"
             "%s options:\n%s"
             "sizes take binary suffixes K, M, G, T (or KiB, MiB, GiB, TiB).\n",
-            k->name, k->usage ? k->usage : "");
+            k_format.mode_help, k_format.flush_call, k->name, k->usage ? k->usage : "");
 }
 
 void k_usage_error(kctx *k, const char *fmt, ...)
@@ -220,20 +213,12 @@ void k_init(kctx *k, int *argc, char ***argv)
     if (k->always_file_per_step || !k->step_groups)
         k->file_per_step = 1; /* without step groups, steps cannot share a file */
 
-    k->fapl = KH(H5Pcreate(H5P_FILE_ACCESS));
-    KH(H5Pset_fapl_mpio(k->fapl, k->file_per_process ? MPI_COMM_SELF : MPI_COMM_WORLD, MPI_INFO_NULL));
-    k->dxpl = KH(H5Pcreate(H5P_DATASET_XFER));
-    KH(H5Pset_dxpl_mpio(k->dxpl, k->collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT));
-    /* Every element gets written, so skip the fill-value write at allocation. */
-    k->dcpl = KH(H5Pcreate(H5P_DATASET_CREATE));
-    KH(H5Pset_fill_time(k->dcpl, H5D_FILL_TIME_NEVER));
-    k->lcpl = KH(H5Pcreate(H5P_LINK_CREATE));
-    KH(H5Pset_create_intermediate_group(k->lcpl, 1));
+    k_format_init(k);
 }
 
 /* ---------------------------------------------------------------- dataset table */
 
-kvar *k_add_var(kctx *k, const char *path, ktype type, int ndims, const hsize_t *dims,
+kvar *k_add_var(kctx *k, const char *path, ktype type, int ndims, const uint64_t *dims,
                 double lo, double span)
 {
     if (ndims < 1 || ndims > K_MAXDIM)
@@ -259,15 +244,15 @@ kvar *k_add_var(kctx *k, const char *path, ktype type, int ndims, const hsize_t 
     return v;
 }
 
-static hsize_t box_nelem(const kvar *v, const kbox *b)
+uint64_t k_box_nelem(const kvar *v, const kbox *b)
 {
-    hsize_t n = 1;
+    uint64_t n = 1;
     for (int d = 0; d < v->ndims; d++)
         n *= b->count[d];
     return n;
 }
 
-void k_var_box(kctx *k, kvar *v, const hsize_t *start, const hsize_t *count)
+void k_var_box(kctx *k, kvar *v, const uint64_t *start, const uint64_t *count)
 {
     (void)k;
     for (int d = 0; d < v->ndims; d++)
@@ -284,7 +269,15 @@ void k_var_box(kctx *k, kvar *v, const hsize_t *start, const hsize_t *count)
     memset(b, 0, sizeof *b);
     memcpy(b->start, start, (size_t)v->ndims * sizeof *start);
     memcpy(b->count, count, (size_t)v->ndims * sizeof *count);
-    v->nelem += box_nelem(v, b);
+    v->nelem += k_box_nelem(v, b);
+}
+
+void k_dim_name(const kvar *v, int d, char *out, size_t len)
+{
+    if (v->dim_names[d])
+        snprintf(out, len, "%s", v->dim_names[d]);
+    else
+        snprintf(out, len, "dim%llu", (unsigned long long)v->dims[d]);
 }
 
 void k_split(uint64_t n, int rank, int nprocs, uint64_t *first, uint64_t *count)
@@ -296,34 +289,12 @@ void k_split(uint64_t n, int rank, int nprocs, uint64_t *first, uint64_t *count)
 
 /* ---------------------------------------------------------------- data */
 
-static size_t type_size(ktype t)
+size_t k_type_size(ktype t)
 {
     switch (t) {
     case KT_U8: return 1;
     case KT_I32: case KT_F32: return 4;
     default: return 8;
-    }
-}
-
-static hid_t file_type(ktype t)
-{
-    switch (t) {
-    case KT_U8: return H5T_STD_U8LE;
-    case KT_I32: return H5T_STD_I32LE;
-    case KT_I64: return H5T_STD_I64LE;
-    case KT_F32: return H5T_IEEE_F32LE;
-    default: return H5T_IEEE_F64LE;
-    }
-}
-
-static hid_t mem_type(ktype t)
-{
-    switch (t) {
-    case KT_U8: return H5T_NATIVE_UINT8;
-    case KT_I32: return H5T_NATIVE_INT32;
-    case KT_I64: return H5T_NATIVE_INT64;
-    case KT_F32: return H5T_NATIVE_FLOAT;
-    default: return H5T_NATIVE_DOUBLE;
     }
 }
 
@@ -401,18 +372,18 @@ typedef struct {
     const kvar *v;
     const kbox *b;
     int outer;            /* dimensions iterated by the odometer: [0, outer) */
-    hsize_t run;          /* elements per run */
-    hsize_t halo;         /* ghost cells around the box in memory */
-    hsize_t stride[K_MAXDIM];  /* of the dataset */
-    hsize_t mstride[K_MAXDIM]; /* of the box's memory, halo included */
-    hsize_t idx[K_MAXDIM];
+    uint64_t run;          /* elements per run */
+    uint64_t halo;         /* ghost cells around the box in memory */
+    uint64_t stride[K_MAXDIM];  /* of the dataset */
+    uint64_t mstride[K_MAXDIM]; /* of the box's memory, halo included */
+    uint64_t idx[K_MAXDIM];
     int done;
 } boxwalk;
 
 /* Elements a box takes in memory: its own, plus the halo around it. */
-static hsize_t box_melem(const kctx *k, const kvar *v, const kbox *b)
+static uint64_t box_melem(const kctx *k, const kvar *v, const kbox *b)
 {
-    hsize_t n = box_nelem(v, b);
+    uint64_t n = k_box_nelem(v, b);
     if (n == 0 || k->halo == 0)
         return n;
     n = 1;
@@ -421,13 +392,18 @@ static hsize_t box_melem(const kctx *k, const kvar *v, const kbox *b)
     return n;
 }
 
-static void walk_init(boxwalk *w, const kvar *v, const kbox *b, hsize_t halo)
+size_t k_box_mem_bytes(const kctx *k, const kvar *v, const kbox *b)
+{
+    return (size_t)box_melem(k, v, b) * k_type_size(v->type);
+}
+
+static void walk_init(boxwalk *w, const kvar *v, const kbox *b, uint64_t halo)
 {
     memset(w, 0, sizeof *w);
     w->v = v;
     w->b = b;
     w->halo = halo;
-    hsize_t s = 1, m = 1;
+    uint64_t s = 1, m = 1;
     for (int d = v->ndims - 1; d >= 0; d--) {
         w->stride[d] = s;
         w->mstride[d] = m;
@@ -441,7 +417,7 @@ static void walk_init(boxwalk *w, const kvar *v, const kbox *b, hsize_t halo)
         w->outer--;
         w->run *= b->count[w->outer];
     }
-    w->done = box_nelem(v, b) == 0;
+    w->done = k_box_nelem(v, b) == 0;
 }
 
 /* Global index of the current run's first element, and its element offset in
@@ -452,7 +428,7 @@ static int walk_next(boxwalk *w, uint64_t *gidx, uint64_t *moff)
         return 0;
     uint64_t g = 0, m = 0;
     for (int d = 0; d < w->v->ndims; d++) {
-        hsize_t i = d < w->outer ? w->idx[d] : 0;
+        uint64_t i = d < w->outer ? w->idx[d] : 0;
         g += (w->b->start[d] + i) * w->stride[d];
         m += (i + w->halo) * w->mstride[d];
     }
@@ -472,7 +448,7 @@ static int walk_next(boxwalk *w, uint64_t *gidx, uint64_t *moff)
 static void fill_var(const kctx *k, kvar *v, int step)
 {
     uint64_t seed = seed_of(v->id, step);
-    size_t es = type_size(v->type);
+    size_t es = k_type_size(v->type);
     char *p = v->buf;
     for (int i = 0; i < v->nboxes; i++) {
         boxwalk w;
@@ -500,7 +476,7 @@ static void format_value(ktype t, const void *p, char *out, size_t len)
 static long verify_var(kctx *k, const kvar *v, int step, const char *file, const char *loc)
 {
     uint64_t seed = seed_of(v->id, step);
-    size_t es = type_size(v->type);
+    size_t es = k_type_size(v->type);
     char *expect = k_malloc(VERIFY_PIECE * es);
     const char *box = v->buf;
     long bad = 0;
@@ -510,7 +486,7 @@ static long verify_var(kctx *k, const kvar *v, int step, const char *file, const
         walk_init(&w, v, &v->boxes[i], k->halo);
         while (walk_next(&w, &g, &m)) {
             const char *p = box + m * es;
-            for (hsize_t off = 0; off < w.run; off += VERIFY_PIECE) {
+            for (uint64_t off = 0; off < w.run; off += VERIFY_PIECE) {
                 size_t n = w.run - off < VERIFY_PIECE ? (size_t)(w.run - off) : VERIFY_PIECE;
                 fill_run(v->type, seed, g + off, n, v->lo, v->span, expect);
                 if (memcmp(expect, p, n * es) != 0) {
@@ -548,188 +524,6 @@ static long verify_var(kctx *k, const kvar *v, int step, const char *file, const
     }
     free(expect);
     return bad;
-}
-
-/* ---------------------------------------------------------------- transfers */
-
-static void check_io_mode(kctx *k)
-{
-    /* HDF5 silently falls back to independent I/O in some cases (1.10: any
-     * type conversion); say so once, as it changes what is being tuned. */
-    if (!k->collective || k->io_mode_reported)
-        return;
-    H5D_mpio_actual_io_mode_t mode;
-    uint32_t local_cause, global_cause;
-    KH(H5Pget_mpio_actual_io_mode(k->dxpl, &mode));
-    if (mode == H5D_MPIO_NO_COLLECTIVE) {
-        k->io_mode_reported = 1;
-        KH(H5Pget_mpio_no_collective_cause(k->dxpl, &local_cause, &global_cause));
-        if (k->rank == 0)
-            fprintf(stderr,
-                    "%s note: collective transfer requested but HDF5 did independent I/O "
-                    "(no-collective cause 0x%x)\n",
-                    k->name, (unsigned)global_cause);
-    }
-}
-
-/* One H5Dwrite / H5Dread of box b; an empty box selects nothing but still
- * takes part, as collective transfers need every rank. */
-static void xfer_box(kctx *k, hid_t ds, hid_t fs, const kvar *v, const kbox *b, void *p,
-                     int write)
-{
-    static char dummy[8];
-    hsize_t n = box_nelem(v, b);
-    hid_t ms;
-    if (n == 0) {
-        hsize_t one = 1;
-        KH(H5Sselect_none(fs));
-        ms = KH(H5Screate_simple(1, &one, NULL));
-        KH(H5Sselect_none(ms));
-        p = dummy;
-    } else {
-        KH(H5Sselect_hyperslab(fs, H5S_SELECT_SET, b->start, NULL, b->count, NULL));
-        if (k->mem_shaped) {
-            /* The local array, halo included; only its interior is transferred. A shaped
-             * memory space also keeps HDF5 on its fast chunk-mapping path (same shape in
-             * memory and file); a 1-D one makes it map chunked datasets element by element. */
-            hsize_t mdims[K_MAXDIM], mstart[K_MAXDIM];
-            for (int d = 0; d < v->ndims; d++) {
-                mdims[d] = b->count[d] + 2 * k->halo;
-                mstart[d] = k->halo;
-            }
-            ms = KH(H5Screate_simple(v->ndims, mdims, NULL));
-            if (k->halo)
-                KH(H5Sselect_hyperslab(ms, H5S_SELECT_SET, mstart, NULL, b->count, NULL));
-        } else {
-            ms = KH(H5Screate_simple(1, &n, NULL));
-        }
-    }
-    if (write)
-        KH(H5Dwrite(ds, mem_type(v->type), ms, fs, k->dxpl, p));
-    else
-        KH(H5Dread(ds, mem_type(v->type), ms, fs, k->dxpl, p));
-    KH(H5Sclose(ms));
-    check_io_mode(k);
-    k->bytes += n * type_size(v->type);
-}
-
-static void write_var(kctx *k, hid_t loc, kvar *v)
-{
-    hid_t fs = KH(H5Screate_simple(v->ndims, v->dims, NULL));
-    hid_t ds = KH(H5Dcreate2(loc, v->path, file_type(v->type), fs, k->lcpl, k->dcpl, H5P_DEFAULT));
-    char *p = v->buf;
-    for (int i = 0; i < v->nboxes; i++) {
-        xfer_box(k, ds, fs, v, &v->boxes[i], p, 1);
-        p += box_melem(k, v, &v->boxes[i]) * type_size(v->type);
-    }
-    KH(H5Dclose(ds));
-    KH(H5Sclose(fs));
-}
-
-/* H5Lexists on each component, so a missing intermediate group is not an
- * error stack but a plain message. */
-static void require_path(hid_t loc, const char *path)
-{
-    char buf[256];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        k_fatal("path too long: %s", path);
-    for (char *s = buf;; s++) {
-        if (*s != '/' && *s != '\0')
-            continue;
-        char c = *s;
-        *s = '\0';
-        if (KH(H5Lexists(loc, buf, H5P_DEFAULT)) == 0)
-            k_fatal("no object %s in the file (written with other options?)", buf);
-        if (!c)
-            break;
-        *s = c;
-    }
-}
-
-static void read_var(kctx *k, hid_t loc, kvar *v)
-{
-    require_path(loc, v->path);
-    hid_t ds = KH(H5Dopen2(loc, v->path, H5P_DEFAULT));
-    hid_t fs = KH(H5Dget_space(ds));
-    hsize_t dims[K_MAXDIM];
-    int nd = (int)KH(H5Sget_simple_extent_ndims(fs));
-    if (nd != v->ndims)
-        k_fatal("dataset %s has %d dimensions, expected %d (written with other options?)",
-                v->path, nd, v->ndims);
-    KH(H5Sget_simple_extent_dims(fs, dims, NULL));
-    for (int d = 0; d < nd; d++)
-        if (dims[d] != v->dims[d])
-            k_fatal("dataset %s: dimension %d is %llu, expected %llu (written with other "
-                    "options?)",
-                    v->path, d, (unsigned long long)dims[d], (unsigned long long)v->dims[d]);
-    char *p = v->buf;
-    for (int i = 0; i < v->nboxes; i++) {
-        xfer_box(k, ds, fs, v, &v->boxes[i], p, 0);
-        p += box_melem(k, v, &v->boxes[i]) * type_size(v->type);
-    }
-    KH(H5Dclose(ds));
-    KH(H5Sclose(fs));
-}
-
-void k_write_rank0(kctx *k, hid_t loc, const char *name, hid_t ftype, hid_t mtype, int ndims,
-                   const hsize_t *dims, const void *buf)
-{
-    static const char dummy[8];
-    hid_t fs = KH(H5Screate_simple(ndims, dims, NULL));
-    hid_t ds = KH(H5Dcreate2(loc, name, ftype, fs, k->lcpl, k->dcpl, H5P_DEFAULT));
-    hid_t ms = KH(H5Scopy(fs));
-    if (k->rank != 0) {
-        KH(H5Sselect_none(fs));
-        KH(H5Sselect_none(ms));
-        buf = dummy;
-    } else {
-        k->bytes += (uint64_t)KH(H5Sget_simple_extent_npoints(fs)) * H5Tget_size(mtype);
-    }
-    KH(H5Dwrite(ds, mtype, ms, fs, k->dxpl, buf));
-    check_io_mode(k);
-    KH(H5Sclose(ms));
-    KH(H5Dclose(ds));
-    KH(H5Sclose(fs));
-}
-
-void k_read_rank0(kctx *k, hid_t loc, const char *name, hid_t mtype, size_t nbytes, void *buf)
-{
-    static char dummy[8];
-    require_path(loc, name);
-    hid_t ds = KH(H5Dopen2(loc, name, H5P_DEFAULT));
-    hid_t fs = KH(H5Dget_space(ds));
-    size_t need = (size_t)KH(H5Sget_simple_extent_npoints(fs)) * H5Tget_size(mtype);
-    if (need != nbytes)
-        k_fatal("dataset %s holds %zu bytes, expected %zu", name, need, nbytes);
-    hid_t ms = KH(H5Scopy(fs));
-    if (k->rank != 0) {
-        KH(H5Sselect_none(fs));
-        KH(H5Sselect_none(ms));
-        buf = dummy;
-    } else {
-        k->bytes += nbytes;
-    }
-    KH(H5Dread(ds, mtype, ms, fs, k->dxpl, buf));
-    check_io_mode(k);
-    KH(H5Sclose(ms));
-    KH(H5Sclose(fs));
-    KH(H5Dclose(ds));
-}
-
-void k_attr_write(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *value)
-{
-    hid_t sp = KH(H5Screate(H5S_SCALAR));
-    hid_t a = KH(H5Acreate2(loc, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT));
-    KH(H5Awrite(a, mtype, value));
-    KH(H5Aclose(a));
-    KH(H5Sclose(sp));
-}
-
-void k_attr_read(hid_t loc, const char *name, hid_t mtype, void *value)
-{
-    hid_t a = KH(H5Aopen(loc, name, H5P_DEFAULT));
-    KH(H5Aread(a, mtype, value));
-    KH(H5Aclose(a));
 }
 
 /* ---------------------------------------------------------------- driver */
@@ -776,8 +570,8 @@ static void file_name(const kctx *k, int step, char *out, size_t len)
     char rank[16] = "";
     if (k->file_per_process)
         snprintf(rank, sizeof rank, ".%08d", k->rank);
-    int n = k->file_per_step ? snprintf(out, len, "%s/%s_%04d%s.h5", k->outdir, stem, step, rank)
-                             : snprintf(out, len, "%s/%s%s.h5", k->outdir, stem, rank);
+    int n = k->file_per_step ? snprintf(out, len, "%s/%s_%04d%s%s", k->outdir, stem, step, rank, k_format.suffix)
+                             : snprintf(out, len, "%s/%s%s%s", k->outdir, stem, rank, k_format.suffix);
     if (n < 0 || (size_t)n >= len)
         k_fatal("output path too long");
 }
@@ -799,11 +593,11 @@ static void summary(kctx *k, const char *dir, double t, int nfiles)
 /* One direction over all steps. The clock runs from a barrier to the step's
  * last close, step by step, so data generation and verification between the
  * I/O phases are not counted; with one step this is exactly "first
- * H5Fcreate to last H5Fclose". Returns this rank's wrong-value count. */
+ * create to last close". Returns this rank's wrong-value count. */
 static long phase(kctx *k, int write)
 {
     char path[PATH_MAX], loc_name[32] = "/";
-    hid_t file = -1;
+    int open = 0;
     double t = 0;
     int nfiles = 0;
     long bad = 0;
@@ -818,42 +612,30 @@ static long phase(kctx *k, int write)
         }
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        if (file < 0) {
+        if (!open) {
             file_name(k, s, path, sizeof path);
-            file = write ? H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, k->fapl)
-                         : H5Fopen(path, H5F_ACC_RDONLY, k->fapl);
-            if (file < 0)
-                k_fatal("cannot %s %s", write ? "create" : "open", path);
+            k_format_open(k, path, write);
+            open = 1;
             nfiles++;
         }
-        hid_t loc = file;
-        if (k->step_groups) {
+        if (k->step_groups)
             snprintf(loc_name, sizeof loc_name, "/Step#%d/", s);
-            char g[32];
-            snprintf(g, sizeof g, "Step#%d", s);
-            if (!write && KH(H5Lexists(file, g, H5P_DEFAULT)) == 0)
-                k_fatal("no group /%s in %s (written with other options?)", g, path);
-            loc = write ? KH(H5Gcreate2(file, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))
-                        : KH(H5Gopen2(file, g, H5P_DEFAULT));
-        }
+        k_format_step_begin(k, s, write);
         /* Extras first: FLASH writes its header before the block data. */
         if (write && k->extra_write)
-            k->extra_write(k, loc, s);
+            k->extra_write(k, s);
         if (!write && k->extra_read)
-            bad += k->extra_read(k, loc, s);
+            bad += k->extra_read(k, s);
         for (int i = 0; i < k->nvars; i++) {
             if (write)
-                write_var(k, loc, &k->vars[i]);
+                k_format_write_var(k, &k->vars[i], s);
             else
-                read_var(k, loc, &k->vars[i]);
+                k_format_read_var(k, &k->vars[i], s);
         }
-        if (loc != file)
-            KH(H5Gclose(loc));
+        k_format_step_end(k, s, write);
         if (k->file_per_step || s == k->steps - 1) {
-            if (write && k->flush)
-                KH(H5Fflush(file, H5F_SCOPE_GLOBAL));
-            KH(H5Fclose(file));
-            file = -1;
+            k_format_close(k, write);
+            open = 0;
         }
         t += MPI_Wtime() - t0;
         if (!write)
@@ -866,7 +648,7 @@ static long phase(kctx *k, int write)
 
 int k_run(kctx *k)
 {
-    /* Collective transfers need the same number of H5Dwrite calls per rank. */
+    /* Collective transfers need the same number of calls per rank. */
     for (int i = 0; i < k->nvars; i++) {
         int mn, mx, nb = k->vars[i].nboxes;
         MPI_Allreduce(&nb, &mn, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -878,9 +660,9 @@ int k_run(kctx *k)
     for (int i = 0; i < k->nvars; i++) {
         kvar *v = &k->vars[i];
         for (int j = 0; j < v->nboxes; j++)
-            v->bufsize += box_melem(k, v, &v->boxes[j]) * type_size(v->type);
+            v->bufsize += k_box_mem_bytes(k, v, &v->boxes[j]);
         v->buf = k_malloc(v->bufsize);
-        mine += v->nelem * type_size(v->type);
+        mine += v->nelem * k_type_size(v->type);
     }
     MPI_Reduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     if (k->rank == 0) {
@@ -919,10 +701,7 @@ int k_run(kctx *k)
         free(k->vars[i].path);
     }
     free(k->vars);
-    H5Pclose(k->fapl);
-    H5Pclose(k->dxpl);
-    H5Pclose(k->dcpl);
-    H5Pclose(k->lcpl);
+    k_format_finish(k);
     MPI_Finalize();
     return status;
 }

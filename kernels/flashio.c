@@ -7,7 +7,7 @@
  * coordinates, block size, bounding box), then one float64 dataset
  * [nblocks, NXB, NXB, NXB] per unknown; rank r owns blocks [r*B, (r+1)*B).
  * Many small datasets next to a few big ones: the metadata-heavy pattern. */
-#include "common.h"
+#include "k_hdf5.h"
 
 #include <inttypes.h>
 #include <stddef.h>
@@ -90,8 +90,9 @@ static void close_types(hid_t a, hid_t b, hid_t c)
     KH(H5Tclose(c));
 }
 
-static void write_header(kctx *k, hid_t loc, int step)
+static void write_header(kctx *k, int step)
 {
+    hid_t loc = k_hdf5_location(k);
     real_scalar rs[NREAL];
     int_scalar is[NINT];
     hid_t rtype, itype, strtype;
@@ -116,8 +117,9 @@ static long mismatch(const kctx *k, const char *what, int *reported)
     return 1;
 }
 
-static long read_header(kctx *k, hid_t loc, int step)
+static long read_header(kctx *k, int step)
 {
+    hid_t loc = k_hdf5_location(k);
     real_scalar rs[NREAL], want_rs[NREAL];
     int_scalar is[NINT], want_is[NINT];
     hid_t rtype, itype, strtype;
@@ -195,13 +197,13 @@ int main(int argc, char **argv)
         memcpy(unk_names[i], tmp, 4);
     }
 
-    hsize_t nb = blocks * (hsize_t)k.nprocs, b0 = blocks * (hsize_t)k.rank;
+    uint64_t nb = blocks * (uint64_t)k.nprocs, b0 = blocks * (uint64_t)k.rank;
     /* The tree metadata: 1-D to 3-D, leading dimension the block. */
     struct {
         const char *name;
         ktype type;
         int ndims;
-        hsize_t d1, d2;
+        uint64_t d1, d2;
         double lo, span;
     } meta[] = {
         {"refine level", KT_I32, 1, 0, 0, 1, 6},
@@ -212,14 +214,14 @@ int main(int argc, char **argv)
         {"bounding box", KT_F64, 3, 3, 2, 0, 1},
     };
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) {
-        hsize_t dims[3] = {nb, meta[i].d1, meta[i].d2};
-        hsize_t start[3] = {b0, 0, 0}, count[3] = {blocks, meta[i].d1, meta[i].d2};
+        uint64_t dims[3] = {nb, meta[i].d1, meta[i].d2};
+        uint64_t start[3] = {b0, 0, 0}, count[3] = {blocks, meta[i].d1, meta[i].d2};
         kvar *v = k_add_var(&k, meta[i].name, meta[i].type, meta[i].ndims, dims, meta[i].lo,
                             meta[i].span);
         k_var_box(&k, v, start, count);
     }
-    hsize_t z = (hsize_t)nxb;
-    hsize_t dims[4] = {nb, z, z, z}, start[4] = {b0, 0, 0, 0}, count[4] = {blocks, z, z, z};
+    uint64_t z = (uint64_t)nxb;
+    uint64_t dims[4] = {nb, z, z, z}, start[4] = {b0, 0, 0, 0}, count[4] = {blocks, z, z, z};
     for (long i = 0; i < nunk; i++) {
         char name[8];
         snprintf(name, sizeof name, "%.4s", unk_names[i]);

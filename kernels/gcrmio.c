@@ -48,8 +48,8 @@ int main(int argc, char **argv)
                   {"geopotential", 0, 3e5}},
       surface[] = {{"surface_pressure", 5e4, 5.5e4}, {"precipitation", 0, 1e-3}};
 
-    hsize_t cdims[2] = {(hsize_t)levels, cells}, cstart[2] = {0, c0}, ccount[2] = {levels, nc};
-    hsize_t edims[2] = {(hsize_t)levels, edges}, estart[2] = {0, e0}, ecount[2] = {levels, ne};
+    uint64_t cdims[2] = {(uint64_t)levels, cells}, cstart[2] = {0, c0}, ccount[2] = {levels, nc};
+    uint64_t edims[2] = {(uint64_t)levels, edges}, estart[2] = {0, e0}, ecount[2] = {levels, ne};
     for (size_t i = 0; i < sizeof cell3d / sizeof cell3d[0]; i++) {
         kvar *v = k_add_var(&k, cell3d[i].name, KT_F64, 2, cdims, cell3d[i].lo, cell3d[i].span);
         k_var_box(&k, v, cstart, ccount);

@@ -74,10 +74,10 @@ int main(int argc, char **argv)
     /* With -F a rank's file holds its block alone: it is rank 0 of a one-process layout. */
     uint64_t ntransfers = block / xfer;
     uint64_t np = k.file_per_process ? 1 : (uint64_t)k.nprocs, r = k.file_per_process ? 0 : (uint64_t)k.rank;
-    hsize_t dims = block * np, count = xfer;
+    uint64_t dims = block * np, count = xfer;
     kvar *v = k_add_var(&k, "data", KT_U8, 1, &dims, 0, 0);
     for (uint64_t i = 0; i < ntransfers; i++) {
-        hsize_t start = strided ? (i * np + r) * xfer : r * block + i * xfer;
+        uint64_t start = strided ? (i * np + r) * xfer : r * block + i * xfer;
         k_var_box(&k, v, &start, &count);
     }
     snprintf(k.desc, sizeof k.desc,

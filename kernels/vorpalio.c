@@ -38,9 +38,9 @@ int main(int argc, char **argv)
     int p[3] = {0, 0, 0};
     MPI_Dims_create(k.nprocs, 3, p); /* p[0] >= p[1] >= p[2] */
     int cx = k.rank % p[0], cy = (k.rank / p[0]) % p[1], cz = k.rank / (p[0] * p[1]);
-    hsize_t dims[3] = {block[2] * p[2], block[1] * p[1], block[0] * p[0]};
-    hsize_t start[3] = {block[2] * cz, block[1] * cy, block[0] * cx};
-    hsize_t count[3] = {block[2], block[1], block[0]};
+    uint64_t dims[3] = {block[2] * p[2], block[1] * p[1], block[0] * p[0]};
+    uint64_t start[3] = {block[2] * cz, block[1] * cy, block[0] * cx};
+    uint64_t count[3] = {block[2], block[1], block[0]};
     for (long c = 0; c < ncomp; c++) {
         char name[32];
         snprintf(name, sizeof name, "Block/E/%ld", c);

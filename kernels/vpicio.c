@@ -41,8 +41,8 @@ int main(int argc, char **argv)
         {"px", KT_F32, -1, 2},  {"py", KT_F32, -1, 2},  {"pz", KT_F32, -1, 2},
         {"id1", KT_I32, 0, 0},  {"id2", KT_I32, 0, 0},
     };
-    hsize_t dims = particles * (hsize_t)k.nprocs;
-    hsize_t start = particles * (hsize_t)k.rank, count = particles;
+    uint64_t dims = particles * (uint64_t)k.nprocs;
+    uint64_t start = particles * (uint64_t)k.rank, count = particles;
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         kvar *v = k_add_var(&k, vars[i].name, vars[i].type, 1, &dims, vars[i].lo, vars[i].span);
         k_var_box(&k, v, &start, &count);

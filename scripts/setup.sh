@@ -14,8 +14,12 @@ cd "$(dirname "$0")/.."
 # launcher and the tests name MPICH's own wrappers, and the alternatives are put
 # back to MPICH right after this script installs Open MPI, as they were.
 # libsimgrid-dev and g++: `iotuner simulate`'s engine (native/src/simulate), a C++ program on SimGrid.
+# libpnetcdf-dev and libnetcdf-mpi-dev: PnetCDF and parallel netCDF-4, built against Open MPI by Debian (the
+# runtime's PnetCDF module and the e3smio kernels; tests/test_pnetcdf.py); they pull in Open MPI pieces too.
 packages=(mpich libhdf5-mpich-dev hdf5-tools cmake make gcc g++ pkg-config python3-venv slurm-wlm munge postgresql
-          openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libsimgrid-dev)
+          openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libsimgrid-dev libpnetcdf-dev libnetcdf-mpi-dev)
+# the packages whose install may flip the alternatives to Open MPI
+pulls_openmpi=(openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libpnetcdf-dev libnetcdf-mpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -27,7 +31,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  if [[ " ${missing[*]} " == *" openmpi-bin "* || " ${missing[*]} " == *" libopenmpi-dev "* ]]; then
+  flips=0
+  for p in "${pulls_openmpi[@]}"; do
+    if [[ " ${missing[*]} " == *" $p "* ]]; then flips=1; fi
+  done
+  if [ "$flips" -eq 1 ]; then
     # name=MPICH's choice for each alternative Open MPI's install may have flipped (absent ones are skipped)
     for pair in mpi=/usr/bin/mpicc.mpich mpirun=/usr/bin/mpirun.mpich h5pcc=/usr/bin/h5pcc.mpich \
                 "mpi-$(gcc -dumpmachine)=/usr/include/$(gcc -dumpmachine)/mpich"; do

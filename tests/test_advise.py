@@ -235,3 +235,55 @@ def test_docs_list_every_check_and_threshold():
         assert f"| `{c.code}` | {c.level} |" in doc, c.code
     for t in checks.THRESHOLDS.values():
         assert f"| `{t.name}` |" in doc, t.name
+
+
+def _pnetcdf_log_facts(collective: bool) -> dict:
+    """The facts darshan_reader gives for an E3SM-style log with Darshan's PnetCDF modules (Darshan 3.4.5's
+    PNETCDF_FILE and PNETCDF_VAR counters; none of the darshan wheel's example logs has them): one shared file
+    of 2 ranks (Darshan's reduced records, rank -1), 24 variables posted with iput in 200 steps and completed
+    by one wait per step (collective or not), below them one large MPI-IO write per step and POSIX's writes."""
+    MiB = 1024 ** 2
+    var = {"PNETCDF_VAR_NB_WRITES": 4800, "PNETCDF_VAR_BYTES_WRITTEN": 4800 * MiB // 4,
+           "PNETCDF_VAR_SIZE_WRITE_AGG_100K_1M": 4800, "PNETCDF_VAR_ACCESS1_ACCESS": MiB // 4,
+           "PNETCDF_VAR_ACCESS1_COUNT": 4800, "PNETCDF_VAR_NDIMS": 3, "PNETCDF_VAR_IS_RECORD_VAR": 1}
+    file_counters = {"PNETCDF_FILE_CREATES": 2, ("PNETCDF_FILE_COLL_WAITS" if collective
+                                                 else "PNETCDF_FILE_INDEP_WAITS"): 400}
+    return {
+        "job": {"nprocs": 2, "run_time": 10.0, "jobid": 7}, "exe": "/e3sm/e3sm.exe", "mounts": [["/scratch", "lustre"]],
+        "names": {"1": "/scratch/run/e3sm.h0.nc", "2": "/scratch/run/e3sm.h0.nc:T"},
+        "modules": {m: {"ver": 1, "partial": False, "records": 1}
+                    for m in ("POSIX", "MPI-IO", "PNETCDF_FILE", "PNETCDF_VAR")},
+        "records": {
+            "POSIX": [{"id": "1", "rank": -1, "counters": {"POSIX_WRITES": 400, "POSIX_BYTES_WRITTEN": 1200 * MiB,
+                                                           "POSIX_SIZE_WRITE_1M_4M": 400}, "fcounters": {}}],
+            "MPI-IO": [{"id": "1", "rank": -1, "counters": {"MPIIO_COLL_WRITES" if collective else
+                                                            "MPIIO_INDEP_WRITES": 400,
+                                                            "MPIIO_BYTES_WRITTEN": 1200 * MiB}, "fcounters": {}}],
+            "PNETCDF_FILE": [{"id": "1", "rank": -1, "counters": file_counters, "fcounters": {}}],
+            "PNETCDF_VAR": [{"id": "2", "rank": -1, "file_rec_id": "1", "counters": var,
+                             "fcounters": {"PNETCDF_VAR_F_WRITE_TIME": 3.5}}],
+        },
+        "dxt": {},
+    }
+
+
+@pytest.mark.parametrize("collective", [True, False])
+def test_darshan_pnetcdf_counters_are_the_applications_level(collective):
+    """A PnetCDF file's puts (PNETCDF_VAR) are what the application asked for: its calls, bytes and sizes, and
+    whether the wait that completed them was collective; advice for PnetCDF names PnetCDF's own fix."""
+    from iotuner.advise import analysis, from_darshan
+    profile = from_darshan.build(_pnetcdf_log_facts(collective), "e3sm.darshan")
+    [f] = profile.files  # the variable is folded into its file
+    assert f.pnetcdf and f.interfaces[0] == "pnetcdf" and checks.file_format(f) == "netcdf"
+    assert (f.write.ops, f.write.bytes, f.write.time_s) == (4800, 1200 * 1024 ** 2, 3.5)
+    assert f.write.common_size == 256 * 1024
+    assert (f.collective_writes, f.independent_writes, f.nonblocking_writes) == (
+        (4800, 0, 4800) if collective else (0, 4800, 4800))
+    advice = analysis.advise_profile(profile, checks.thresholds(), "e3sm.darshan")
+    codes = {x["code"]: x for x in advice["findings"]}
+    if collective:
+        assert "no-collective-writes" not in codes and "collective-used" in codes
+    else:
+        assert "PnetCDF" in codes["no-collective-writes"]["recommendation"]
+        assert "ncmpi_wait_all" in codes["no-collective-writes"]["recommendation"]
+    assert "blocking-io" not in codes  # they were posted

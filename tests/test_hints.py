@@ -85,6 +85,22 @@ def test_romio_hints_export_merges_groups_and_lists_per_file_ones():
     assert "hdf5.sieve_buf_size" in left and "mpiio.cb_nodes (file a.h5)" in left
 
 
+def test_pnetcdf_hints_export_for_every_file_pnetcdf_opens():
+    """PNETCDF_HINTS ("key=value;key=value") carries the PnetCDF hints and the MPI-IO ones PnetCDF passes on to
+    MPI_File_open for its files; what it cannot hold is listed: per-file groups, other layers, values with
+    its separators."""
+    doc = {"version": 1, "pnetcdf": {"nc_var_align_size": "1M", "nc_in_place_swap": "enable"},
+           "mpiio": {"cb_nodes": 2, "cb_config_list": "*:2"}, "hdf5": {"sieve_buf_size": 4096},
+           "ompio": {"fcoll": "vulcan"},
+           "groups": [{"pnetcdf": {"nc_in_place_swap": "disable"}}, {"file": "a.nc", "pnetcdf": {"nc_ibuf_size": 1}}]}
+    out = hints.export(doc, "pnetcdf-hints")
+    assert out.text == "nc_var_align_size=1048576;nc_in_place_swap=disable;cb_nodes=2;cb_config_list=*:2\n"
+    left = " | ".join(out.left_out)
+    assert "hdf5.sieve_buf_size" in left and "ompio.fcoll" in left and "pnetcdf.nc_ibuf_size (file a.nc)" in left
+    # the other formats name PnetCDF's own way
+    assert any("pnetcdf.nc_var_align_size" in x and "pnetcdf-hints" in x for x in hints.to_romio_hints(doc).left_out)
+
+
 def test_convert_recognises_each_format(tmp_path):
     rh = tmp_path / "romio_hints"
     rh.write_text(ROMIO_FILE)

@@ -281,11 +281,11 @@ def test_bundled_benchmark_kernels(tmp_path):
     from iotuner import native
     root = Path(__file__).resolve().parents[1] / "kernels"
     k = discover.discover_io(discover.Options(
-        [root / "vpicio.c", root / "common.c"], tmp_path / "vpic",
+        [root / "vpicio.c", root / "common.c", root / "k_hdf5.c"], tmp_path / "vpic",
         app_command=[str(native.executable("vpicio")), "-o", "{scratch}", "-t", "2", "-r"]))
     assert k.status == "validated", k.reason
     assert k.validation["totals"]["written"]["app"] > 0 and k.validation["totals"]["read"]["app"] > 0
     k = discover.discover_io(discover.Options(
-        [root / "flashio.c", root / "common.c"], tmp_path / "flash",
+        [root / "flashio.c", root / "common.c", root / "k_hdf5.c"], tmp_path / "flash",
         app_command=[str(native.executable("flashio")), "-o", "{scratch}"]))
     assert k.status == "fallback" and "function pointer" in k.reason and "write_header" in k.reason

@@ -166,6 +166,11 @@ static void test_classify(void)
     CHECK(iot_call_classify("H5Dwrite", &c) == IOT_CALL_H5_DATA && c.write && c.nargs == 1);
     CHECK(iot_call_classify("H5Dread", &c) == IOT_CALL_H5_DATA && !c.write);
     CHECK(iot_call_classify("H5Fcreate", &c) == IOT_CALL_FILE_OPEN && c.nargs == 2);
+    CHECK(iot_call_classify("ncmpi_create", &c) == IOT_CALL_FILE_OPEN && c.nargs == 2);
+    CHECK(iot_call_classify("ncmpi_iput", &c) == IOT_CALL_H5_DATA && c.write && c.nargs == 1);
+    CHECK(iot_call_classify("ncmpi_get", &c) == IOT_CALL_H5_DATA && !c.write);
+    CHECK(iot_call_classify("ncmpi_wait", &c) == IOT_CALL_LIB_WAIT && c.nargs == 0);
+    CHECK(iot_call_classify("ncmpi_enddef", &c) == IOT_CALL_OTHER);
     CHECK(iot_call_classify("pwrite", &c) == IOT_CALL_OTHER);
     CHECK(iot_call_classify(NULL, NULL) == IOT_CALL_OTHER);
 }
@@ -305,6 +310,33 @@ static void test_extract_flash(void)
     CHECK(in.transfer_size <= MiB);
     CHECK(in.write_calls == 45);
     CHECK(in.files == IOT_FILES_SHARED);
+    calls_free(&c);
+}
+
+/* E3SM through PnetCDF: the header written at enddef, a history frame's fields posted (iput), one wait, which
+ * makes the collective writes, and the record count rewritten at close: only the wait's writes are raw data. */
+static void test_extract_pnetcdf(void)
+{
+    calls c;
+    calls_init(&c);
+    int64_t fh = (int64_t)iot_identity("/run/e3sm.h0.0001-01.nc", NULL, 0);
+    call(&c, "ncmpi_create", 2, fh, 0x21, 0);
+    call(&c, "MPI_File_open", 3, fh, 9, 2);
+    call(&c, "ncmpi_enddef", 0, 0, 0, 0);
+    call(&c, "MPI_File_write_at", 2, 2 * KiB, 0, 0);
+    for (int i = 0; i < 24; i++)
+        call(&c, "ncmpi_iput", 1, 64 * KiB, 0, 0);
+    call(&c, "ncmpi_wait", 0, 0, 0, 0);
+    call(&c, "MPI_File_write_at_all", 2, 24 * 64 * KiB, 4 * KiB, 0);
+    call(&c, "ncmpi_close", 0, 0, 0, 0);
+    call(&c, "MPI_File_write_at", 2, 8, 4, 0);
+    call(&c, "MPI_File_close", 0, 0, 0, 0);
+    iot_insights in;
+    iot_insights_from_calls(c.t, c.seq, c.n, &in);
+    CHECK(in.write_xfer == IOT_XFER_COLLECTIVE); /* the header writes are not the fields' */
+    CHECK(in.write_calls == 24 && in.read_calls == 0);
+    CHECK(in.bytes_written == 24 * 64 * KiB && in.transfer_size == 24 * 64 * KiB);
+    CHECK(in.files == IOT_FILES_SHARED && in.identity_hash == fh);
     calls_free(&c);
 }
 
@@ -583,6 +615,7 @@ int main(void)
     test_classify();
     test_extract_ior();
     test_extract_flash();
+    test_extract_pnetcdf();
     test_extract_other();
     test_merge();
     test_json();

@@ -295,6 +295,44 @@ static void descriptions_travel(void)
     free(data);
 }
 
+/* A PnetCDF file: its own kind, its data counted at the PnetCDF level (the header and the MPI-IO calls under it
+ * are PnetCDF's), with the other levels beside it. */
+static void pnetcdf_phase(void)
+{
+    iot_phase_key k = {WORLD, SHARED_PATH, 0, IOT_KIND_PNETCDF};
+    iot_record r[2];
+    for (int rank = 0; rank < 2; rank++) {
+        iot_record_init(&r[rank], &k, 7, rank, 2);
+        r[rank].t_open = 1, r[rank].t_close = 2;
+        r[rank].level[IOT_LEVEL_PNETCDF].bytes_written = 1000;
+        r[rank].level[IOT_LEVEL_PNETCDF].writes = 3;
+        r[rank].level[IOT_LEVEL_MPIIO].bytes_written = 1000 + (rank ? 0 : 512); /* rank 0 wrote the header */
+    }
+    iot_merge *m = iot_merge_new();
+    iot_merge_add(m, &r[0]);
+    iot_merge_add(m, &r[1]);
+    CHECK(iot_merge_finish(m) == 1);
+    CHECK(iot_data_level(IOT_KIND_PNETCDF) == IOT_LEVEL_PNETCDF);
+    CHECK_STR(iot_kind_name(IOT_KIND_PNETCDF), "pnetcdf");
+    iot_buf b;
+    iot_buf_init(&b);
+    iot_totals t;
+    iot_jw_begin_object(&b, NULL);
+    iot_merge_write(m, &b, &t);
+    iot_jw_end_object(&b);
+    char *text = iot_buf_take(&b), err[256];
+    iot_json *doc = iot_json_parse(text, strlen(text), err, sizeof err);
+    const iot_json *p = doc ? iot_json_get(doc, "phases")->items[0] : NULL;
+    CHECK(p && t.bytes_written == 2000);
+    CHECK_STR(iot_json_get(p, "kind")->string, "pnetcdf");
+    CHECK_STR(iot_json_get(p, "data_level")->string, "pnetcdf");
+    CHECK(iot_json_get(iot_json_get(p, "pnetcdf"), "write_calls")->integer == 6);
+    CHECK(iot_json_get(iot_json_get(p, "mpiio"), "bytes_written")->integer == 2512);
+    iot_json_free(doc);
+    free(text);
+    iot_merge_free(m);
+}
+
 int main(void)
 {
     ior_like(0);
@@ -308,5 +346,6 @@ int main(void)
     sequential_files_stay_apart();
     combine_is_an_mpi_op();
     descriptions_travel();
+    pnetcdf_phase();
     CHECK_DONE();
 }

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from . import native
 
-LAYERS = ("hdf5", "mpiio", "lustre", "ompio")
+LAYERS = ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf")
 
 
 @dataclass(frozen=True)

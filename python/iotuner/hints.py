@@ -9,6 +9,8 @@ what it had to leave out instead of dropping it silently.
 - MPICH_MPIIO_HINTS (Cray MPICH): "pattern:key=value:key=value,pattern:...";
   the pattern is a shell wildcard on the file name as opened.
 - H5Tuner XML: see h5tuner.py (read) and `to_h5tuner_xml` (write).
+- PNETCDF_HINTS (PnetCDF): "key=value;key=value"; PnetCDF reads it at every
+  ncmpi_create / ncmpi_open and prefers it to the MPI_Info the program gives.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any, Iterable
 
 from . import settings
 
-FORMATS = ("romio-hints", "mpich-mpiio-hints", "h5tuner-xml")
+FORMATS = ("romio-hints", "mpich-mpiio-hints", "h5tuner-xml", "pnetcdf-hints")
 
 
 class HintsError(ValueError):
@@ -51,7 +53,8 @@ def _open_mpi(lib: str, env: dict) -> bool | None:
 
 
 ENV_READERS = {"ROMIO_HINTS": ("ROMIO", _romio), "MPICH_MPIIO_HINTS": ("Cray MPICH", _cray_mpich),
-               "MPICH_MPIIO_HINTS_DISPLAY": ("Cray MPICH", _cray_mpich), "OMPI_MCA_io": ("Open MPI", _open_mpi)}
+               "MPICH_MPIIO_HINTS_DISPLAY": ("Cray MPICH", _cray_mpich), "OMPI_MCA_io": ("Open MPI", _open_mpi),
+               "PNETCDF_HINTS": ("PnetCDF", lambda lib, env: None)}
 
 
 def environment_sources(run: dict) -> list[tuple[str, str, str | None]]:
@@ -158,6 +161,7 @@ def _left_out(group: dict, layers: Iterable[str], why: str) -> list[str]:
 
 
 OMPIO_IS_MCA = "not an MPI-IO hint: an Open MPI MCA parameter (OMPI_MCA_<parameter> in the job's environment)"
+PNETCDF_IS_OWN = "a PnetCDF hint: PnetCDF reads it from ncmpi_create's MPI_Info or PNETCDF_HINTS (--to pnetcdf-hints)"
 
 
 def to_romio_hints(doc: dict) -> Export:
@@ -166,12 +170,13 @@ def to_romio_hints(doc: dict) -> Export:
     left: list[str] = []
     for g in _groups(doc):
         if "file" in g or "dataset" in g:
-            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio"), "ROMIO_HINTS applies to every file alike")
+            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf"), "ROMIO_HINTS applies to every file alike")
             continue
         merged.update(g.get("mpiio", {}))
         left += _left_out(g, ("hdf5",), "not an MPI-IO hint")
         left += _left_out(g, ("lustre",), "not an MPI-IO hint (mpiio.striping_factor / striping_unit are)")
         left += _left_out(g, ("ompio",), OMPIO_IS_MCA)
+        left += _left_out(g, ("pnetcdf",), PNETCDF_IS_OWN)
     lines = ["# ROMIO hints from an iotuner settings document: export ROMIO_HINTS=<this file>"]
     lines += [f"{k} {_text(v)}" for k, v in merged.items()]
     return Export("\n".join(lines) + "\n", left)
@@ -182,7 +187,7 @@ def to_mpich_mpiio_hints(doc: dict) -> Export:
     entries, left = [], []
     for g in _groups(doc):
         if "dataset" in g:
-            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio"), "MPICH_MPIIO_HINTS has no datasets")
+            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf"), "MPICH_MPIIO_HINTS has no datasets")
             continue
         hints = g.get("mpiio", {})
         bad = [k for k, v in hints.items() if any(c in _text(v) for c in ",:=")]
@@ -198,6 +203,7 @@ def to_mpich_mpiio_hints(doc: dict) -> Export:
                 entries.append(":".join([pattern, *pairs]))
         left += _left_out(g, ("hdf5", "lustre"), "not an MPI-IO hint")
         left += _left_out(g, ("ompio",), OMPIO_IS_MCA)
+        left += _left_out(g, ("pnetcdf",), PNETCDF_IS_OWN)
     return Export(",".join(entries) + "\n", left)
 
 
@@ -219,10 +225,11 @@ def to_h5tuner_xml(doc: dict) -> Export:
     for g in _groups(doc):
         file_name = g.get("file")
         if file_name is not None and (any(c in file_name for c in "*?[") or "/" in file_name):
-            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio"),
+            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf"),
                               "H5Tuner's FileName names one file, not a pattern")
             continue
         left += _left_out(g, ("ompio",), OMPIO_IS_MCA)
+        left += _left_out(g, ("pnetcdf",), "not an H5Tuner parameter (a PnetCDF hint: --to pnetcdf-hints)")
         attrs = {"FileName": file_name} if file_name else {}
         for knob, value in g.get("hdf5", {}).items():
             if knob not in _H5TUNER_HDF5:
@@ -249,8 +256,31 @@ def to_h5tuner_xml(doc: dict) -> Export:
     return Export('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n", left)
 
 
+def to_pnetcdf_hints(doc: dict) -> Export:
+    """PNETCDF_HINTS: the PnetCDF and MPI-IO hints of the groups for every file, merged in order (a later group
+    wins). PnetCDF reads it at every ncmpi_create / ncmpi_open, whatever the file, and passes the MPI-IO hints
+    in it on to MPI_File_open (for its own files only); ';' and '=' separate, so no value may hold them."""
+    merged: dict[str, Any] = {}
+    left: list[str] = []
+    for g in _groups(doc):
+        if "file" in g or "dataset" in g:
+            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf"),
+                              "PNETCDF_HINTS applies to every file alike")
+            continue
+        for layer in ("pnetcdf", "mpiio"):
+            for k, v in g.get(layer, {}).items():
+                if any(c in _text(v) for c in ";="):
+                    left.append(f"{layer}.{k} ({_where(g)}): its value holds ';' or '=', which the format cannot "
+                                "quote")
+                else:
+                    merged[k] = v
+        left += _left_out(g, ("hdf5", "lustre"), "not a PnetCDF or MPI-IO hint")
+        left += _left_out(g, ("ompio",), OMPIO_IS_MCA)
+    return Export(";".join(f"{k}={_text(v)}" for k, v in merged.items()) + "\n", left)
+
+
 EXPORTERS = {"romio-hints": to_romio_hints, "mpich-mpiio-hints": to_mpich_mpiio_hints,
-             "h5tuner-xml": to_h5tuner_xml}
+             "h5tuner-xml": to_h5tuner_xml, "pnetcdf-hints": to_pnetcdf_hints}
 
 
 def export(doc: dict, to: str) -> Export:

@@ -78,15 +78,19 @@ def ops_library() -> Path:
     return path
 
 
-def programs_dir() -> Path:
+def programs_dir(abi: str | None = None) -> Path:
     """The kernels by their short names, and the helper programs (libexec/iotuner): on the PATH of every job
-    iotuner runs; the user's PATH has the kernels as iotuner-<kernel>."""
-    return native_dir() / "libexec" / "iotuner"
+    iotuner runs; the user's PATH has the kernels as iotuner-<kernel>. For an MPI ABI ("openmpi") other than the
+    main build's, its own kernels (libexec/iotuner/<abi>) where the build made them."""
+    main = native_dir() / "libexec" / "iotuner"
+    if abi and abi != library_abi(lib_dir() / "libiotuner.so") and (main / abi).is_dir():
+        return main / abi
+    return main
 
 
-def executable(name: str) -> Path:
-    """A bundled kernel or helper program, by its short name."""
-    path = programs_dir() / name
+def executable(name: str, abi: str | None = None) -> Path:
+    """A bundled kernel or helper program, by its short name (of an MPI ABI's set: programs_dir)."""
+    path = programs_dir(abi) / name
     if not path.exists():
         raise NativeMissing(f"bundled program '{name}' not found in {path.parent}")
     return path
@@ -101,18 +105,32 @@ KERNELS = {
     "flashio": "FLASH checkpoint: rank-0 header, block metadata, one 4-D dataset per unknown, a file each (weak)",
     "h5ior": "IOR's HDF5 backend with its letters (-b -t -s -F -c): 1-D data in fixed-size transfers (weak)",
     "bandio": "A 2-D field split by columns, written in slabs of rows from a local array with ghosts (weak)",
+    "e3smio": "E3SM's history output through PnetCDF: many fields of a grid dealt in blocks, nonblocking puts, "
+              "one wait per step (strong)",
+    "e3smio_nc4": "e3smio's fields through parallel netCDF-4 (nc_create_par; HDF5 underneath) (strong)",
 }
 
 
-def bundled_programs() -> list[str]:
-    d = programs_dir()
-    return sorted(p.name for p in d.iterdir() if os.access(p, os.X_OK)) if d.exists() else []
+def bundled_programs(abi: str | None = None) -> list[str]:
+    d = programs_dir(abi)
+    return sorted(p.name for p in d.iterdir() if p.is_file() and os.access(p, os.X_OK)) if d.exists() else []
 
 
-def bundled_kernels() -> list[str]:
-    """The kernels this installation has, in KERNELS' order."""
-    have = set(bundled_programs())
+def bundled_kernels(abi: str | None = None) -> list[str]:
+    """The kernels this installation has (for an MPI ABI: that set), in KERNELS' order."""
+    have = set(bundled_programs(abi))
     return [k for k in KERNELS if k in have]
+
+
+def kernel_sets() -> dict[str, list[str]]:
+    """The kernels of each MPI ABI this installation has kernels for, the main build's first."""
+    main = library_abi(lib_dir() / "libiotuner.so")
+    sets = {main or "": bundled_kernels()}
+    root = programs_dir()
+    for d in sorted(p for p in root.iterdir() if p.is_dir()) if root.exists() else []:
+        if d.name != main and bundled_kernels(d.name):
+            sets[d.name] = bundled_kernels(d.name)
+    return sets
 
 
 class Core:

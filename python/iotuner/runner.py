@@ -82,7 +82,7 @@ def environment(config: str | os.PathLike | None, report: str | os.PathLike,
     else:
         env.pop("IOTUNER_CONFIG", None)
     env["IOTUNER_REPORT"] = str(Path(report).resolve())
-    env["PATH"] = with_kernels(env.get("PATH"))
+    env["PATH"] = with_kernels(env.get("PATH"), abi)
     if verbose:
         env["IOTUNER_VERBOSE"] = "1"
     return env
@@ -107,11 +107,12 @@ def mca_environment(config: str | os.PathLike) -> dict[str, str]:
     return out
 
 
-def with_kernels(path: str | None) -> str:
-    """A PATH that finds the bundled kernels by name ("mpiexec -n 2 h5ior"), after the user's own programs."""
-    kernels = str(native.programs_dir())
-    path = path or os.defpath
-    return path if kernels in path.split(os.pathsep) else f"{path}{os.pathsep}{kernels}"
+def with_kernels(path: str | None, abi: str | None = None) -> str:
+    """A PATH that finds the bundled kernels by name ("mpiexec -n 2 h5ior"), after the user's own programs; for a
+    job of an MPI ABI with kernels of its own (mpirun.openmpi: libexec/iotuner/openmpi), those first."""
+    kernels = list(dict.fromkeys([str(native.programs_dir(abi)), str(native.programs_dir())]))
+    parts = [p for p in (path or os.defpath).split(os.pathsep) if p not in kernels]
+    return os.pathsep.join(parts + kernels)
 
 
 def run(command: Sequence[str], *, config: str | os.PathLike | None = None,

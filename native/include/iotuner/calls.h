@@ -32,6 +32,10 @@
     X(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off))                                     \
     X(ssize_t, readv, (int fd, const struct iovec *iov, int cnt))                                              \
     X(ssize_t, writev, (int fd, const struct iovec *iov, int cnt))                                             \
+    X(ssize_t, preadv, (int fd, const struct iovec *iov, int cnt, off_t off))                                  \
+    X(ssize_t, pwritev, (int fd, const struct iovec *iov, int cnt, off_t off))                                 \
+    X(ssize_t, preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off))                              \
+    X(ssize_t, pwritev64, (int fd, const struct iovec *iov, int cnt, off64_t off))                             \
     X(int, fsync, (int fd))                                                                                    \
     X(int, fdatasync, (int fd))                                                                                \
     X(int, chdir, (const char *path))                                                                          \
@@ -126,6 +130,8 @@
     X(hid_t, H5Dopen1, (hid_t loc, const char *name), H5DOPEN)                                                 \
     X(hid_t, H5Dopen2, (hid_t loc, const char *name, hid_t dapl), H5DOPEN)                                     \
     X(herr_t, H5Dclose, (hid_t did), H5DCLOSE)                                                                 \
+    X(hid_t, H5Oopen, (hid_t loc, const char *name, hid_t lapl), NONE)                                         \
+    X(herr_t, H5Oclose, (hid_t oid), NONE)                                                                     \
     X(herr_t, H5Dwrite, (hid_t did, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, const void *buf), H5DWRITE)      \
     X(herr_t, H5Dread, (hid_t did, hid_t mt, hid_t ms, hid_t fs, hid_t dxpl, void *buf), H5DREAD)              \
     X(herr_t, H5Dwrite_chunk,                                                                                  \
@@ -192,6 +198,99 @@
        hid_t mss[], hid_t fss[], hid_t dxpl, void *bufs[], hid_t es),                                          \
       H5DREAD)
 
+/* ---- PnetCDF (1.x): its calls are linked against one MPI (Debian's: Open MPI) ----
+ * The put / get calls are generated, as PnetCDF's own m4 generates them: an operation (put, get: blocking,
+ * each independent and collective "_all"; iput, iget, bput: nonblocking, posted) x a shape (var: the whole
+ * variable, var1: one element, vara: a box, vars: a strided box, varm: a mapped box, varn: a list of boxes) x a
+ * buffer: one of the 12 element types of the typed API, or the flexible API's (bufcount, MPI datatype).
+ * Rows X(ret, name, params, args, op, shape, collective, buffer): buffer TYPED or FLEX. Not covered: vard
+ * (an MPI file type), mput / mget (several variables per call), attributes (header, written at enddef). */
+#define IOT_PNC_P_var int ncid, int varid
+#define IOT_PNC_P_var1 int ncid, int varid, const MPI_Offset *start
+#define IOT_PNC_P_vara int ncid, int varid, const MPI_Offset *start, const MPI_Offset *count
+#define IOT_PNC_P_vars IOT_PNC_P_vara, const MPI_Offset *stride
+#define IOT_PNC_P_varm IOT_PNC_P_vars, const MPI_Offset *imap
+#define IOT_PNC_P_varn int ncid, int varid, int num, MPI_Offset *const *starts, MPI_Offset *const *counts
+#define IOT_PNC_A_var ncid, varid
+#define IOT_PNC_A_var1 ncid, varid, start
+#define IOT_PNC_A_vara ncid, varid, start, count
+#define IOT_PNC_A_vars ncid, varid, start, count, stride
+#define IOT_PNC_A_varm ncid, varid, start, count, stride, imap
+#define IOT_PNC_A_varn ncid, varid, num, starts, counts
+/* what is written is const; the nonblocking calls end with their request */
+#define IOT_PNC_CONST_put const
+#define IOT_PNC_CONST_get
+#define IOT_PNC_CONST_iput const
+#define IOT_PNC_CONST_iget
+#define IOT_PNC_CONST_bput const
+#define IOT_PNC_REQ_put
+#define IOT_PNC_REQ_get
+#define IOT_PNC_REQ_iput , int *req
+#define IOT_PNC_REQ_iget , int *req
+#define IOT_PNC_REQ_bput , int *req
+#define IOT_PNC_REQARG_put
+#define IOT_PNC_REQARG_get
+#define IOT_PNC_REQARG_iput , req
+#define IOT_PNC_REQARG_iget , req
+#define IOT_PNC_REQARG_bput , req
+
+#define IOT_PNC_TYPED(X, op, shape, coll, sfx, type, ctype)                                                   \
+    X(int, ncmpi_##op##_##shape##_##type##sfx,                                                                \
+      (IOT_PNC_P_##shape, IOT_PNC_CONST_##op ctype *buf IOT_PNC_REQ_##op),                                    \
+      (IOT_PNC_A_##shape, buf IOT_PNC_REQARG_##op), op, shape, coll, TYPED)
+#define IOT_PNC_FLEX(X, op, shape, coll, sfx)                                                                 \
+    X(int, ncmpi_##op##_##shape##sfx,                                                                         \
+      (IOT_PNC_P_##shape, IOT_PNC_CONST_##op void *buf, MPI_Offset bufcount, MPI_Datatype buftype IOT_PNC_REQ_##op), \
+      (IOT_PNC_A_##shape, buf, bufcount, buftype IOT_PNC_REQARG_##op), op, shape, coll, FLEX)
+#define IOT_PNC_TYPES(T, X, op, shape, coll, sfx)                                                             \
+    T(X, op, shape, coll, sfx, text, char)                                                                    \
+    T(X, op, shape, coll, sfx, schar, signed char)                                                            \
+    T(X, op, shape, coll, sfx, uchar, unsigned char)                                                          \
+    T(X, op, shape, coll, sfx, short, short)                                                                  \
+    T(X, op, shape, coll, sfx, ushort, unsigned short)                                                        \
+    T(X, op, shape, coll, sfx, int, int)                                                                      \
+    T(X, op, shape, coll, sfx, uint, unsigned int)                                                            \
+    T(X, op, shape, coll, sfx, long, long)                                                                    \
+    T(X, op, shape, coll, sfx, float, float)                                                                  \
+    T(X, op, shape, coll, sfx, double, double)                                                                \
+    T(X, op, shape, coll, sfx, longlong, long long)                                                           \
+    T(X, op, shape, coll, sfx, ulonglong, unsigned long long)
+/* one operation and shape: the typed rows through X, the flexible one through F */
+#define IOT_PNC_ONE(X, F, op, shape, coll, sfx)                                                               \
+    IOT_PNC_TYPES(IOT_PNC_TYPED, X, op, shape, coll, sfx) IOT_PNC_FLEX(F, op, shape, coll, sfx)
+#define IOT_PNC_BLOCKING(X, F, op, shape) IOT_PNC_ONE(X, F, op, shape, 0, ) IOT_PNC_ONE(X, F, op, shape, 1, _all)
+#define IOT_PNC_POSTED(X, F, op, shape) IOT_PNC_ONE(X, F, op, shape, 0, )
+#define IOT_PNC_SHAPES(M, X, F, op)                                                                           \
+    M(X, F, op, var) M(X, F, op, var1) M(X, F, op, vara) M(X, F, op, vars) M(X, F, op, varm) M(X, F, op, varn)
+#define IOT_PNC_SKIP(...)
+
+/* Every put / get row: typed ones through X, flexible ones through F. */
+#define IOT_PNETCDF_DATA_CALLS(X, F)                                                                          \
+    IOT_PNC_SHAPES(IOT_PNC_BLOCKING, X, F, put)                                                               \
+    IOT_PNC_SHAPES(IOT_PNC_BLOCKING, X, F, get)                                                               \
+    IOT_PNC_SHAPES(IOT_PNC_POSTED, X, F, iput)                                                                \
+    IOT_PNC_SHAPES(IOT_PNC_POSTED, X, F, iget)                                                                \
+    IOT_PNC_SHAPES(IOT_PNC_POSTED, X, F, bput)
+
+/* Calls without MPI handles: exported C wrappers (pnetcdf.c). X(ret, name, params, ...) */
+#define IOT_PNETCDF_CALLS(X)                                                                                   \
+    X(int, ncmpi_close, (int ncid))                                                                            \
+    X(int, ncmpi_enddef, (int ncid))                                                                           \
+    X(int, ncmpi__enddef, (int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,          \
+                           MPI_Offset r_align))                                                                \
+    X(int, ncmpi_begin_indep_data, (int ncid))                                                                 \
+    X(int, ncmpi_wait, (int ncid, int count, int array_of_requests[], int array_of_statuses[]))               \
+    X(int, ncmpi_wait_all, (int ncid, int count, int array_of_requests[], int array_of_statuses[]))           \
+    IOT_PNETCDF_DATA_CALLS(X, IOT_PNC_SKIP)
+
+/* Calls with MPI handles (an MPI_Comm, MPI_Info, MPI_Datatype): exported trampolines to iot_wrap_NAME, as the
+ * MPI calls (trampolines.c), so that a build meeting another MPI's handles forwards them untouched.
+ * X(ret, name, params, ...) */
+#define IOT_PNETCDF_MPI_CALLS(X)                                                                               \
+    X(int, ncmpi_create, (MPI_Comm comm, const char *path, int cmode, MPI_Info info, int *ncidp))              \
+    X(int, ncmpi_open, (MPI_Comm comm, const char *path, int omode, MPI_Info info, int *ncidp))                \
+    IOT_PNETCDF_DATA_CALLS(IOT_PNC_SKIP, X)
+
 /* Every table, for what is made from all of them (the export map; tests/test_contracts.py): T(TABLE, FORM),
  * FORM FUNCTION for rows X(ret, name, ...), MPI_DATA for IOT_MPI_DATA_CALLS' rows X(name, ...). */
 #define IOT_CALL_TABLES(T)                                                                                     \
@@ -199,6 +298,8 @@
     T(IOT_MPI_CALLS, FUNCTION)                                                                                 \
     T(IOT_MPI_DATA_CALLS, MPI_DATA)                                                                            \
     T(IOT_HDF5_CALLS, FUNCTION)                                                                                \
-    T(IOT_HDF5_LATER_CALLS, FUNCTION)
+    T(IOT_HDF5_LATER_CALLS, FUNCTION)                                                                          \
+    T(IOT_PNETCDF_CALLS, FUNCTION)                                                                             \
+    T(IOT_PNETCDF_MPI_CALLS, FUNCTION)
 
 #endif

@@ -29,7 +29,14 @@ void iot_format_size(int64_t bytes, char *out, size_t outlen);
 
 /* ---- knob catalogue ---- */
 
-typedef enum { IOT_LAYER_HDF5, IOT_LAYER_MPIIO, IOT_LAYER_LUSTRE, IOT_LAYER_OMPIO, IOT_LAYER_COUNT } iot_layer;
+typedef enum {
+    IOT_LAYER_HDF5,
+    IOT_LAYER_MPIIO,
+    IOT_LAYER_LUSTRE,
+    IOT_LAYER_OMPIO,
+    IOT_LAYER_PNETCDF,
+    IOT_LAYER_COUNT
+} iot_layer;
 
 typedef enum {
     IOT_TYPE_SIZE,      /* bytes */
@@ -50,7 +57,8 @@ typedef enum {
     IOT_APPLY_TRANSFER,       /* HDF5 transfer property list, at H5Dwrite / H5Dread */
     IOT_APPLY_MPI_HINT,       /* MPI_Info hint, at MPI_File_open */
     IOT_APPLY_FILE_LAYOUT,    /* file-system layout, before the file is created */
-    IOT_APPLY_MCA             /* Open MPI MCA parameter: the job's environment, before MPI_Init */
+    IOT_APPLY_MCA,            /* Open MPI MCA parameter: the job's environment, before MPI_Init */
+    IOT_APPLY_PNETCDF_HINT    /* PnetCDF hint: the MPI_Info of ncmpi_create / ncmpi_open */
 } iot_apply_point;
 
 /* Every catalogued knob; the catalogue is indexed by these, and the runtime
@@ -88,6 +96,11 @@ typedef enum {
     IOT_KNOB_OMPIO_NUM_AGGREGATORS,
     IOT_KNOB_OMPIO_BYTES_PER_AGG,
     IOT_KNOB_OMPIO_CYCLE_BUFFER_SIZE,
+    IOT_KNOB_NC_VAR_ALIGN_SIZE,
+    IOT_KNOB_NC_HEADER_ALIGN_SIZE,
+    IOT_KNOB_NC_RECORD_ALIGN_SIZE,
+    IOT_KNOB_NC_IN_PLACE_SWAP,
+    IOT_KNOB_NC_IBUF_SIZE,
     IOT_KNOBS
 } iot_knob_id;
 
@@ -118,6 +131,7 @@ typedef struct {
     int striping_hint;                 /* MPI-IO: only ROMIO's Lustre and GPFS drivers honour it */
     iot_lustre_part lustre_part;       /* Lustre: layout and plain striping replace each other */
     const char *mca;                   /* OMPIO: the Open MPI MCA parameter (OMPI_MCA_<mca> before MPI_Init) */
+    int file_layout;                   /* PnetCDF: fixes where the variables lie: applies when a file is defined */
 } iot_knob;
 
 extern const iot_knob iot_catalogue[IOT_KNOBS];

@@ -95,10 +95,11 @@ iot_locality iot_insights_locality(const iot_insights *in);
 
 /* SmartIO 3.2: insights from a (predicted) call sequence of one rank.
  * Starts from iot_insights_init and fills only what calls tell:
- *  - raw-data MPI-IO calls are those between an H5Dwrite/H5Dread and the
- *    next HDF5 call; the others (HDF5 metadata I/O) are left out. A phase
- *    without H5Dwrite/H5Dread is a pure MPI-IO one: all its MPI-IO data
- *    calls count;
+ *  - raw-data MPI-IO calls are those between a library's data call
+ *    (H5Dwrite/H5Dread, a PnetCDF put/get, or the ncmpi_wait of posted
+ *    ones) and the library's next call; the others (HDF5's metadata, a
+ *    netCDF header) are left out. A phase without library data calls is a
+ *    pure MPI-IO one: all its MPI-IO data calls count;
  *  - write_xfer / read_xfer: from the raw-data MPI-IO calls; HDF5 data calls
  *    with no MPI-IO below are independent (only MPI-IO makes them collective);
  *  - transfer_size (median over calls), max_transfer_size, bytes_*: from the

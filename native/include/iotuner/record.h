@@ -34,14 +34,15 @@
 extern "C" {
 #endif
 
-typedef enum { IOT_KIND_HDF5, IOT_KIND_MPIIO, IOT_KIND_POSIX, IOT_KINDS } iot_phase_kind;
-typedef enum { IOT_LEVEL_POSIX, IOT_LEVEL_MPIIO, IOT_LEVEL_HDF5, IOT_LEVELS } iot_level;
+typedef enum { IOT_KIND_HDF5, IOT_KIND_MPIIO, IOT_KIND_POSIX, IOT_KIND_PNETCDF, IOT_KINDS } iot_phase_kind;
+typedef enum { IOT_LEVEL_POSIX, IOT_LEVEL_MPIIO, IOT_LEVEL_HDF5, IOT_LEVEL_PNETCDF, IOT_LEVELS } iot_level;
 
-const char *iot_kind_name(iot_phase_kind k);   /* "hdf5", "mpiio", "posix" */
-const char *iot_level_name(iot_level l);       /* "posix", "mpiio", "hdf5" */
+const char *iot_kind_name(iot_phase_kind k);   /* "hdf5", "mpiio", "posix", "pnetcdf" */
+const char *iot_level_name(iot_level l);       /* "posix", "mpiio", "hdf5", "pnetcdf" */
 /* The level at which a phase of this kind counts the application's data: its H5Dwrite / H5Dread for an
- * HDF5 file (HDF5's metadata and MPI-IO's rewriting of holes are not the application's), its MPI_File_write /
- * read for an MPI-IO one, POSIX calls otherwise. */
+ * HDF5 file (HDF5's metadata and MPI-IO's rewriting of holes are not the application's), its ncmpi_put / get
+ * calls for a PnetCDF one (the header is PnetCDF's), its MPI_File_write / read for an MPI-IO one, POSIX calls
+ * otherwise. */
 iot_level iot_data_level(iot_phase_kind kind);
 
 typedef struct {

@@ -16,7 +16,7 @@ extern "C" {
 
 /* Call signatures: the contract between the runtime and the extraction
  *
- * The runtime interns every intercepted HDF5 and MPI-IO call into the
+ * The runtime interns every intercepted HDF5, PnetCDF and MPI-IO call into the
  * iot_sigtab (grammar.h) under the exact function name below, with these
  * int64 arguments, when the call is ENTERED (so the MPI-IO calls an H5Dwrite
  * makes follow it in the sequence; that is how raw-data MPI-IO calls are told
@@ -33,6 +33,13 @@ extern "C" {
  *   MPI-IO data calls, named as the MPI function:
  *     ..._at, ..._at_all, ..._at_all_begin  [bytes, offset]   offset_index 1 (bytes)
  *     all others                            [bytes]           offset_index -1
+ *   PnetCDF (every put / get call of iotuner/calls.h under one name per kind):
+ *   "ncmpi_create", "ncmpi_open"  [name_hash, mode]
+ *   "ncmpi_close", "ncmpi_enddef" []
+ *   "ncmpi_put", "ncmpi_get"      [bytes]   blocking (independent or _all)
+ *   "ncmpi_iput", "ncmpi_iget"    [bytes]   nonblocking, posted (bput is an iput): no I/O yet
+ *   "ncmpi_wait"                  []        ncmpi_wait / wait_all: the posted requests' I/O, which
+ *                                           the MPI-IO calls after it do (raw data, as after a put)
  *
  * name_hash is iot_identity() of the file name (of the dataset name for
  * H5Dcreate / H5Dopen), so the files and datasets of
@@ -53,6 +60,15 @@ extern "C" {
 #define IOT_SIG_H5DREAD "H5Dread"
 #define IOT_SIG_MPI_FILE_OPEN "MPI_File_open"
 #define IOT_SIG_MPI_FILE_CLOSE "MPI_File_close"
+#define IOT_SIG_NCMPI_CREATE "ncmpi_create"
+#define IOT_SIG_NCMPI_OPEN "ncmpi_open"
+#define IOT_SIG_NCMPI_CLOSE "ncmpi_close"
+#define IOT_SIG_NCMPI_ENDDEF "ncmpi_enddef" /* not in IOT_SIGNATURES: a PnetCDF call that is no data call */
+#define IOT_SIG_NCMPI_PUT "ncmpi_put"
+#define IOT_SIG_NCMPI_GET "ncmpi_get"
+#define IOT_SIG_NCMPI_IPUT "ncmpi_iput"
+#define IOT_SIG_NCMPI_IGET "ncmpi_iget"
+#define IOT_SIG_NCMPI_WAIT "ncmpi_wait"
 /* The signatures: X(signature, kind, write, nargs); kinds are iot_call_kind. */
 #define IOT_SIGNATURES(X)                                                                                      \
     X(IOT_SIG_H5FCREATE, IOT_CALL_FILE_OPEN, 0, 2)                                                             \
@@ -64,11 +80,19 @@ extern "C" {
     X(IOT_SIG_H5DWRITE, IOT_CALL_H5_DATA, 1, 1)                                                                \
     X(IOT_SIG_H5DREAD, IOT_CALL_H5_DATA, 0, 1)                                                                 \
     X(IOT_SIG_MPI_FILE_OPEN, IOT_CALL_MPI_OPEN, 0, 3)                                                          \
-    X(IOT_SIG_MPI_FILE_CLOSE, IOT_CALL_MPI_CLOSE, 0, 0)
+    X(IOT_SIG_MPI_FILE_CLOSE, IOT_CALL_MPI_CLOSE, 0, 0)                                                        \
+    X(IOT_SIG_NCMPI_CREATE, IOT_CALL_FILE_OPEN, 0, 2)                                                          \
+    X(IOT_SIG_NCMPI_OPEN, IOT_CALL_FILE_OPEN, 0, 2)                                                            \
+    X(IOT_SIG_NCMPI_CLOSE, IOT_CALL_FILE_CLOSE, 0, 0)                                                          \
+    X(IOT_SIG_NCMPI_PUT, IOT_CALL_H5_DATA, 1, 1)                                                               \
+    X(IOT_SIG_NCMPI_GET, IOT_CALL_H5_DATA, 0, 1)                                                               \
+    X(IOT_SIG_NCMPI_IPUT, IOT_CALL_H5_DATA, 1, 1)                                                              \
+    X(IOT_SIG_NCMPI_IGET, IOT_CALL_H5_DATA, 0, 1)                                                              \
+    X(IOT_SIG_NCMPI_WAIT, IOT_CALL_LIB_WAIT, 0, 0)
 #define IOT_SIG_NONE NULL /* an intercepted call outside the grammar (iotuner/calls.h) */
 /* Argument positions. */
-#define IOT_ARG_NAME_HASH 0 /* H5Fcreate, H5Fopen, H5Dcreate, H5Dopen, MPI_File_open */
-#define IOT_ARG_FLAGS 1     /* H5Fcreate, H5Fopen */
+#define IOT_ARG_NAME_HASH 0 /* H5Fcreate, H5Fopen, H5Dcreate, H5Dopen, MPI_File_open, ncmpi_create, ncmpi_open */
+#define IOT_ARG_FLAGS 1     /* H5Fcreate, H5Fopen, ncmpi_create, ncmpi_open */
 #define IOT_ARG_TYPE_SIZE 1 /* H5Dcreate */
 #define IOT_ARG_NDIMS 2     /* H5Dcreate */
 #define IOT_ARG_AMODE 1     /* MPI_File_open */
@@ -78,14 +102,15 @@ extern "C" {
 
 typedef enum {
     IOT_CALL_OTHER,      /* not part of the contract */
-    IOT_CALL_FILE_OPEN,  /* H5Fcreate, H5Fopen */
-    IOT_CALL_FILE_CLOSE, /* H5Fclose */
+    IOT_CALL_FILE_OPEN,  /* H5Fcreate, H5Fopen, ncmpi_create, ncmpi_open */
+    IOT_CALL_FILE_CLOSE, /* H5Fclose, ncmpi_close */
     IOT_CALL_DSET_OPEN,  /* H5Dcreate, H5Dopen */
     IOT_CALL_DSET_CLOSE, /* H5Dclose */
-    IOT_CALL_H5_DATA,    /* H5Dwrite, H5Dread */
+    IOT_CALL_H5_DATA,    /* a library's data call: H5Dwrite, H5Dread, ncmpi_put, ncmpi_get, ncmpi_iput, ncmpi_iget */
     IOT_CALL_MPI_OPEN,   /* MPI_File_open */
     IOT_CALL_MPI_CLOSE,  /* MPI_File_close */
-    IOT_CALL_MPI_DATA    /* MPI-IO reads and writes */
+    IOT_CALL_MPI_DATA,   /* MPI-IO reads and writes */
+    IOT_CALL_LIB_WAIT    /* ncmpi_wait: the library's posted data calls go to MPI-IO now */
 } iot_call_kind;
 
 typedef struct {

@@ -15,6 +15,11 @@
 #define OMPIO "Open MPI's OMPIO io component (its default)"
 #define MCA_INT "Open MPI keeps it in a C int"
 #define H5PAR "HDF5 with the MPI-IO driver (parallel builds)"
+#define PNETCDF "PnetCDF (ncmpi_create / ncmpi_open)"
+/* every fixed-size variable (or record) starts at a multiple: many variables times a huge alignment make a file
+ * larger than the file system allows (its holes count towards its size) */
+#define PNETCDF_ALIGN_MAX (1 * GiB)
+#define PNETCDF_ALIGN_WHY "each variable is padded to a multiple: a file of many variables outgrows the file system"
 
 /* ROMIO keeps its buffer sizes in a C int: 2 GiB overflows it (a division by zero, an abort) */
 #define ROMIO_INT_MAX 2147483647.0
@@ -189,11 +194,37 @@ const iot_knob iot_catalogue[IOT_KNOBS] = {
         .why_min = ROMIO_BUFFER_FLOOR, .why_max = MCA_INT, .default_value = "536870912",
         .mca = "io_ompio_cycle_buffer_size", .honoured_by = OMPIO,
         .description = "bytes OMPIO reads or writes per cycle of an individual call"},
+
+    /* ---- PnetCDF hints (the MPI_Info of ncmpi_create / ncmpi_open; PNETCDF_HINTS overrides them) ---- */
+    [IOT_KNOB_NC_VAR_ALIGN_SIZE] = {.name = "nc_var_align_size", .layer = IOT_LAYER_PNETCDF, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_PNETCDF_HINT, .min = 1, .max = PNETCDF_ALIGN_MAX, .why_max = PNETCDF_ALIGN_WHY,
+        .honoured_by = PNETCDF, .file_layout = 1,
+        .description = "the data section and every fixed-size variable start at a multiple of this (e.g. the file "
+                       "system's block or stripe)"},
+    [IOT_KNOB_NC_HEADER_ALIGN_SIZE] = {.name = "nc_header_align_size", .layer = IOT_LAYER_PNETCDF,
+        .type = IOT_TYPE_SIZE, .apply = IOT_APPLY_PNETCDF_HINT, .min = 1, .max = PNETCDF_ALIGN_MAX,
+        .why_max = PNETCDF_ALIGN_WHY, .honoured_by = PNETCDF, .file_layout = 1,
+        .description = "space reserved for the header: the data section starts at a multiple of this, so the header "
+                       "can grow without moving the data"},
+    [IOT_KNOB_NC_RECORD_ALIGN_SIZE] = {.name = "nc_record_align_size", .layer = IOT_LAYER_PNETCDF,
+        .type = IOT_TYPE_SIZE, .apply = IOT_APPLY_PNETCDF_HINT, .min = 1, .max = PNETCDF_ALIGN_MAX,
+        .why_max = PNETCDF_ALIGN_WHY, .honoured_by = PNETCDF, .file_layout = 1,
+        .description = "the record section starts at a multiple of this"},
+    [IOT_KNOB_NC_IN_PLACE_SWAP] = {.name = "nc_in_place_swap", .layer = IOT_LAYER_PNETCDF, .type = IOT_TYPE_ENUM,
+        .apply = IOT_APPLY_PNETCDF_HINT, .choices = "enable|disable|auto", .default_value = "auto",
+        .honoured_by = PNETCDF,
+        .description = "byte-swap the user's buffer in place (then back) instead of a copy, on little-endian "
+                       "machines: less memory; auto swaps in place for large requests"},
+    [IOT_KNOB_NC_IBUF_SIZE] = {.name = "nc_ibuf_size", .layer = IOT_LAYER_PNETCDF, .type = IOT_TYPE_SIZE,
+        .apply = IOT_APPLY_PNETCDF_HINT, .min = 0, .max = 2 * GiB, .default_value = "16777216",
+        .why_max = "a buffer for one process's pending requests", .honoured_by = PNETCDF,
+        .description = "buffer for packing the nonblocking requests of noncontiguous or type-converted user "
+                       "buffers (ncmpi_iput / iget)"},
 };
 
 const size_t iot_catalogue_size = IOT_KNOBS;
 
-static const char *layer_names[] = {"hdf5", "mpiio", "lustre", "ompio"};
+static const char *layer_names[] = {"hdf5", "mpiio", "lustre", "ompio", "pnetcdf"};
 
 const char *iot_layer_name(iot_layer layer)
 {
@@ -216,7 +247,8 @@ const char *iot_type_name(iot_type type)
 
 const char *iot_apply_point_name(iot_apply_point p)
 {
-    static const char *names[] = {"file_access", "dataset_create", "transfer", "mpi_hint", "file_layout", "mca_parameter"};
+    static const char *names[] = {"file_access", "dataset_create", "transfer",     "mpi_hint",
+                                  "file_layout", "mca_parameter",  "pnetcdf_hint"};
     return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
 

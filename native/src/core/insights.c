@@ -313,7 +313,8 @@ void iot_insights_from_calls(const iot_sigtab *t, const int *terminals, size_t n
         int id = terminals[i];
         all[id]++;
         switch (iot_call_classify(s.func, &c)) {
-        case IOT_CALL_H5_DATA: in_h5_data = 1; break;
+        case IOT_CALL_H5_DATA:
+        case IOT_CALL_LIB_WAIT: in_h5_data = 1; break;
         case IOT_CALL_MPI_DATA:
             if (in_h5_data)
                 raw[id]++;
@@ -333,7 +334,7 @@ void iot_insights_from_calls(const iot_sigtab *t, const int *terminals, size_t n
             }
             break;
         case IOT_CALL_OTHER:
-            if (!strncmp(s.func, "H5", 2)) /* any other HDF5 call ends the H5Dwrite it follows */
+            if (!strncmp(s.func, "H5", 2) || !strncmp(s.func, "ncmpi_", 6)) /* any other library call ends the data */
                 in_h5_data = 0;
             break;
         default: in_h5_data = 0; break;

@@ -7,14 +7,23 @@
 #define FNV_OFFSET 0xcbf29ce484222325ull
 #define FNV_PRIME 0x100000001b3ull
 
+/* A layer's files (kinds) and its calls (levels) have the layer's name. */
+static const char *const kind_names[IOT_KINDS] = {
+    [IOT_KIND_HDF5] = "hdf5", [IOT_KIND_MPIIO] = "mpiio", [IOT_KIND_POSIX] = "posix", [IOT_KIND_PNETCDF] = "pnetcdf"};
+static const char *const level_names[IOT_LEVELS] = {
+    [IOT_LEVEL_POSIX] = "posix", [IOT_LEVEL_MPIIO] = "mpiio", [IOT_LEVEL_HDF5] = "hdf5", [IOT_LEVEL_PNETCDF] = "pnetcdf"};
+static const iot_level data_levels[IOT_KINDS] = {[IOT_KIND_HDF5] = IOT_LEVEL_HDF5, [IOT_KIND_MPIIO] = IOT_LEVEL_MPIIO,
+                                                 [IOT_KIND_POSIX] = IOT_LEVEL_POSIX,
+                                                 [IOT_KIND_PNETCDF] = IOT_LEVEL_PNETCDF};
+
 const char *iot_kind_name(iot_phase_kind k)
 {
-    return k == IOT_KIND_HDF5 ? "hdf5" : k == IOT_KIND_MPIIO ? "mpiio" : "posix";
+    return (unsigned)k < IOT_KINDS ? kind_names[k] : "posix";
 }
 
 const char *iot_level_name(iot_level l)
 {
-    return l == IOT_LEVEL_HDF5 ? "hdf5" : l == IOT_LEVEL_MPIIO ? "mpiio" : "posix";
+    return (unsigned)l < IOT_LEVELS ? level_names[l] : "posix";
 }
 
 uint64_t iot_group_hash(const int *world_ranks, int n)
@@ -450,7 +459,7 @@ static double mib_s(uint64_t bytes, double seconds)
 
 iot_level iot_data_level(iot_phase_kind kind)
 {
-    return kind == IOT_KIND_HDF5 ? IOT_LEVEL_HDF5 : kind == IOT_KIND_MPIIO ? IOT_LEVEL_MPIIO : IOT_LEVEL_POSIX;
+    return (unsigned)kind < IOT_KINDS ? data_levels[kind] : IOT_LEVEL_POSIX;
 }
 
 static void write_level(iot_buf *b, iot_level l, const iot_level_stats *s)
@@ -544,6 +553,8 @@ void iot_merge_write(const iot_merge *m, iot_buf *b, iot_totals *t)
         write_level(b, IOT_LEVEL_MPIIO, &r->level[IOT_LEVEL_MPIIO]);
         iot_jw_end_object(b);
         write_level(b, IOT_LEVEL_HDF5, &r->level[IOT_LEVEL_HDF5]);
+        iot_jw_end_object(b);
+        write_level(b, IOT_LEVEL_PNETCDF, &r->level[IOT_LEVEL_PNETCDF]);
         iot_jw_end_object(b);
         iot_jw_raw(b, "settings", d && d->settings_json ? d->settings_json : "[]");
         if (d && d->hints_json)

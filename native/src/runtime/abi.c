@@ -26,6 +26,45 @@
 #define FOREIGN_POINTER_DATA(name, ...) FOREIGN_POINTER(name)
 IOT_MPI_CALLS(FOREIGN_POINTER_RUN)
 IOT_MPI_DATA_CALLS(FOREIGN_POINTER_DATA)
+IOT_PNETCDF_MPI_CALLS(FOREIGN_POINTER_RUN)
+/* A library loaded after the process was found to use another ABI (PnetCDF imported by Python after mpi4py's
+ * MPI_Init) has no foreign address yet: point_at_foreign points its trampolines at iot_lazy_NAME, which looks
+ * the real one up on the first call (iot_foreign_lookup) with the arguments saved in their registers. None of
+ * these calls takes a floating-point or variadic argument: the six integer registers are all. The stack is
+ * 16-byte aligned at the call: 8 (return address) + 7 pushes. */
+__asm__(".pushsection .text\n"
+        ".type iot_lazy_common, @function\n"
+        ".p2align 4\n"
+        "iot_lazy_common:\n"
+        "\tpushq %rdi\n\tpushq %rsi\n\tpushq %rdx\n\tpushq %rcx\n\tpushq %r8\n\tpushq %r9\n\tpushq %r11\n"
+        "\tmovq %r11, %rdi\n"
+        "\tmovq %r10, %rsi\n"
+        "\tcall iot_foreign_lookup\n"
+        "\tpopq %r11\n\tpopq %r9\n\tpopq %r8\n\tpopq %rcx\n\tpopq %rdx\n\tpopq %rsi\n\tpopq %rdi\n"
+        "\tjmp *%rax\n"
+        ".size iot_lazy_common, .-iot_lazy_common\n"
+        ".popsection\n");
+#define LAZY(name)                                                                                             \
+    __asm__(".pushsection .rodata\n"                                                                          \
+            "iot_lazy_name_" #name ": .asciz \"" #name "\"\n"                                                    \
+            ".popsection\n"                                                                                   \
+            ".pushsection .text\n"                                                                            \
+            ".globl iot_lazy_" #name "\n"                                                                     \
+            ".hidden iot_lazy_" #name "\n"                                                                    \
+            ".type iot_lazy_" #name ", @function\n"                                                           \
+            ".p2align 4\n"                                                                                    \
+            "iot_lazy_" #name ":\n"                                                                           \
+            "\tendbr64\n"                                                                                     \
+            "\tleaq iot_foreign_" #name "(%rip), %r11\n"                                                      \
+            "\tleaq iot_lazy_name_" #name "(%rip), %r10\n"                                                    \
+            "\tjmp iot_lazy_common\n"                                                                         \
+            ".size iot_lazy_" #name ", .-iot_lazy_" #name "\n"                                                \
+            ".popsection\n");
+#define LAZY_RUN(ret, name, ...) LAZY(name)
+IOT_PNETCDF_MPI_CALLS(LAZY_RUN)
+
+#define LAZY_ENTRY(ret, name, ...) void iot_lazy_##name(void);
+IOT_PNETCDF_MPI_CALLS(LAZY_ENTRY)
 
 /* The ABI family of an MPI library: Open MPI's, or MPICH's (MPICH, Intel MPI, Cray MPICH, MVAPICH). */
 #if defined(OPEN_MPI)
@@ -63,6 +102,32 @@ static void point_at_foreign(void)
 #define POINT_DATA(name, ...) POINT(name)
     IOT_MPI_CALLS(POINT_RUN)
     IOT_MPI_DATA_CALLS(POINT_DATA)
+    /* a library that is not loaded yet (PnetCDF) is looked up at its first call */
+#define POINT_LATER(ret, name, ...)                                                                          \
+    iot_foreign_##name = dlsym(RTLD_NEXT, #name);                                                            \
+    if (!iot_foreign_##name)                                                                                 \
+        iot_foreign_##name = (void *)iot_lazy_##name;
+    IOT_PNETCDF_MPI_CALLS(POINT_LATER)
+}
+
+/* The first call of a foreign function whose library was loaded after point_at_foreign (iot_lazy_NAME): the
+ * next definition, kept in its trampoline's slot. There is one, or the application could not have called it. */
+/* PnetCDF's NC_ENOTBUILT (every such call returns an int error code) */
+static int not_built(void)
+{
+    return -128;
+}
+
+void *iot_foreign_lookup(void **slot, const char *name);
+void *iot_foreign_lookup(void **slot, const char *name)
+{
+    void *real = dlsym(RTLD_NEXT, name);
+    if (!real) { /* found by dlsym in a process without the library: fails as a missing feature would */
+        fprintf(stderr, "iotuner: warning: %s was called, but no library defines it\n", name);
+        real = (void *)not_built;
+    }
+    __atomic_store_n(slot, real, __ATOMIC_RELEASE);
+    return real;
 }
 
 int iot_mpi_foreign_abi(void)

@@ -13,6 +13,9 @@
 #define IOT_DECLARE_MPI_DATA(name, ...) __typeof__(name) iot_wrap_##name;
 IOT_MPI_CALLS(IOT_DECLARE_MPI)
 IOT_MPI_DATA_CALLS(IOT_DECLARE_MPI_DATA)
+/* PnetCDF's calls with MPI handles: their prototypes are the table's (the library does not include pnetcdf.h) */
+#define IOT_DECLARE_WRAP(ret, name, params, ...) ret iot_wrap_##name params;
+IOT_PNETCDF_MPI_CALLS(IOT_DECLARE_WRAP)
 /* 1 when this process uses an MPI of another ABI than the library's: then the library is disabled, and the
  * exported MPI functions jump straight to that MPI's own. */
 int iot_mpi_foreign_abi(void);

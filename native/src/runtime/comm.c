@@ -187,3 +187,32 @@ int iot_gather_bytes(MPI_Comm comm, const char *mine, size_t len, char **all, si
     free(displs);
     return *all != NULL;
 }
+
+MPI_Comm iot_comm_duplicate(void *opened_on)
+{
+    const iot_opened_on *on = opened_on;
+    MPI_Comm dup = MPI_COMM_NULL;
+    if (on->size > 1 && iot_pmpi.Comm_dup(on->comm, &dup) != MPI_SUCCESS)
+        dup = MPI_COMM_NULL;
+    return dup;
+}
+
+int iot_info_value(MPI_Info info, const char *key, char *out, int outlen)
+{
+    int flag = 0;
+    return info != MPI_INFO_NULL && iot_pmpi.Info_get(info, key, outlen - 1, out, &flag) == MPI_SUCCESS && flag;
+}
+
+size_t iot_info_with(MPI_Info info, const iot_setting *const *settings, size_t n, MPI_Info *mine)
+{
+    *mine = MPI_INFO_NULL;
+    if (!n)
+        return 0;
+    if ((info != MPI_INFO_NULL ? iot_pmpi.Info_dup(info, mine) : iot_pmpi.Info_create(mine)) != MPI_SUCCESS) {
+        *mine = MPI_INFO_NULL;
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        iot_pmpi.Info_set(*mine, settings[i]->name, settings[i]->text);
+    return n;
+}

@@ -9,6 +9,8 @@
 
 #include <mpi.h>
 
+#include "iotuner/core.h"
+
 /* After MPI_Init: iotuner's own duplicate of MPI_COMM_WORLD, and the attribute that caches groups. Collective. */
 MPI_Comm iot_mpi_run_begin(void);
 /* iotuner's duplicate of MPI_COMM_WORLD (MPI_COMM_NULL outside an MPI run). */
@@ -32,5 +34,20 @@ int iot_mpi_world_rank(void);
 void iot_mpi_note_rank(void);
 /* Gathers every rank's bytes to rank 0 of comm (collective): *all (rank 0 only, to free) and *total. */
 int iot_gather_bytes(MPI_Comm comm, const char *mine, size_t len, char **all, size_t *total);
+
+/* ---- what the layers that open files with an MPI_Info share (MPI-IO, PnetCDF) ---- */
+
+/* The ranks that open a file: the communicator of the open and its size. */
+typedef struct {
+    MPI_Comm comm;
+    int size;
+} iot_opened_on;
+/* A phase's communicator source (iot_phase_announce) for an iot_opened_on: a duplicate of its communicator,
+ * collective as the open is; MPI_COMM_NULL for one process. */
+MPI_Comm iot_comm_duplicate(void *opened_on);
+/* An info's value of key into out (1), or 0 when it has none. */
+int iot_info_value(MPI_Info info, const char *key, char *out, int outlen);
+/* The application's info plus these settings as hints, in *mine (to free); 0 when none were added. */
+size_t iot_info_with(MPI_Info info, const iot_setting *const *settings, size_t n, MPI_Info *mine);
 
 #endif

@@ -570,6 +570,20 @@ IOT_EXPORT hid_t H5Dopen1(hid_t loc, const char *name)
     return dataset_opened(real(loc, name), loc, name);
 }
 
+/* H5Oopen opens any object by name: a dataset opened so (netCDF-4 opens its variables this way) is one like
+ * H5Dopen's. */
+IOT_EXPORT hid_t H5Oopen(hid_t loc, const char *name, hid_t lapl)
+{
+    static hid_t (*real)(hid_t, const char *, hid_t);
+    IOT_REAL(real, "H5Oopen");
+    hid_t id = real(loc, name, lapl);
+    if (id >= 0 && iot_active() && iot_h5_resolve() && iot_h5.Iget_type(id) == H5I_DATASET) {
+        dataset_opening(loc, name);
+        dataset_opened(id, loc, name);
+    }
+    return id;
+}
+
 static void dataset_closing(hid_t did)
 {
     if (iot_wanted(IOT_EVENT_CALL) && iot_active()) {
@@ -578,7 +592,17 @@ static void dataset_closing(hid_t did)
         if (dset_get(did, &ph, &xfer))
             iot_event_call(ph, IOT_SIG_H5DCLOSE, NULL, 0);
     }
-    dset_drop(did);
+}
+
+/* A close takes one reference: an identifier the application holds more of (netCDF-4 keeps its variables'
+ * with H5Iinc_ref and closes H5Oopen's) stays valid, and stays in the table. */
+static herr_t dataset_closed(hid_t did, herr_t rc)
+{
+    iot_phase *ph;
+    int xfer;
+    if (dset_get(did, &ph, &xfer) && iot_h5.Iis_valid(did) <= 0) /* in the table: HDF5 is resolved */
+        dset_drop(did);
+    return rc;
 }
 
 IOT_EXPORT herr_t H5Dclose(hid_t did)
@@ -586,7 +610,15 @@ IOT_EXPORT herr_t H5Dclose(hid_t did)
     static herr_t (*real)(hid_t);
     IOT_REAL(real, "H5Dclose");
     dataset_closing(did);
-    return real(did);
+    return dataset_closed(did, real(did));
+}
+
+IOT_EXPORT herr_t H5Oclose(hid_t oid)
+{
+    static herr_t (*real)(hid_t);
+    IOT_REAL(real, "H5Oclose");
+    dataset_closing(oid); /* a dataset H5Oopen opened; anything else is not in the table */
+    return dataset_closed(oid, real(oid));
 }
 
 /* ---- transfers ---- */
@@ -881,7 +913,7 @@ IOT_EXPORT herr_t H5Dclose_async(const char *app_file, const char *app_func, uns
 {
     LATER(real, herr_t (*)(const char *, const char *, unsigned, hid_t, hid_t), "H5Dclose_async")
     dataset_closing(did);
-    return real(app_file, app_func, app_line, did, es);
+    return dataset_closed(did, real(app_file, app_func, app_line, did, es));
 }
 
 IOT_EXPORT herr_t H5Dwrite_async(const char *app_file, const char *app_func, unsigned app_line, hid_t did, hid_t mt,

@@ -60,6 +60,8 @@
     X(hid_t, Iget_file_id, (hid_t), "H5Iget_file_id", 1)                                                       \
     X(ssize_t, Iget_name, (hid_t, char *, size_t), "H5Iget_name", 1)                                           \
     X(int, Idec_ref, (hid_t), "H5Idec_ref", 1)                                                                 \
+    X(H5I_type_t, Iget_type, (hid_t), "H5Iget_type", 1)                                                        \
+    X(htri_t, Iis_valid, (hid_t), "H5Iis_valid", 1)                                                            \
     X(hid_t, FD_mpio_init, (void), "H5FD_mpio_init", 0)                                                        \
     X(hid_t, FD_sec2_init, (void), "H5FD_sec2_init", 0)
 

@@ -128,13 +128,6 @@ static const char *driver_from_info(const char *fstype, char *out, size_t outlen
     return out;
 }
 
-static int info_value(MPI_Info info, const char *key, char *out, int outlen)
-{
-    int flag = 0;
-    iot_pmpi.Info_get(info, key, outlen - 1, out, &flag);
-    return flag;
-}
-
 /* Reads the hints back from the opened file and explains every difference. */
 static void verify_hints(iot_phase *ph, MPI_Comm comm, MPI_File fh, const iot_setting **req, size_t n)
 {
@@ -150,7 +143,7 @@ static void verify_hints(iot_phase *ph, MPI_Comm comm, MPI_File fh, const iot_se
         char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
         if (iot_pmpi.Info_get_nthkey(eff, i, key) != MPI_SUCCESS)
             continue;
-        if (info_value(eff, key, val, sizeof val))
+        if (iot_info_value(eff, key, val, sizeof val))
             iot_jw_string(&b, key, val);
     }
     iot_jw_end_object(&b);
@@ -162,16 +155,16 @@ static void verify_hints(iot_phase *ph, MPI_Comm comm, MPI_File fh, const iot_se
     const char *component = iot_mca_io_component();
     int ompio = component && !strcmp(component, "ompio");
 #endif
-    if (info_value(eff, "romio_filesystem_type", fstype, sizeof fstype))
+    if (iot_info_value(eff, "romio_filesystem_type", fstype, sizeof fstype))
         driver_from_info(fstype, ph->mpiio_driver, sizeof ph->mpiio_driver);
     else
         snprintf(ph->mpiio_driver, sizeof ph->mpiio_driver, "%s", ph->file_system);
-    int have_list = info_value(eff, "cb_config_list", cb_list, sizeof cb_list);
+    int have_list = iot_info_value(eff, "cb_config_list", cb_list, sizeof cb_list);
     int nprocs = 1, nnodes = -1;
     iot_pmpi.Comm_size(comm, &nprocs);
     for (size_t i = 0; i < n; i++) {
         char val[MPI_MAX_INFO_VAL + 1], why[512];
-        int found = info_value(eff, req[i]->name, val, sizeof val);
+        int found = iot_info_value(eff, req[i]->name, val, sizeof val);
         /* every rank sees the same hints, so this collective is taken by all or none */
         if (req[i]->knob >= 0 && iot_catalogue[req[i]->knob].capped_by_nodes && found && strcmp(val, req[i]->text) &&
             nnodes < 0)
@@ -219,22 +212,6 @@ static void verify_ompio(iot_phase *ph)
     }
 }
 
-/* The application's info plus the requested hints, in *mine (to free); 0 when none were added. */
-static size_t with_hints(MPI_Info info, const iot_setting **hints, size_t n, MPI_Info *mine)
-{
-    *mine = MPI_INFO_NULL;
-    if (!n)
-        return 0;
-    int rc = info != MPI_INFO_NULL ? iot_pmpi.Info_dup(info, mine) : iot_pmpi.Info_create(mine);
-    if (rc != MPI_SUCCESS) {
-        *mine = MPI_INFO_NULL;
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++)
-        iot_pmpi.Info_set(*mine, hints[i]->name, hints[i]->text);
-    return n;
-}
-
 /* The hints the application itself gave (HDF5's, for an HDF5 file: the file-access list's info). */
 static void record_application_info(iot_phase *ph, MPI_Info info)
 {
@@ -243,7 +220,9 @@ static void record_application_info(iot_phase *ph, MPI_Info info)
         return;
     for (int i = 0; i < nkeys; i++) {
         char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
-        if (iot_pmpi.Info_get_nthkey(info, i, key) == MPI_SUCCESS && info_value(info, key, val, sizeof val))
+        /* PnetCDF passes its own hints (nc_*, pnetcdf_*) on in the info: not the MPI library's */
+        if (iot_pmpi.Info_get_nthkey(info, i, key) == MPI_SUCCESS && strncmp(key, "nc_", 3) &&
+            strncmp(key, "pnetcdf_", 8) && iot_info_value(info, key, val, sizeof val))
             iot_phase_app_setting(ph, IOT_LAYER_MPIIO, key, val);
     }
 }
@@ -293,22 +272,6 @@ static int open_with_hints(file_open_fn real, iot_phase *ph, MPI_Comm comm, cons
     return rc;
 }
 
-/* The ranks that open a file, as the modules may ask for them (iot_phase_comm): a duplicate, collective as
- * the open is; one process has none. */
-typedef struct {
-    MPI_Comm comm;
-    int size;
-} opened_on;
-
-static MPI_Comm duplicate(void *arg)
-{
-    const opened_on *on = arg;
-    MPI_Comm dup = MPI_COMM_NULL;
-    if (on->size > 1 && iot_pmpi.Comm_dup(on->comm, &dup) != MPI_SUCCESS)
-        dup = MPI_COMM_NULL;
-    return dup;
-}
-
 int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     static file_open_fn real;
@@ -318,7 +281,7 @@ int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_I
     iot_mpi_note_rank(); /* MPI_Init may have gone around us (Fortran's) */
     iot_warn_settings_once();
 
-    iot_phase *ph = iot_phase_opening(); /* HDF5's own open belongs to its file phase */
+    iot_phase *ph = iot_phase_opening(); /* HDF5's and PnetCDF's own opens belong to their file phase */
     int own = (ph == NULL);
     if (own) {
         ph = iot_phase_begin(IOT_KIND_MPIIO, filename, (amode & MPI_MODE_CREATE) != 0);
@@ -334,18 +297,18 @@ int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_I
     iot_call opening = {IOT_SIG_MPI_FILE_OPEN, sig, 3, -1};
     if (iot_wanted(IOT_EVENT_PHASE_BEGIN) || iot_wanted(IOT_EVENT_CALL))
         sig[0] = (int64_t)iot_identity(ph->path, NULL, 0);
-    opened_on on = {comm, size};
+    iot_opened_on on = {comm, size};
 
     const iot_setting *hints[128];
     iot_internal++;
     if (own) /* the modules hear of the phase first: a settings source decides for it now */
-        iot_phase_announce(ph, &opening, duplicate, &on);
+        iot_phase_announce(ph, &opening, iot_comm_duplicate, &on);
     else if (iot_wanted(IOT_EVENT_CALL))
         iot_emit_call(ph, &opening);
     record_application_info(ph, info);
     size_t n = iot_resolve(ph, NULL, IOT_LAYER_MPIIO, hints, 128);
     MPI_Info mine;
-    n = with_hints(info, hints, n, &mine);
+    n = iot_info_with(info, hints, n, &mine);
     if (own)
         iot_phase_file_open(ph, (amode & MPI_MODE_CREATE) != 0, 0);
     iot_internal--;
@@ -355,7 +318,9 @@ int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_I
         if (own)
             iot_phase_set_handle(ph, (int64_t)(intptr_t)*fh);
         file_put(*fh, ph);
-        if (!ph->retried) { /* a run that only measures reads the hints back too: the site's and ROMIO's */
+        /* a run that only measures reads the hints back too: the site's and ROMIO's; once per phase (PnetCDF
+         * opens a second handle on MPI_COMM_SELF for independent data mode) */
+        if (!ph->retried && (own || !ph->mpi_hints_json)) {
             iot_internal++;
             verify_hints(ph, comm, *fh, hints, n);
             verify_ompio(ph);

@@ -33,5 +33,6 @@
 #pragma weak ompi_mpi_double
 #pragma weak ompi_mpi_int64_t
 #pragma weak ompi_mpi_uint64_t
+#pragma weak ompi_mpi_datatype_null
 #endif
 #endif

@@ -123,7 +123,7 @@ static void write_job(iot_buf *b)
     /* hints the MPI library reads by itself, beside iotuner's settings */
     iot_jw_begin_object(b, "hint_sources");
     static const char *const hint_vars[] = {"ROMIO_HINTS", "MPICH_MPIIO_HINTS", "MPICH_MPIIO_HINTS_DISPLAY",
-                                            "OMPI_MCA_io", "HDF5_PLUGIN_PATH", "HDF5_VOL_CONNECTOR"};
+                                            "OMPI_MCA_io", "HDF5_PLUGIN_PATH", "HDF5_VOL_CONNECTOR", "PNETCDF_HINTS"};
     for (size_t i = 0; i < sizeof hint_vars / sizeof *hint_vars; i++) {
         const char *v = getenv(hint_vars[i]);
         if (v && *v)
@@ -155,8 +155,10 @@ static void write_run(iot_buf *b)
     free(cmdline);
     iot_jw_end_array(b);
     const char *mpi = iot_g.library[IOT_KIND_MPIIO], *hdf5 = iot_g.library[IOT_KIND_HDF5];
+    const char *pnetcdf = iot_g.library[IOT_KIND_PNETCDF];
     iot_jw_string(b, "mpi_library", mpi[0] ? mpi : NULL);
     iot_jw_string(b, "hdf5_library", hdf5[0] ? hdf5 : NULL);
+    iot_jw_string(b, "pnetcdf_library", pnetcdf[0] ? pnetcdf : NULL);
 #if defined(OPEN_MPI)
     iot_jw_string(b, "mpi_io_component", iot_mca_io_component()); /* ompio or romio321, from its MCA parameters */
 #else
@@ -485,7 +487,7 @@ static char *build(void)
  * that only read files, like an interpreter loading its modules, leaves no report). */
 static int serial_has_io(void)
 {
-    if (iot_g.used[IOT_KIND_HDF5] || iot_g.used[IOT_KIND_MPIIO])
+    if (iot_g.used[IOT_KIND_HDF5] || iot_g.used[IOT_KIND_MPIIO] || iot_g.used[IOT_KIND_PNETCDF])
         return 1;
     size_t n;
     iot_phase **all = iot_phases(&n);

@@ -1,6 +1,7 @@
 /* The exported MPI functions: each a trampoline that jumps, arguments
  * untouched in their registers, to the library's C wrapper (iot_wrap_NAME,
- * in mpi.c or mpiio.c), or to another ABI's MPI once abi.c pointed it there.
+ * in mpi.c, mpiio.c or pnetcdf.c), or to another ABI's MPI once abi.c pointed
+ * it there.
  * Apart from abi.c so that the calls between files go one way: the wrappers
  * ask abi.c, and only the trampolines reach the wrappers. */
 #include "iotuner/calls.h"
@@ -28,4 +29,4 @@
 #define TRAMPOLINE_DATA(name, ...) TRAMPOLINE(name)
 IOT_MPI_CALLS(TRAMPOLINE_RUN)
 IOT_MPI_DATA_CALLS(TRAMPOLINE_DATA)
-
+IOT_PNETCDF_MPI_CALLS(TRAMPOLINE_RUN)

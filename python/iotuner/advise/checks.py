@@ -192,8 +192,8 @@ ALIGN_ADVICE = {
     "hdf5": "align HDF5 objects to the block or stripe size (hdf5.alignment)",
     "netcdf-4": "align the HDF5 objects under netCDF-4 to the block or stripe size (hdf5.alignment)",
     "netcdf": "align netCDF's header and variables to the block or stripe size: PnetCDF's hints "
-              "nc_header_align_size and nc_var_align_size (PNETCDF_HINTS), or nc__enddef's alignment for "
-              "classic netCDF",
+              "nc_header_align_size and nc_var_align_size (pnetcdf.nc_var_align_size under iotuner run, or "
+              "PNETCDF_HINTS), or nc__enddef's alignment for classic netCDF",
     "other": "make requests start at multiples of the block or stripe size",
 }
 
@@ -249,12 +249,15 @@ def _misaligned_file(p: Profile, th: dict) -> list[Hit]:
         return []
     contrib = [(f, f.file_not_aligned) for f in files]
     hdf5 = [f for f, v in contrib if v and "hdf5" in f.interfaces]  # HDF5 files, netCDF-4 included
+    pnetcdf = [f for f, v in contrib if v and f.pnetcdf]  # PnetCDF aligns through its hints
     align = max((f.lustre or {}).get("stripe_size") or f.file_alignment or 0 for f, _ in contrib)
-    knobs = {"hdf5.alignment": [0, align if align >= 4 * KiB else MiB]} if hdf5 else {}
+    align = align if align >= 4 * KiB else MiB
+    knobs = {"hdf5.alignment": [0, align]} if hdf5 else {}
+    knobs.update({"pnetcdf.nc_var_align_size": align} if pnetcdf else {})
     formats = sorted({file_format(f) for f, v in contrib if v}, key=list(ALIGN_ADVICE).index)
     return [floor(Hit({"misaligned_requests": bad, "requests": ops, "fraction": bad / ops,
                        "file_alignment": max(f.file_alignment or 0 for f in files), "formats": formats},
-                      _top(contrib), knobs, sorted({_glob(f) for f in hdf5}) if knobs else None,
+                      _top(contrib), knobs, sorted({_glob(f) for f in hdf5 + pnetcdf}) if knobs else None,
                       recommendation="; ".join((f"{fmt} files: " if len(formats) > 1 else "") + ALIGN_ADVICE[fmt]
                                                for fmt in formats)), ops, th)]
 
@@ -476,20 +479,27 @@ def _fpp_stragglers(p: Profile, th: dict) -> list[Hit]:
     return hits
 
 
+PNETCDF_COLLECTIVE = ("make PnetCDF's calls collective: the _all calls, or post them (ncmpi_iput_*, ncmpi_iget_*) "
+                      "and complete them together with ncmpi_wait_all, which PnetCDF turns into one collective "
+                      "MPI-IO call")
+
+
 def _collective(direction: str):
     def test(p: Profile, th: dict) -> list[Hit]:
         files = [f for f in p.files if (f.collective_writes if direction == "write" else f.collective_reads) is not None]
         if not files:
-            raise NotEvaluated("no collective / independent split of the MPI-IO calls (Darshan's MPI-IO module "
-                               "has it; a run report only when hdf5.transfer_mode was set)")
+            raise NotEvaluated("no collective / independent split of the MPI-IO calls (Darshan's MPI-IO and "
+                               "PNETCDF modules have it; a run report only when hdf5.transfer_mode was set)")
         coll = sum((f.collective_writes if direction == "write" else f.collective_reads) or 0 for f in files)
         indep = [(f, (f.independent_writes if direction == "write" else f.independent_reads) or 0)
                  for f in files if f.shared]
         n = sum(v for _, v in indep)
         if coll == 0 and n > th["independent_count"]:
             knobs, glob = _collective_fix([f for f, v in indep if v], direction)
+            pnetcdf = all(f.pnetcdf for f, v in indep if v)  # counted at PnetCDF's level: its calls decide
             return [Hit({"independent_calls": n, "collective_calls": 0,
-                         "shared_files": sum(1 for _, v in indep if v)}, _top(indep), knobs, glob)]
+                         "shared_files": sum(1 for _, v in indep if v)}, _top(indep), knobs, glob,
+                        recommendation=PNETCDF_COLLECTIVE if pnetcdf else None)]
         return []
     return test
 
@@ -511,14 +521,15 @@ def _collective_ok(p: Profile, th: dict) -> list[Hit]:
 def _blocking(p: Profile, th: dict) -> list[Hit]:
     files = [f for f in p.files if f.nonblocking_writes is not None]
     if not files:
-        raise NotEvaluated("no non-blocking call counts (Darshan's MPI-IO module has them)")
+        raise NotEvaluated("no non-blocking call counts (Darshan's MPI-IO and PNETCDF modules have them)")
     hits = []
     for direction in ("write", "read"):
         nb = sum((f.nonblocking_writes if direction == "write" else f.nonblocking_reads) or 0 for f in files)
         ops = sum((f.write if direction == "write" else f.read).ops for f in files)
         if ops and nb == 0:
+            level = "PnetCDF" if all(f.pnetcdf for f in files) else "MPI-IO"
             hits.append(Hit({"direction": direction, "blocking_calls": ops}, [f.path for f in files][:10],
-                            message=f"every MPI-IO {direction} ({ops:,}) is blocking"))
+                            message=f"every {level} {direction} ({ops:,}) is blocking"))
     return hits
 
 
@@ -599,7 +610,7 @@ CHECKS: tuple[Check, ...] = (
           "read in larger, contiguous pieces, or collectively (MPI_File_read_all)", _small("read"),
           keeps=AGGREGATED_READS),
     Check("misaligned-file", "high", "requests not aligned to the file system", "Drishti P08",
-          ("misaligned_fraction",), ("hdf5.alignment",),
+          ("misaligned_fraction",), ("hdf5.alignment", "pnetcdf.nc_var_align_size"),
           "{misaligned_requests:,} of {requests:,} requests ({fraction:.1%}) are not aligned to the file "
           "system block ({file_alignment:,} bytes)",
           "align requests to the block or stripe size (by file format: HDF5 objects with hdf5.alignment, "
@@ -658,17 +669,20 @@ CHECKS: tuple[Check, ...] = (
           ("independent_count",), ("hdf5.transfer_mode",),
           "{independent_calls:,} independent MPI-IO writes to {shared_files} shared file(s) and no collective one",
           "make the transfers collective (hdf5.transfer_mode collective: only when every rank makes the same "
-          "number of calls)", "use MPI_File_write_all / H5FD_MPIO_COLLECTIVE", _collective("write"),
+          "number of calls)", "use MPI_File_write_all / H5FD_MPIO_COLLECTIVE / PnetCDF's _all calls",
+          _collective("write"),
           keeps=AGGREGATED_WRITES),
     Check("no-collective-reads", "high", "no collective reads on shared files", "Drishti M02",
           ("independent_count",), ("hdf5.transfer_mode",),
           "{independent_calls:,} independent MPI-IO reads from {shared_files} shared file(s) and no collective one",
           "make the transfers collective (hdf5.transfer_mode collective: only when every rank makes the same "
-          "number of calls)", "use MPI_File_read_all / H5FD_MPIO_COLLECTIVE", _collective("read"),
+          "number of calls)", "use MPI_File_read_all / H5FD_MPIO_COLLECTIVE / PnetCDF's _all calls",
+          _collective("read"),
           keeps=AGGREGATED_READS),
     Check("collective-used", "ok", "collective MPI-IO", "Drishti M04, M05", (), (), "", "", None, _collective_ok),
     Check("blocking-io", "info", "all MPI-IO calls block", "Drishti M06, M07", (), (), "",
-          "overlap I/O with computation", "non-blocking MPI-IO (MPI_File_iwrite_all) or HDF5's async VOL",
+          "overlap I/O with computation", "non-blocking MPI-IO (MPI_File_iwrite_all), HDF5's async VOL, or "
+          "PnetCDF's ncmpi_iput_* with ncmpi_wait_all",
           _blocking),
     Check("aggregators-nodes", "high", "collective-buffering aggregators versus nodes", "Drishti M08, M09, M10",
           (), ("mpiio.cb_config_list", "mpiio.cb_nodes"), "",

@@ -5,7 +5,8 @@ on stderr and may crash on one, and neither must reach the user as a
 traceback.
 
 Output: {"job", "exe", "mounts", "names", "modules", "records": {module:
-[{"id", "rank", "counters", "fcounters"}]}, "dxt": {"POSIX"|"MPIIO": [{"id",
+[{"id", "rank", "counters", "fcounters"}]} (a PNETCDF_VAR record also its file's
+"file_rec_id"), "dxt": {"POSIX"|"MPIIO": [{"id",
 "rank", "hostname", "write": summary, "read": summary}]}} with only the
 non-zero counters. A DXT segment list becomes a summary (count, bytes,
 median size, locality as smart mode classifies it, extent, busy time, first
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 import sys
 
-COUNTER_MODULES = ("POSIX", "MPI-IO", "STDIO", "H5F", "H5D", "LUSTRE")
+COUNTER_MODULES = ("POSIX", "MPI-IO", "STDIO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR", "LUSTRE")
 DXT_MODULES = {"DXT_POSIX": "POSIX", "DXT_MPIIO": "MPIIO"}
 
 
@@ -49,6 +50,15 @@ def _records(report, module: str) -> list[dict]:
                 rec.setdefault("components", []).append(vals)
             else:
                 rec.setdefault(kind, {}).update(vals)
+    records = report.records[module]
+    for i in range(len(records)):  # a variable's file (PNETCDF_VAR, H5D): not in the frames
+        try:
+            raw = records[i]
+            key, file_id = (int(raw["id"]), int(raw["rank"])), raw["file_rec_id"]
+        except KeyError:
+            break  # a module without it
+        if key in out:
+            out[key]["file_rec_id"] = str(int(file_id))
     return list(out.values())
 
 

@@ -1,8 +1,9 @@
 """A Darshan log's facts (darshan_reader) as a Profile.
 
-Per file: the POSIX, MPI-IO, STDIO, HDF5 and Lustre records of every rank,
-summed; a shared record (rank -1, Darshan's reduction over all ranks) counts
-for every process. DXT traces, when present, give what counters cannot:
+Per file: the POSIX, MPI-IO, STDIO, HDF5, PnetCDF and Lustre records of every
+rank, summed; a shared record (rank -1, Darshan's reduction over all ranks)
+counts for every process. A PnetCDF file's variables (PNETCDF_VAR) give the
+application's level: its puts and gets, blocking or not, collective or not. DXT traces, when present, give what counters cannot:
 spatial locality as smart mode classifies it, per-rank call counts and
 median sizes, and the nodes (host names).
 """
@@ -64,6 +65,34 @@ def _mpiio_direction(recs: list[dict], d: str) -> Direction:
                      time_s=_sum(recs, f"MPIIO_F_{up}_TIME", "fcounters"), common_size=_common_size(recs, "MPIIO"))
 
 
+def _pnetcdf_direction(recs: list[dict], d: str) -> Direction:
+    """A PnetCDF file's puts (gets): its variables' records summed (independent, collective and nonblocking)."""
+    up = "WRITE" if d == "write" else "READ"
+    word = "WRITTEN" if d == "write" else "READ"
+    ops = sum(_sum(recs, f"PNETCDF_VAR_{k}_{up}S") for k in ("INDEP", "COLL", "NB"))
+    return Direction(ops=ops, bytes=_sum(recs, f"PNETCDF_VAR_BYTES_{word}"),
+                     size_histogram={upper: _sum(recs, f"PNETCDF_VAR_SIZE_{up}_AGG_{suffix}")
+                                     for suffix, upper in SIZE_BINS},
+                     time_s=_sum(recs, f"PNETCDF_VAR_F_{up}_TIME", "fcounters"),
+                     common_size=_common_size(recs, "PNETCDF_VAR"))
+
+
+def _pnetcdf_split(f: FileFacts, file_recs: list[dict], var_recs: list[dict]) -> None:
+    """Collective and independent puts and gets at the PnetCDF level: the _all calls are collective, the
+    independent ones not, and the nonblocking ones are what completed them (ncmpi_wait_all collective,
+    ncmpi_wait in independent mode not)."""
+    collective_waits = _sum(file_recs, "PNETCDF_FILE_COLL_WAITS")
+    independent_waits = _sum(file_recs, "PNETCDF_FILE_INDEP_WAITS")
+    for d in ("write", "read"):
+        up = "WRITE" if d == "write" else "READ"
+        nb = _sum(var_recs, f"PNETCDF_VAR_NB_{up}S")
+        coll = _sum(var_recs, f"PNETCDF_VAR_COLL_{up}S") + (nb if collective_waits else 0)
+        indep = _sum(var_recs, f"PNETCDF_VAR_INDEP_{up}S") + (nb if independent_waits and not collective_waits else 0)
+        setattr(f, f"collective_{d}s", coll)
+        setattr(f, f"independent_{d}s", indep)
+        setattr(f, f"nonblocking_{d}s", nb)
+
+
 def _apply_dxt(direction: Direction, traces: list[dict], d: str) -> None:
     """Locality (worst over ranks), per-rank calls and the largest per-rank median size, from DXT."""
     parts = [(t["rank"], t[d]) for t in traces if t.get(d)]
@@ -113,6 +142,14 @@ def build(facts: dict, path: str) -> Profile:
         file_path = name.split(":/", 1)[0] if ":/" in name else None
         if file_path and file_path in path_ids:
             h5d_by_file[path_ids[file_path]].append(r)
+    # a PnetCDF file's variables: by their file's record id (Darshan 3.4.5: "file:variable" names otherwise)
+    pnc_by_file: dict[str, list[dict]] = defaultdict(list)
+    for r in facts.get("records", {}).get("PNETCDF_VAR", []):
+        file_id = r.get("file_rec_id")
+        if not file_id or file_id == "0":
+            file_id = path_ids.get(names.get(r["id"], "").rsplit(":", 1)[0])
+        if file_id:
+            pnc_by_file[file_id].append(r)
     dxt: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     hosts = set()
     for module, traces in facts.get("dxt", {}).items():
@@ -124,11 +161,11 @@ def build(facts: dict, path: str) -> Profile:
     core = native.core()
     files = []
     for fid, mods in by_id.items():
-        if "H5D" in mods and len(mods) == 1:
-            continue  # a dataset: folded into its file
+        if set(mods) <= {"H5D", "PNETCDF_VAR"}:
+            continue  # a dataset or a variable: folded into its file
         fpath = names.get(fid, fid)
         posix, mpiio, stdio = mods.get("POSIX", []), mods.get("MPI-IO", []), mods.get("STDIO", [])
-        all_recs = posix + mpiio + stdio + mods.get("H5F", [])
+        all_recs = posix + mpiio + stdio + mods.get("H5F", []) + mods.get("PNETCDF_FILE", [])
         rank_ids = sorted({r["rank"] for r in all_recs})
         reduced = -1 in rank_ids
         ranks = nprocs if reduced else max(1, len(rank_ids))
@@ -137,9 +174,10 @@ def build(facts: dict, path: str) -> Profile:
         h5d = h5d_by_file.get(fid, [])
         # logs older than Darshan's HDF5 modules: the extension says it (as Drishti reads it)
         hdf5 = bool(h5d or mods.get("H5F")) or ("H5F" not in modules and fpath.lower().endswith(HDF5_EXTENSIONS))
-        f.interfaces = [i for i, present in (("hdf5", hdf5), ("mpiio", bool(mpiio)),
+        pnc_file, pnc_vars = mods.get("PNETCDF_FILE", []), pnc_by_file.get(fid, [])
+        f.pnetcdf = bool(pnc_file or pnc_vars)  # Darshan 3.4.5's PNETCDF_FILE and PNETCDF_VAR modules
+        f.interfaces = [i for i, present in (("pnetcdf", f.pnetcdf), ("hdf5", hdf5), ("mpiio", bool(mpiio)),
                                               ("posix", bool(posix)), ("stdio", bool(stdio))) if present]
-        f.pnetcdf = any(m.startswith("PNETCDF") for m in mods)  # PNETCDF_FILE, PNETCDF_VAR (Darshan 3.4.5)
         f.file_system = "lustre" if mods.get("LUSTRE") else _mount(fpath, mounts)
         if posix:
             f.posix_write, f.posix_read = _posix_direction(posix, "write"), _posix_direction(posix, "read")
@@ -176,7 +214,10 @@ def build(facts: dict, path: str) -> Profile:
             f.nonblocking_reads = _sum(mpiio, "MPIIO_NB_READS")
         f.stdio_bytes = _sum(stdio, "STDIO_BYTES_WRITTEN") + _sum(stdio, "STDIO_BYTES_READ")
         # the application's level: what it asked for
-        if mpiio:
+        if pnc_vars:
+            f.write, f.read = _pnetcdf_direction(pnc_vars, "write"), _pnetcdf_direction(pnc_vars, "read")
+            _pnetcdf_split(f, pnc_file, pnc_vars)
+        elif mpiio:
             f.write, f.read = _mpiio_direction(mpiio, "write"), _mpiio_direction(mpiio, "read")
         elif posix:
             f.write, f.read = f.posix_write, f.posix_read

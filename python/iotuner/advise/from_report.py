@@ -22,18 +22,14 @@ def _num(d: dict | None, key: str, default=0):
 
 
 def _direction(phase: dict, d: str) -> Direction:
-    """The application's level: HDF5 dataset calls, else MPI-IO, else POSIX."""
+    """The application's level (the phase's data_level): HDF5 dataset calls, PnetCDF puts and gets, MPI-IO, or
+    POSIX."""
     word = "written" if d == "write" else "read"
-    h5, mpi, posix = phase.get("hdf5") or {}, phase.get("mpiio") or {}, phase.get("posix") or {}
+    h5, mpi = phase.get("hdf5") or {}, phase.get("mpiio") or {}
     level = phase.get("data_level") or ("hdf5" if h5 else "mpiio" if mpi else "posix")
-    if level == "hdf5" and h5:
-        ops = _num(h5, f"dataset_{'writes' if d == 'write' else 'reads'}")
-    elif level == "mpiio" and mpi:
-        ops = _num(mpi, f"{d}_calls")
-    else:
-        ops = _num(posix, f"{d}_calls")
+    src = phase.get(level) or phase.get("posix") or {}
+    ops = _num(src, f"dataset_{'writes' if d == 'write' else 'reads'}" if level == "hdf5" else f"{d}_calls")
     nbytes = _num(phase, f"bytes_{word}")
-    src = h5 if level == "hdf5" else mpi if level == "mpiio" else posix
     return Direction(ops=int(ops), bytes=int(nbytes), time_s=_num(src, f"{d}_time_s", None),
                      median_size=int(nbytes / ops) if ops else None)  # the mean: a report has no sizes
 
@@ -62,7 +58,9 @@ def build(report: Report, path: str) -> Profile:
         f.shared = f.ranks > 1
         kind = ph.get("kind")
         f.interfaces = {"hdf5": ["hdf5", "mpiio", "posix"] if ph.get("driver") == "mpio" else ["hdf5", "posix"],
-                        "mpiio": ["mpiio", "posix"], "posix": ["posix"]}.get(kind, [kind or "posix"])
+                        "pnetcdf": ["pnetcdf", "mpiio", "posix"], "mpiio": ["mpiio", "posix"],
+                        "posix": ["posix"]}.get(kind, [kind or "posix"])
+        f.pnetcdf = kind == "pnetcdf"
         f.file_system = ph.get("file_system")
         f.write, f.read = _direction(ph, "write"), _direction(ph, "read")
         f.posix_write, f.posix_read = _posix_direction(ph, "write"), _posix_direction(ph, "read")

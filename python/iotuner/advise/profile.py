@@ -41,7 +41,7 @@ class FileFacts:
     ranks: int = 1                       # processes that accessed it
     rank_ids: list[int] | None = None    # which ones, when known
     shared: bool | None = None           # one path opened by several processes
-    interfaces: list[str] = field(default_factory=list)  # hdf5, mpiio, posix, stdio
+    interfaces: list[str] = field(default_factory=list)  # pnetcdf, hdf5, mpiio, posix, stdio
     pnetcdf: bool = False                # Darshan's PnetCDF module has records of it
     file_system: str | None = None
     write: Direction = field(default_factory=Direction)   # at the highest interface the file used

@@ -6,17 +6,21 @@ import argparse
 import sys
 
 ORDER = 62
-HELP = "write a settings document (e.g. a tuned best.json) as a ROMIO_HINTS file, MPICH_MPIIO_HINTS or H5Tuner XML"
+HELP = ("write a settings document (e.g. a tuned best.json) as a ROMIO_HINTS file, MPICH_MPIIO_HINTS, H5Tuner XML "
+        "or PNETCDF_HINTS")
 DESCRIPTION = ("Write the settings a tuning found in a form the site's MPI or H5Tuner reads without iotuner: "
                "romio-hints (a file for ROMIO_HINTS: the MPI-IO hints for every file), mpich-mpiio-hints (a "
-               "value for Cray MPICH's MPICH_MPIIO_HINTS: hints per file-name pattern) or h5tuner-xml (an "
-               "H5Tuner control file: alignment, sieve buffer, chunking and four MPI-IO hints). Every setting "
+               "value for Cray MPICH's MPICH_MPIIO_HINTS: hints per file-name pattern), h5tuner-xml (an "
+               "H5Tuner control file: alignment, sieve buffer, chunking and four MPI-IO hints) or pnetcdf-hints (a value "
+               "for PNETCDF_HINTS: the PnetCDF hints, and the MPI-IO hints PnetCDF passes on, for every file it "
+               "opens). Every setting "
                "the format cannot hold is listed on stderr, never dropped silently; the rest is written, and "
                "that is a success unless --strict.")
 EPILOG = ("examples:\n"
           "  iotuner export best.json --to romio-hints -o romio_hints &&\n"
           "      export ROMIO_HINTS=$PWD/romio_hints\n"
           "  export MPICH_MPIIO_HINTS=$(iotuner export best.json --to mpich-mpiio-hints)\n"
+          "  export PNETCDF_HINTS=$(iotuner export best.json --to pnetcdf-hints)\n"
           "\n"
           "exit status: 0 written (settings the format cannot hold listed on stderr), 1 with --strict: some "
           "settings left out (nothing written), 2 bad input")

@@ -8,10 +8,10 @@ import json
 ORDER = 70
 HELP = "list the knobs iotuner can set"
 DESCRIPTION = ("The knob catalogue of the C core, the one place each knob is defined: its layer (hdf5, mpiio, "
-               "lustre), type, default, where it is applied (file access, transfer, dataset create, MPI hint, "
-               "file layout) and what it does. --json adds which libraries honour each knob and the knobs it "
+               "lustre, ompio, pnetcdf), type, default, where it is applied (file access, transfer, dataset create, "
+               "MPI hint, file layout, MCA parameter, PnetCDF hint) and what it does. --json adds which libraries honour each knob and the knobs it "
                "requires (cb_nodes requires cb_config_list).")
-LAYERS = ("hdf5", "mpiio", "lustre", "ompio")  # as catalogue.LAYERS, without loading the core
+LAYERS = ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf")  # as catalogue.LAYERS, without loading the core
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

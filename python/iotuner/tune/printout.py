@@ -119,7 +119,7 @@ def _flat(doc: dict) -> dict:
     for group in doc.get("groups", []):
         if "file" in group or "dataset" in group:
             continue
-        for layer in ("hdf5", "mpiio", "lustre", "ompio"):
+        for layer in ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf"):
             for name, value in group.get(layer, {}).items():
                 out[f"{layer}.{name}"] = value
     return out

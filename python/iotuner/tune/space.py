@@ -370,8 +370,25 @@ def ompio() -> SearchSpace:
         ])
 
 
+def pnetcdf() -> SearchSpace:
+    """A PnetCDF application under Open MPI (Debian builds PnetCDF against it): PnetCDF's alignment and buffer
+    hints, and OMPIO's collective component and aggregators, which carry PnetCDF's collective writes (e3smio's
+    blocks of 16 columns write 1.7-1.9x faster with two_phase than with the default vulcan here)."""
+    return SearchSpace(
+        name="pnetcdf",
+        description="PnetCDF under Open MPI: variable alignment, in-place swap, nonblocking buffer; OMPIO's fcoll "
+                    "component and aggregators",
+        dimensions=[
+            _dim("pnetcdf.nc_var_align_size", (None, 4 * K, 1 * M)),
+            _dim("pnetcdf.nc_in_place_swap", ("auto", "enable", "disable")),
+            _dim("pnetcdf.nc_ibuf_size", (1 * M, 16 * M)),
+            _dim("ompio.fcoll", ("vulcan", "dynamic", "two_phase", "individual")),
+            _dim("ompio.num_aggregators", (1, 2)),
+        ])
+
+
 BUILTIN = {"h5evolve": h5evolve, "tunio": tunio, "romio": romio, "twophase": twophase, "bandio": bandio,
-           "ompio": ompio}
+           "ompio": ompio, "pnetcdf": pnetcdf}
 
 
 def from_json(doc: Mapping[str, Any], source: str = "space") -> SearchSpace:

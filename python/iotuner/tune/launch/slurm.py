@@ -124,9 +124,10 @@ class Slurm(Launcher):
     def batch_script(self, app: Sequence[str], *, config: Path | None, report: Path, cwd: Path) -> str:
         """The job's script: every argument and path quoted, the runtime preloaded into srun's tasks only, the
         bundled kernels on the PATH (as with every launcher)."""
-        lib = native.runtime_library(mpiabi.command_abi(app))  # the build of the application's MPI
+        abi = mpiabi.command_abi(app)
+        lib = native.runtime_library(abi)  # the build of the application's MPI, and its kernels
         env = [f"LD_PRELOAD={lib}", f"IOTUNER_REPORT={Path(report).resolve()}",
-               f"PATH={runner.with_kernels(os.environ.get('PATH'))}"]
+               f"PATH={runner.with_kernels(os.environ.get('PATH'), abi)}"]
         if config is not None:
             env.append(f"IOTUNER_CONFIG={Path(config).resolve()}")
             env += [f"{k}={v}" for k, v in runner.mca_environment(config).items()]
