@@ -221,3 +221,18 @@ def test_the_worked_example_in_the_docs_runs(tmp_path, monkeypatch):
     assert len(store.records(stores.TRAINING)) == 8 and store.trials_run() == 1
     assert outcome.stopped_because == "one-at-a-time: the combination ran"
     assert store.completed()[0].settings["hdf5.transfer_mode"] == "independent"
+
+
+def test_a_sampler_sees_the_trials_finished_before_each_draw(tmp_path):
+    """Optuna's samplers read the study's trials through a cache that Optuna's own ask empties once a trial;
+    the tuner asks its own way, so it must too. Without that, TPE saw no finished trial ever and drew every
+    point at random: `bayes` made exactly `random`'s choices, trial for trial."""
+    from tune_helpers import make_study
+    runs = {}
+    for strategy in ("random", "bayes"):
+        store, t = make_study(tmp_path, strategy=strategy, trials=24, name=strategy, space="romio", seed=4)
+        t.run()
+        runs[strategy] = [r.key for r in store.search_trials()]
+    startup = 10  # bayes: its random start-up trials, drawn as the random strategy draws them
+    assert runs["bayes"][:startup] == runs["random"][:startup]
+    assert runs["bayes"][startup:] != runs["random"][startup:]

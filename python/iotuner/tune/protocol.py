@@ -145,6 +145,7 @@ def sample(study: optuna.Study, sampler: optuna.samplers.BaseSampler, trial: opt
     point the strategy proposed) are taken as they are, and a sampler then samples only the others, each on
     its own. (after_trial is left out: no sampler here needs it, and the tuner records the outcome itself.)"""
     fixed = dict(fixed or {})
+    study._thread_local.cached_all_trials = None  # as Optuna's own ask does once a trial: samplers read the trials
     sampler.before_trial(study, trial)
     if type(sampler).before_trial is not optuna.samplers.BaseSampler.before_trial:
         trial.system_attrs.update(study._storage.get_trial_system_attrs(trial._trial_id))  # a grid's cell, say
