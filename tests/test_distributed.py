@@ -404,7 +404,9 @@ def test_three_local_workers_run_one_confirmation_round(tmp_path, kind, request)
     logs = [r.stdout] + [(out / f"worker-{k}.log").read_text() for k in (1, 2)]
     assert r.returncode == 0, r.stderr + "\n".join(logs)
     store = _one_round(out, logs, storage, "w3")
-    assert len({rec.session for rec in store.search_trials()}) >= 2  # the workers shared the search
+    # the three worked on the study (each printed the verdict above); how the trials fell among them depends
+    # on how fast each started: under load one may run every trial before the others import Python
+    assert len(store.sessions()) == 3
     # the budget is checked before a trial starts: workers starting in the same instant may each start one
     # (stop.TrialBudget), so at most one trial more per other worker
     assert 24 <= store.trials_run() <= 24 + 2
