@@ -44,7 +44,8 @@ def test_strategy_options_are_checked():
         strategies.make("hybrid", sp, 0, {"top": "0"})
     with pytest.raises(ValueError, match="ml"):
         strategies.make("ml", sp, 0, {"train": "many"})
-    tunio_hdf5 = spaces.SearchSpace("h", [d for d in spaces.tunio().dimensions if d.name.startswith("hdf5")])
+    tunio_hdf5 = spaces.SearchSpace("h", [d for d in spaces.tunio().dimensions
+                                          if d.name.startswith("hdf5") and d.name != "hdf5.transfer_mode"])
     with pytest.raises(ValueError, match="no MPI-IO hint"):
         strategies.make("hybrid", tunio_hdf5, 0, {})
 
@@ -131,6 +132,23 @@ def test_hybrid_ranks_by_the_studys_objective(strided_report, calibration):
 
 
 @pytest.mark.mpi
+def test_hdf5s_independent_transfer_is_predicted_as_romios_independent_path(strided_report, calibration):
+    """HDF5's transfer mode is a dimension the model covers: an independent transfer reaches ROMIO as
+    independent calls, the path of collective buffering disabled, whatever the cb hints say."""
+    from iotuner.tune import objective
+    from iotuner.tune.strategies.hybrid import predict
+    sp = spaces.romio()
+    assert "hdf5.transfer_mode" in predict.modelled(sp) and "hdf5.alignment" not in predict.modelled(sp)
+    p = predict.Predictor(strided_report, calibration, objective.parse("perf"))
+    independent = predict.hint_overrides({"hdf5.transfer_mode": "independent", "mpiio.romio_cb_write": "enable"})
+    assert independent["romio_cb_write"] == independent["romio_cb_read"] == "disable"
+    disabled = {"romio_cb_write": "disable", "romio_cb_read": "disable"}
+    assert p.score(independent) == pytest.approx(p.score(disabled))
+    assert p.score(predict.hint_overrides({"hdf5.transfer_mode": "collective"}))[1] != \
+        pytest.approx(p.score(disabled)[1])
+
+
+@pytest.mark.mpi
 def test_a_call_shape_is_counted_once_per_setting(strided_report, calibration, monkeypatch):
     """Predicting a space counts each distinct call of a phase once per effective setting (64 alike calls a
     phase here), then looks it up: what makes a 1,000-point space take under a second (bench/hybrid.py
@@ -151,7 +169,7 @@ def test_a_call_shape_is_counted_once_per_setting(strided_report, calibration, m
 def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(strided_report, calibration, tmp_path,
                                                                        monkeypatch):
     """auto's first point is the hybrid model's best prediction of the objective, changing only the MPI-IO hints
-    (HDF5's stay as the default has them); then a Gaussian process around that prior proposes points never
+    (HDF5's stay as the default has them); then multivariate TPE, which counts those runs as its first, proposes points never
     measured before, HDF5's among them."""
     from tune_helpers import make_study
     from iotuner.tune.store import BASELINE

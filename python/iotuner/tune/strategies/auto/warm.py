@@ -1,25 +1,22 @@
-"""What earlier studies in the same storage learned: their measured points, when they searched the same space
-for the same objective on a run like this one.
+"""What earlier studies in the same storage learned: their best points, when they searched the same space for
+the same objective on a run like this one.
 
-Two runs are alike when their run reports have the same number of ranks and bytes and typical requests
-within a factor of 4 (Darshan-style signatures: what decides which settings help), or, without reports, when
-they ran the same command. Each earlier study's values count relative to its own default's (tuning is about
-the change a setting makes), placed on this study's default; the process gives them more noise than its own
-runs.
+Two runs are alike when their run reports have the same number of ranks, and bytes and typical request sizes
+within a factor of 4 (a Darshan-style signature: what decides which settings help), or, without reports, when
+they ran the same command. An earlier study's points count by their gain over its own default (tuning is about
+the change a setting makes, and two runs of one application differ in level).
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass
 
-from .prior import oriented
 
 @dataclass
 class Warm:
     study: str
-    points: list[tuple[dict[str, str], float]]  # (point, value relative to that study's default, oriented log)
+    points: list[tuple[dict[str, str], float]]  # (point, its gain over that study's default)
 
 
 def signature(report: dict | None) -> tuple[int, float, float] | None:
@@ -44,28 +41,32 @@ def signature(report: dict | None) -> tuple[int, float, float] | None:
 def alike(a: dict | None, b: dict | None, command_a, command_b) -> bool:
     sa, sb = signature(a), signature(b)
     if sa is None or sb is None:
-        return list(command_a) == list(command_b) and bool(command_a)
+        return bool(command_a) and list(command_a) == list(command_b)
     return sa[0] == sb[0] and abs(sa[1] - sb[1]) <= 2 and abs(sa[2] - sb[2]) <= 2
 
 
 def earlier(store, space, objective) -> list[Warm]:
     """The measured points of the earlier studies in this storage that are alike (see above)."""
-    out = []
     from ...space import from_json
+    out = []
     mine = store.baseline_report()
     labels = [(d.name, d.labels) for d in space.dimensions]
     for other in store.others():
         c = other.config
-        theirs = [(d.name, d.labels) for d in from_json(c.space).dimensions]
-        if theirs != labels or c.objective.name != objective.name or c.objective.direction != objective.direction:
+        if [(d.name, d.labels) for d in from_json(c.space).dimensions] != labels \
+                or (c.objective.name, c.objective.direction) != (objective.name, objective.direction):
             continue
         if not alike(mine, other.baseline_report(), store.config.app, c.app):
             continue
         default = other.default_value()
-        pools = [(space.labels_of(p.settings), p.median) for p in other.ranked_pools() if p.median]
-        pools = [(pt, oriented(objective, v)) for pt, v in pools if pt is not None and v > 0]
-        if not pools:
-            continue
-        base = oriented(objective, default) if default else statistics.median(y for _, y in pools)
-        out.append(Warm(other.name, [(pt, y - base) for pt, y in pools]))
+        points = [(space.labels_of(p.settings), p.median) for p in other.ranked_pools() if p.median]
+        points = [(pt, objective.gain(v, default)) for pt, v in points if pt is not None and default]
+        if points:
+            out.append(Warm(other.name, points))
     return out
+
+
+def best(studies: list[Warm], k: int) -> list[tuple[dict[str, str], str, str]]:
+    """The k points with the highest gains over their study's default: (point, study, how)."""
+    ranked = sorted(((g, pt, w.study) for w in studies for pt, g in w.points), key=lambda t: -t[0])
+    return [(pt, study, f"{g:.2f}x its default") for g, pt, study in ranked[:k]]

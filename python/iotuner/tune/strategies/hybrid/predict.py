@@ -23,6 +23,7 @@ from .ops import Ops
 from .pattern import Pattern, from_access
 
 COLLECTIVES = ("allgather", "alltoall", "allreduce", "bcast")
+TRANSFER = "hdf5.transfer_mode"
 MIB = 1 << 20
 
 
@@ -96,18 +97,22 @@ def phases_of(report: dict) -> list[PhaseModel]:
 
 
 def hint_overrides(flat: dict, nodes: int = 1) -> dict:
-    """A point's MPI-IO hints ({"mpiio.knob": value} settings, with the knobs they require) as hint strings."""
+    """A point's MPI-IO hints ({"mpiio.knob": value} settings, with the knobs they require) as hint strings.
+    HDF5's independent transfers reach ROMIO as independent calls: the path the model counts for collective
+    calls with collective buffering disabled."""
     out = {}
     for key, value in complete(flat, nodes).items():
         layer, _, knob = key.partition(".")
         if layer == "mpiio":
             out[knob] = str(value)
+    if flat.get(TRANSFER) == "independent":
+        out["romio_cb_write"] = out["romio_cb_read"] = "disable"
     return out
 
 
 def modelled(space: SearchSpace) -> list[str]:
-    """The dimensions of a space the model predicts: every knob an MPI-IO hint."""
-    return [d.name for d in space.dimensions if all(k.startswith("mpiio.") for k in d.knobs())]
+    """The dimensions of a space the model predicts: every knob an MPI-IO hint, or HDF5's transfer mode."""
+    return [d.name for d in space.dimensions if all(k.startswith("mpiio.") or k == TRANSFER for k in d.knobs())]
 
 
 class Predictor:
@@ -182,3 +187,19 @@ def rank_points(space: SearchSpace, predictor: Predictor, fixed: dict[str, str],
         out.append((predictor.score(hint_overrides(flat, nodes)), point))
     out.sort(key=lambda x: predictor.sort_key(x[0]))
     return out
+
+
+def differs(a: tuple, b: tuple) -> bool:
+    """Two predicted scores that tell different behaviours apart (beyond a rounding of a thousandth)."""
+    (va, ta), (vb, tb) = a, b
+    if va is not None and vb is not None and abs(va - vb) > 1e-3 * max(abs(va), abs(vb), 1e-12):
+        return True
+    return abs(ta - tb) > 1e-3 * max(ta, tb, 1e-12)
+
+
+def describe(score: tuple, objective) -> str:
+    value, seconds = score
+    io = f"{seconds * 1e3:.1f} ms of I/O"
+    if value is None:
+        return io
+    return f"{value:,.1f} {objective.unit} ({io})" if objective.unit != "s" else io

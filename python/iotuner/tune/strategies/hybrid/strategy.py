@@ -9,7 +9,8 @@ study says so.
 Options (--strategy-option): top=K (default 3), calibration=FILE (default: this machine's, from
 `iotuner calibrate`), fallback=random (search at random when there is nothing to predict from, instead of
 stopping). Dimensions whose knobs are not MPI-IO hints are held at the library's default (or their first
-value): the model does not predict them.
+value): the model does not predict them. HDF5's transfer mode it does: independent transfers reach ROMIO as
+independent calls.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ class Hybrid(Strategy):
             raise ValueError(f"strategy hybrid: fallback={self.fallback!r}: the only fallback is random")
         from .predict import modelled
         if not modelled(space):
-            raise ValueError(f"strategy hybrid: space {space.name} has no MPI-IO hint to predict; use a space of "
-                             f"ROMIO hints such as twophase or romio")
+            raise ValueError(f"strategy hybrid: space {space.name} has no MPI-IO hint nor HDF5 transfer mode to "
+                             f"predict; use a space of ROMIO hints such as twophase or romio")
         self.ranking = None     # [(predicted score, point)], best first
         self.proposed: list[dict] = []
         self.missing: str | None = None  # why nothing can be predicted
@@ -87,18 +88,19 @@ class Hybrid(Strategy):
         # first of each stands for them, so the k runs try k different behaviours
         self.ranking = []
         for score, point in ranked:
-            if not self.ranking or _differs(score, self.ranking[-1][0]):
+            if not self.ranking or predict.differs(score, self.ranking[-1][0]):
                 self.ranking.append((score, point))
         what = (f"the predicted {ctx.objective.name}" if pred.by_objective else
                 f"the predicted I/O time (objective {ctx.objective.name} cannot be predicted: {pred.why})")
-        best = ", ".join(_describe(s, ctx.objective) for s, _ in self.ranking[:self.top])
+        best = ", ".join(predict.describe(s, ctx.objective) for s, _ in self.ranking[:self.top])
         ctx.note(f"hybrid: {len(ranked)} configurations predicted from {len(pred.phases)} phase(s), "
                  f"{len(self.ranking)} different, ranked by {what}; the top {self.top}: {best}")
 
     def explain(self, ctx, point):
+        from .predict import describe
         for score, p in self.ranking or ():
             if p == point:
-                return f"hybrid: predicted {_describe(score, ctx.objective)}"
+                return f"hybrid: predicted {describe(score, ctx.objective)}"
         return None
 
     def propose(self, ctx):
@@ -121,19 +123,3 @@ class Hybrid(Strategy):
         if self.ranking and len(self.proposed) >= min(self.top, len(self.ranking)):
             return f"hybrid: the predicted top {len(self.proposed)} ran"
         return None
-
-
-def _differs(a: tuple, b: tuple) -> bool:
-    """Two predicted scores that tell different behaviours apart (beyond a rounding of a thousandth)."""
-    (va, ta), (vb, tb) = a, b
-    if va is not None and vb is not None and abs(va - vb) > 1e-3 * max(abs(va), abs(vb), 1e-12):
-        return True
-    return abs(ta - tb) > 1e-3 * max(ta, tb, 1e-12)
-
-
-def _describe(score: tuple, objective) -> str:
-    value, seconds = score
-    io = f"{seconds * 1e3:.1f} ms of I/O"
-    if value is None:
-        return io
-    return f"{value:,.1f} {objective.unit} ({io})" if objective.unit != "s" else io
