@@ -221,3 +221,25 @@ def test_the_worked_example_in_the_docs_runs(tmp_path, monkeypatch):
     assert len(store.records(stores.TRAINING)) == 8 and store.trials_run() == 1
     assert outcome.stopped_because == "one-at-a-time: the combination ran"
     assert store.completed()[0].settings["hdf5.transfer_mode"] == "independent"
+
+
+def test_samplers_see_every_finished_trial(tmp_path, monkeypatch):
+    """The store creates trials itself, not through Optuna's ask; Optuna's samplers (TPE) read the finished
+    trials through a per-trial cache that ask empties. Left stale, TPE saw none and sampled like `random`
+    forever (bench/simulate.py strategies gave the same counts for both)."""
+    import optuna
+    from optuna.trial import TrialState
+    seen = []
+
+    class Spy(optuna.samplers.RandomSampler):
+        def sample_independent(self, study, trial, name, dist):
+            if not trial.params:  # once a trial
+                seen.append(len(study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,), use_cache=True)))
+            return super().sample_independent(study, trial, name, dist)
+
+    strategies.names()
+    monkeypatch.setattr(strategies, "_REGISTRY", dict(strategies._REGISTRY))
+    strategies.register("spy", "test sampler")(lambda space, seed, options: Spy(seed=seed))
+    _, t = make_study(tmp_path, strategy="spy", trials=6, baseline_every=0)
+    t.run()
+    assert seen[:6] == [0, 1, 2, 3, 4, 5], seen

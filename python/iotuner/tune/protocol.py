@@ -145,6 +145,10 @@ def sample(study: optuna.Study, sampler: optuna.samplers.BaseSampler, trial: opt
     point the strategy proposed) are taken as they are, and a sampler then samples only the others, each on
     its own. (after_trial is left out: no sampler here needs it, and the tuner records the outcome itself.)"""
     fixed = dict(fixed or {})
+    # Optuna's ask empties the study's per-thread cache of trials before every trial; samplers (TPE, NSGA-II)
+    # read the finished trials through it. The store creates trials itself, so without this the cache filled
+    # at the first trial (nothing finished) stays: TPE saw no completed trial and sampled at random forever.
+    study._thread_local.cached_all_trials = None
     sampler.before_trial(study, trial)
     if type(sampler).before_trial is not optuna.samplers.BaseSampler.before_trial:
         trial.system_attrs.update(study._storage.get_trial_system_attrs(trial._trial_id))  # a grid's cell, say
