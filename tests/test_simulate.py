@@ -205,3 +205,34 @@ def test_tune_on_the_simulator_end_to_end(reports, tmp_path):
     r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--simulate", "lustre-template", "--trials", "2",
                         "--out", str(tmp_path / "o2")], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     one_line_error(r, "--simulate-report")
+
+
+def test_a_darshan_log_is_replayed_from_its_counters(tmp_path):
+    """example.darshan (the darshan wheel's): VPIC-IO on 2,048 ranks, 8 collective writes of 128 MiB per rank
+    to one file striped over 24 OSTs. Replayed at 8 ranks, each rank keeps its bytes, the run's own layout is
+    the log's, and each layout's prediction stays under its OSTs' bandwidth. A log without collective MPI-IO
+    calls is refused in one line."""
+    darshan = pytest.importorskip("darshan", reason="PyDarshan reads Darshan logs")
+    from pathlib import Path
+    examples = Path(darshan.__file__).parent / "examples" / "example_logs"
+    wl = workloads.load(str(examples / "example.darshan"), 8)
+    assert wl.measured_ranks == 2048 and wl.ranks == 8
+    [phase] = wl.phases
+    assert phase.label.endswith("vpicio.hdf5 write") and phase.new_file and not phase.exact
+    assert phase.pattern.ncalls == 8 and wl.bytes == 8 * 8 * 128 * MIB
+    assert "rebuilt from Darshan's counters" in wl.notes[0]
+    doc = tmp_path / "indep.json"
+    doc.write_text(json.dumps({"version": 1, "mpiio": {"romio_cb_write": "disable"}, "lustre": {"stripe_count": 16}}))
+    r = simulate_cli(examples / "example.darshan", "--ranks", 8, "--nodes", 2, "--platform", "lustre-template",
+                     "--config", doc, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["measured_ranks"] == 2048 and out["notes"] == wl.notes
+    ost = platforms.load("lustre-template").storage["ost_write_bw"]
+    by = {x["name"]: x for x in out["results"]}
+    assert by["as run"]["stripe_count"] == 24 and by["indep"]["stripe_count"] == 16
+    for res in by.values():
+        assert res["bytes"] == wl.bytes
+        assert res["bytes"] / res["seconds"] <= res["stripe_count"] * ost * 1.001
+    one_line_error(simulate_cli(examples / "ior_hdf5_example.darshan", "--platform", "lustre-template"),
+                   "no file with collective MPI-IO calls")
