@@ -236,3 +236,88 @@ def test_a_darshan_log_is_replayed_from_its_counters(tmp_path):
         assert res["bytes"] / res["seconds"] <= res["stripe_count"] * ost * 1.001
     one_line_error(simulate_cli(examples / "ior_hdf5_example.darshan", "--platform", "lustre-template"),
                    "no file with collective MPI-IO calls")
+
+
+def one_node(**changes) -> platforms.Platform:
+    """lustre-template's numbers as a one-node local file system, with `changes`."""
+    import dataclasses
+    pf = platforms.load("lustre-template")
+    return dataclasses.replace(pf, storage={**pf.storage, "kind": "local", "osts": 1, "oss": 0}, nic_bw=0.0,
+                               backbone_bw=0.0, **changes)
+
+
+def phase_times(rep: str, ranks: int, flat: dict, pf) -> dict[str, float]:
+    res = engine.simulate(workloads.load(rep, ranks), pf, 1, flat)
+    return {p.label.rsplit(" ", 1)[1]: p.seconds for p in res.phases}
+
+
+def test_an_aggregators_own_data_is_copied_at_the_measured_rate(reports):
+    """At 1 rank collective buffering copies each call's 1 MiB into the collective buffer and out of it on
+    reads; the independent path does not. The copy costs what the platform's curve of a message to oneself
+    says at that size (a curve: the aggregator's buffer in the caches copies faster)."""
+    curve = [(4096, 1e-6), (MIB, 100e-6), (16 * MIB, 3200e-6)]
+    pf = one_node(self_copy=curve)
+    assert pf.self_copy_seconds(MIB) == pytest.approx(100e-6)
+    assert pf.self_copy_seconds(2 * MIB) == pytest.approx(100e-6 + 3100e-6 / 15)
+    indep = phase_times(reports["contiguous"], 1, {"mpiio.romio_cb_write": "disable",
+                                                   "mpiio.romio_cb_read": "disable"}, pf)
+    cb = phase_times(reports["contiguous"], 1, CB, pf)
+    # 8 calls, each copying its 1 MiB and its 16-byte offset list; collectives are free at one rank
+    for direction in ("write", "read"):
+        assert cb[direction] - indep[direction] == pytest.approx(8 * (100e-6 + 1e-6), rel=1e-6)
+    # without a curve: one core's copy rate
+    plain = phase_times(reports["contiguous"], 1, CB, one_node())
+    assert plain["write"] - indep["write"] == pytest.approx(8 * (MIB + 16) / one_node().copy_bw, rel=1e-3)
+
+
+def test_a_collective_call_costs_its_measured_overhead_on_the_path_it_takes(reports):
+    """Each collective call adds the platform's per-call cost of its path: two-phase (collective buffering
+    forced), checked (automatic mode on a pattern that does not interleave: the independent path after the
+    check); a call with collective buffering disabled synchronizes nothing and adds nothing."""
+    costs = {"write": {"checked": 1e-3, "two-phase": 3e-3}, "read": {"checked": 2e-3, "two-phase": 5e-3}}
+    with_cost = one_node(call_overhead={2: costs})
+    without = one_node()
+    for flat, path in ((CB, "two-phase"), ({}, "checked"),
+                       ({"mpiio.romio_cb_write": "disable", "mpiio.romio_cb_read": "disable"}, None)):
+        a = phase_times(reports["contiguous"], 2, flat, with_cost)
+        b = phase_times(reports["contiguous"], 2, flat, without)
+        for direction in ("write", "read"):
+            extra = 8 * costs[direction][path] if path else 0.0
+            assert a[direction] - b[direction] == pytest.approx(extra, abs=1e-9)
+    # measured at 2 ranks: used at 2 and beyond (the largest measured); nothing below any measured count
+    assert with_cost.call_overhead_seconds(16, "read", "checked") == 2e-3
+    pf = one_node(call_overhead={2: costs, 8: {"read": {"checked": 7e-3}}})
+    assert pf.call_overhead_seconds(4, "read", "checked") == 7e-3
+
+
+def test_the_measured_curves_survive_a_platform_file(tmp_path):
+    pf = one_node(self_copy=[(4096, 1e-6), (MIB, 1e-4)], call_overhead={2: {"write": {"two-phase": 1e-3}}})
+    again = platforms.from_json(json.loads(json.dumps(pf.to_json())), "copy")
+    assert [b for b, _ in again.self_copy] == [4096, MIB]
+    assert [t for _, t in again.self_copy] == pytest.approx([1e-6, 1e-4])
+    assert again.call_overhead_seconds(2, "write", "two-phase") == pytest.approx(1e-3)
+    bad = pf.to_json()
+    bad["nodes"]["self_copy_us_by_bytes"] = [[4096, 1]]
+    with pytest.raises(platforms.PlatformError, match="self_copy_us_by_bytes"):
+        platforms.from_json(bad, "bad")
+
+
+def test_this_machine_is_derived_from_the_fastest_pass():
+    """Interference from other work only adds time: of the calibration's passes the fastest is the
+    operation's own cost (the validation's reference is the fastest run too)."""
+    records = []
+    for k, slow in enumerate((1.0, 3.0, 2.0)):
+        for b in (1024, 4096, MIB, 4 * MIB):
+            t = 2e-6 + b / 2e9  # 2 GB/s at best
+            records.append({"op": "p2p", "nprocs": 2, "bytes": b, "seconds": t * slow, "pass": k})
+            records.append({"op": "p2p", "nprocs": 1, "bytes": b, "seconds": b / 10e9 * slow, "pass": k})
+            for op, w, first in (("pwrite", 1, 0), ("pwrite", 1, 1), ("pread", 1, 0)):
+                records.append({"op": op, "nprocs": 2, "writers": w, "first": first, "sync": 0, "bytes": b,
+                                "seconds": (1e-6 + b / 4e9) * slow, "pass": k})
+        for op in platforms.COLLECTIVE_OPS:
+            records.append({"op": op, "nprocs": 2, "bytes": 8, "seconds": 5e-6 * slow, "pass": k})
+    pf = platforms.from_calibration(records, {}, cores=2)
+    assert pf.copy_bw == pytest.approx(2e9, rel=0.01)  # the median pass would give 1 GB/s
+    assert pf.write_copy_bw == pytest.approx(4e9, rel=0.01)
+    assert pf.self_copy_seconds(MIB) == pytest.approx(MIB / 10e9)
+    assert pf.collectives.seconds("allreduce", 8, 2) == pytest.approx(5e-6)
