@@ -130,6 +130,10 @@ def one_run(ranks: int, pattern: str, setting: str, scratch: Path) -> tuple[floa
 def measure(opts) -> None:
     data = load_data(opts.data)
     done = {(r["ranks"], r["pattern"], r["setting"], r["round"]) for r in data["runs"]}
+    took: dict[tuple, float] = {}  # a cell's fastest recorded run, write and read phases together
+    for r in data["runs"]:
+        key = (r["ranks"], r["pattern"], r["setting"])
+        took[key] = min(took.get(key, float("inf")), r["write_s"] + r["read_s"])
     cells = [(n, p, s) for n in opts.ranks for p in PATTERNS for s in SETTINGS]
     cells += [(n, p, s) for n in opts.ranks for p in CALIBRATION for s in CALIBRATION_SETTINGS]
     todo = []
@@ -137,7 +141,8 @@ def measure(opts) -> None:
         order = list(cells)
         random.Random(k).shuffle(order)
         order.sort(key=lambda c: c[0])  # one rank count at a time: its cells interleaved within the round
-        todo += [(k, *c) for c in order if (c[0], c[1], c[2], k) not in done]
+        todo += [(k, *c) for c in order if (c[0], c[1], c[2], k) not in done
+                 and not (k >= opts.long_rounds and took.get(c, 0) > opts.long_s)]
     print(f"bench/simulate measure: {len(todo)} runs to go ({len(data['runs'])} recorded)", flush=True)
     lock = Lock(opts.chunk, opts.pause)
     started = time.monotonic()
@@ -320,6 +325,9 @@ def main() -> int:
     m.add_argument("--rounds", type=int, default=3)
     m.add_argument("--chunk", type=float, default=540, help="seconds the timing lock is held at a time")
     m.add_argument("--pause", type=float, default=30, help="seconds it is left free between chunks")
+    m.add_argument("--long-s", type=float, default=60,
+                   help="a cell whose fastest run took longer than this (its phases, seconds) ...")
+    m.add_argument("--long-rounds", type=int, default=3, help="... is measured in this many rounds only")
     pl = sub.add_parser("platform", help="calibrate this machine and write its platform")
     pl.add_argument("--passes", type=int, default=4)
     pl.add_argument("--derive", action="store_true",
