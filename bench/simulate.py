@@ -37,7 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "simulate-validation.json"
 PLATFORM = HERE / "data" / "simulate-here.json"
-CALIBRATION = HERE / "data" / "simulate-calibration.json.gz"
+RECORDS = HERE / "data" / "simulate-calibration.json.gz"
 LOCK = "/tmp/iotuner-timing.lock"
 KIB, MIB = 1024, 1024 * 1024
 ENV = {"MPIR_CVAR_NOLOCAL": "1"}
@@ -150,6 +150,10 @@ def measure(opts) -> None:
         try:
             for i, (k, n, p, s) in enumerate(todo):
                 lock.hold()
+                if not any(r["pass"] == k for r in data.setdefault("calibration_runs", [])):
+                    data["calibration_runs"] += microbench(2, k)
+                    save(data, opts.data)
+                    print(f"  round {k}: the two-rank micro-benchmarks", flush=True)
                 t0 = time.monotonic()
                 w, r, rep = one_run(n, p, s, Path(tmp))
                 data["runs"].append({"ranks": n, "pattern": p, "setting": s, "round": k, "write_s": w, "read_s": r,
@@ -164,6 +168,18 @@ def measure(opts) -> None:
     print(f"bench/simulate measure: done in {time.monotonic() - started:.0f} s")
 
 
+def microbench(ranks: int, k: int, max_bytes: str | None = None, lock: bool = False) -> list[dict]:
+    """One pass of iotuner-microbench (pass k) on `ranks` ranks in /dev/shm, as the validation runs (lock: take
+    the timing lock for it; the measurement's own rounds hold it already)."""
+    from iotuner import native
+    cmd = (["flock", LOCK] if lock else []) + [
+        "mpiexec.mpich", "-n", str(ranks), str(native.executable("iotuner-microbench")), "--dir", "/dev/shm",
+        "--reps", "5"] + (["--max-bytes", max_bytes] if max_bytes else [])
+    out = subprocess.run(cmd, check=True, env={**os.environ, **ENV}, capture_output=True, text=True,
+                         timeout=3600).stdout
+    return [dict(json.loads(line), **{"pass": k}) for line in out.splitlines() if line.startswith("{")]
+
+
 def platform(opts) -> None:
     """Calibrates this machine (or, with --derive, reads the recorded calibration) and writes the platform
     derived from it; the calibration's records are kept in bench/data/simulate-calibration.json.gz."""
@@ -176,9 +192,14 @@ def platform(opts) -> None:
         opts.records.write_bytes(gzip.compress((json.dumps({"format": "iotuner-simulate-calibration", "version": 1,
                                                             "meta": meta, "records": records}) + "\n").encode()))
         print(f"bench/simulate platform: wrote {opts.records}")
+    data = load_data(opts.data) if opts.data.exists() else {}
+    if data.get("calibration_runs"):  # two ranks measured in the validation's own rounds: drift-free
+        records = [r for r in records if r["op"] not in ("pwrite", "pread") and r["nprocs"] > 2]
+        records += data["calibration_runs"]
+        meta = {**meta, "ranks": meta.get("ranks", "") + "; 2 ranks in every round of the validation"}
     pf = platforms.from_calibration(records, meta, cores=meta.get("cores") or os.cpu_count())
-    if opts.data.exists():
-        pf.call_overhead = call_overheads(load_data(opts.data), pf)
+    if data:
+        pf.in_situ = in_situ(data, pf)
     opts.platform.write_text(json.dumps(pf.to_json(), indent=1) + "\n")
     print(f"bench/simulate platform: wrote {opts.platform}")
 
@@ -186,7 +207,6 @@ def platform(opts) -> None:
 def calibrate(opts) -> tuple[list[dict], dict]:
     """The calibration's records and what it was: iotuner calibrate on 2 ranks, then the collectives and
     exchanges on up to --upto ranks, every pass under the timing lock."""
-    from iotuner import native
     from iotuner.tune.strategies.hybrid import calibration
     records: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="iotuner-simulate-") as tmp:
@@ -196,15 +216,11 @@ def calibrate(opts) -> tuple[list[dict], dict]:
                         "/dev/shm", "--passes", str(opts.passes), "--output", str(cal)], check=True, env=env)
         two, meta = calibration.measurements(cal)
         records += two
-        exe = str(native.executable("iotuner-microbench"))
         # the collectives and exchanges of 3-UPTO ranks sharing the cores (the ranks outside the communicator
         # measured sleep); small messages only (ROMIO's collectives send 4-8 bytes), storage at 4 KiB is dropped
         for k in range(opts.passes if opts.upto > 2 else 0):
-            out = subprocess.run(["flock", LOCK, "mpiexec.mpich", "-n", str(opts.upto), exe, "--dir", "/dev/shm",
-                                  "--max-bytes", "4096", "--reps", "5"], check=True, env=env,
-                                 capture_output=True, text=True, timeout=3600).stdout
-            got = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-            records += [dict(r, **{"pass": k}) for r in got if r["op"] not in ("pwrite", "pread") and r["nprocs"] > 2]
+            got = microbench(opts.upto, k, "4096", lock=True)
+            records += [r for r in got if r["op"] not in ("pwrite", "pread") and r["nprocs"] > 2]
             print(f"  {opts.upto} ranks, pass {k + 1}: {len(got)} measurements", flush=True)
     return records, {**meta, "ranks": f"2 (storage), 2-{max(2, opts.upto)} (collectives, exchanges)",
                      "cores": os.cpu_count(), "env": ENV}
@@ -244,21 +260,31 @@ def predictions(data: dict, pf, calibration: bool = False) -> dict[tuple, tuple[
     return out
 
 
-def call_overheads(data: dict, pf) -> dict[int, dict[str, dict[str, float]]]:
-    """ranks -> direction -> path -> seconds one collective call costs beyond its modelled operations: the
-    calibration cells' fastest run against their simulation on the platform without it, per call. "default"
-    takes the independent path after the interleave check ("checked"), "cb 1 aggr" the two-phase one."""
+def in_situ(data: dict, pf) -> dict[int, float]:
+    """ranks -> seconds each collective costs inside the application beyond the micro-benchmark's: from the
+    calibration cells, their fastest runs' time beyond their simulation on the platform without it, over
+    the collectives they make (both settings and directions pooled)."""
+    from iotuner import report
+    from iotuner.simulate import engine, trace, workload
     measured = cells(data)
-    out: dict[int, dict[str, dict[str, float]]] = {}
-    for (n, p, s), (w, r) in predictions(data, pf, calibration=True).items():
-        if (n, p, s) not in measured:
+    excess: dict[int, float] = {}
+    count: dict[int, int] = {}
+    for case in data["cases"]:
+        n, p = case["ranks"], case["pattern"]
+        if p not in CALIBRATION or n < 2:
             continue
-        path = "checked" if s == "default" else "two-phase"
-        calls = CALIBRATION[p][2] // CALIBRATION[p][3]
-        for direction, sim in (("write", w), ("read", r)):
-            got = min(measured[(n, p, s)][direction])
-            out.setdefault(n, {}).setdefault(direction, {})[path] = max(0.0, (got - sim) / calls)
-    return out
+        wl = workload.from_report(report.Report(case["report"]), None, f"{n} ranks {p}")
+        for name in CALIBRATION_SETTINGS:
+            if (n, p, name) not in measured:
+                continue
+            flat = {f"mpiio.{k}": v for k, v in data["settings"][name].items()}
+            res = engine.simulate(wl, pf, 1, flat, name)
+            for ph, got in zip(wl.phases, res.phases):
+                direction = ph.pattern.direction
+                text, _ = trace.engine_input(pf, n, 1, [ph], flat)
+                count[n] = count.get(n, 0) + sum(line.startswith("C ") for line in text.splitlines())
+                excess[n] = excess.get(n, 0.0) + min(measured[(n, p, name)][direction]) - got.seconds
+    return {n: excess[n] / count[n] for n in sorted(excess) if count[n]}
 
 
 def errors(data: dict, pf) -> list[dict]:
@@ -332,7 +358,7 @@ def main() -> int:
     pl.add_argument("--passes", type=int, default=4)
     pl.add_argument("--derive", action="store_true",
                     help="measure nothing: derive the platform from the recorded calibration (--records)")
-    pl.add_argument("--records", type=Path, default=CALIBRATION)
+    pl.add_argument("--records", type=Path, default=RECORDS)
     pl.add_argument("--upto", type=int, default=max(RANKS),
                     help="also measure collectives and exchanges on 3 to UPTO ranks (2: only the two-rank calibration)")
     t = sub.add_parser("table", help="the error table from the recorded measurements")

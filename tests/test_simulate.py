@@ -270,32 +270,28 @@ def test_an_aggregators_own_data_is_copied_at_the_measured_rate(reports):
     assert plain["write"] - indep["write"] == pytest.approx(8 * (MIB + 16) / one_node().copy_bw, rel=1e-3)
 
 
-def test_a_collective_call_costs_its_measured_overhead_on_the_path_it_takes(reports):
-    """Each collective call adds the platform's per-call cost of its path: two-phase (collective buffering
-    forced), checked (automatic mode on a pattern that does not interleave: the independent path after the
-    check); a call with collective buffering disabled synchronizes nothing and adds nothing."""
-    costs = {"write": {"checked": 1e-3, "two-phase": 3e-3}, "read": {"checked": 2e-3, "two-phase": 5e-3}}
-    with_cost = one_node(call_overhead={2: costs})
-    without = one_node()
-    for flat, path in ((CB, "two-phase"), ({}, "checked"),
-                       ({"mpiio.romio_cb_write": "disable", "mpiio.romio_cb_read": "disable"}, None)):
+def test_each_collective_costs_what_it_costs_inside_an_application(reports):
+    """The platform's in-situ difference (ranks arriving apart, measured by bench/simulate.py's calibration
+    cells) is added to every collective of every call; with collective buffering disabled a call makes none.
+    The count measured at or above the simulated one is used, else the largest; never below zero."""
+    table = one_node()
+    with_cost = one_node(in_situ={2: 1e-3, 8: -1.0})
+    assert with_cost.collective_seconds("allreduce", 4, 2) == table.collective_seconds("allreduce", 4, 2) + 1e-3
+    assert with_cost.collective_seconds("allreduce", 4, 4) == 0.0  # the 8-rank difference, floored at zero
+    assert with_cost.collective_seconds("allreduce", 4, 1) == 0.0  # one rank synchronizes with nobody
+    for flat, collectives in ((CB, 6), ({}, 2),
+                              ({"mpiio.romio_cb_write": "disable", "mpiio.romio_cb_read": "disable"}, 0)):
         a = phase_times(reports["contiguous"], 2, flat, with_cost)
-        b = phase_times(reports["contiguous"], 2, flat, without)
-        for direction in ("write", "read"):
-            extra = 8 * costs[direction][path] if path else 0.0
-            assert a[direction] - b[direction] == pytest.approx(extra, abs=1e-9)
-    # measured at 2 ranks: used at 2 and beyond (the largest measured); nothing below any measured count
-    assert with_cost.call_overhead_seconds(16, "read", "checked") == 2e-3
-    pf = one_node(call_overhead={2: costs, 8: {"read": {"checked": 7e-3}}})
-    assert pf.call_overhead_seconds(4, "read", "checked") == 7e-3
+        b = phase_times(reports["contiguous"], 2, flat, table)
+        assert a["write"] - b["write"] == pytest.approx(8 * collectives * 1e-3, abs=1e-9)
 
 
 def test_the_measured_curves_survive_a_platform_file(tmp_path):
-    pf = one_node(self_copy=[(4096, 1e-6), (MIB, 1e-4)], call_overhead={2: {"write": {"two-phase": 1e-3}}})
+    pf = one_node(self_copy=[(4096, 1e-6), (MIB, 1e-4)], in_situ={2: 1e-3, 16: -2e-3})
     again = platforms.from_json(json.loads(json.dumps(pf.to_json())), "copy")
     assert [b for b, _ in again.self_copy] == [4096, MIB]
     assert [t for _, t in again.self_copy] == pytest.approx([1e-6, 1e-4])
-    assert again.call_overhead_seconds(2, "write", "two-phase") == pytest.approx(1e-3)
+    assert again.in_situ == pytest.approx(pf.in_situ)
     bad = pf.to_json()
     bad["nodes"]["self_copy_us_by_bytes"] = [[4096, 1]]
     with pytest.raises(platforms.PlatformError, match="self_copy_us_by_bytes"):

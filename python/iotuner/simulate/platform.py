@@ -118,9 +118,9 @@ class Platform:
     ost_write_first_bw: float = 0.0
     latency_by_ranks: dict[int, float] = field(default_factory=dict)  # here: message latency by ranks per node
     self_copy: list[tuple[int, float]] = field(default_factory=list)  # here: (bytes, s) of a message to oneself
-    # here: ranks -> direction -> path ("checked": the independent path after the interleave check,
-    # "two-phase") -> s that one collective call costs beyond its modelled operations (bench/simulate.py)
-    call_overhead: dict[int, dict[str, dict[str, float]]] = field(default_factory=dict)
+    # here: ranks -> s each collective costs inside a running application beyond the micro-benchmark's
+    # (ranks arriving apart instead of released together; negative where it costs less), bench/simulate.py
+    in_situ: dict[int, float] = field(default_factory=dict)
     assumptions: list[str] = field(default_factory=list)
     source: str = ""
 
@@ -135,14 +135,15 @@ class Platform:
         fit = [n for n in have if n >= ranks_per_node]
         return self.latency_by_ranks[fit[0] if fit else have[-1]]
 
-    def call_overhead_seconds(self, ranks: int, direction: str, path: str) -> float:
-        """What one collective call costs beyond its operations at this rank count (the measured count at or
-        above it, else the largest): 0 where nothing was measured."""
-        if not self.call_overhead:
-            return 0.0
-        have = sorted(self.call_overhead)
-        fit = [n for n in have if n >= ranks]
-        return self.call_overhead[fit[0] if fit else have[-1]].get(direction, {}).get(path, 0.0)
+    def collective_seconds(self, op: str, nbytes: int, nprocs: int) -> float:
+        """One collective inside an application: the model's or table's cost, plus the in-situ difference
+        measured at this rank count (the count at or above it, else the largest; none: nothing)."""
+        base = self.collectives.seconds(op, nbytes, nprocs)
+        if not self.in_situ or nprocs <= 1:
+            return base
+        have = sorted(self.in_situ)
+        fit = [n for n in have if n >= nprocs]
+        return max(0.0, base + self.in_situ[fit[0] if fit else have[-1]])
 
     def self_copy_seconds(self, nbytes: int) -> float:
         """A rank copying its own data into or out of the collective buffer (ROMIO's message to itself): the
@@ -221,10 +222,8 @@ class Platform:
         else:
             doc["collectives"] = {"model": "measured", "table": {
                 op: {str(n): [[b, t] for b, t in pts] for n, pts in sorted(by.items())} for op, by in c.table.items()}}
-        if self.call_overhead:
-            doc["collectives"]["call_overhead_us_by_ranks"] = {
-                str(n): {d: {k: v / US for k, v in paths.items()} for d, paths in by.items()}
-                for n, by in sorted(self.call_overhead.items())}
+        if self.in_situ:
+            doc["collectives"]["in_situ_us_by_ranks"] = {str(n): v / US for n, v in sorted(self.in_situ.items())}
         return doc
 
 
@@ -310,14 +309,12 @@ def from_json(doc, source: str) -> Platform:
     by_ranks = nodes.get("latency_us_by_ranks")
     if isinstance(by_ranks, dict):
         pf.latency_by_ranks = {int(k): float(v) * US for k, v in by_ranks.items()}
-    calls = coll.get("call_overhead_us_by_ranks")
-    if calls is not None:
+    in_situ = coll.get("in_situ_us_by_ranks")
+    if in_situ is not None:
         try:
-            pf.call_overhead = {int(n): {d: {k: float(v) * US for k, v in paths.items()} for d, paths in by.items()}
-                                for n, by in calls.items()}
+            pf.in_situ = {int(n): float(v) * US for n, v in in_situ.items()}
         except (TypeError, ValueError, AttributeError):
-            raise PlatformError(f"{source}: collectives.call_overhead_us_by_ranks must map ranks -> direction -> "
-                                "path -> microseconds") from None
+            raise PlatformError(f"{source}: collectives.in_situ_us_by_ranks must map ranks -> microseconds") from None
     copies = nodes.get("self_copy_us_by_bytes")
     if copies is not None:
         try:

@@ -12,11 +12,10 @@ import json
 import math
 from dataclasses import dataclass
 
-from ..tune.strategies.hybrid.fileio import File
+from ..tune.strategies.hybrid.count import phase_ops
 from ..tune.strategies.hybrid.hints import Hints
 from ..tune.strategies.hybrid.predict import hint_overrides
 from .platform import Platform
-from ..tune.strategies.hybrid.twophase import collective
 from .workload import Phase
 
 LOCAL = {"isend": "s", "irecv": "r", "pwrite": "W", "pread": "R"}
@@ -33,7 +32,7 @@ class Trace:
     def collective(self, op: str, nbytes: int) -> None:
         key = (op, nbytes)
         if key not in self._cost:
-            self._cost[key] = f"C {self.platform.collectives.seconds(op, nbytes, self.nprocs):.9g}"
+            self._cost[key] = f"C {self.platform.collective_seconds(op, nbytes, self.nprocs):.9g}"
         self.lines.append(self._cost[key])
 
     def local(self, rank: int, op: str, nbytes: int, peer: int, offset: int) -> None:
@@ -87,23 +86,6 @@ def setup(flat: dict, base_hints: dict, platform: Platform, ranks: int, nodes: i
     return Setup(Hints.from_mapping(merged, ranks, per_node), count, size, merged)
 
 
-def calls(ph: Phase, hints: Hints, trace: Trace) -> None:
-    """The phase's collective calls in order (as the hybrid model's phase_ops walks them), each followed by
-    what the platform says one call costs beyond its operations on the path it took: the independent path
-    after the interleave check ("checked"), or two-phase. A call with romio_cb_* disabled synchronizes
-    nothing and costs nothing more."""
-    f = File(ph.file_size)
-    pf, ranks, direction = trace.platform, trace.nprocs, ph.pattern.direction
-    for k in range(ph.pattern.ncalls):
-        ops = collective(ph.pattern.call(k), hints, direction, f, trace)
-        if not ops.common:
-            continue
-        path = "two-phase" if any(op == "alltoall" for op, _ in ops.common) else "checked"
-        extra = pf.call_overhead_seconds(ranks, direction, path)
-        if extra > 0:
-            trace.lines.append(f"C {extra:.9g}")
-
-
 def engine_input(platform: Platform, ranks: int, nodes: int, phases: list[Phase], flat: dict,
                  as_run: bool = False) -> tuple[str, Setup]:
     """The engine's input for these phases under one settings document (as_run: the measured run's own
@@ -116,7 +98,7 @@ def engine_input(platform: Platform, ranks: int, nodes: int, phases: list[Phase]
         setups.append(s)
         trace = Trace(platform, ranks)
         body.append(f"P {i}")
-        calls(ph, s.hints, trace)
+        phase_ops(ph.pattern, s.hints, ph.file_size, trace)
         body += trace.lines
         body.append("E")
     first = setups[0]
