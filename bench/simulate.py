@@ -314,7 +314,7 @@ def table(opts) -> None:
         raise SystemExit("bench/simulate table: nothing measured yet (run bench/simulate.py measure)")
     print(f"validation: {len(rows)} cells (ranks x pattern x setting x direction), measured / simulated ms "
           f"(error), measured: the fastest of "
-          f"{min(r['runs'] for r in rows)}-{max(r['runs'] for r in rows)} runs, platform {pf.name} ({pf.source})\n")
+          f"{min(r['runs'] for r in rows)}-{max(r['runs'] for r in rows)} runs, platform {pf.name} ({opts.platform.name})\n")
     print("| ranks | pattern | direction | " + " | ".join(data["settings"]) + " | median abs. error |")
     print("|---|---|---|" + "---|" * len(data["settings"]) + "---|")
     for n in sorted({r["ranks"] for r in rows}):
@@ -333,8 +333,11 @@ def table(opts) -> None:
           f"(against the median run instead of the fastest: median absolute error "
           f"{statistics.median(abs(r['error_median']) for r in rows):.1%})")
     for n in sorted({r["ranks"] for r in rows}):
-        sub = [abs(r["error"]) for r in rows if r["ranks"] == n]
-        print(f"  {n:2d} ranks: median {statistics.median(sub):.0%}")
+        sub = [r for r in rows if r["ranks"] == n]
+        errs_n = [abs(r["error"]) for r in sub]
+        print(f"  {n:2d} ranks: median {statistics.median(errs_n):.0%} over {len(sub)} cells, "
+              f"{sum(e <= 0.25 for e in errs_n)} within 25%; against the median run "
+              f"{statistics.median(abs(r['error_median']) for r in sub):.0%}")
     worst = sorted(rows, key=lambda r: -abs(r["error"]))[:opts.worst]
     print("\nworst cells:")
     for r in worst:
