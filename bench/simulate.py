@@ -6,7 +6,8 @@
             in a new random order) under the shared timing lock, in chunks; the runs and each case's access
             pattern go to bench/data/simulate-validation.json (resumable: a stopped measurement continues)
   platform  calibrate this machine (iotuner calibrate on 2 ranks, then the collectives and exchanges on 4, 8 and
-            16 ranks) and write the platform the simulator derives from it: bench/data/simulate-here.json
+            16 ranks) and write the platform the simulator derives from it: bench/data/simulate-here.json (the
+            records: bench/data/simulate-calibration.json.gz; --derive derives again without measuring)
   table     simulate every cell from the recorded patterns on the recorded platform and print the error table
             (no measuring: regenerates docs/simulate.md's table)
   strategies  search strategies on the simulator (iotuner tune --simulate): VPIC-IO's write phase (a 2-rank run's
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import gzip
 import json
 import os
 import random
@@ -35,12 +37,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "simulate-validation.json"
 PLATFORM = HERE / "data" / "simulate-here.json"
+RECORDS = HERE / "data" / "simulate-calibration.json.gz"
 LOCK = "/tmp/iotuner-timing.lock"
 KIB, MIB = 1024, 1024 * 1024
 ENV = {"MPIR_CVAR_NOLOCAL": "1"}
 RANKS = (1, 2, 4, 8, 16)
 # bench_two_phase's arguments: block, blocks per rank, blocks per collective call (8 MiB per rank, 8 calls)
 PATTERNS = {"contiguous": (MIB, 8, 1), "strided": (16 * KIB, 512, 64)}
+# calibration cells, measured in the same rounds but never in the table: 8 collective calls of 4 KiB per rank
+# (contiguous), whose time beyond the modelled operations is the platform's cost of one call (calls.py)
+CALIBRATION = {"tiny": ("contiguous", 4 * KIB, 8, 1)}
+CALIBRATION_SETTINGS = ("default", "cb 1 aggr")
 # romio_cb_write and romio_cb_read alike; cb_nodes with the cb_config_list that allows it on one node
 SETTINGS = {
     "default": {},
@@ -83,7 +90,8 @@ def load_data(path: Path) -> dict:
     if path.exists():
         return json.loads(path.read_text())
     return {"format": "iotuner-simulate-validation", "version": 1, "kernel": "bench_two_phase", "dir": "/dev/shm",
-            "env": ENV, "patterns": {k: list(v) for k, v in PATTERNS.items()}, "settings": SETTINGS,
+            "env": ENV, "patterns": {k: list(v) for k, v in PATTERNS.items()},
+            "calibration": {k: list(v) for k, v in CALIBRATION.items()}, "settings": SETTINGS,
             "machine": {"cores": os.cpu_count(), "host": os.uname().nodename}, "cases": [], "runs": []}
 
 
@@ -102,13 +110,13 @@ def trimmed_report(rep: dict) -> dict:
 
 def one_run(ranks: int, pattern: str, setting: str, scratch: Path) -> tuple[float, float, dict]:
     from iotuner import native, runner
-    block, count, per_call = PATTERNS[pattern]
+    kind, block, count, per_call = CALIBRATION[pattern] if pattern in CALIBRATION else (pattern, *PATTERNS[pattern])
     doc = scratch / "settings.json"
     doc.write_text(json.dumps({"version": 1, "mpiio": SETTINGS[setting]}))
     data = Path("/dev/shm") / f"iotuner-simulate-{os.getpid()}.bin"
     data.unlink(missing_ok=True)
     res = runner.run(["mpiexec.mpich", "-n", str(ranks), str(native.executable("bench_two_phase")), str(data),
-                      str(block), str(count), pattern, "both", str(per_call), "nocheck"], config=doc,
+                      str(block), str(count), kind, "both", str(per_call), "nocheck"], config=doc,
                      report=scratch / "report.json", capture=True, timeout=600, env=ENV)
     data.unlink(missing_ok=True)
     if not res.ok:
@@ -122,13 +130,19 @@ def one_run(ranks: int, pattern: str, setting: str, scratch: Path) -> tuple[floa
 def measure(opts) -> None:
     data = load_data(opts.data)
     done = {(r["ranks"], r["pattern"], r["setting"], r["round"]) for r in data["runs"]}
+    took: dict[tuple, float] = {}  # a cell's fastest recorded run, write and read phases together
+    for r in data["runs"]:
+        key = (r["ranks"], r["pattern"], r["setting"])
+        took[key] = min(took.get(key, float("inf")), r["write_s"] + r["read_s"])
     cells = [(n, p, s) for n in opts.ranks for p in PATTERNS for s in SETTINGS]
+    cells += [(n, p, s) for n in opts.ranks for p in CALIBRATION for s in CALIBRATION_SETTINGS]
     todo = []
     for k in range(opts.rounds):
         order = list(cells)
         random.Random(k).shuffle(order)
         order.sort(key=lambda c: c[0])  # one rank count at a time: its cells interleaved within the round
-        todo += [(k, *c) for c in order if (c[0], c[1], c[2], k) not in done]
+        todo += [(k, *c) for c in order if (c[0], c[1], c[2], k) not in done
+                 and not (k >= opts.long_rounds and took.get(c, 0) > opts.long_s)]
     print(f"bench/simulate measure: {len(todo)} runs to go ({len(data['runs'])} recorded)", flush=True)
     lock = Lock(opts.chunk, opts.pause)
     started = time.monotonic()
@@ -136,6 +150,10 @@ def measure(opts) -> None:
         try:
             for i, (k, n, p, s) in enumerate(todo):
                 lock.hold()
+                if not any(r["pass"] == k for r in data.setdefault("calibration_runs", [])):
+                    data["calibration_runs"] += microbench(2, k)
+                    save(data, opts.data)
+                    print(f"  round {k}: the two-rank micro-benchmarks", flush=True)
                 t0 = time.monotonic()
                 w, r, rep = one_run(n, p, s, Path(tmp))
                 data["runs"].append({"ranks": n, "pattern": p, "setting": s, "round": k, "write_s": w, "read_s": r,
@@ -150,10 +168,45 @@ def measure(opts) -> None:
     print(f"bench/simulate measure: done in {time.monotonic() - started:.0f} s")
 
 
-def platform(opts) -> None:
-    """Calibrates this machine and writes the platform derived from it."""
+def microbench(ranks: int, k: int, max_bytes: str | None = None, lock: bool = False) -> list[dict]:
+    """One pass of iotuner-microbench (pass k) on `ranks` ranks in /dev/shm, as the validation runs (lock: take
+    the timing lock for it; the measurement's own rounds hold it already)."""
     from iotuner import native
+    cmd = (["flock", LOCK] if lock else []) + [
+        "mpiexec.mpich", "-n", str(ranks), str(native.executable("iotuner-microbench")), "--dir", "/dev/shm",
+        "--reps", "5"] + (["--max-bytes", max_bytes] if max_bytes else [])
+    out = subprocess.run(cmd, check=True, env={**os.environ, **ENV}, capture_output=True, text=True,
+                         timeout=3600).stdout
+    return [dict(json.loads(line), **{"pass": k}) for line in out.splitlines() if line.startswith("{")]
+
+
+def platform(opts) -> None:
+    """Calibrates this machine (or, with --derive, reads the recorded calibration) and writes the platform
+    derived from it; the calibration's records are kept in bench/data/simulate-calibration.json.gz."""
     from iotuner.simulate import platform as platforms
+    if opts.derive:
+        doc = json.loads(gzip.decompress(opts.records.read_bytes()))
+        records, meta = doc["records"], doc["meta"]
+    else:
+        records, meta = calibrate(opts)
+        opts.records.write_bytes(gzip.compress((json.dumps({"format": "iotuner-simulate-calibration", "version": 1,
+                                                            "meta": meta, "records": records}) + "\n").encode()))
+        print(f"bench/simulate platform: wrote {opts.records}")
+    data = load_data(opts.data) if opts.data.exists() else {}
+    if data.get("calibration_runs"):  # two ranks measured in the validation's own rounds: drift-free
+        records = [r for r in records if r["op"] not in ("pwrite", "pread") and r["nprocs"] > 2]
+        records += data["calibration_runs"]
+        meta = {**meta, "ranks": meta.get("ranks", "") + "; 2 ranks in every round of the validation"}
+    pf = platforms.from_calibration(records, meta, cores=meta.get("cores") or os.cpu_count())
+    if data:
+        pf.in_situ = in_situ(data, pf)
+    opts.platform.write_text(json.dumps(pf.to_json(), indent=1) + "\n")
+    print(f"bench/simulate platform: wrote {opts.platform}")
+
+
+def calibrate(opts) -> tuple[list[dict], dict]:
+    """The calibration's records and what it was: iotuner calibrate on 2 ranks, then the collectives and
+    exchanges on up to --upto ranks, every pass under the timing lock."""
     from iotuner.tune.strategies.hybrid import calibration
     records: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="iotuner-simulate-") as tmp:
@@ -163,21 +216,14 @@ def platform(opts) -> None:
                         "/dev/shm", "--passes", str(opts.passes), "--output", str(cal)], check=True, env=env)
         two, meta = calibration.measurements(cal)
         records += two
-        exe = str(native.executable("iotuner-microbench"))
         # the collectives and exchanges of 3-UPTO ranks sharing the cores (the ranks outside the communicator
         # measured sleep); small messages only (ROMIO's collectives send 4-8 bytes), storage at 4 KiB is dropped
         for k in range(opts.passes if opts.upto > 2 else 0):
-            out = subprocess.run(["flock", LOCK, "mpiexec.mpich", "-n", str(opts.upto), exe, "--dir", "/dev/shm",
-                                  "--max-bytes", "4096", "--reps", "5"], check=True, env=env,
-                                 capture_output=True, text=True, timeout=3600).stdout
-            got = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-            records += [dict(r, **{"pass": k}) for r in got if r["op"] not in ("pwrite", "pread") and r["nprocs"] > 2]
+            got = microbench(opts.upto, k, "4096", lock=True)
+            records += [r for r in got if r["op"] not in ("pwrite", "pread") and r["nprocs"] > 2]
             print(f"  {opts.upto} ranks, pass {k + 1}: {len(got)} measurements", flush=True)
-    pf = platforms.from_calibration(records, {**meta, "ranks": f"2 (storage), 2-{max(2, opts.upto)} (collectives, "
-                                                                  "exchanges)"},
-                                    cores=os.cpu_count())
-    opts.platform.write_text(json.dumps(pf.to_json(), indent=1) + "\n")
-    print(f"bench/simulate platform: wrote {opts.platform}")
+    return records, {**meta, "ranks": f"2 (storage), 2-{max(2, opts.upto)} (collectives, exchanges)",
+                     "cores": os.cpu_count(), "env": ENV}
 
 
 # ---- the error table ----
@@ -192,23 +238,53 @@ def cells(data: dict) -> dict[tuple, dict]:
     return out
 
 
-def predictions(data: dict, pf, cases=None) -> dict[tuple, tuple[float, float]]:
-    """(ranks, pattern, setting) -> simulated (write, read) seconds, from each case's recorded pattern."""
+def predictions(data: dict, pf, calibration: bool = False) -> dict[tuple, tuple[float, float]]:
+    """(ranks, pattern, setting) -> simulated (write, read) seconds, from each case's recorded pattern: the
+    validation's cells, or (calibration) the calibration cells."""
     from iotuner import report
     from iotuner.simulate import engine, workload
     out = {}
     for case in data["cases"]:
         key = (case["ranks"], case["pattern"])
-        if cases is not None and key not in cases:
+        if (key[1] in CALIBRATION) != calibration:
             continue
         wl = workload.from_report(report.Report(case["report"]), None, f"{key}")
-        for name, hints in data["settings"].items():
+        names = CALIBRATION_SETTINGS if calibration else data["settings"]
+        for name in names:
+            hints = data["settings"][name]
             flat = {f"mpiio.{k}": v for k, v in hints.items()}
             res = engine.simulate(wl, pf, 1, flat, name)
             w = sum(p.seconds for p in res.phases if p.label.endswith("write"))
             r = sum(p.seconds for p in res.phases if p.label.endswith("read"))
             out[(*key, name)] = (w, r)
     return out
+
+
+def in_situ(data: dict, pf) -> dict[int, float]:
+    """ranks -> seconds each collective costs inside the application beyond the micro-benchmark's: from the
+    calibration cells, their fastest runs' time beyond their simulation on the platform without it, over
+    the collectives they make (both settings and directions pooled)."""
+    from iotuner import report
+    from iotuner.simulate import engine, trace, workload
+    measured = cells(data)
+    excess: dict[int, float] = {}
+    count: dict[int, int] = {}
+    for case in data["cases"]:
+        n, p = case["ranks"], case["pattern"]
+        if p not in CALIBRATION or n < 2:
+            continue
+        wl = workload.from_report(report.Report(case["report"]), None, f"{n} ranks {p}")
+        for name in CALIBRATION_SETTINGS:
+            if (n, p, name) not in measured:
+                continue
+            flat = {f"mpiio.{k}": v for k, v in data["settings"][name].items()}
+            res = engine.simulate(wl, pf, 1, flat, name)
+            for ph, got in zip(wl.phases, res.phases):
+                direction = ph.pattern.direction
+                text, _ = trace.engine_input(pf, n, 1, [ph], flat)
+                count[n] = count.get(n, 0) + sum(line.startswith("C ") for line in text.splitlines())
+                excess[n] = excess.get(n, 0.0) + min(measured[(n, p, name)][direction]) - got.seconds
+    return {n: excess[n] / count[n] for n in sorted(excess) if count[n]}
 
 
 def errors(data: dict, pf) -> list[dict]:
@@ -238,7 +314,7 @@ def table(opts) -> None:
         raise SystemExit("bench/simulate table: nothing measured yet (run bench/simulate.py measure)")
     print(f"validation: {len(rows)} cells (ranks x pattern x setting x direction), measured / simulated ms "
           f"(error), measured: the fastest of "
-          f"{min(r['runs'] for r in rows)}-{max(r['runs'] for r in rows)} runs, platform {pf.name} ({pf.source})\n")
+          f"{min(r['runs'] for r in rows)}-{max(r['runs'] for r in rows)} runs, platform {pf.name} ({opts.platform.name})\n")
     print("| ranks | pattern | direction | " + " | ".join(data["settings"]) + " | median abs. error |")
     print("|---|---|---|" + "---|" * len(data["settings"]) + "---|")
     for n in sorted({r["ranks"] for r in rows}):
@@ -257,8 +333,11 @@ def table(opts) -> None:
           f"(against the median run instead of the fastest: median absolute error "
           f"{statistics.median(abs(r['error_median']) for r in rows):.1%})")
     for n in sorted({r["ranks"] for r in rows}):
-        sub = [abs(r["error"]) for r in rows if r["ranks"] == n]
-        print(f"  {n:2d} ranks: median {statistics.median(sub):.0%}")
+        sub = [r for r in rows if r["ranks"] == n]
+        errs_n = [abs(r["error"]) for r in sub]
+        print(f"  {n:2d} ranks: median {statistics.median(errs_n):.0%} over {len(sub)} cells, "
+              f"{sum(e <= 0.25 for e in errs_n)} within 25%; against the median run "
+              f"{statistics.median(abs(r['error_median']) for r in sub):.0%}")
     worst = sorted(rows, key=lambda r: -abs(r["error"]))[:opts.worst]
     print("\nworst cells:")
     for r in worst:
@@ -275,13 +354,19 @@ def main() -> int:
     m.add_argument("--rounds", type=int, default=3)
     m.add_argument("--chunk", type=float, default=540, help="seconds the timing lock is held at a time")
     m.add_argument("--pause", type=float, default=30, help="seconds it is left free between chunks")
+    m.add_argument("--long-s", type=float, default=60,
+                   help="a cell whose fastest run took longer than this (its phases, seconds) ...")
+    m.add_argument("--long-rounds", type=int, default=3, help="... is measured in this many rounds only")
     pl = sub.add_parser("platform", help="calibrate this machine and write its platform")
-    pl.add_argument("--passes", type=int, default=3)
+    pl.add_argument("--passes", type=int, default=4)
+    pl.add_argument("--derive", action="store_true",
+                    help="measure nothing: derive the platform from the recorded calibration (--records)")
+    pl.add_argument("--records", type=Path, default=RECORDS)
     pl.add_argument("--upto", type=int, default=max(RANKS),
                     help="also measure collectives and exchanges on 3 to UPTO ranks (2: only the two-rank calibration)")
     t = sub.add_parser("table", help="the error table from the recorded measurements")
     t.add_argument("--worst", type=int, default=12)
-    st = sub.add_parser("strategies", help="search strategies on the simulator at 1,024 ranks")
+    st = sub.add_parser("strategies", help="search strategies on the simulator at 1,024 ranks (or --sim-ranks)")
     st.add_argument("--seeds", type=int, default=10)
     st.add_argument("--budget", type=int, default=40)
     st.add_argument("--strategies", nargs="+", default=["random", "grid", "bayes", "ga"])
@@ -311,7 +396,7 @@ def strategies(opts) -> None:
     sys.path.insert(0, str(HERE))
     import itertools
 
-    from strategies import cell, evaluations_until
+    from strategies import cell, evaluations_until, uniform_against
     from iotuner.tune import objective as objectives, simulated, space as spaces
     if not VPICIO.exists():
         raise SystemExit(f"bench/simulate strategies: {VPICIO} missing (the report of a 2-rank run of vpicio -n 256K)")
@@ -333,13 +418,16 @@ def strategies(opts) -> None:
               f"{sum(v >= opts.target * best for v in values.values())} points within {opts.target:.0%} of the best")
         print(f"evaluations until a point within {opts.target:.0%} of the best (median over {opts.seeds} seeds, "
               f"budget {opts.budget}):")
+        results = {}
         for strategy in opts.strategies:
             counts = [evaluations_until(sp, ev, lambda v: v is not None and v >= opts.target * best, strategy, seed,
                                         opts.budget, {"version": 1},
                                         {"simulate": rec, "ranks": opts.sim_ranks, "nodes": opts.sim_nodes})
                       for seed in range(opts.seeds)]
+            results[strategy] = counts
             print(f"  {strategy:10s} {cell(counts, opts.budget):>14s}   per seed: "
                   f"{' '.join('-' if c is None else str(c) for c in counts)}", flush=True)
+        uniform_against(results, len(values), sum(v >= opts.target * best for v in values.values()))
 
 
 

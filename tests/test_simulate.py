@@ -205,3 +205,115 @@ def test_tune_on_the_simulator_end_to_end(reports, tmp_path):
     r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--simulate", "lustre-template", "--trials", "2",
                         "--out", str(tmp_path / "o2")], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     one_line_error(r, "--simulate-report")
+
+
+def test_a_darshan_log_is_replayed_from_its_counters(tmp_path):
+    """example.darshan (the darshan wheel's): VPIC-IO on 2,048 ranks, 8 collective writes of 128 MiB per rank
+    to one file striped over 24 OSTs. Replayed at 8 ranks, each rank keeps its bytes, the run's own layout is
+    the log's, and each layout's prediction stays under its OSTs' bandwidth. A log without collective MPI-IO
+    calls is refused in one line."""
+    darshan = pytest.importorskip("darshan", reason="PyDarshan reads Darshan logs")
+    from pathlib import Path
+    examples = Path(darshan.__file__).parent / "examples" / "example_logs"
+    wl = workloads.load(str(examples / "example.darshan"), 8)
+    assert wl.measured_ranks == 2048 and wl.ranks == 8
+    [phase] = wl.phases
+    assert phase.label.endswith("vpicio.hdf5 write") and phase.new_file and not phase.exact
+    assert phase.pattern.ncalls == 8 and wl.bytes == 8 * 8 * 128 * MIB
+    assert "rebuilt from Darshan's counters" in wl.notes[0]
+    doc = tmp_path / "indep.json"
+    doc.write_text(json.dumps({"version": 1, "mpiio": {"romio_cb_write": "disable"}, "lustre": {"stripe_count": 16}}))
+    r = simulate_cli(examples / "example.darshan", "--ranks", 8, "--nodes", 2, "--platform", "lustre-template",
+                     "--config", doc, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["measured_ranks"] == 2048 and out["notes"] == wl.notes
+    ost = platforms.load("lustre-template").storage["ost_write_bw"]
+    by = {x["name"]: x for x in out["results"]}
+    assert by["as run"]["stripe_count"] == 24 and by["indep"]["stripe_count"] == 16
+    for res in by.values():
+        assert res["bytes"] == wl.bytes
+        assert res["bytes"] / res["seconds"] <= res["stripe_count"] * ost * 1.001
+    one_line_error(simulate_cli(examples / "ior_hdf5_example.darshan", "--platform", "lustre-template"),
+                   "no file with collective MPI-IO calls")
+
+
+def one_node(**changes) -> platforms.Platform:
+    """lustre-template's numbers as a one-node local file system, with `changes`."""
+    import dataclasses
+    pf = platforms.load("lustre-template")
+    return dataclasses.replace(pf, storage={**pf.storage, "kind": "local", "osts": 1, "oss": 0}, nic_bw=0.0,
+                               backbone_bw=0.0, **changes)
+
+
+def phase_times(rep: str, ranks: int, flat: dict, pf) -> dict[str, float]:
+    res = engine.simulate(workloads.load(rep, ranks), pf, 1, flat)
+    return {p.label.rsplit(" ", 1)[1]: p.seconds for p in res.phases}
+
+
+def test_an_aggregators_own_data_is_copied_at_the_measured_rate(reports):
+    """At 1 rank collective buffering copies each call's 1 MiB into the collective buffer and out of it on
+    reads; the independent path does not. The copy costs what the platform's curve of a message to oneself
+    says at that size (a curve: the aggregator's buffer in the caches copies faster)."""
+    curve = [(4096, 1e-6), (MIB, 100e-6), (16 * MIB, 3200e-6)]
+    pf = one_node(self_copy=curve)
+    assert pf.self_copy_seconds(MIB) == pytest.approx(100e-6)
+    assert pf.self_copy_seconds(2 * MIB) == pytest.approx(100e-6 + 3100e-6 / 15)
+    indep = phase_times(reports["contiguous"], 1, {"mpiio.romio_cb_write": "disable",
+                                                   "mpiio.romio_cb_read": "disable"}, pf)
+    cb = phase_times(reports["contiguous"], 1, CB, pf)
+    # 8 calls, each copying its 1 MiB and its 16-byte offset list; collectives are free at one rank
+    for direction in ("write", "read"):
+        assert cb[direction] - indep[direction] == pytest.approx(8 * (100e-6 + 1e-6), rel=1e-6)
+    # without a curve: one core's copy rate
+    plain = phase_times(reports["contiguous"], 1, CB, one_node())
+    assert plain["write"] - indep["write"] == pytest.approx(8 * (MIB + 16) / one_node().copy_bw, rel=1e-3)
+
+
+def test_each_collective_costs_what_it_costs_inside_an_application(reports):
+    """The platform's in-situ difference (ranks arriving apart, measured by bench/simulate.py's calibration
+    cells) is added to every collective of every call; with collective buffering disabled a call makes none.
+    The count measured at or above the simulated one is used, else the largest; never below zero."""
+    table = one_node()
+    with_cost = one_node(in_situ={2: 1e-3, 8: -1.0})
+    assert with_cost.collective_seconds("allreduce", 4, 2) == table.collective_seconds("allreduce", 4, 2) + 1e-3
+    assert with_cost.collective_seconds("allreduce", 4, 4) == 0.0  # the 8-rank difference, floored at zero
+    assert with_cost.collective_seconds("allreduce", 4, 1) == 0.0  # one rank synchronizes with nobody
+    for flat, collectives in ((CB, 6), ({}, 2),
+                              ({"mpiio.romio_cb_write": "disable", "mpiio.romio_cb_read": "disable"}, 0)):
+        a = phase_times(reports["contiguous"], 2, flat, with_cost)
+        b = phase_times(reports["contiguous"], 2, flat, table)
+        assert a["write"] - b["write"] == pytest.approx(8 * collectives * 1e-3, abs=1e-9)
+
+
+def test_the_measured_curves_survive_a_platform_file(tmp_path):
+    pf = one_node(self_copy=[(4096, 1e-6), (MIB, 1e-4)], in_situ={2: 1e-3, 16: -2e-3})
+    again = platforms.from_json(json.loads(json.dumps(pf.to_json())), "copy")
+    assert [b for b, _ in again.self_copy] == [4096, MIB]
+    assert [t for _, t in again.self_copy] == pytest.approx([1e-6, 1e-4])
+    assert again.in_situ == pytest.approx(pf.in_situ)
+    bad = pf.to_json()
+    bad["nodes"]["self_copy_us_by_bytes"] = [[4096, 1]]
+    with pytest.raises(platforms.PlatformError, match="self_copy_us_by_bytes"):
+        platforms.from_json(bad, "bad")
+
+
+def test_this_machine_is_derived_from_the_fastest_pass():
+    """Interference from other work only adds time: of the calibration's passes the fastest is the
+    operation's own cost (the validation's reference is the fastest run too)."""
+    records = []
+    for k, slow in enumerate((1.0, 3.0, 2.0)):
+        for b in (1024, 4096, MIB, 4 * MIB):
+            t = 2e-6 + b / 2e9  # 2 GB/s at best
+            records.append({"op": "p2p", "nprocs": 2, "bytes": b, "seconds": t * slow, "pass": k})
+            records.append({"op": "p2p", "nprocs": 1, "bytes": b, "seconds": b / 10e9 * slow, "pass": k})
+            for op, w, first in (("pwrite", 1, 0), ("pwrite", 1, 1), ("pread", 1, 0)):
+                records.append({"op": op, "nprocs": 2, "writers": w, "first": first, "sync": 0, "bytes": b,
+                                "seconds": (1e-6 + b / 4e9) * slow, "pass": k})
+        for op in platforms.COLLECTIVE_OPS:
+            records.append({"op": op, "nprocs": 2, "bytes": 8, "seconds": 5e-6 * slow, "pass": k})
+    pf = platforms.from_calibration(records, {}, cores=2)
+    assert pf.copy_bw == pytest.approx(2e9, rel=0.01)  # the median pass would give 1 GB/s
+    assert pf.write_copy_bw == pytest.approx(4e9, rel=0.01)
+    assert pf.self_copy_seconds(MIB) == pytest.approx(MIB / 10e9)
+    assert pf.collectives.seconds("allreduce", 8, 2) == pytest.approx(5e-6)

@@ -8,6 +8,7 @@
  *   s RANK BYTES PEER       MPI_Isend to PEER          r RANK BYTES PEER   MPI_Irecv from PEER
  *   w RANK N                MPI_Waitall of what RANK posted
  *   W RANK BYTES OFFSET     pwrite at OFFSET           R RANK BYTES OFFSET pread
+ *   x RANK NANOSECONDS      RANK's core busy that long (a copy within its own memory: a message to itself)
  *   E                       the phase ends
  * Between two collectives every rank runs its own operations in order; messages are Comms between the ranks'
  * nodes (intra-node: the node's memory link, plus the receiver's copy as an Exec), file calls are Ios on the
@@ -44,7 +45,7 @@ struct Fail : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-enum Kind : char { ISEND = 's', IRECV = 'r', WAITALL = 'w', PWRITE = 'W', PREAD = 'R' };
+enum Kind : char { ISEND = 's', IRECV = 'r', WAITALL = 'w', PWRITE = 'W', PREAD = 'R', BUSY = 'x' };
 
 struct Op {
     char kind;
@@ -206,7 +207,7 @@ void read_events(std::istream &is, Input &in)
         char *end = nullptr;
         const char *p = s + 1;
         long long a[3] = {0, 0, 0};
-        int want = kind == 'P' ? 1 : kind == 'E' || kind == 'C' ? 0 : kind == 'w' ? 2 : 3;
+        int want = kind == 'P' ? 1 : kind == 'E' || kind == 'C' ? 0 : kind == WAITALL || kind == BUSY ? 2 : 3;
         for (int i = 0; i < want; i++) {
             a[i] = std::strtoll(p, &end, 10);
             if (end == p)
@@ -240,6 +241,7 @@ void read_events(std::istream &is, Input &in)
         case ISEND:
         case IRECV:
         case WAITALL:
+        case BUSY:
         case PWRITE:
         case PREAD:
             if (!seg)
@@ -249,7 +251,7 @@ void read_events(std::istream &is, Input &in)
                 rank_ok(a[2]);
             if (a[1] < 0 || a[2] < 0)
                 throw Fail("line " + std::to_string(lineno) + ": negative size or offset");
-            if (kind == WAITALL)
+            if (kind == WAITALL || kind == BUSY)
                 seg->ops.push_back({kind, (int)a[0], 0, a[1]});
             else
                 seg->ops.push_back({kind, (int)a[0], a[1], a[2]});
@@ -330,13 +332,18 @@ void build(const Input &in, World &w)
         w.mbox.push_back(sg4::Mailbox::by_name("rank" + std::to_string(r)));
 }
 
-/* an Exec of `bytes` copied at `bw` bytes/s by one core, at the rank's share of that core */
-sg4::ExecPtr copy(double bytes, double bw)
+/* an Exec of `seconds` of one core's work, at the rank's share of that core */
+sg4::ExecPtr busy(double seconds)
 {
     const Platform &pf = world->in->pf;
-    double flops = bytes / bw * pf.core_speed;
     world->activities++;
-    return sg4::this_actor::exec_init(flops)->set_bound(pf.core_speed * world->cpu_share)->start();
+    return sg4::this_actor::exec_init(seconds * pf.core_speed)->set_bound(pf.core_speed * world->cpu_share)->start();
+}
+
+/* `bytes` copied at `bw` bytes/s by one core */
+sg4::ExecPtr copy(double bytes, double bw)
+{
+    return busy(bytes / bw);
 }
 
 void file_call(const Op &op)
@@ -404,6 +411,9 @@ void run_rank(const Op *begin, const Op *end)
             break;
         case WAITALL:
             wait();
+            break;
+        case BUSY:
+            busy((double)op->arg * 1e-9)->wait();
             break;
         default:
             file_call(*op);

@@ -77,9 +77,10 @@ def run_engine(text: str, timeout: float = 600) -> dict:
 
 
 def simulate(workload: Workload, platform: Platform, nodes: int, flat: dict, name: str = "",
-             as_run: bool = False) -> Result:
+             as_run: bool = False, timeout: float = 600) -> Result:
     """The workload at its rank count on `nodes` nodes of the platform, under settings `flat`
-    ({"layer.knob": value}; as_run: on top of what the measured run applied)."""
+    ({"layer.knob": value}; as_run: on top of what the measured run applied); timeout: seconds each engine
+    run may take."""
     platform.check_nodes(nodes)
     groups: dict[bool, list[int]] = {}  # one engine run per kind of write (a new file writes at its own rate)
     for i, ph in enumerate(workload.phases):
@@ -90,7 +91,7 @@ def simulate(workload: Workload, platform: Platform, nodes: int, flat: dict, nam
         phases = [workload.phases[i] for i in indices]
         text, s = engine_input(platform, workload.ranks, nodes, phases, flat, as_run)
         setup = setup or s
-        out = run_engine(text)
+        out = run_engine(text, timeout)
         activities += out.get("activities", 0)
         wall += out.get("wall_s", 0.0)
         for i, ph, got in zip(indices, phases, out["phases"]):

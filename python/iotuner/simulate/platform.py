@@ -55,8 +55,8 @@ class LogP:
 
 
 class Measured:
-    """Collective costs measured here (the calibration's records): at a measured rank count the median over
-    passes, interpolated in log(bytes); between measured rank counts interpolated in log(ranks); beyond the
+    """Collective costs measured here (the calibration's records): at a measured rank count the fastest
+    pass, interpolated in log(bytes); between measured rank counts interpolated in log(ranks); beyond the
     largest, scaled by the steps of MPICH's algorithms (ceil(log2 P))."""
 
     def __init__(self, table: dict[str, dict[int, list[tuple[int, float]]]]):
@@ -117,6 +117,10 @@ class Platform:
     write_copy_first_bw: float = 0.0  # writes to a new file, when they differ (0: write_copy_bw)
     ost_write_first_bw: float = 0.0
     latency_by_ranks: dict[int, float] = field(default_factory=dict)  # here: message latency by ranks per node
+    self_copy: list[tuple[int, float]] = field(default_factory=list)  # here: (bytes, s) of a message to oneself
+    # here: ranks -> s each collective costs inside a running application beyond the micro-benchmark's
+    # (ranks arriving apart instead of released together; negative where it costs less), bench/simulate.py
+    in_situ: dict[int, float] = field(default_factory=dict)
     assumptions: list[str] = field(default_factory=list)
     source: str = ""
 
@@ -130,6 +134,30 @@ class Platform:
         have = sorted(self.latency_by_ranks)
         fit = [n for n in have if n >= ranks_per_node]
         return self.latency_by_ranks[fit[0] if fit else have[-1]]
+
+    def collective_seconds(self, op: str, nbytes: int, nprocs: int) -> float:
+        """One collective inside an application: the model's or table's cost, plus the in-situ difference
+        measured at this rank count (the count at or above it, else the largest; none: nothing)."""
+        base = self.collectives.seconds(op, nbytes, nprocs)
+        if not self.in_situ or nprocs <= 1:
+            return base
+        have = sorted(self.in_situ)
+        fit = [n for n in have if n >= nprocs]
+        return max(0.0, base + self.in_situ[fit[0] if fit else have[-1]])
+
+    def self_copy_seconds(self, nbytes: int) -> float:
+        """A rank copying its own data into or out of the collective buffer (ROMIO's message to itself): the
+        measured curve where there is one (a buffer that fits the caches copies faster), else one core's copy."""
+        pts = self.self_copy
+        if not pts:
+            return nbytes / self.copy_bw
+        if nbytes <= pts[0][0]:
+            return pts[0][1]
+        for (b0, t0), (b1, t1) in zip(pts, pts[1:]):
+            if nbytes <= b1:
+                return t0 + (t1 - t0) * (nbytes - b0) / (b1 - b0)
+        (b0, t0), (b1, t1) = pts[-2], pts[-1]  # beyond: at the largest sizes' rate
+        return t1 + (t1 - t0) / (b1 - b0) * (nbytes - b1)
 
     def header(self, ranks: int, nodes: int, stripe_count: int, stripe_size: int, new_file: bool) -> dict:
         """The engine's description of this platform for one simulation."""
@@ -181,6 +209,8 @@ class Platform:
             doc["nodes"]["write_copy_first_GBps"] = self.write_copy_first_bw / GB
         if self.ost_write_first_bw:
             doc["storage"]["ost_write_first_GBps"] = self.ost_write_first_bw / GB
+        if self.self_copy:
+            doc["nodes"]["self_copy_us_by_bytes"] = [[b, t / US] for b, t in self.self_copy]
         if self.latency_by_ranks:
             doc["nodes"]["latency_us_by_ranks"] = {str(n): v / US for n, v in sorted(self.latency_by_ranks.items())}
         if self.nic_bw:
@@ -192,6 +222,8 @@ class Platform:
         else:
             doc["collectives"] = {"model": "measured", "table": {
                 op: {str(n): [[b, t] for b, t in pts] for n, pts in sorted(by.items())} for op, by in c.table.items()}}
+        if self.in_situ:
+            doc["collectives"]["in_situ_us_by_ranks"] = {str(n): v / US for n, v in sorted(self.in_situ.items())}
         return doc
 
 
@@ -277,6 +309,20 @@ def from_json(doc, source: str) -> Platform:
     by_ranks = nodes.get("latency_us_by_ranks")
     if isinstance(by_ranks, dict):
         pf.latency_by_ranks = {int(k): float(v) * US for k, v in by_ranks.items()}
+    in_situ = coll.get("in_situ_us_by_ranks")
+    if in_situ is not None:
+        try:
+            pf.in_situ = {int(n): float(v) * US for n, v in in_situ.items()}
+        except (TypeError, ValueError, AttributeError):
+            raise PlatformError(f"{source}: collectives.in_situ_us_by_ranks must map ranks -> microseconds") from None
+    copies = nodes.get("self_copy_us_by_bytes")
+    if copies is not None:
+        try:
+            pf.self_copy = sorted((int(b), float(t) * US) for b, t in copies)
+        except (TypeError, ValueError):
+            raise PlatformError(f"{n}: self_copy_us_by_bytes must be [[bytes, microseconds], ...]") from None
+        if len(pf.self_copy) < 2 or len({b for b, _ in pf.self_copy}) < len(pf.self_copy):
+            raise PlatformError(f"{n}: self_copy_us_by_bytes needs two or more distinct sizes")
     if kind == "lustre" and (pf.nic_bw <= 0 or pf.backbone_bw <= 0):
         raise PlatformError(f"{source}: a lustre platform needs nodes.nic_GBps and network.backbone_GBps")
     return pf
@@ -309,13 +355,15 @@ def load(spec: str, calibration: str | None = None) -> Platform:
 
 # ---- this machine, from its calibration ----
 
-def _medians(records: list[dict], **match) -> dict[int, float]:
-    """bytes -> median seconds over the passes, of the records matching every field given."""
+def _fastest(records: list[dict], **match) -> dict[int, float]:
+    """bytes -> the fastest pass's seconds, of the records matching every field given. Other work on the
+    shared cores only adds time, so the fastest pass is the operation's own cost (the validation compares
+    with the fastest run for the same reason)."""
     by: dict[int, list[float]] = {}
     for r in records:
         if all(r.get(k) == v for k, v in match.items()) and r["seconds"] > 0:
             by.setdefault(int(r["bytes"]), []).append(float(r["seconds"]))
-    return {b: statistics.median(ts) for b, ts in sorted(by.items())}
+    return {b: min(ts) for b, ts in sorted(by.items())}
 
 
 def _line(points: dict[int, float], small: int = 4096, large: int = 1 << 20) -> tuple[float, float]:
@@ -334,6 +382,8 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
 
     - a received message: the receiver's core copies it at the rate the point-to-point exchanges of two
       ranks measured; its latency is theirs (per rank count, where the calibration ran more ranks);
+    - a message to oneself (an aggregator's own data into or out of the collective buffer): the one-rank
+      exchange's time at each size (a buffer that fits the caches copies faster than one that does not);
     - pwrite / pread: the calling core copies the data at the single-writer rate (new file and steady
       state apart); the file system's aggregate bandwidth is what the most concurrent writers measured
       reached, so it binds only when they share more than their cores give;
@@ -341,25 +391,26 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
     """
     cores = cores or os.cpu_count() or 1
     try:
-        pair = _medians(records, op="p2p", nprocs=2)
+        pair = _fastest(records, op="p2p", nprocs=2)
         if not pair:
             raise PlatformError("the calibration has no two-rank point-to-point measurements: run iotuner "
                                 "calibrate with --ranks 2 or more")
         msg_lat, msg_bw = _line(pair)
+        self_copy = sorted(_fastest(records, op="p2p", nprocs=1).items())
         latency = {}
         for n in sorted({int(r["nprocs"]) for r in records if r["op"] == "p2p" and r["nprocs"] >= 2}):
-            small = [t for b, t in _medians(records, op="p2p", nprocs=n).items() if b <= 4096]
+            small = [t for b, t in _fastest(records, op="p2p", nprocs=n).items() if b <= 4096]
             if small:
                 latency[n] = statistics.median(small)
-        w_lat, w_bw = _line(_medians(records, op="pwrite", writers=1, first=0, sync=0))
-        _, w_first = _line(_medians(records, op="pwrite", writers=1, first=1, sync=0))
-        r_lat, r_bw = _line(_medians(records, op="pread", writers=1))
+        w_lat, w_bw = _line(_fastest(records, op="pwrite", writers=1, first=0, sync=0))
+        _, w_first = _line(_fastest(records, op="pwrite", writers=1, first=1, sync=0))
+        r_lat, r_bw = _line(_fastest(records, op="pread", writers=1))
         most = min(cores, max(int(r["writers"]) for r in records if r["op"] == "pwrite"))
 
         def aggregate(op: str, single: float, **match) -> float:
             if most < 2:
                 return single * cores
-            _, per = _line(_medians(records, op=op, writers=most, **match))
+            _, per = _line(_fastest(records, op=op, writers=most, **match))
             return max(per * most, single)
 
         disk_w = aggregate("pwrite", w_bw, first=0, sync=0)
@@ -368,7 +419,7 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
         table: dict[str, dict[int, list[tuple[int, float]]]] = {}
         for op in COLLECTIVE_OPS:
             for n in sorted({int(r["nprocs"]) for r in records if r["op"] == op}):
-                table.setdefault(op, {})[n] = sorted(_medians(records, op=op, nprocs=n).items())
+                table.setdefault(op, {})[n] = sorted(_fastest(records, op=op, nprocs=n).items())
         if set(COLLECTIVE_OPS) - set(table):
             raise PlatformError("the calibration lacks collective measurements: run iotuner calibrate again")
     except (KeyError, TypeError, ValueError) as e:
@@ -383,7 +434,7 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
         write_copy_bw=w_bw, write_copy_first_bw=w_first, read_copy_bw=r_bw,
         storage={"kind": "local", "osts": 1, "oss": 0, "ost_write_bw": disk_w, "ost_read_bw": disk_r,
                  "write_overhead": w_lat, "read_overhead": r_lat},
-        ost_write_first_bw=disk_w_first, collectives=Measured(table), latency_by_ranks=latency,
+        ost_write_first_bw=disk_w_first, collectives=Measured(table), latency_by_ranks=latency, self_copy=self_copy,
         assumptions=[f"calibrated on {meta.get('ranks', '?')} ranks in {meta.get('dir', '?')}",
                      "one node: no network", "ranks busy-poll in blocking MPI calls (MPICH)"],
         source=f"calibration of {host}")

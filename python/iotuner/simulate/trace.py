@@ -32,7 +32,7 @@ class Trace:
     def collective(self, op: str, nbytes: int) -> None:
         key = (op, nbytes)
         if key not in self._cost:
-            self._cost[key] = f"C {self.platform.collectives.seconds(op, nbytes, self.nprocs):.9g}"
+            self._cost[key] = f"C {self.platform.collective_seconds(op, nbytes, self.nprocs):.9g}"
         self.lines.append(self._cost[key])
 
     def local(self, rank: int, op: str, nbytes: int, peer: int, offset: int) -> None:
@@ -40,7 +40,9 @@ class Trace:
             if nbytes:  # MPI_Waitall of nothing: no time
                 self.lines.append(f"w {rank} {nbytes}")
         elif op in ("isend", "irecv"):
-            if peer == rank:  # MPICH copies a message to oneself in place, at memory speed: next to free
+            if peer == rank:  # an aggregator's own data: one copy into (or out of) the collective buffer
+                if op == "irecv":
+                    self.lines.append(f"x {rank} {round(self.platform.self_copy_seconds(nbytes) * 1e9)}")
                 return
             self.lines.append(f"{LOCAL[op]} {rank} {nbytes} {peer}")
         elif op in LOCAL:

@@ -102,6 +102,15 @@ def _pattern(direction: str, summaries: list[dict | None]) -> Pattern:
     return Pattern(direction, ranks)
 
 
+def segmented(direction: str, calls: int, per_call: int, ranks: int) -> Pattern:
+    """`calls` collective calls of `per_call` bytes per rank, each call one region per rank in rank order
+    (one dataset per call: VPIC-IO's layout), at `ranks` ranks."""
+    summary = {"calls": calls, "bytes": per_call * calls, "offset": 0, "request_min": per_call,
+               "request_max": per_call, "call_requests": 1, "request_stride": 0,
+               "call_step": ranks * per_call if calls > 1 else 0, "unflattened_calls": 0}
+    return _pattern(direction, scale(summary, dict(summary, offset=per_call), ranks, ranks))
+
+
 def _end(p: Pattern) -> int:
     return max([0] + [c[-1][0] + c[-1][1] for r in p.ranks for c in r.calls if c])
 
@@ -169,21 +178,17 @@ def from_darshan(profile, ranks: int | None) -> Workload:
             k = max(1, round(calls / n0))
             per_call = max(1, per_rank // k)
             piece = min(facts.common_size or per_call, per_call)
+            n = ranks or n0
             if facts.locality == "strided" and piece < per_call:
                 nreq = max(1, per_call // piece)
                 summary = {"calls": k, "bytes": nreq * piece * k, "offset": 0, "request_min": piece,
                            "request_max": piece, "call_requests": nreq, "request_stride": n0 * piece,
                            "call_step": nreq * n0 * piece, "unflattened_calls": 0}
-                second = dict(summary, offset=piece)
+                pat = _pattern(direction, scale(summary, dict(summary, offset=piece), n0, n))
                 layout = f"interleaved in {piece:,} B pieces (DXT: strided)"
             else:
-                summary = {"calls": k, "bytes": per_call * k, "offset": 0, "request_min": per_call,
-                           "request_max": per_call, "call_requests": 1, "request_stride": 0,
-                           "call_step": n0 * per_call if k > 1 else 0, "unflattened_calls": 0}
-                second = dict(summary, offset=per_call)
+                pat = segmented(direction, k, per_call, n)
                 layout = "one region per rank in each call, in rank order"
-            n = ranks or n0
-            pat = _pattern(direction, scale(summary, second, n0, n))
             run = {}
             if f.lustre and f.lustre.get("stripe_count"):
                 run = {"lustre.stripe_count": f.lustre["stripe_count"], "lustre.stripe_size": f.lustre["stripe_size"]}
