@@ -130,15 +130,15 @@ class Target:
     """The recorded sweep as a yardstick: a point's true value is the median of its recorded runs;
     a run reaches the target when its point is within 95% of the best median (gain over it >= 0.95)."""
 
-    def __init__(self, path: Path, obj: objective.Objective):
-        self.rec, self.obj = replay.load(path), obj
+    def __init__(self, path: Path, obj: objective.Objective, share: float = TARGET):
+        self.rec, self.obj, self.share = replay.load(path), obj, share
         self.judge = replay.ReplayEvaluator(self.rec, obj)  # its value(): a point's median
         medians = [self.rec.median(p, obj) for p in self.rec.points if p.runs]
         self.best = max(medians, key=obj.key)
         self.reaching = sum(1 for m in medians if self.reached(m))
 
     def reached(self, value: float | None) -> bool:
-        return value is not None and self.obj.gain(value, self.best) >= TARGET
+        return value is not None and self.obj.gain(value, self.best) >= self.share
 
 
 def bootstrap_median(counts: list[int], rng, n: int = 10000) -> tuple[float, float]:
@@ -163,16 +163,17 @@ def recorded_objective(path: Path, given: str | None) -> objective.Objective:
 
 def replay_part(opts, path: Path) -> dict[str, list[int | None]]:
     obj = recorded_objective(path, opts.objective)
-    tgt = Target(path, obj)
+    tgt = Target(path, obj, opts.target)
+    pct = f"{opts.target:.0%}"
     rec = tgt.rec
     print(f"\nreplay of the recorded sweep {path.name}: space {rec.space.name} ({len(rec.points)} points, "
           f"{sum(len(p.runs) for p in rec.points)} recorded runs), objective {obj.name}; "
-          f"{tgt.reaching} points within 95% of the best median; "
+          f"{tgt.reaching} points within {pct} of the best median; "
           + ("a run report of the default and the machine's calibration recorded (the hybrid model's input)"
              if rec.report and rec.calibration else "no run report of the default recorded"))
     print("  each run answers " + ("the point's recorded median (noise removed)" if opts.replay_noise == "none"
                                    else "one of the point's recorded runs, drawn at random (the recorded noise)"))
-    print(f"  evaluations until a point whose recorded median is within 95% of the sweep's best was measured "
+    print(f"  evaluations until a point whose recorded median is within {pct} of the sweep's best was measured "
           f"(median over {opts.replay_seeds} seeds, budget {opts.replay_budget}; bootstrap 95% interval of the "
           f"median)")
     results: dict[str, list[int | None]] = {}
@@ -309,6 +310,8 @@ def main() -> int:
     ap.add_argument("--replay-noise", choices=("recorded", "none"), default="recorded",
                     help="recorded: a run draws one of the point's recorded runs (default); none: it answers the "
                          "point's median, the landscape without the noise")
+    ap.add_argument("--target", type=float, default=TARGET, metavar="SHARE",
+                    help="on the replay: the share of the sweep's best a point must reach (default %(default)s)")
     ap.add_argument("--replay-budget", type=int, default=200, help="evaluations per replay study (default 200)")
     ap.add_argument("--no-real", dest="real", action="store_false",
                     help="skip the real runs of the target (a few minutes on 2 cores)")

@@ -146,6 +146,17 @@ def test_hdf5s_independent_transfer_is_predicted_as_romios_independent_path(stri
     assert p.score(independent) == pytest.approx(p.score(disabled))
     assert p.score(predict.hint_overrides({"hdf5.transfer_mode": "collective"}))[1] != \
         pytest.approx(p.score(disabled)[1])
+    # one path to the model, two to the application: among equal predictions the fewest changes come first
+    default = {d.name: d.labels[0] for d in sp.dimensions}
+    default.update({"hdf5.transfer_mode": "collective", "mpiio.romio_cb_write": "enable",
+                    "mpiio.romio_cb_read": "enable"})
+    fixed = {n: v for n, v in default.items() if n not in predict.modelled(sp)}
+    ranked = predict.rank_points(sp, p, fixed, 1, default)
+    changes = [sum(pt[n] != default[n] for n in pt) for _, pt in ranked]
+    ties = [(changes[i], changes[i + 1]) for i in range(len(ranked) - 1) if ranked[i][0] == ranked[i + 1][0]]
+    assert ties and all(a <= b for a, b in ties)
+    tied = [c for (s, _), c in zip(ranked, changes) if s == ranked[0][0]]
+    assert len(tied) > 1 and changes[0] == min(tied)
 
 
 @pytest.mark.mpi

@@ -1,17 +1,17 @@
-"""The default strategy: what is known before a run first, then a Bayesian search for the rest, so that few
-application runs reach a good point.
+"""What is known before a run first, then a Bayesian search for the rest, so that few application runs reach
+a good point.
 
 1. Prior (`prior.py`): the hybrid model's prediction of the study's objective for the MPI-IO hints and HDF5's
    transfer mode of every point, from the default's run report and this machine's calibration (no training
-   runs). Its best distinct predictions run first (`prior=K`, default 2), every other dimension as the default
+   runs). Its best distinct predictions run first (`prior=K`, default 1), every other dimension as the default
    has it.
 2. Warm start (`warm.py`): the best points earlier studies in the same storage measured (`warm=K`, default 2),
    when they searched the same space for the same objective on a run like this one.
-3. Search: Optuna's multivariate TPE over the whole space, which sees those runs as its first trials and so
-   needs fewer random ones of its own (what no model covers: HDF5's alignment, chunking, metadata).
+3. Search: Optuna's multivariate TPE over the whole space (what no model covers: HDF5's alignment, chunking,
+   metadata), which counts the runs above among its start-up trials and so needs fewer random ones of its own.
 
-Options (--strategy-option): prior=K, warm=K (0: none), calibration=FILE (default: this machine's),
-startup=N (TPE's random trials when nothing is known first; default as bayes).
+Options (--strategy-option): prior=K, warm=K (0: none), calibration=FILE (default: this machine's), startup=N
+(TPE's random start-up trials; default as bayes).
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from .. import register
 optuna = lazy("optuna")
 
 
-@register("auto", "the default: the hybrid model's best predictions and the best points of earlier studies of a "
-                  "similar run first, then multivariate TPE")
+@register("auto", "the hybrid model's best prediction and earlier studies' best points first, then multivariate "
+                  "TPE")
 class Auto(Strategy):
     def __init__(self, space, seed, options):
         super().__init__(space, seed, options)
         try:
-            self.n_prior = int(self.options.get("prior", 2))
+            self.n_prior = int(self.options.get("prior", 1))
             self.n_warm = int(self.options.get("warm", 2))
             self.startup = int(self.options.get("startup", max(5, min(10, 2 * len(space.dimensions)))))
         except ValueError as e:
@@ -38,9 +38,10 @@ class Auto(Strategy):
         if min(self.n_prior, self.n_warm, self.startup) < 0:
             raise ValueError("strategy auto: prior, warm and startup must be 0 or more")
         self.first: list[tuple[dict[str, str], str]] | None = None  # the points known before the search, and why
+        self.ran: list[dict[str, str]] = []  # those of them measured
 
     def sampler(self, ctx):
-        # the points run first are finished trials TPE counts among its start-up ones: what is known
+        # the runs before the search are finished trials TPE counts among its start-up ones: what is known
         # replaces random draws
         return optuna.samplers.TPESampler(seed=self.seed, multivariate=True, n_startup_trials=self.startup,
                                           constant_liar=True)
@@ -57,12 +58,12 @@ class Auto(Strategy):
         out: list[tuple[dict[str, str], str]] = []
         default = self.default_point(ctx)
         if self.n_prior:
-            rank, what = prior.model_prior(self.space, ctx.objective, ctx.store.baseline_report(), ctx.store.config,
-                                           self.options.get("calibration"))
-            ctx.note(f"auto: prior: {what}" if rank else f"auto: no prior: {what}")
-            if rank:
-                for point, described in rank(default, self.n_prior):
-                    out.append((point, f"auto: the hybrid model's prediction, {described}"))
+            model, what = prior.model_prior(self.space, ctx.objective, ctx.store.baseline_report(),
+                                            ctx.store.config, self.options.get("calibration"))
+            ctx.note(f"auto: prior: {what}" if model else f"auto: no prior: {what}")
+            if model:
+                out += [(point, f"auto: the hybrid model's prediction, {described}")
+                        for point, described in model.rank(default, self.n_prior)]
         if self.n_warm:
             earlier = warm.earlier(ctx.store, self.space, ctx.objective)
             best = warm.best(earlier, self.n_warm)
@@ -97,13 +98,13 @@ class Auto(Strategy):
     # ---- the search ----
 
     def propose(self, ctx):
-        # a trial's settings are completed with what each value implies: compare the points' labels
-        measured = [self.space.labels_of(r.settings) for r in ctx.store.search_trials()]
-        for point, _ in self._first(ctx):
-            if point not in measured:
-                return point
-        return SAMPLER
+        pending = [p for p, _ in self._first(ctx) if p not in self.ran]
+        if pending:
+            # a trial's settings are completed with what each value implies: compare the points' labels
+            measured = [self.space.labels_of(r.settings) for r in ctx.store.search_trials()]
+            self.ran += [p for p in pending if p in measured]
+            pending = [p for p in pending if p not in measured]
+        return pending[0] if pending else SAMPLER
 
     def explain(self, ctx, point):
         return next((why for p, why in self._first(ctx) if p == point), None)
-

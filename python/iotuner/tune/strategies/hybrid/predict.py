@@ -174,19 +174,23 @@ class Predictor:
         return (-self.objective.key(value) if value is not None else 0.0, seconds)
 
 
-def rank_points(space: SearchSpace, predictor: Predictor, fixed: dict[str, str],
-                nodes: int = 1) -> list[tuple[tuple[float | None, float], dict[str, str]]]:
+def rank_points(space: SearchSpace, predictor: Predictor, fixed: dict[str, str], nodes: int = 1,
+                default: dict[str, str] | None = None) -> list[tuple[tuple[float | None, float], dict[str, str]]]:
     """Every point of the modelled dimensions (the others held at `fixed`), with its predicted score, best
-    first."""
+    first; among equal predictions, the point with fewer changes from `default` first (HDF5's independent
+    transfers and collective ones with collective buffering disabled are one path to the model, not to the
+    application)."""
     import itertools
     dims = [space.dimension(n) for n in modelled(space)]
+    default = default or {}
     out = []
     for labels in itertools.product(*(d.labels for d in dims)):
         point = {**fixed, **dict(zip((d.name for d in dims), labels))}
         flat = space.point_settings(space.decode(point))
-        out.append((predictor.score(hint_overrides(flat, nodes)), point))
-    out.sort(key=lambda x: predictor.sort_key(x[0]))
-    return out
+        changes = sum(1 for d, v in zip(dims, labels) if d.name in default and default[d.name] != v)
+        out.append((predictor.score(hint_overrides(flat, nodes)), changes, point))
+    out.sort(key=lambda x: (predictor.sort_key(x[0]), x[1]))
+    return [(score, point) for score, _, point in out]
 
 
 def differs(a: tuple, b: tuple) -> bool:
