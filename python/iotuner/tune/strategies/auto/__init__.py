@@ -10,8 +10,8 @@ a good point.
 3. Search: Optuna's multivariate TPE over the whole space (what no model covers: HDF5's alignment, chunking,
    metadata), which counts the runs above among its start-up trials and so needs fewer random ones of its own.
 
-Options (--strategy-option): prior=K, warm=K (0: none), calibration=FILE (default: this machine's), startup=N
-(TPE's random start-up trials; default as bayes).
+Options (--strategy-option): prior=K, warm=K (0: none), calibration=FILE (default: this machine's),
+startup_trials=N (TPE's random start-up trials; default as bayes).
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ class Auto(Strategy):
         try:
             self.n_prior = int(self.options.get("prior", 1))
             self.n_warm = int(self.options.get("warm", 2))
-            self.startup = int(self.options.get("startup", max(5, min(10, 2 * len(space.dimensions)))))
+            self.startup = int(self.options.get("startup_trials", max(5, min(10, 2 * len(space.dimensions)))))
         except ValueError as e:
             raise ValueError(f"strategy auto: {e}") from None
         if min(self.n_prior, self.n_warm, self.startup) < 0:
-            raise ValueError("strategy auto: prior, warm and startup must be 0 or more")
+            raise ValueError("strategy auto: prior, warm and startup_trials must be 0 or more")
         self.first: list[tuple[dict[str, str], str]] | None = None  # the points known before the search, and why
         self.ran: list[dict[str, str]] = []  # those of them measured
 
