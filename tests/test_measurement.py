@@ -39,7 +39,7 @@ def test_sampled_time_estimates_the_write_loop(tmp_path):
                 "hdf5": h5["hdf5"]["write_time_s"] / float(fields["h5_s"])}
     # time inside the calls is most of each loop; a wrong weight (1 instead of 16) would give ~6%
     assert_claims(estimate_over_clock, {"posix": Claim(above=0.5, below=1.1), "hdf5": Claim(above=0.5, below=1.1)},
-                  most=12)
+                  most=24)  # under load a preempted sampled call weighs 16 calls: more samples
 
 
 def test_few_calls_are_timed_exactly(tmp_path):
