@@ -24,6 +24,25 @@ def test_balanced_fraction_is_a_latin_square_for_two_three_level_knobs():
     assert len(big) == len(set(big)) and len(big) >= 20  # repeated combinations dropped, most kept
 
 
+@pytest.mark.parametrize("name, options, message", [
+    ("auto", {"prior": "two"}, "strategy auto: prior='two' is not a number"),
+    ("auto", {"warm": "-1"}, "strategy auto: warm must be at least 0"),
+    ("ml", {"train": "1"}, "strategy ml: train must be at least 2"),
+    ("ml", {"top": "x"}, "strategy ml: top='x' is not a number"),
+    ("hybrid", {"top": "0"}, "strategy hybrid: top must be at least 1"),
+])
+def test_a_bad_numeric_option_names_the_strategy_and_the_option(name, options, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        strategies.make(name, spaces.load("twophase"), 0, options)
+
+
+def test_auto_starts_tpe_as_bayes_does_unless_told():
+    sp = spaces.load("twophase")
+    auto = strategies.make("auto", sp, 0)
+    assert auto.startup == strategies.sampler("bayes", sp, 0)._n_startup_trials
+    assert strategies.make("auto", sp, 0, {"startup_trials": "3"}).startup == 3
+
+
 def test_ml_trains_on_the_design_then_runs_its_top_k(tmp_path):
     r = iotuner("tune", "--synthetic", "ufs", "--space", "twophase", "--strategy", "ml", "--strategy-option", "train=12",
                 "--strategy-option", "top=3", "--objective", "write-bw", "--trials", 20, "--study", "ml",

@@ -74,6 +74,17 @@ class Strategy:
     def __init__(self, space: SearchSpace, seed: int, options: Mapping[str, Any]):
         self.space, self.seed, self.options = space, seed, dict(options)
 
+    def int_option(self, key: str, default: int, least: int = 0) -> int:
+        """An integer option (`--strategy-option key=N`), or a message naming it."""
+        value = self.options.get(key, default)
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"strategy {self.name}: {key}={value!r} is not a number") from None
+        if number < least:
+            raise ValueError(f"strategy {self.name}: {key} must be at least {least}")
+        return number
+
     @classmethod
     def add_arguments(cls, group) -> None:
         """Options of its own for `iotuner tune` (argparse), shown under its own heading in --help."""

@@ -10,7 +10,12 @@ from . import register
 optuna = lazy("optuna")
 
 
+def startup_trials(space) -> int:
+    """TPE's random start-up trials unless told: two per dimension, 5 to 10."""
+    return max(5, min(10, 2 * len(space.dimensions)))
+
+
 @register("bayes", "Bayesian optimization (Optuna's multivariate TPE)")
 def factory(space, seed, options):
-    startup = int(options.get("startup_trials", max(5, min(10, 2 * len(space.dimensions)))))
+    startup = int(options.get("startup_trials", startup_trials(space)))
     return optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=startup)

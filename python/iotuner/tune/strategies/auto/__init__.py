@@ -19,7 +19,7 @@ from __future__ import annotations
 from ....lazy import lazy
 from ...protocol import SAMPLER, Strategy
 from ...space import library_default
-from .. import register
+from .. import bayes, register
 
 optuna = lazy("optuna")
 
@@ -29,14 +29,9 @@ optuna = lazy("optuna")
 class Auto(Strategy):
     def __init__(self, space, seed, options):
         super().__init__(space, seed, options)
-        try:
-            self.n_prior = int(self.options.get("prior", 1))
-            self.n_warm = int(self.options.get("warm", 2))
-            self.startup = int(self.options.get("startup_trials", max(5, min(10, 2 * len(space.dimensions)))))
-        except ValueError as e:
-            raise ValueError(f"strategy auto: {e}") from None
-        if min(self.n_prior, self.n_warm, self.startup) < 0:
-            raise ValueError("strategy auto: prior, warm and startup_trials must be 0 or more")
+        self.n_prior = self.int_option("prior", 1)
+        self.n_warm = self.int_option("warm", 2)
+        self.startup = self.int_option("startup_trials", bayes.startup_trials(space))
         self.first: list[tuple[dict[str, str], str]] | None = None  # the points known before the search, and why
         self.ran: list[dict[str, str]] = []  # those of them measured
 

@@ -43,13 +43,8 @@ def fit_svr(X, y):
 class ML(Strategy):
     def __init__(self, space, seed, options):
         super().__init__(space, seed, options)
-        try:
-            self.train = int(self.options.get("train", max(4, space.size() // 3)))
-            self.top = int(self.options.get("top", 3))
-        except ValueError as e:
-            raise ValueError(f"strategy ml: {e}") from None
-        if self.train < 2 or self.top < 1:
-            raise ValueError("strategy ml: train must be at least 2 and top at least 1")
+        self.train = self.int_option("train", max(4, space.size() // 3), least=2)
+        self.top = self.int_option("top", 3, least=1)
         self.ranking: list[dict] = []
         self.proposed = 0
         self.trained = 0

@@ -37,12 +37,7 @@ def nothing_to_predict(report: dict | None, phases: int | None) -> str | None:
 class Hybrid(Strategy):
     def __init__(self, space, seed, options):
         super().__init__(space, seed, options)
-        try:
-            self.top = int(self.options.get("top", 3))
-        except ValueError:
-            raise ValueError(f"strategy hybrid: top={self.options.get('top')!r} is not a number") from None
-        if self.top < 1:
-            raise ValueError("strategy hybrid: top must be at least 1")
+        self.top = self.int_option("top", 3, least=1)
         self.fallback = self.options.get("fallback")
         if self.fallback is not None and self.fallback not in FALLBACKS:
             raise ValueError(f"strategy hybrid: fallback={self.fallback!r}: the only fallback is random")
