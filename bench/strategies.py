@@ -140,6 +140,17 @@ class Target:
     def reached(self, value: float | None) -> bool:
         return value is not None and self.obj.gain(value, self.best) >= self.share
 
+    def split_half(self) -> tuple[int, int, int]:
+        """Whether the recording resolves the target: the points within the share of the best by the
+        medians of their odd runs, by those of their even runs, and by both (points of 2 runs or more)."""
+        pts = [p for p in self.rec.points if len(p.runs) >= 2]
+        halves = []
+        for h in (0, 1):
+            meds = [statistics.median(self.rec.value(r, self.obj) for r in p.runs[h::2]) for p in pts]
+            best = max(meds, key=self.obj.key)
+            halves.append({i for i, m in enumerate(meds) if self.obj.gain(m, best) >= self.share})
+        return len(halves[0]), len(halves[1]), len(halves[0] & halves[1])
+
 
 def bootstrap_median(counts: list[int], rng, n: int = 10000) -> tuple[float, float]:
     arr = np.array(counts, dtype=float)
@@ -171,6 +182,10 @@ def replay_part(opts, path: Path) -> dict[str, list[int | None]]:
           f"{tgt.reaching} points within {pct} of the best median; "
           + ("a run report of the default and the machine's calibration recorded (the hybrid model's input)"
              if rec.report and rec.calibration else "no run report of the default recorded"))
+    odd, even, both = tgt.split_half()
+    print(f"  split half: {odd} points within {pct} of the best by the medians of their odd runs, {even} by their "
+          f"even runs, {both} by both" + ("; which points reach the target is decided by the recorded noise"
+                                          if both < min(odd, even) / 2 else ""))
     print("  each run answers " + ("the point's recorded median (noise removed)" if opts.replay_noise == "none"
                                    else "one of the point's recorded runs, drawn at random (the recorded noise)"))
     print(f"  evaluations until a point whose recorded median is within {pct} of the sweep's best was measured "

@@ -31,3 +31,38 @@ def test_uniform_within_matches_sampling_without_repeats(capsys):
     lines = {line.split()[0]: float(line.split("p = ")[1]) for line in capsys.readouterr().out.splitlines()
              if "p = " in line}
     assert lines["blind"] > 0.01 and lines["sharp"] < 1e-6
+
+
+class _Point:
+    def __init__(self, runs):
+        self.runs = runs
+
+
+class _Recording:
+    """Runs are the objective's values themselves."""
+
+    def __init__(self, points):
+        self.points = points
+
+    def value(self, run, objective):
+        return run
+
+
+def _target(bench, points):
+    from iotuner.tune import objective
+    tgt = bench.Target.__new__(bench.Target)
+    tgt.rec, tgt.obj, tgt.share = _Recording(points), objective.parse("perf"), 0.95
+    return tgt
+
+
+def test_split_half_tells_a_resolved_target_from_a_noise_winner():
+    bench = load()
+    rng = random.Random(3)
+    # one point twice as fast as 99 others, 6 runs each with 10% noise: both halves find it
+    clear = [_Point([rng.gauss(2000 if i == 0 else 1000, 100) for _ in range(6)]) for i in range(100)]
+    odd, even, both = _target(bench, clear).split_half()
+    assert (odd, even, both) == (1, 1, 1)
+    # 100 points alike, 3 runs each with 20% noise: which ones look best is noise, and the halves disagree
+    plateau = [_Point([rng.gauss(1000, 200) for _ in range(3)]) for _ in range(100)]
+    odd, even, both = _target(bench, plateau).split_half()
+    assert both < min(odd, even)
