@@ -184,7 +184,7 @@ def replay_part(opts, path: Path) -> dict[str, list[int | None]]:
              if rec.report and rec.calibration else "no run report of the default recorded"))
     odd, even, both = tgt.split_half()
     print(f"  split half: {odd} points within {pct} of the best by the medians of their odd runs, {even} by their "
-          f"even runs, {both} by both" + ("; which points reach the target is decided by the recorded noise"
+          f"even runs, {both} by both" + ("; the recorded runs do not resolve which points reach the target"
                                           if both < min(odd, even) / 2 else ""))
     print("  each run answers " + ("the point's recorded median (noise removed)" if opts.replay_noise == "none"
                                    else "one of the point's recorded runs, drawn at random (the recorded noise)"))
