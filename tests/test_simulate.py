@@ -317,3 +317,20 @@ def test_this_machine_is_derived_from_the_fastest_pass():
     assert pf.write_copy_bw == pytest.approx(4e9, rel=0.01)
     assert pf.self_copy_seconds(MIB) == pytest.approx(MIB / 10e9)
     assert pf.collectives.seconds("allreduce", 8, 2) == pytest.approx(5e-6)
+
+
+def test_hopper_default_is_held_by_its_two_stripes_and_paper_004s_settings_lift_it():
+    """VPIC-IO's layout (8 calls of 32 MiB per rank, one dataset per call) at 96 ranks on 4 nodes of the
+    bundled hopper platform: ROMIO's default there (2 stripes, one aggregator per stripe) cannot beat two
+    OSTs; paper 004's tuned settings (156 stripes of 32 MiB, an aggregator per rank) spread it over many."""
+    pf = platforms.load("hopper")
+    phase = workloads.Phase("vpicio write", workloads.segmented("write", 8, 32 * MIB, 96), {}, {}, True, 0)
+    wl = workloads.Workload("VPIC-IO", 96, 96, [phase])
+    default = engine.simulate(wl, pf, 4, {})
+    tuned = engine.simulate(wl, pf, 4, {"lustre.stripe_count": 156, "lustre.stripe_size": "32M",
+                                        "mpiio.cb_nodes": 96, "mpiio.cb_config_list": "*:24",
+                                        "mpiio.cb_buffer_size": 32 * MIB, "mpiio.romio_cb_write": "enable"})
+    two_osts = 2 * pf.storage["ost_write_bw"]
+    assert default.stripe_count == 2 and default.aggregators == 2
+    assert default.bytes / default.seconds <= two_osts * 1.01
+    assert tuned.aggregators == 96 and tuned.bytes / tuned.seconds > 10 * two_osts
