@@ -451,6 +451,10 @@ PAPER_004_TUNED = {"lustre.stripe_count": 156, "lustre.stripe_size": "32M", "mpi
                    "mpiio.cb_buffer_size": 32 * MIB, "mpiio.romio_cb_write": "enable"}
 
 
+def _nodes(ranks: int) -> int:
+    return -(-ranks // PAPER_CORES_PER_NODE)
+
+
 def _vpicio(n: int, per_call: int):
     from iotuner.simulate import workload as workloads
     phase = workloads.Phase("vpicio write", workloads.segmented("write", 8, per_call, n), {}, {}, True, 0)
@@ -459,7 +463,7 @@ def _vpicio(n: int, per_call: int):
 
 def _gbps(pf, n: int, per_call: int, flat: dict) -> float:
     from iotuner.simulate import engine
-    res = engine.simulate(_vpicio(n, per_call), pf, -(-n // PAPER_CORES_PER_NODE), flat, timeout=3600)
+    res = engine.simulate(_vpicio(n, per_call), pf, _nodes(n), flat, timeout=3600)
     return res.bytes / 1e9 / res.seconds
 
 
@@ -473,7 +477,7 @@ def paper(opts) -> None:
     from iotuner.tune import space as spaces
     stated = platforms.load("hopper")
     per_call = int(opts.mib_per_call * MIB)
-    tuned = {n: spaces.complete(PAPER_004_TUNED, -(-n // PAPER_CORES_PER_NODE)) for n in opts.cores}
+    tuned = {n: spaces.complete(PAPER_004_TUNED, _nodes(n)) for n in opts.cores}
     print(f"VPIC-IO on platform hopper: 8 collective writes of {opts.mib_per_call:g} MiB per rank, one dataset "
           f"per call, {PAPER_CORES_PER_NODE} ranks per node; default: the platform's layout ({stated.stripe_count} "
           f"stripes of {stated.stripe_size // MIB} MiB) and Cray MPICH's aggregators (one per stripe); tuned: paper "
@@ -505,7 +509,7 @@ def paper(opts) -> None:
         paper_cell = f"{pd:.2f} / {pb:.2f} ({pb / pd:.1f}x)" if pd else "-"
         (sd, st), (fd, ft) = row
         against = f"; {ft / pb - 1:+.0%}" if pb else ""
-        print(f"| {n:,} | {-(-n // PAPER_CORES_PER_NODE)} | {paper_cell} | {sd:.2f} / {st:.2f} ({st / sd:.1f}x) | "
+        print(f"| {n:,} | {_nodes(n)} | {paper_cell} | {sd:.2f} / {st:.2f} ({st / sd:.1f}x) | "
               f"{fd:.2f} / {ft:.2f} ({ft / fd:.1f}x){against} |", flush=True)
         print(f"  ({time.monotonic() - t0:.0f} s to simulate)", file=sys.stderr, flush=True)
     print("\nthe platform's assumptions (python/iotuner/simulate/platforms/hopper.json):")
