@@ -322,7 +322,8 @@ def test_this_machine_is_derived_from_the_fastest_pass():
 def test_hopper_default_is_held_by_its_two_stripes_and_paper_004s_settings_lift_it():
     """VPIC-IO's layout (8 calls of 32 MiB per rank, one dataset per call) at 96 ranks on 4 nodes of the
     bundled hopper platform: ROMIO's default there (2 stripes, one aggregator per stripe) cannot beat two
-    OSTs; paper 004's tuned settings (156 stripes of 32 MiB, an aggregator per rank) spread it over many."""
+    OSTs; paper 004's tuned settings (156 stripes of 32 MiB, an aggregator per rank) spread it over many, through
+    the 78 aggregators ROMIO's Lustre driver keeps of the 96 asked for (the largest divisor of 156 not above 96)."""
     pf = platforms.load("hopper")
     phase = workloads.Phase("vpicio write", workloads.segmented("write", 8, 32 * MIB, 96), {}, {}, True, 0)
     wl = workloads.Workload("VPIC-IO", 96, 96, [phase])
@@ -333,4 +334,18 @@ def test_hopper_default_is_held_by_its_two_stripes_and_paper_004s_settings_lift_
     two_osts = 2 * pf.storage["ost_write_bw"]
     assert default.stripe_count == 2 and default.aggregators == 2
     assert default.bytes / default.seconds <= two_osts * 1.01
-    assert tuned.aggregators == 96 and tuned.bytes / tuned.seconds > 10 * two_osts
+    assert tuned.aggregators == 78 and tuned.bytes / tuned.seconds > 10 * two_osts
+
+
+def test_lustres_driver_spreads_every_round_of_a_write_over_the_osts():
+    """256 ranks writing 4 MiB each per call (one region per rank), 16 aggregators, 4 MiB buffers, 64 stripes
+    of 1 MiB on lustre-template. ROMIO's generic driver would give each aggregator a contiguous 64 MiB and all
+    16 would write the same 4 stripes in each round: at most 4 OSTs' bandwidth. The Lustre driver gives stripe s
+    to aggregator s mod 16, so each round reaches all 64 OSTs and only the nodes' links bind."""
+    pf = platforms.load("lustre-template")
+    phase = workloads.Phase("segmented write", workloads.segmented("write", 2, 4 * MIB, 256), {}, {}, True, 0)
+    res = engine.simulate(workloads.Workload("segmented", 256, 256, [phase]), pf, 8, {
+        **CB, "mpiio.cb_nodes": 16, "mpiio.cb_config_list": "*:2", "mpiio.cb_buffer_size": 4 * MIB,
+        "lustre.stripe_count": 64, "lustre.stripe_size": "1M"})
+    assert res.aggregators == 16
+    assert res.bytes / res.seconds > 6 * pf.storage["ost_write_bw"]

@@ -98,4 +98,4 @@ def simulate(workload: Workload, platform: Platform, nodes: int, flat: dict, nam
             results[i] = PhaseResult(ph.label, got["time_s"], ph.pattern.bytes,
                                      got["collective_s"], got["targets_used"], ph.measured_s)
     return Result(name, [results[i] for i in range(len(workload.phases))], setup.stripe_count, setup.stripe_size,
-                  setup.hints.cb_nodes, setup.mpiio, activities, wall)
+                  setup.hints.write_aggregators, setup.mpiio, activities, wall)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..tune.strategies.hybrid.count import phase_ops
 from ..tune.strategies.hybrid.hints import Hints
@@ -83,7 +83,10 @@ def setup(flat: dict, base_hints: dict, platform: Platform, ranks: int, nodes: i
             merged["cb_nodes"] = str(count)
             merged.setdefault("cb_config_list", f"*:{math.ceil(count / nodes)}")
     per_node = -(-ranks // nodes)
-    return Setup(Hints.from_mapping(merged, ranks, per_node), count, size, merged)
+    hints = Hints.from_mapping(merged, ranks, per_node)
+    if platform.lustre:  # ROMIO's Lustre driver takes the collective writes (hybrid/lustre.py)
+        hints = replace(hints, lustre=True)
+    return Setup(hints, count, size, merged)
 
 
 def engine_input(platform: Platform, ranks: int, nodes: int, phases: list[Phase], flat: dict,

@@ -52,6 +52,9 @@ class Hints:
     ind_rd_buffer_size: int = 4 * 1024 * 1024
     striping_unit: int = 0
     min_fdomain_size: int = 0
+    striping_factor: int = 0      # the file's stripe count (0: not known)
+    co_ratio: int = 1             # romio_lustre_co_ratio: aggregators per OST in the Lustre driver's writes
+    lustre: bool = False          # collective writes take ROMIO's Lustre driver (lustre.py), not the generic one
 
     @classmethod
     def from_mapping(cls, hints: dict, nprocs: int, ranks_per_node: int | None = None) -> "Hints":
@@ -67,7 +70,17 @@ class Hints:
                    ind_wr_buffer_size=_size(hints.get("ind_wr_buffer_size"), 512 * 1024),
                    ind_rd_buffer_size=_size(hints.get("ind_rd_buffer_size"), 4 * 1024 * 1024),
                    striping_unit=_size(hints.get("striping_unit"), 0),
-                   min_fdomain_size=_size(hints.get("romio_min_fdomain_size"), 0))
+                   min_fdomain_size=_size(hints.get("romio_min_fdomain_size"), 0),
+                   striping_factor=int(_size(hints.get("striping_factor"), 0)),
+                   co_ratio=max(1, int(_size(hints.get("romio_lustre_co_ratio"), 1))))
+
+    @property
+    def write_aggregators(self) -> int:
+        """The aggregators of a collective write: cb_nodes, or on Lustre as its driver trims them."""
+        if not (self.lustre and self.striping_unit > 0):
+            return self.cb_nodes
+        from .lustre import aggregators
+        return min(aggregators(self.cb_nodes, self.striping_factor, self.co_ratio), self.cb_nodes)
 
     def for_direction(self, direction: str) -> "Hints":
         """These hints with the other direction's at their defaults: a write's operations do not depend on
