@@ -13,7 +13,8 @@ HELP = "predict an I/O phase at thousands of ranks under settings documents (Sim
 DESCRIPTION = """Replays the collective I/O phases of a run report (its access section) or a Darshan log at N ranks on
 M nodes of a platform: ROMIO's operations for each settings document (counted by the hybrid model: exchange
 rounds, messages, file writes per aggregator and stripe) become SimGrid activities on the platform's nodes,
-network and storage targets, so aggregators that share OSTs and links slow each other down. Prints each
+network and storage targets, so aggregators that share OSTs and links slow each other down (on a Lustre
+platform, collective writes follow ROMIO's Lustre driver: stripe s to aggregator s mod aggregators). Prints each
 document's predicted phase times and bandwidth side by side, beside the run's own settings ("as run").
 
 Platforms: `here` (this machine, from `iotuner calibrate`'s file), a bundled one (lustre-template, hopper), or a
