@@ -96,3 +96,14 @@ def test_reads_and_other_file_systems_keep_the_generic_driver():
     assert twophase.collective(call, h, "write", File(0)).ranks != twophase.collective(call, generic, "write",
                                                                                       File(0)).ranks
     assert generic.write_aggregators == 16 and replace(h, cb_nodes=12).write_aggregators == 8
+
+
+def test_calls_counted_once_keep_the_aggregator_their_first_stripe_picks():
+    """The counting memo reuses a call shaped like one counted before; on Lustre a call starting on another
+    stripe hands its stripes to other aggregators, so the per-rank counts must still equal a call-by-call
+    count. 5 ranks write 3 MiB per call (VPIC-IO's layout): call k starts on stripe 15k, 4 aggregators."""
+    from iotuner.simulate import workload
+    from iotuner.tune.strategies.hybrid.count import phase_ops
+    pattern = workload.segmented("write", 4, 3 * MIB, 5)
+    h = lustre_hints(5, 5, 4, 4, MIB, MIB)
+    assert phase_ops(pattern, h).ranks == phase_ops(pattern, h, trace=Recorder()).ranks

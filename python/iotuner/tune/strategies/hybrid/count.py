@@ -36,10 +36,12 @@ def _call_ops(pattern: Pattern, k: int, lo: int, hi: int, shape: int, hints: Hin
     """The memo key of the k-th collective call's operations, counting them first if the memo lacks them; f
     grows as the call's writes extend it. A call's operations depend on its requests only relative to its
     first offset (file domains, rounds and sieve windows all start there), except for striping_unit's
-    alignment and the file's size, which are in the key."""
+    alignment, the Lustre driver's first aggregator and the file's size, which are in the key."""
     known = min(max(f.size - lo, 0), hi - lo)  # how much of the call's range the file holds already
     su = hints.striping_unit
-    key = (shape, lo % su if su > 0 else 0, known)
+    # on Lustre the stripe a call starts on also picks its aggregators (stripe s: aggregator s mod their count)
+    turn = (lo // su) % hints.write_aggregators if hints.lustre and su > 0 else 0
+    key = (shape, lo % su if su > 0 else 0, known, turn)
     hit = calls.get(key)
     if hit is None:
         g = File(lo + known)

@@ -1,6 +1,6 @@
 """The operations of one collective write in ROMIO's Lustre driver (adio/ad_lustre/ad_lustre_wrcoll.c and
-ad_lustre_aggregate.c, as in MPICH 3.x and the Cray MPICH of papers 001 and 004), rank by rank. ROMIO takes
-this driver for any file on Lustre; its collective reads stay on the generic path (twophase.py).
+ad_lustre_aggregate.c), rank by rank. ROMIO takes this driver for any file on Lustre; its collective reads stay
+on the generic path (twophase.py).
 
   aggregators  with cb_nodes >= the stripe count: the stripe count x min(cb_nodes / stripe count,
                romio_lustre_co_ratio = 1); else the largest divisor of the stripe count not above cb_nodes,
@@ -13,9 +13,11 @@ this driver for any file on Lustre; its collective reads stay on the generic pat
                1), receives its pieces and writes each stripe from its first to its last received byte
                (reading that range first if the pieces leave holes); adjoining stripes of one aggregator
                are one write
-MPICH 3.x's driver buffered one stripe (k = 1) whatever cb_buffer_size said, MPICH 4's buffers cb_buffer_size:
-with cb_buffer_size above the stripe size the older driver made k times the rounds, so more collectives, for
-the same bytes per OST.
+The aggregators and the domains are those of MPICH 3.x's driver (and the Cray MPICH of papers 001 and 004). That
+driver buffered one stripe per round (k = 1) whatever cb_buffer_size said; newer versions buffer
+cb_buffer_size, several stripes, as modelled here. With cb_buffer_size above the stripe size the older driver
+made k times the rounds, so more collectives, for the same bytes per OST; with it equal (paper 004's
+settings) they are the same.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .pattern import Request
 
 def aggregators(cb_nodes: int, stripe_count: int, co_ratio: int = 1) -> int:
     """ADIOI_LUSTRE_Get_striping_info's avail_cb_nodes for a write."""
-    if stripe_count <= 0:
+    if cb_nodes < 1 or stripe_count <= 0:
         return max(1, cb_nodes)
     if cb_nodes >= stripe_count:
         return stripe_count * min(cb_nodes // stripe_count, max(1, co_ratio))
