@@ -340,7 +340,7 @@ def test_hopper_default_is_held_by_its_two_stripes_and_paper_004s_settings_lift_
 def test_lustres_driver_spreads_every_round_of_a_write_over_the_osts():
     """256 ranks writing 4 MiB each per call (one region per rank), 16 aggregators, 4 MiB buffers, 64 stripes
     of 1 MiB on lustre-template. ROMIO's generic driver would give each aggregator a contiguous 64 MiB and all
-    16 would write the same 4 stripes in each round: at most 4 OSTs' bandwidth. The Lustre driver gives stripe s
+    16 would write to the same 4 OSTs in each round: at most 4 OSTs' bandwidth. The Lustre driver gives stripe s
     to aggregator s mod 16, so each round reaches all 64 OSTs and only the nodes' links bind."""
     pf = platforms.load("lustre-template")
     phase = workloads.Phase("segmented write", workloads.segmented("write", 2, 4 * MIB, 256), {}, {}, True, 0)
