@@ -26,6 +26,7 @@ from .fileio import File
 from .hints import Hints
 from .ops import Ops
 from .pattern import Request
+from .twophase import Exchange  # twophase imports this module only when it needs it
 
 
 def aggregators(cb_nodes: int, stripe_count: int, co_ratio: int = 1) -> int:
@@ -40,7 +41,6 @@ def aggregators(cb_nodes: int, stripe_count: int, co_ratio: int = 1) -> int:
 def write(ops: Ops, call: list[list[Request]], hints: Hints, f: File, lo: int, hi: int) -> None:
     """A collective write's two phases after the interleave check (twophase.collective): lo and hi are the
     first and last byte any rank writes."""
-    from .twophase import Exchange
     su = hints.striping_unit
     naggr = hints.write_aggregators
 

@@ -133,10 +133,10 @@ def collective(call: list[list[Request]], hints: Hints, direction: str, f: File,
     cb = hints.cb_buffer_size
     plan = {}  # aggregator index -> (st_loc, end_loc, ntimes)
     for a in range(naggr):
-        pieces = [p for i in ex.senders.get(a, ()) for p in ex.mine[i][a]]
+        pieces = ex.pieces.get(a)
         if pieces:
-            s = min(o for o, _ in pieces)
-            e = max(o + n - 1 for o, n in pieces)
+            s = pieces[0][0]
+            e = max(o + n - 1 for o, n, _ in pieces)
             plan[a] = (s, e, (e - s + cb) // cb)
         else:
             plan[a] = (-1, -1, 0)
@@ -188,14 +188,13 @@ class Exchange:
 
     def held(self, a: int, off: int, size: int) -> tuple[dict[int, int], list[Request]]:
         """Aggregator a's window [off, off + size): bytes per rank with data in it, and the pieces it holds.
-        Windows of one aggregator come in file order."""
+        Windows of one aggregator come in file order; only aggregators with data have windows."""
         flow: dict[int, int] = {}
         segs: list[Request] = []
-        mine_a, j = self.pieces.get(a, []), self.cursor.get(a, 0)
+        mine_a, j = self.pieces[a], self.cursor[a]
         while j < len(mine_a) and mine_a[j][0] + mine_a[j][1] <= off:
             j += 1
-        if a in self.cursor:
-            self.cursor[a] = j
+        self.cursor[a] = j
         while j < len(mine_a) and mine_a[j][0] < off + size:
             o, n, i = mine_a[j]
             lo, hi = max(o, off), min(o + n, off + size)
