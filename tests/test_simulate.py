@@ -4,6 +4,7 @@ bench_two_phase (the simulator's answers are deterministic: no timing here)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -210,8 +211,8 @@ def test_tune_on_the_simulator_end_to_end(reports, tmp_path):
 def test_a_darshan_log_is_replayed_from_its_counters(tmp_path):
     """example.darshan (the darshan wheel's): VPIC-IO on 2,048 ranks, 8 collective writes of 128 MiB per rank
     to one file striped over 24 OSTs. Replayed at 8 ranks, each rank keeps its bytes, the run's own layout is
-    the log's, and each layout's prediction stays under its OSTs' bandwidth. A log without collective MPI-IO
-    calls is refused in one line."""
+    the log's, and each layout's prediction stays under its OSTs' bandwidth. A log with only STDIO data is
+    refused in one line."""
     darshan = pytest.importorskip("darshan", reason="PyDarshan reads Darshan logs")
     from pathlib import Path
     examples = Path(darshan.__file__).parent / "examples" / "example_logs"
@@ -234,8 +235,41 @@ def test_a_darshan_log_is_replayed_from_its_counters(tmp_path):
     for res in by.values():
         assert res["bytes"] == wl.bytes
         assert res["bytes"] / res["seconds"] <= res["stripe_count"] * ost * 1.001
-    one_line_error(simulate_cli(examples / "ior_hdf5_example.darshan", "--platform", "lustre-template"),
-                   "no file with collective MPI-IO calls")
+    one_line_error(simulate_cli(examples / "noposix.darshan", "--platform", "lustre-template"),
+                   "no file with MPI-IO or POSIX data")
+
+
+def test_independent_and_file_per_process_logs_are_replayed(tmp_path):
+    """The darshan wheel's IOR logs: ior_hdf5_example.darshan (4 ranks, independent MPI-IO to one HDF5 file on
+    1 stripe) and sample-badost.darshan (2,048 ranks, IOR POSIX, a 256 MiB file per process). Independent calls
+    take ROMIO's independent path, so collective buffering changes nothing while striping does; a file per
+    process puts each rank's file on its own OSTs, where one shared file of one stripe has one."""
+    darshan = pytest.importorskip("darshan", reason="PyDarshan reads Darshan logs")
+    from pathlib import Path
+    examples = Path(darshan.__file__).parent / "examples" / "example_logs"
+    wl = workloads.load(str(examples / "ior_hdf5_example.darshan"), 16)
+    assert [p.label.rsplit(" ", 1)[1] for p in wl.phases] == ["write", "read"]
+    assert all(not p.collective and not p.per_process for p in wl.phases)
+    assert wl.phases[0].run_settings == {"lustre.stripe_count": 1, "lustre.stripe_size": MIB}
+    pf = platforms.load("lustre-template")
+    as_run = engine.simulate(wl, pf, 4, {}, as_run=True)
+    cb = engine.simulate(wl, pf, 4, {"mpiio.romio_cb_write": "enable", "mpiio.romio_cb_read": "enable",
+                                     "mpiio.cb_nodes": "4"}, as_run=True)
+    striped = engine.simulate(wl, pf, 4, {"lustre.stripe_count": 8}, as_run=True)
+    assert cb.seconds == pytest.approx(as_run.seconds, rel=1e-9)
+    assert as_run.phases[0].targets_used == 1 and striped.phases[0].targets_used == 8
+    assert striped.seconds < as_run.seconds / 2
+
+    wl = workloads.load(str(examples / "sample-badost.darshan"), 64)
+    [phase] = wl.phases
+    assert phase.per_process and not phase.collective and wl.measured_ranks == 2048
+    assert wl.bytes == 64 * 256 * MIB and phase.pattern.ncalls == 64
+    own = engine.simulate(wl, pf, 4, {}, as_run=True)
+    one_file = engine.simulate(dataclasses.replace(wl, phases=[dataclasses.replace(phase, per_process=False)]),
+                               pf, 4, {}, as_run=True)
+    assert one_file.phases[0].targets_used == 1
+    assert own.phases[0].targets_used == min(64, pf.storage["osts"])
+    assert own.seconds < one_file.seconds / 8
 
 
 def one_node(**changes) -> platforms.Platform:

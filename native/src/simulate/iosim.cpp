@@ -1,8 +1,8 @@
-/* iotuner-iosim: replays the operations of collective I/O phases on a SimGrid platform (iotuner simulate).
+/* iotuner-iosim: replays the operations of I/O phases on a SimGrid platform (iotuner simulate).
  *
- * Input (a file, or - for stdin): a JSON header on the first line (platform, ranks, nodes, file layout,
- * phases), then one operation per line, in the order the ranks make them (python/iotuner/simulate/trace.py
- * writes it from the hybrid model's counts):
+ * Input (a file, or - for stdin): a JSON header on the first line (platform, ranks, nodes, file layout:
+ * stripes, first OST, one shared file or a file per process), then one operation per line, in the order
+ * the ranks make them (python/iotuner/simulate/trace.py writes it from the hybrid model's counts):
  *   P i                     phase i starts (every rank starts it together)
  *   C seconds               a collective of every rank: they wait for the slowest, then it takes `seconds`
  *   s RANK BYTES PEER       MPI_Isend to PEER          r RANK BYTES PEER   MPI_Irecv from PEER
@@ -78,6 +78,7 @@ struct Platform {
     double write_overhead = 0, read_overhead = 0;
     long long stripe_size = 1 << 20;
     int stripe_count = 1, first_target = 0;
+    bool per_process = false; /* a file per rank: rank r's file starts r x stripe_count OSTs on */
 };
 
 double num(const iot_json *obj, const char *key, double fallback, bool required = false)
@@ -157,6 +158,8 @@ void read_header(const std::string &line, Input &in)
         pf.stripe_size = (long long)num(lay, "stripe_size", 1 << 20);
         pf.stripe_count = (int)num(lay, "stripe_count", 1);
         pf.first_target = (int)num(lay, "first_ost", 0);
+        const iot_json *fpp = lay ? iot_json_get(lay, "file_per_process") : nullptr;
+        pf.per_process = fpp && fpp->type == IOT_JSON_BOOL && fpp->boolean;
         if (pf.stripe_size < 1 || pf.stripe_count < 1)
             throw Fail("header: layout.stripe_size and layout.stripe_count must be >= 1");
         if (pf.storage == "local")
@@ -169,14 +172,16 @@ void read_header(const std::string &line, Input &in)
     iot_json_free(doc);
 }
 
-/* the storage targets a file call's bytes land on: (target, bytes) */
-void stripes(const Platform &pf, long long off, long long n, std::vector<std::pair<int, long long>> &out)
+/* the storage targets a file call's bytes land on: (target, bytes); with a file per process, Lustre's
+   round-robin allocator starts each rank's file on the OSTs after the previous rank's */
+void stripes(const Platform &pf, int rank, long long off, long long n, std::vector<std::pair<int, long long>> &out)
 {
     out.clear();
+    long long first = pf.first_target + (pf.per_process ? (long long)rank * pf.stripe_count : 0);
     while (n > 0) {
         long long in_stripe = pf.stripe_size - off % pf.stripe_size;
         long long take = std::min(n, in_stripe);
-        int t = (int)((pf.first_target + (off / pf.stripe_size) % pf.stripe_count) % pf.targets);
+        int t = (int)((first + (off / pf.stripe_size) % pf.stripe_count) % pf.targets);
         auto it = std::find_if(out.begin(), out.end(), [t](const auto &p) { return p.first == t; });
         if (it == out.end())
             out.emplace_back(t, take);
@@ -257,7 +262,7 @@ void read_events(std::istream &is, Input &in)
                 seg->ops.push_back({kind, (int)a[0], a[1], a[2]});
             if (kind == PWRITE || kind == PREAD) {
                 (kind == PWRITE ? ph->written : ph->read) += a[1];
-                stripes(in.pf, a[2], a[1], parts);
+                stripes(in.pf, (int)a[0], a[2], a[1], parts);
                 for (auto &pt : parts)
                     ph->target_bytes[pt.first] += pt.second;
             }
@@ -354,7 +359,7 @@ void file_call(const Op &op)
     if (overhead > 0)
         sg4::this_actor::sleep_for(overhead);
     std::vector<std::pair<int, long long>> parts;
-    stripes(pf, op.arg, op.bytes, parts);
+    stripes(pf, op.rank, op.arg, op.bytes, parts);
     std::vector<sg4::IoPtr> ios;
     std::vector<sg4::CommPtr> comms;
     sg4::Host *here = world->node[world->node_of(op.rank)];

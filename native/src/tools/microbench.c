@@ -9,6 +9,8 @@
  *            (the blocks are allocated), else overwriting; sync = followed by fdatasync
  *   pread    `writers` ranks each pread `bytes` of a file just written (the page cache, as ROMIO's reads here)
  *
+ * --ops (a comma list of collectives, p2p, storage; default all) measures only those groups.
+ *
  * Each value is the median of `reps` timings of the slowest rank. Ranks with nothing to measure (outside the
  * communicator being measured, or not among the writers) wait without spinning: MPICH busy-polls in blocking
  * calls, so on a machine with more ranks than cores a spinning bystander would slow the ranks measured. */
@@ -23,6 +25,7 @@
 
 static int rank, size, reps = 7;
 static long max_bytes = 16L << 20;
+static int run_collectives = 1, run_p2p = 1, run_storage = 1; /* --ops: which groups to measure */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -167,9 +170,15 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc)
             max_bytes = atol(argv[++i]);
-        else {
+        else if (!strcmp(argv[i], "--ops") && i + 1 < argc) {
+            const char *ops = argv[++i];
+            run_collectives = strstr(ops, "collectives") != NULL;
+            run_p2p = strstr(ops, "p2p") != NULL;
+            run_storage = strstr(ops, "storage") != NULL;
+        } else {
             if (rank == 0)
-                fprintf(stderr, "usage: mpiexec -n P %s [--dir DIR] [--reps N] [--max-bytes B]\n", argv[0]);
+                fprintf(stderr, "usage: mpiexec -n P %s [--dir DIR] [--reps N] [--max-bytes B] "
+                                "[--ops collectives,p2p,storage]\n", argv[0]);
             MPI_Finalize();
             return 2;
         }
@@ -185,15 +194,18 @@ int main(int argc, char **argv)
         MPI_Comm comm;
         MPI_Comm_split(MPI_COMM_WORLD, rank < n ? 0 : MPI_UNDEFINED, rank, &comm);
         if (comm != MPI_COMM_NULL) {
-            collectives(comm, n, a, b);
-            p2p(comm, n, a, b);
+            if (run_collectives)
+                collectives(comm, n, a, b);
+            if (run_p2p)
+                p2p(comm, n, a, b);
             MPI_Comm_free(&comm);
         }
         MPI_Request req;
         MPI_Ibarrier(MPI_COMM_WORLD, &req);
         polite_wait(&req);
     }
-    storage(dir, a);
+    if (run_storage)
+        storage(dir, a);
     free(a);
     free(b);
     MPI_Finalize();

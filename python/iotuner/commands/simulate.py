@@ -10,12 +10,13 @@ from pathlib import Path
 
 ORDER = 47
 HELP = "predict an I/O phase at thousands of ranks under settings documents (SimGrid)"
-DESCRIPTION = """Replays the collective I/O phases of a run report (its access section) or a Darshan log at N ranks on
-M nodes of a platform: ROMIO's operations for each settings document (counted by the hybrid model: exchange
-rounds, messages, file writes per aggregator and stripe) become SimGrid activities on the platform's nodes,
-network and storage targets, so aggregators that share OSTs and links slow each other down (on a Lustre
-platform, collective writes follow ROMIO's Lustre driver: stripe s to aggregator s mod aggregators). Prints each
-document's predicted phase times and bandwidth side by side, beside the run's own settings ("as run").
+DESCRIPTION = """Replays the collective I/O phases of a run report (its access section), or the data files of a Darshan
+log (collective or independent MPI-IO, POSIX, a file per process), at N ranks on M nodes of a platform: ROMIO's
+operations for each settings document (counted by the hybrid model: exchange rounds, messages, file writes per
+aggregator and stripe) become SimGrid activities on the platform's nodes, network and storage targets, so
+aggregators that share OSTs and links slow each other down (on a Lustre platform, collective writes follow
+ROMIO's Lustre driver: stripe s to aggregator s mod aggregators). Prints each document's predicted phase times
+and bandwidth side by side, beside the run's own settings ("as run").
 
 Platforms: `here` (this machine, from `iotuner calibrate`'s file), a bundled one (lustre-template, hopper), or a
 platform file (docs/simulate.md)."""
@@ -113,9 +114,10 @@ def main(args: argparse.Namespace) -> int:
                              *[f"{render.fmt_seconds(r.seconds)}\n{render.fmt_bw(r.bandwidth_mib_s)}" for r in results],
                              *([""] if measured else [])))
     rows.append(render.cells("aggregators, stripes",
-                             *[f"{r.aggregators}, {r.stripe_count} x {render.fmt_bytes(r.stripe_size)}"
-                               if pf.lustre else f"{r.aggregators}" for r in results], *([""] if measured else [])))
-    console.print(render.FittedTable("predicted time and bandwidth of each phase (the slowest rank's collective "
+                             *[f"{r.aggregators or '-'}, {r.stripe_count} x {render.fmt_bytes(r.stripe_size)}"
+                               if pf.lustre else f"{r.aggregators or '-'}" for r in results],
+                             *([""] if measured else [])))
+    console.print(render.FittedTable("predicted time and bandwidth of each phase (the slowest rank's I/O "
                                      "calls)", header, rows, wrap=("phase",)))
     console.print(Text(f"simulated in {took:.1f} s", style="dim"))
     return 0

@@ -35,7 +35,7 @@ class Result:
     phases: list[PhaseResult]
     stripe_count: int
     stripe_size: int
-    aggregators: int
+    aggregators: int               # 0: no collective calls
     hints: dict = field(default_factory=dict)
     activities: int = 0
     wall_s: float = 0.0
@@ -82,9 +82,10 @@ def simulate(workload: Workload, platform: Platform, nodes: int, flat: dict, nam
     ({"layer.knob": value}; as_run: on top of what the measured run applied); timeout: seconds each engine
     run may take."""
     platform.check_nodes(nodes)
-    groups: dict[bool, list[int]] = {}  # one engine run per kind of write (a new file writes at its own rate)
+    # one engine run per kind of write (a new file writes at its own rate) and of file layout
+    groups: dict[tuple[bool, bool], list[int]] = {}
     for i, ph in enumerate(workload.phases):
-        groups.setdefault(ph.new_file, []).append(i)
+        groups.setdefault((ph.new_file, ph.per_process), []).append(i)
     results: dict[int, PhaseResult] = {}
     setup, activities, wall = None, 0, 0.0
     for indices in groups.values():
@@ -97,5 +98,7 @@ def simulate(workload: Workload, platform: Platform, nodes: int, flat: dict, nam
         for i, ph, got in zip(indices, phases, out["phases"]):
             results[i] = PhaseResult(ph.label, got["time_s"], ph.pattern.bytes,
                                      got["collective_s"], got["targets_used"], ph.measured_s)
+    # aggregators: none where every phase is independent calls
+    aggregators = setup.hints.write_aggregators if any(p.collective for p in workload.phases) else 0
     return Result(name, [results[i] for i in range(len(workload.phases))], setup.stripe_count, setup.stripe_size,
-                  setup.hints.write_aggregators, setup.mpiio, activities, wall)
+                  aggregators, setup.mpiio, activities, wall)

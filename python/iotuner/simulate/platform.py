@@ -159,7 +159,8 @@ class Platform:
         (b0, t0), (b1, t1) = pts[-2], pts[-1]  # beyond: at the largest sizes' rate
         return t1 + (t1 - t0) / (b1 - b0) * (nbytes - b1)
 
-    def header(self, ranks: int, nodes: int, stripe_count: int, stripe_size: int, new_file: bool) -> dict:
+    def header(self, ranks: int, nodes: int, stripe_count: int, stripe_size: int, new_file: bool,
+               per_process: bool = False) -> dict:
         """The engine's description of this platform for one simulation."""
         per_node = -(-ranks // nodes)
         st = self.storage
@@ -180,7 +181,8 @@ class Platform:
                             "oss_latency": st.get("oss_latency", 0.0),
                             "write_overhead_s": st.get("write_overhead", 0.0),
                             "read_overhead_s": st.get("read_overhead", 0.0)}},
-            "layout": {"stripe_count": stripe_count, "stripe_size": stripe_size, "first_ost": 0},
+            "layout": {"stripe_count": stripe_count, "stripe_size": stripe_size, "first_ost": 0,
+                       "file_per_process": per_process},
         }
 
     def check_nodes(self, nodes: int) -> None:

@@ -1,7 +1,7 @@
 """The engine's input for one settings document: the hybrid model's operations, in order, as trace lines.
 
 The hybrid model's counting code (python/iotuner/tune/strategies/hybrid) walks ROMIO's two-phase and independent paths
-call by call; with a Trace it also reports each operation in order, with the message's peer and the file
+call by call (a phase of independent MPI-IO or POSIX calls takes the independent path whatever the hints say); with a Trace it also reports each operation in order, with the message's peer and the file
 call's offset. Collectives are priced here by the platform (they synchronize every rank); everything else
 is replayed by the engine (native/src/simulate/iosim.cpp describes the line format).
 """
@@ -97,6 +97,8 @@ def engine_input(platform: Platform, ranks: int, nodes: int, phases: list[Phase]
     body: list[str] = []
     for i, ph in enumerate(phases):
         settings = {**ph.run_settings, **flat} if as_run else flat
+        if not ph.collective:  # independent calls: ROMIO's independent path whatever the hints say
+            settings = {**settings, "mpiio.romio_cb_write": "disable", "mpiio.romio_cb_read": "disable"}
         s = setup(settings, ph.app_hints, platform, ranks, nodes)
         setups.append(s)
         trace = Trace(platform, ranks)
@@ -106,5 +108,6 @@ def engine_input(platform: Platform, ranks: int, nodes: int, phases: list[Phase]
         body.append("E")
     first = setups[0]
     new_file = any(p.new_file for p in phases)
-    header = platform.header(ranks, nodes, first.stripe_count, first.stripe_size, new_file)
+    header = platform.header(ranks, nodes, first.stripe_count, first.stripe_size, new_file,
+                             any(p.per_process for p in phases))
     return json.dumps(header, separators=(",", ":")) + "\n" + "\n".join(body) + "\n", first

@@ -9,10 +9,16 @@ patterns). At another rank count N the pattern is replayed by weak scaling, each
   segmented (IOR, one dataset per call) layouts stay interleaved, strided and segmented; distances inside a
   rank's own region stay as they are;
 - every rank has rank 0's shape (irregular ones are rebuilt approximately, as the hybrid model does).
-A Darshan log has no offsets: a file's collective calls are rebuilt from its counters (bytes and calls per
-rank, the most common access size) as one region per rank in each call, in rank order (the segmented layout
-of VPIC-IO, one dataset per call), or interleaved in pieces of the common size when a DXT trace calls the
-access strided.
+A Darshan log has no offsets: each file is rebuilt from its counters (bytes and calls per rank, the most
+common access size), weakly scaled the same way:
+- collective MPI-IO calls: one region per rank in each call, in rank order (the segmented layout of VPIC-IO,
+  one dataset per call), or interleaved in pieces of the common size when a DXT trace calls the access strided;
+- independent MPI-IO or POSIX calls to a shared file: each rank's bytes one region in rank order (IOR's
+  segmented N-1 layout), or interleaved likewise; ROMIO's independent path whatever the hints;
+- files of one process each: several alike are a file per process (every simulated rank its own file, which
+  Lustre starts on the OSTs after the previous rank's); one alone is a single writer, rank 0.
+The counters at the POSIX level (what reached the file system) describe the independent calls; files that move
+less than 1% of the data are left out, with a note.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ class Phase:
     file_size: int                  # the file's size when the phase starts (reads: where their data is)
     measured_s: float | None = None  # the run's own time of this direction (the same rank count only)
     exact: bool = True
+    collective: bool = True          # False: independent MPI-IO or POSIX calls (no collective buffering)
+    per_process: bool = False        # every rank its own file (each pattern's offsets are in its rank's file)
 
 
 @dataclass
@@ -165,41 +173,141 @@ def from_report(rep, ranks: int | None, source: str = "the report") -> Workload:
     return Workload(source, measured_ranks, ranks or measured_ranks, out, notes)
 
 
+# a Darshan log's files that move less than this share of its data (logs, timings, inputs) are left out
+MINOR_SHARE = 0.01
+
+
+def _striping(f) -> dict:
+    if f.lustre and f.lustre.get("stripe_count"):
+        return {"lustre.stripe_count": f.lustre["stripe_count"], "lustre.stripe_size": f.lustre["stripe_size"]}
+    return {}
+
+
+def _facts(f, direction: str):
+    """A file's direction: at MPI-IO (or above) when the file was opened through it (its POSIX calls there
+    include ROMIO's own, such as data sieving's reads), else at POSIX."""
+    if "mpiio" in f.interfaces or not (f.posix_write or f.posix_read):
+        return f.write if direction == "write" else f.read
+    return (f.posix_write if direction == "write" else f.posix_read) or (f.write if direction == "write" else f.read)
+
+
+def _calls(facts, ranks: int) -> tuple[int, int, int]:
+    """(calls, bytes per call, piece) per rank of a direction spread evenly over `ranks` ranks."""
+    per_rank = facts.bytes // ranks
+    k = max(1, round(facts.ops / ranks)) if facts.ops else 1
+    per_call = max(1, per_rank // k)
+    return k, per_call, min(facts.common_size or per_call, per_call)
+
+
+def _collective(f, direction: str, n: int) -> tuple[Pattern, str]:
+    """A shared file's collective calls (module doc), from its highest interface's counters."""
+    facts = f.write if direction == "write" else f.read
+    n0 = f.ranks
+    k = max(1, round((f.collective_writes if direction == "write" else f.collective_reads) / n0))
+    per_call = max(1, facts.bytes // n0 // k)
+    piece = min(facts.common_size or per_call, per_call)
+    if facts.locality == "strided" and piece < per_call:
+        nreq = max(1, per_call // piece)
+        summary = {"calls": k, "bytes": nreq * piece * k, "offset": 0, "request_min": piece,
+                   "request_max": piece, "call_requests": nreq, "request_stride": n0 * piece,
+                   "call_step": nreq * n0 * piece, "unflattened_calls": 0}
+        return (_pattern(direction, scale(summary, dict(summary, offset=piece), n0, n)),
+                f"{k} collective call(s) of {per_call:,} B per rank, interleaved in {piece:,} B pieces (DXT: strided)")
+    return (segmented(direction, k, per_call, n),
+            f"{k} collective call(s) of {per_call:,} B per rank, one region per rank in each call, in rank order")
+
+
+def _independent(facts, n0: int, n: int, direction: str) -> tuple[Pattern, str]:
+    """A shared file's independent calls (MPI-IO or POSIX), each one piece: interleaved in the common size
+    when a DXT trace calls the access strided, else each rank's bytes one region in rank order (IOR's and
+    most N-1 codes' layout)."""
+    k, per_call, piece = _calls(facts, n0)
+    if facts.locality == "strided" and piece < per_call * k:
+        k = max(1, facts.bytes // n0 // piece)
+        summary = {"calls": k, "bytes": k * piece, "offset": 0, "request_min": piece, "request_max": piece,
+                   "call_requests": 1, "request_stride": 0, "call_step": n0 * piece, "unflattened_calls": 0}
+        return (_pattern(direction, scale(summary, dict(summary, offset=piece), n0, n)),
+                f"{k} independent call(s) of {piece:,} B per rank, interleaved (DXT: strided)")
+    summary = {"calls": k, "bytes": k * per_call, "offset": 0, "request_min": per_call, "request_max": per_call,
+               "call_requests": 1, "request_stride": 0, "call_step": per_call, "unflattened_calls": 0}
+    return (_pattern(direction, scale(summary, dict(summary, offset=k * per_call), n0, n)),
+            f"{k} independent call(s) of {per_call:,} B per rank, each rank's one region, in rank order")
+
+
+def _own(facts, n0: int, n: int, direction: str, every_rank: bool) -> tuple[Pattern, int, int]:
+    """Files of one process each: every rank (or rank 0 alone) writes its own file from offset 0."""
+    k, per_call, _ = _calls(facts, n0)
+    summary = {"calls": k, "bytes": k * per_call, "offset": 0, "request_min": per_call, "request_max": per_call,
+               "call_requests": 1, "request_stride": 0, "call_step": per_call, "unflattened_calls": 0}
+    return _pattern(direction, [summary] * n if every_rank else [summary] + [None] * (n - 1)), k, per_call
+
+
 def from_darshan(profile, ranks: int | None) -> Workload:
-    """The shared files with collective MPI-IO calls of a Darshan log (module doc), at `ranks`."""
+    """A Darshan log's data files at `ranks` (module doc): shared files with collective MPI-IO calls, shared
+    files with independent MPI-IO or POSIX calls, and files that one process each accessed (several alike: a
+    file per process; one: a single writer)."""
     out, notes = [], []
-    for f in profile.data_files():
-        for direction, calls in (("write", f.collective_writes), ("read", f.collective_reads)):
-            facts = f.write if direction == "write" else f.read
-            if not calls or not facts.bytes or f.ranks < 1:
+    moved = {id(f): sum(_facts(f, d).bytes for d in ("write", "read")) for f in profile.data_files()}
+    files = [f for f in profile.data_files() if moved[id(f)] and f.ranks >= 1]
+    total = sum(moved[id(f)] for f in files)
+    n_job = profile.job.processes
+    shared = [f for f in files if f.shared or f.ranks > 1]
+    alone = [f for f in files if not (f.shared or f.ranks > 1)]
+    if len(alone) == 1 or n_job < 2:  # a single writer's file, or a serial job's files: each on its own
+        shared, alone = shared + alone, []
+    minor = [f for f in shared if moved[id(f)] < MINOR_SHARE * total]
+    if alone and sum(moved[id(f)] for f in alone) < MINOR_SHARE * total:
+        minor, alone = minor + alone, []
+    if minor:
+        notes.append(f"{len(minor)} file(s) moving less than {MINOR_SHARE:.0%} of the data left out")
+    left_out = {id(f) for f in minor}
+    for f in shared:
+        if id(f) in left_out:
+            continue
+        coll = {"write": f.collective_writes, "read": f.collective_reads}
+        for direction in ("write", "read"):
+            facts = _facts(f, direction)
+            if not facts.bytes:
                 continue
-            n0 = f.ranks
-            per_rank = facts.bytes // n0
-            k = max(1, round(calls / n0))
-            per_call = max(1, per_rank // k)
-            piece = min(facts.common_size or per_call, per_call)
-            n = ranks or n0
-            if facts.locality == "strided" and piece < per_call:
-                nreq = max(1, per_call // piece)
-                summary = {"calls": k, "bytes": nreq * piece * k, "offset": 0, "request_min": piece,
-                           "request_max": piece, "call_requests": nreq, "request_stride": n0 * piece,
-                           "call_step": nreq * n0 * piece, "unflattened_calls": 0}
-                pat = _pattern(direction, scale(summary, dict(summary, offset=piece), n0, n))
-                layout = f"interleaved in {piece:,} B pieces (DXT: strided)"
+            n = ranks or f.ranks
+            if coll[direction]:
+                pat, how = _collective(f, direction, n)
+                kind = {}
+            elif f.shared or f.ranks > 1:
+                pat, how = _independent(facts, f.ranks, n, direction)
+                how += " (independent calls: collective buffering does not apply)"
+                kind = {"collective": False}
             else:
-                pat = segmented(direction, k, per_call, n)
-                layout = "one region per rank in each call, in rank order"
-            run = {}
-            if f.lustre and f.lustre.get("stripe_count"):
-                run = {"lustre.stripe_count": f.lustre["stripe_count"], "lustre.stripe_size": f.lustre["stripe_size"]}
-            out.append(Phase(f"{f.path} {direction}", pat, {}, run, direction == "write",
-                             0 if direction == "write" else _end(pat), None, False))
-            notes.append(f"{f.path} {direction}: {k} collective call(s) of {per_call:,} B per rank, rebuilt from "
-                         f"Darshan's counters as {layout}")
+                pat, k, per_call = _own(facts, 1, n, direction, False)
+                how = f"{k} call(s) of {per_call:,} B by one process (rank 0), the others idle"
+                kind = {"collective": False}
+            out.append(Phase(f"{f.path} {direction}", pat, {}, _striping(f), direction == "write",
+                             0 if direction == "write" else _end(pat), None, False, **kind))
+            notes.append(f"{f.path} {direction}: {how}, rebuilt from Darshan's counters")
+    for direction in ("write", "read"):  # files of one process each, several alike: a file per process
+        group = [f for f in alone if _facts(f, direction).bytes]
+        if not group:
+            continue
+        facts = _sum_directions([_facts(f, direction) for f in group])
+        n = ranks or n_job
+        pat, k, per_call = _own(facts, len(group), n, direction, True)
+        label = f"{len(group)} files, one per process ({group[0].path}, ...)"
+        out.append(Phase(f"{label} {direction}", pat, {}, _striping(group[0]), direction == "write",
+                         0 if direction == "write" else _end(pat), None, False, collective=False, per_process=True))
+        notes.append(f"{label} {direction}: {k} call(s) of {per_call:,} B per rank, each rank its own file, "
+                     "rebuilt from Darshan's counters")
     if not out:
-        raise WorkloadError(f"{profile.job.input}: no file with collective MPI-IO calls in this Darshan log: "
-                            "nothing to simulate")
-    return Workload(profile.job.input, profile.job.processes, ranks or profile.job.processes, out, notes)
+        raise WorkloadError(f"{profile.job.input}: no file with MPI-IO or POSIX data in this Darshan log "
+                            "(STDIO only, or no data moved): nothing to simulate")
+    return Workload(profile.job.input, n_job, ranks or n_job, out, notes)
+
+
+def _sum_directions(parts: list) -> "Direction":
+    """Several files' one direction as one: their calls and bytes, the most common size among theirs."""
+    from ..advise.profile import Direction
+    sizes = [p.common_size for p in parts if p.common_size]
+    return Direction(ops=sum(p.ops for p in parts), bytes=sum(p.bytes for p in parts),
+                     common_size=max(set(sizes), key=sizes.count) if sizes else None)
 
 
 def load(path: str, ranks: int | None) -> Workload:
