@@ -220,6 +220,34 @@ def test_importance_without_a_study_database(tmp_path):
     assert dict(imp)["mpiio.cb_nodes"] == pytest.approx(0.0)
 
 
+def test_importance_from_the_study_database_is_fanovas(tmp_path):
+    """With the study's database the page names Optuna's fANOVA, so the numbers must be fANOVA's whatever
+    Optuna's default evaluator is (PED-ANOVA since Optuna 5): a knob that decides the value gets nearly all."""
+    import optuna
+    from iotuner.htmlreport import study
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    db = tmp_path / "study.db"
+    st = optuna.create_study(study_name="x", storage=f"sqlite:///{db}", direction="maximize")
+    dist = {"cb": optuna.distributions.CategoricalDistribution(["enable", "disable"]),
+            "nodes": optuna.distributions.IntDistribution(1, 4)}
+    for i in range(16):
+        cb, nodes = ["enable", "disable"][i % 2], 1 + (i // 2) % 4
+        st.add_trial(optuna.trial.create_trial(params={"cb": cb, "nodes": nodes}, distributions=dist,
+                                               value=(100.0 if cb == "enable" else 400.0) + 0.01 * nodes))
+    d = _study_dir(tmp_path, [], {"study": "x", "objective": {"name": "write-bw", "direction": "maximize"},
+                                  "verdict": None})
+    tune = study.read_tune_dir(d)
+    tune["db"] = db
+    imp, how = study.importance(tune)
+    assert "fANOVA" in how and "16 completed trials" in how
+    search = optuna.create_study(direction="maximize")
+    search.add_trials(st.get_trials())
+    expected = optuna.importance.get_param_importances(
+        search, evaluator=optuna.importance.FanovaImportanceEvaluator(seed=0))
+    assert dict(imp) == pytest.approx(dict(expected))
+    assert dict(imp)["cb"] > 0.9
+
+
 def test_study_page_reads_the_new_tune_fields(tmp_path):
     """The tuner-core rewrite's fields: training / confirmation rows with times, roti.curve, viability, stop."""
     from iotuner.htmlreport import render

@@ -82,7 +82,9 @@ def importance(study: dict) -> tuple[list[tuple[str, float]], str]:
             st = optuna.load_study(study_name=name, storage=f"sqlite:///{study['db']}")
             search = optuna.create_study(directions=st.directions)
             search.add_trials(st.get_trials(states=(optuna.trial.TrialState.COMPLETE,)))
-            imp = optuna.importance.get_param_importances(search)
+            # fANOVA by name: Optuna 5's default evaluator is PED-ANOVA, and the page says fANOVA
+            imp = optuna.importance.get_param_importances(
+                search, evaluator=optuna.importance.FanovaImportanceEvaluator(seed=0))
             n = len(search.trials)
             return sorted(imp.items(), key=lambda kv: -kv[1]), (
                 f"Optuna's fANOVA importance over the study's {n} completed trials (sums to 1)")
