@@ -54,3 +54,18 @@ def test_bad_calibration_files_are_named(tmp_path):
     bad.write_text(json.dumps({"format": "something else"}))
     with pytest.raises(calibration.CalibrationError, match="not an iotuner calibration file"):
         calibration.Calibration.load(bad)
+
+
+def test_microbench_measures_only_the_groups_asked(tmp_path):
+    """--ops p2p: exchanges at every size and rank count, no collective and no storage record; a list that
+    names no group is refused with a message naming it."""
+    from conftest import kernel, mpi
+    run = subprocess.run(mpi(2) + [kernel("iotuner-microbench"), "--ops", "p2p", "--reps", "1", "--max-bytes", "4096",
+                                   "--dir", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    records = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    assert {r["op"] for r in records} == {"p2p"}
+    assert {(r["nprocs"], r["bytes"]) for r in records} == {(n, 1 << k) for n in (1, 2) for k in range(13)}
+    bad = subprocess.run(mpi(1) + [kernel("iotuner-microbench"), "--ops", "pwrites"], capture_output=True,
+                         text=True, timeout=120)
+    assert bad.returncode != 0 and "--ops pwrites names no group" in bad.stderr

@@ -175,6 +175,12 @@ int main(int argc, char **argv)
             run_collectives = strstr(ops, "collectives") != NULL;
             run_p2p = strstr(ops, "p2p") != NULL;
             run_storage = strstr(ops, "storage") != NULL;
+            if (!run_collectives && !run_p2p && !run_storage) {
+                if (rank == 0)
+                    fprintf(stderr, "iotuner-microbench: --ops %s names no group (collectives, p2p, storage)\n", ops);
+                MPI_Finalize();
+                return 2;
+            }
         } else {
             if (rank == 0)
                 fprintf(stderr, "usage: mpiexec -n P %s [--dir DIR] [--reps N] [--max-bytes B] "

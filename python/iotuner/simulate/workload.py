@@ -17,8 +17,8 @@ common access size), weakly scaled the same way:
   segmented N-1 layout), or interleaved likewise; ROMIO's independent path whatever the hints;
 - files of one process each: several alike are a file per process (every simulated rank its own file, which
   Lustre starts on the OSTs after the previous rank's); one alone is a single writer, rank 0.
-The counters at the POSIX level (what reached the file system) describe the independent calls; files that move
-less than 1% of the data are left out, with a note.
+Independent calls are counted at MPI-IO for a file opened through it (its POSIX calls include ROMIO's own),
+else at POSIX; files that move less than 1% of the data are left out, with a note.
 """
 
 from __future__ import annotations
@@ -302,7 +302,7 @@ def from_darshan(profile, ranks: int | None) -> Workload:
     return Workload(profile.job.input, n_job, ranks or n_job, out, notes)
 
 
-def _sum_directions(parts: list) -> "Direction":
+def _sum_directions(parts: list):
     """Several files' one direction as one: their calls and bytes, the most common size among theirs."""
     from ..advise.profile import Direction
     sizes = [p.common_size for p in parts if p.common_size]
