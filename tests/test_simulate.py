@@ -383,3 +383,49 @@ def test_lustres_driver_spreads_every_round_of_a_write_over_the_osts():
         "lustre.stripe_count": 64, "lustre.stripe_size": "1M"})
     assert res.aggregators == 16
     assert res.bytes / res.seconds > 6 * pf.storage["ost_write_bw"]
+
+
+def _rewritten(rep: str, tmp_path, name: str, **fields) -> str:
+    """The report with every rank's summaries changed as the runtime writes them in another case."""
+    doc = json.loads(open(rep).read())
+    for entry in doc["access"]:
+        for r in entry["ranks"]:
+            for direction in ("write", "read"):
+                if r.get(direction):
+                    r[direction].update({k: (v(r[direction]) if callable(v) else v) for k, v in fields.items()})
+    out = tmp_path / f"{name}.json"
+    out.write_text(json.dumps(doc))
+    return str(out)
+
+
+def _disjoint(pattern) -> bool:
+    """No byte of the file is written by two ranks in one call."""
+    for k in range(pattern.ncalls):
+        pieces = sorted(p for r in pattern.ranks if k < len(r.calls) for p in r.calls[k])
+        if any(a[0] + a[1] > b[0] for a, b in zip(pieces, pieces[1:])):
+            return False
+    return True
+
+
+def test_views_not_flattened_and_irregular_calls_scale_without_overlap(reports, tmp_path):
+    """Two summaries without an exact shape, as the runtime writes them: calls through views it does not
+    flatten (no offsets at all: HDF5 hyperslabs of more than 4,096 pieces, subarray filetypes) and calls whose
+    sizes and spacing differ (no call size, step or stride). Both are rebuilt with every rank's bytes, no two
+    ranks writing the same bytes (an overlap would let two-phase I/O merge them and predict more than the
+    storage can take), at the measured rank count and at 64 ranks, with a note that says why."""
+    unflat = _rewritten(reports["contiguous"], tmp_path, "unflat", offset=None, end=None, request_min=None,
+                        request_max=None, call_requests=None, call_step=None, request_stride=None, requests=0,
+                        unflattened_calls=lambda d: d["calls"])
+    irregular = _rewritten(reports["strided"], tmp_path, "irregular", call_bytes=None, call_requests=None,
+                           call_step=None, request_stride=None)
+    pf = platforms.load("lustre-template")
+    ost = pf.storage["ost_write_bw"]
+    for rep, why in ((unflat, "does not flatten"), (irregular, "irregular calls")):
+        for ranks in (None, 64):
+            wl = workloads.load(rep, ranks)
+            n = ranks or 2
+            assert wl.bytes == n * 2 * 8 * MIB  # 8 MiB a rank each way
+            assert all(_disjoint(p.pattern) and not p.exact for p in wl.phases)
+            assert any(why in note for note in wl.notes)
+        res = engine.simulate(wl, pf, 4, {"lustre.stripe_count": 1, **CB})
+        assert write_bw(res) <= ost * 1.001

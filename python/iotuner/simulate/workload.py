@@ -8,7 +8,8 @@ patterns). At another rank count N the pattern is replayed by weak scaling, each
   calls: at least ranks x d) grows by d per added rank, keeping any hole: interleaved, strided and
   segmented (IOR, one dataset per call) layouts stay interleaved, strided and segmented; distances inside a
   rank's own region stay as they are;
-- every rank has rank 0's shape (irregular ones are rebuilt approximately, as the hybrid model does).
+- every rank has rank 0's shape; calls without an exact shape (sizes or spacing that differ, views not
+  flattened) are rebuilt as each rank's average call, one region per rank in each call, in rank order.
 A Darshan log has no offsets: each file is rebuilt from its counters (bytes and calls per rank, the most
 common access size), weakly scaled the same way:
 - collective MPI-IO calls: one region per rank in each call, in rank order (the segmented layout of VPIC-IO,
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..tune.strategies.hybrid.pattern import Pattern, RankPattern, rank_calls
+from ..tune.strategies.hybrid.pattern import Pattern, rank_patterns
 
 
 class WorkloadError(ValueError):
@@ -60,6 +61,8 @@ class Workload:
 
 
 def _extent(d: dict) -> int:
+    if d.get("offset") is None:  # offsets unknown (views not flattened): the rank's bytes
+        return max(1, d["bytes"])
     return max(1, (d.get("end") or d["offset"] + d["bytes"]) - d["offset"])
 
 
@@ -103,11 +106,7 @@ def scale(first: dict, second: dict | None, measured: int, n: int) -> list[dict]
 
 def _pattern(direction: str, summaries: list[dict | None]) -> Pattern:
     """None: a rank without calls in this direction."""
-    ranks = []
-    for r, s in enumerate(summaries):
-        calls, ok = rank_calls(s) if s else ([], True)
-        ranks.append(RankPattern(r, calls, ok))
-    return Pattern(direction, ranks)
+    return Pattern(direction, rank_patterns(summaries))
 
 
 def segmented(direction: str, calls: int, per_call: int, ranks: int) -> Pattern:
@@ -165,8 +164,12 @@ def from_report(rep, ranks: int | None, source: str = "the report") -> Workload:
             timing = (phase.get("mpiio") or {}).get(f"{direction}_time_s")
             out.append(Phase(f"phase {i} {direction}", pat, app, run, created and writing, start,
                              timing if n == total else None, pat.exact))
-            if not pat.exact:
-                notes.append(f"phase {i} {direction}: irregular calls, rebuilt approximately (one request per call)")
+            rebuilt = "rebuilt as each rank's average call, one region per rank in each call, in rank order"
+            if any(s and s.get("unflattened_calls") for s in summaries):
+                notes.append(f"phase {i} {direction}: calls through views iotuner does not flatten (subarray or "
+                             f"darray filetypes, or more than 4,096 pieces): offsets unknown, {rebuilt}")
+            elif not pat.exact:
+                notes.append(f"phase {i} {direction}: irregular calls (their sizes or spacing differ), {rebuilt}")
     if not out:
         raise WorkloadError(f"{source} has no collective MPI-IO phase with an access pattern "
                             "(the access section): nothing to simulate")

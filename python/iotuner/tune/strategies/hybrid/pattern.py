@@ -2,8 +2,8 @@
 
 Each rank's summary (docs/report.md, Access patterns) describes its calls exactly when they are regular:
 every call has the same number of equal requests at one stride, and successive calls start one step apart.
-That is the shape of block, strided and IOR-like patterns; anything else is rebuilt approximately (one
-request per call over the call's share of the extent) and marked inexact.
+That is the shape of block, strided and IOR-like patterns; anything else is rebuilt approximately (each rank's
+average call, one request, in a slot of its own in each call's region, in rank order) and marked inexact.
 """
 
 from __future__ import annotations
@@ -71,8 +71,11 @@ class Pattern:
         return self._shapes
 
 
-def rank_calls(d: dict) -> tuple[list[list[Request]], bool]:
-    """(a rank's calls, exact) from its summary in the report's `access` section (docs/report.md)."""
+def rank_calls(d: dict, rank: int = 0, nprocs: int = 1, slot: int = 0) -> tuple[list[list[Request]], bool]:
+    """(a rank's calls, exact) from its summary in the report's `access` section (docs/report.md). A summary
+    without an exact shape (calls that differ, or views not flattened: no offsets) is rebuilt as the rank's
+    average call in a slot of its own in each call's region, in rank order (rank of nprocs, slot: the largest
+    average call among the ranks), so no two ranks write the same bytes."""
     calls, nreq = d["calls"], d.get("call_requests")
     size, stride, step = d.get("request_min"), d.get("request_stride"), d.get("call_step")
     regular = (d.get("unflattened_calls", 0) == 0 and nreq is not None and size is not None
@@ -81,25 +84,32 @@ def rank_calls(d: dict) -> tuple[list[list[Request]], bool]:
     if regular:
         first = d["offset"]
         return [[(first + k * step + j * stride, size) for j in range(nreq)] for k in range(calls)], True
-    # approximate: the extent split evenly over the calls, one request each
-    start = d.get("offset") or 0
-    end = d.get("end") or start + d["bytes"]
-    per_call = max(1, d["bytes"] // max(1, calls))
-    span = max(per_call, (end - start) // max(1, calls))
-    return [[(start + k * span, per_call)] for k in range(calls)], False
+    per_call = average_call(d)
+    slot = max(slot, per_call)
+    return [[(k * nprocs * slot + rank * slot, per_call)] for k in range(calls)], False
+
+
+def average_call(d: dict) -> int:
+    return max(1, d["bytes"] // max(1, d["calls"]))
+
+
+def rank_patterns(summaries: list[dict | None]) -> list[RankPattern]:
+    """Every rank's calls from its summary (None: no calls in this direction), rank by rank in order."""
+    slot = max([average_call(d) for d in summaries if d] or [0])
+    out = []
+    for r, d in enumerate(summaries):
+        calls, exact = rank_calls(d, r, len(summaries), slot) if d else ([], True)
+        out.append(RankPattern(r, calls, exact))
+    return out
 
 
 def from_access(ranks: list[dict], direction: str) -> Pattern | None:
     """The pattern of one direction from a phase's `access` entries (report.Report.access); None if no rank
     made a collective call in that direction."""
-    out = []
-    for entry in sorted(ranks, key=lambda e: e["rank"]):
-        d = entry.get(direction)
-        if d is None:
-            out.append(RankPattern(entry["rank"], []))
-            continue
-        calls, exact = rank_calls(d)
-        out.append(RankPattern(entry["rank"], calls, exact))
+    listed = sorted(ranks, key=lambda e: e["rank"])
+    out = rank_patterns([e.get(direction) for e in listed])
+    for r, e in zip(out, listed):
+        r.rank = e["rank"]
     if not any(r.calls for r in out):
         return None
     return Pattern(direction, out)
