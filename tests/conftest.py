@@ -72,6 +72,7 @@ def programs(tmp_path_factory) -> dict[str, Path]:
     build("ior_hdf5")
     build("fpp_steps", uses_hdf5=False)
     build("two_phase", uses_hdf5=False)
+    build("subarray_view", uses_hdf5=False)
     build("threads_posix", uses_hdf5=False)
     build("module_events")
     serial_lib = Path("/usr/lib/x86_64-linux-gnu/libhdf5_serial.so.103")

@@ -68,3 +68,41 @@ def test_one_process_phases_have_their_pattern_and_folded_ones_none():
     assert [x["rank"] for x in rep.access(0)] == [0]  # a job of one process: one collective of one
     assert rep.access(1) == []  # files each opened by one process, folded: not one collective of two
     assert [x["rank"] for x in rep.access(2)] == [0, 1]
+
+
+@pytest.mark.parametrize("order", ["c", "fortran"])
+@pytest.mark.parametrize("rows", [8, 8192])
+def test_subarray_view_is_flattened(tmp_path, programs, order, rows):
+    """A view made by MPI_Type_create_subarray (a band of COLS columns of a 2-D array per rank, in C or
+    Fortran order) is flattened: one request per row, one row of the array apart, each rank COLS doubles
+    after the one before. 8,192 rows is more pieces than the first 4,096 the flattening holds before it grows."""
+    cols = 16
+    result = run_job(mpi() + [programs["subarray_view"], tmp_path / "d.bin", rows, cols, order],
+                     report=tmp_path / "r.json")
+    assert result.ok and "subarray_view: ok" in result.stdout, result.stderr
+    validate_report(json.loads((tmp_path / "r.json").read_text()))
+    [phase] = result.report.data_phases()  # written and read back while open: one phase
+    row = 2 * cols * 8
+    for direction in ("write", "read"):
+        for x in result.report.access(result.report.phases.index(phase)):
+            d = x[direction]
+            assert x["view"] == {"filetype_size": rows * cols * 8, "filetype_extent": rows * row,
+                                 "filetype_requests": rows}
+            assert d["unflattened_calls"] == 0 and (d["calls"], d["requests"], d["call_requests"]) == (1, rows, rows)
+            assert d["request_min"] == d["request_max"] == cols * 8 and d["request_stride"] == row
+            assert d["offset"] == x["rank"] * cols * 8 and d["end"] == (rows - 1) * row + (x["rank"] + 1) * cols * 8
+
+
+def test_views_set_again_and_again_do_not_grow_memory(tmp_path, programs):
+    """HDF5 sets a view around every collective H5Dwrite; a file keeps only its last few flattened views, so
+    4,000 views of 8,192 pieces (128 KiB each once flattened) grow a rank by far less than keeping them would
+    (500 MiB), and the pattern afterwards is still exact."""
+    import re
+    result = run_job(mpi() + [programs["subarray_view"], tmp_path / "d.bin", 8192, 16, "c", 2000],
+                     report=tmp_path / "r.json")
+    assert result.ok and "subarray_view: ok" in result.stdout, result.stderr
+    grew = int(re.search(r"4000 views, memory grew (-?\d+) KiB", result.stdout).group(1))
+    assert grew < 32 * 1024
+    [phase] = result.report.data_phases()
+    for x in result.report.access(result.report.phases.index(phase)):
+        assert x["write"]["unflattened_calls"] == 0 and x["write"]["requests"] == 8192

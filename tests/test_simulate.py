@@ -409,7 +409,7 @@ def _disjoint(pattern) -> bool:
 
 def test_views_not_flattened_and_irregular_calls_scale_without_overlap(reports, tmp_path):
     """Two summaries without an exact shape, as the runtime writes them: calls through views it does not
-    flatten (no offsets at all: HDF5 hyperslabs of more than 4,096 pieces, subarray filetypes) and calls whose
+    flatten (no offsets at all: darray filetypes, or more than 65,536 pieces) and calls whose
     sizes and spacing differ (no call size, step or stride). Both are rebuilt with every rank's bytes, no two
     ranks writing the same bytes (an overlap would let two-phase I/O merge them and predict more than the
     storage can take), at the measured rank count and at 64 ranks, with a note that says why."""

@@ -36,8 +36,14 @@ typedef struct open_file {
 #define FILE_BUCKETS 256
 static open_file *files[FILE_BUCKETS];
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
-/* the last file this thread used: repeated calls skip the lock */
+/* the last file this thread used: repeated calls skip the lock while no file opened, closed or changed its
+ * view anywhere */
 static IOT_TLS open_file cached_file;
+static IOT_TLS uint64_t cached_changes;
+static _Atomic uint64_t view_changes;
+/* a file's views kept: the current one and the last replaced ones, which a data call in another thread may
+ * still be reading (HDF5 sets a view for every collective H5Dwrite: keeping all would grow without bound) */
+#define VIEWS_KEPT 4
 
 static inline size_t file_bucket(MPI_File fh)
 {
@@ -54,6 +60,7 @@ static void file_put(MPI_File fh, iot_phase *ph)
     pthread_mutex_lock(&files_lock);
     f->next = files[b];
     files[b] = f;
+    view_changes++; /* a handle can be reused after a close: no thread's copy of the old file stays */
     pthread_mutex_unlock(&files_lock);
 }
 
@@ -66,12 +73,18 @@ static void file_set_view(MPI_File fh, int64_t disp, int64_t etype_size, iot_vie
         if (f->fh == fh) {
             f->disp = disp;
             f->etype_size = etype_size > 0 ? etype_size : 1;
-            if (view) { /* the old one stays readable until close: another thread may hold it */
+            if (view && !iot_view_same(view, f->view)) {
                 view->older = f->view;
                 f->view = view;
                 view = NULL;
+                iot_view *last = f->view;
+                for (int k = 1; k < VIEWS_KEPT && last->older; k++)
+                    last = last->older;
+                iot_view_free(last->older);
+                last->older = NULL;
             }
         }
+    view_changes++;
     pthread_mutex_unlock(&files_lock);
     iot_view_free(view);
 }
@@ -89,15 +102,18 @@ static void file_drop(MPI_File fh)
             free(f);
             break;
         }
+    view_changes++;
     pthread_mutex_unlock(&files_lock);
 }
 
 static inline const open_file *file_of(MPI_File fh)
 {
-    if (fh == cached_file.fh && fh != MPI_FILE_NULL)
+    if (fh == cached_file.fh && fh != MPI_FILE_NULL && cached_changes == view_changes)
         return &cached_file;
     int found = 0;
     pthread_mutex_lock(&files_lock);
+    cached_file.fh = MPI_FILE_NULL;
+    cached_changes = view_changes;
     for (open_file *f = files[file_bucket(fh)]; f; f = f->next)
         if (f->fh == fh) {
             cached_file = *f;

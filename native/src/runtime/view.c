@@ -8,7 +8,24 @@
 typedef struct {
     int64_t *off, *len;
     int n, cap, failed;
+    int grows; /* the view's own list: doubles up to IOT_VIEW_PIECES (a scratch list on the stack does not) */
 } pieces;
+
+static int grow(pieces *p)
+{
+    if (!p->grows || p->cap >= IOT_VIEW_PIECES)
+        return 0;
+    int cap = p->cap * 2 < IOT_VIEW_PIECES ? p->cap * 2 : IOT_VIEW_PIECES;
+    int64_t *off = realloc(p->off, (size_t)cap * sizeof *off);
+    if (off)
+        p->off = off;
+    int64_t *len = off ? realloc(p->len, (size_t)cap * sizeof *len) : NULL;
+    if (!len)
+        return 0;
+    p->len = len;
+    p->cap = cap;
+    return 1;
+}
 
 static void add_piece(pieces *p, int64_t off, int64_t len)
 {
@@ -18,7 +35,7 @@ static void add_piece(pieces *p, int64_t off, int64_t len)
         p->len[p->n - 1] += len;
         return;
     }
-    if (p->n == p->cap) {
+    if (p->n == p->cap && !grow(p)) {
         p->failed = 1;
         return;
     }
@@ -42,7 +59,7 @@ static void replicate(MPI_Datatype old, int64_t count, int64_t stride, int64_t b
     if (count <= 0 || p->failed)
         return;
     int64_t off[64], len[64];
-    pieces sub = {off, len, 0, 64, 0};
+    pieces sub = {off, len, 0, 64, 0, 0};
     flatten(old, 0, &sub, depth + 1);
     int64_t ext = extent_of(old);
     if (sub.failed) { /* many pieces per element: one element at a time */
@@ -57,6 +74,44 @@ static void replicate(MPI_Datatype old, int64_t count, int64_t stride, int64_t b
     for (int64_t i = 0; i < count && !p->failed; i++)
         for (int k = 0; k < sub.n && !p->failed; k++)
             add_piece(p, base + i * stride + sub.off[k], sub.len[k]);
+}
+
+/* a subarray's elements: one run along its fastest dimension for every index of the others, in file order */
+static void subarray(MPI_Datatype old, int nd, const int *sizes, const int *sub, const int *start, int fortran,
+                     int64_t base, pieces *p, int depth)
+{
+    if (nd < 1 || nd > 32) {
+        p->failed = 1;
+        return;
+    }
+    int64_t stride[32], s = 1; /* in elements */
+    int idx[32] = {0};
+    for (int i = 0; i < nd; i++) {
+        int d = fortran ? i : nd - 1 - i;
+        if (sub[d] <= 0)
+            return;
+        stride[d] = s;
+        s *= sizes[d];
+    }
+    int fast = fortran ? 0 : nd - 1;
+    int64_t ext = extent_of(old);
+    for (;;) {
+        int64_t at = 0;
+        for (int d = 0; d < nd; d++)
+            at += (int64_t)(start[d] + idx[d]) * stride[d];
+        replicate(old, sub[fast], ext, base + at * ext, p, depth);
+        if (p->failed)
+            return;
+        int i = 1; /* the next index, the dimensions after the fastest first */
+        for (; i < nd; i++) {
+            int d = fortran ? i : nd - 1 - i;
+            if (++idx[d] < sub[d])
+                break;
+            idx[d] = 0;
+        }
+        if (i >= nd)
+            return;
+    }
 }
 
 /* count blocks of blen (or fixed_blen) elements of old, block i at disp[i] bytes */
@@ -128,7 +183,13 @@ static void flatten(MPI_Datatype t, int64_t base, pieces *p, int depth)
         for (int i = 0; i < ints[0] && !p->failed; i++)
             replicate(types[i], ints[1 + i], extent_of(types[i]), base + (int64_t)aints[i], p, depth);
         break;
-    default: /* subarray, darray, ...: bytes only */
+    case MPI_COMBINER_SUBARRAY: {
+        int n = ints[0];
+        subarray(types[0], n, ints + 1, ints + 1 + n, ints + 1 + 2 * n, ints[1 + 3 * n] == MPI_ORDER_FORTRAN, base,
+                 p, depth);
+        break;
+    }
+    default: /* darray, ...: bytes only */
         p->failed = 1;
     }
 out:
@@ -155,20 +216,34 @@ iot_view *iot_view_new(int64_t disp, MPI_Datatype etype, MPI_Datatype filetype)
     v->etype = esize > 0 ? esize : 1;
     v->size = fsize;
     v->extent = extent_of(filetype);
-    pieces p = {malloc(IOT_VIEW_PIECES * sizeof(int64_t)), malloc(IOT_VIEW_PIECES * sizeof(int64_t)), 0,
-                IOT_VIEW_PIECES, 0};
+    pieces p = {malloc(256 * sizeof(int64_t)), malloc(256 * sizeof(int64_t)), 0, 256, 0, 1};
     if (p.off && p.len && fsize > 0)
         flatten(filetype, 0, &p, 0);
-    if (!p.off || !p.len || p.failed || fsize <= 0) {
+    if (!p.off || !p.len || p.failed || fsize <= 0 || p.n == 0) {
         free(p.off);
         free(p.len);
         p.off = p.len = NULL;
         p.n = 0;
+    } else if (p.n < p.cap) { /* kept while the file stays open: exactly its pieces */
+        int64_t *off = realloc(p.off, (size_t)p.n * sizeof *off), *len = realloc(p.len, (size_t)p.n * sizeof *len);
+        p.off = off ? off : p.off;
+        p.len = len ? len : p.len;
     }
     v->off = p.off;
     v->len = p.len;
     v->npieces = p.n;
     return v;
+}
+
+int iot_view_same(const iot_view *a, const iot_view *b)
+{
+    if (!a || !b || a->disp != b->disp || a->etype != b->etype || a->size != b->size || a->extent != b->extent ||
+        a->npieces != b->npieces)
+        return 0;
+    for (int i = 0; i < a->npieces; i++)
+        if (a->off[i] != b->off[i] || a->len[i] != b->len[i])
+            return 0;
+    return 1;
 }
 
 void iot_view_free(iot_view *v)

@@ -166,8 +166,8 @@ def from_report(rep, ranks: int | None, source: str = "the report") -> Workload:
                              timing if n == total else None, pat.exact))
             rebuilt = "rebuilt as each rank's average call, one region per rank in each call, in rank order"
             if any(s and s.get("unflattened_calls") for s in summaries):
-                notes.append(f"phase {i} {direction}: calls through views iotuner does not flatten (subarray or "
-                             f"darray filetypes, or more than 4,096 pieces): offsets unknown, {rebuilt}")
+                notes.append(f"phase {i} {direction}: calls through views iotuner does not flatten (darray "
+                             f"filetypes, or more than 65,536 pieces): offsets unknown, {rebuilt}")
             elif not pat.exact:
                 notes.append(f"phase {i} {direction}: irregular calls (their sizes or spacing differ), {rebuilt}")
     if not out:
