@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..tune.strategies.hybrid.pattern import Pattern, rank_patterns
+from ..tune.strategies.hybrid.pattern import Pattern, exact_shape, rank_patterns
 
 
 class WorkloadError(ValueError):
@@ -77,12 +77,57 @@ def regular(d: dict) -> tuple[dict, bool]:
     return dict(d, call_step=step, request_min=size, request_max=size, request_stride=0), True
 
 
+# requests a scaled phase may have (all ranks, all calls); beyond, each rank's pieces are merged g at a time.
+# 65,536: bandio's 67 million pieces at 1,024 ranks merged to this simulate in 53 s for four documents
+REQUEST_BUDGET = 1 << 16
+
+
+def _divisor(x: int, want: int) -> int:
+    """The smallest divisor of x that is at least want (x itself if none)."""
+    return next((g for g in range(max(1, want), x) if x % g == 0), x)
+
+
+def coarsen(first: dict, d: int, measured: int, n: int) -> tuple[dict, int]:
+    """(summary, d) with each rank's requests merged g at a time when n ranks would make more than
+    REQUEST_BUDGET of them (the hybrid model's counting and the engine take time and memory per request:
+    1,024 ranks of 8,192 pieces of 128 B in 8 calls are 67 million). Pieces inside a call merge g to one, g
+    times as long and as far apart; pieces that interleave with the other ranks' (the stride spans every
+    rank's piece, d the distance between ranks) also move each rank g times further on, so no two overlap
+    and each rank keeps its bytes. Then, one piece per call, g calls merge to one. `coarsened` says g."""
+    calls, nreq = first.get("calls") or 0, first.get("call_requests") or 0
+    size, stride, step = first.get("request_min"), first.get("request_stride"), first.get("call_step")
+    if not exact_shape(first) or not calls or n * calls * nreq <= REQUEST_BUDGET:
+        return first, d
+    want, g_all, out = -(-n * calls * nreq // REQUEST_BUDGET), 1, dict(first)
+    if nreq > 1 and stride:
+        g = _divisor(nreq, want)
+        d = d * g if stride >= measured * d else d
+        nreq, size, stride, g_all, want = nreq // g, size * g, stride * g, g, -(-want // g)
+    if want > 1 and nreq == 1 and calls > 1 and step and (step == size or step >= measured * d):
+        g = _divisor(calls, want)
+        d = d * g if step != size else d
+        calls, size, step, g_all = calls // g, size * g, step * g, g_all * g
+    out.update(calls=calls, call_requests=nreq, request_min=size, request_max=size, request_stride=stride,
+               call_step=step, call_bytes=nreq * size, coarsened=g_all)
+    return out, d
+
+
+def merged(summaries: list[dict]) -> str:
+    g, s = summaries[0]["coarsened"], summaries[0]
+    return (f"{len(summaries) * s['calls'] * s['call_requests'] * g:,} requests at this scale, more than the "
+            f"simulator takes ({REQUEST_BUDGET:,}): each rank's pieces merged {g} to one, their bytes and "
+            f"interleaving kept (collective buffering's rounds and messages barely change; without it, larger "
+            f"pieces than the application's make the prediction optimistic)")
+
+
 def scale(first: dict, second: dict | None, measured: int, n: int) -> list[dict]:
-    """Per-rank summaries at n ranks from rank 0's and rank 1's at `measured` ranks (module doc)."""
+    """Per-rank summaries at n ranks from rank 0's and rank 1's at `measured` ranks (module doc), coarsened
+    where they would have too many requests (coarsen)."""
     d = (second["offset"] - first["offset"]) if second and second.get("offset") is not None \
         and first.get("offset") is not None else _extent(first)
     if d <= 0:
         d = _extent(first)
+    first, d = coarsen(first, d, measured, n)
 
     def row(x):  # a distance spanning every rank's piece grows with the ranks
         return x + (n - measured) * d if x and x >= measured * d else x
@@ -107,6 +152,13 @@ def scale(first: dict, second: dict | None, measured: int, n: int) -> list[dict]
 def _pattern(direction: str, summaries: list[dict | None]) -> Pattern:
     """None: a rank without calls in this direction."""
     return Pattern(direction, rank_patterns(summaries))
+
+
+def _scaled(direction: str, first: dict, second: dict, measured: int, n: int) -> tuple[Pattern, str]:
+    """A Darshan rebuild's pattern at n ranks, and what merging its pieces changed ("" when nothing)."""
+    summaries = scale(first, second, measured, n)
+    extra = f"; {merged(summaries)}" if summaries[0].get("coarsened", 1) > 1 else ""
+    return _pattern(direction, summaries), extra
 
 
 def segmented(direction: str, calls: int, per_call: int, ranks: int) -> Pattern:
@@ -152,7 +204,10 @@ def from_report(rep, ranks: int | None, source: str = "the report") -> Workload:
                                         f"the pattern to {n} ranks")
                 first, averaged = regular(summaries[0])
                 second = regular(summaries[1])[0] if len(summaries) > 1 and summaries[1] else None
-                pat = _pattern(direction, scale(first, second, total, n))
+                scaled = scale(first, second, total, n)
+                pat = _pattern(direction, scaled)
+                if scaled[0].get("coarsened", 1) > 1:
+                    notes.append(f"phase {i} {direction}: {merged(scaled)}")
                 if averaged:
                     notes.append(f"phase {i} {direction}: calls not evenly spaced (metadata between them?); "
                                  f"scaled with their average step")
@@ -214,8 +269,9 @@ def _collective(f, direction: str, n: int) -> tuple[Pattern, str]:
         summary = {"calls": k, "bytes": nreq * piece * k, "offset": 0, "request_min": piece,
                    "request_max": piece, "call_requests": nreq, "request_stride": n0 * piece,
                    "call_step": nreq * n0 * piece, "unflattened_calls": 0}
-        return (_pattern(direction, scale(summary, dict(summary, offset=piece), n0, n)),
-                f"{k} collective call(s) of {per_call:,} B per rank, interleaved in {piece:,} B pieces (DXT: strided)")
+        pat, extra = _scaled(direction, summary, dict(summary, offset=piece), n0, n)
+        return pat, (f"{k} collective call(s) of {per_call:,} B per rank, interleaved in {piece:,} B pieces "
+                     f"(DXT: strided){extra}")
     return (segmented(direction, k, per_call, n),
             f"{k} collective call(s) of {per_call:,} B per rank, one region per rank in each call, in rank order")
 
@@ -229,20 +285,26 @@ def _independent(facts, n0: int, n: int, direction: str) -> tuple[Pattern, str]:
         k = max(1, facts.bytes // n0 // piece)
         summary = {"calls": k, "bytes": k * piece, "offset": 0, "request_min": piece, "request_max": piece,
                    "call_requests": 1, "request_stride": 0, "call_step": n0 * piece, "unflattened_calls": 0}
-        return (_pattern(direction, scale(summary, dict(summary, offset=piece), n0, n)),
-                f"{k} independent call(s) of {piece:,} B per rank, interleaved (DXT: strided)")
+        pat, extra = _scaled(direction, summary, dict(summary, offset=piece), n0, n)
+        return pat, f"{k} independent call(s) of {piece:,} B per rank, interleaved (DXT: strided){extra}"
     summary = {"calls": k, "bytes": k * per_call, "offset": 0, "request_min": per_call, "request_max": per_call,
                "call_requests": 1, "request_stride": 0, "call_step": per_call, "unflattened_calls": 0}
-    return (_pattern(direction, scale(summary, dict(summary, offset=k * per_call), n0, n)),
-            f"{k} independent call(s) of {per_call:,} B per rank, each rank's one region, in rank order")
+    pat, extra = _scaled(direction, summary, dict(summary, offset=k * per_call), n0, n)
+    return pat, f"{k} independent call(s) of {per_call:,} B per rank, each rank's one region, in rank order{extra}"
 
 
-def _own(facts, n0: int, n: int, direction: str, every_rank: bool) -> tuple[Pattern, int, int]:
+def _own(facts, n0: int, n: int, direction: str, every_rank: bool) -> tuple[Pattern, str]:
     """Files of one process each: every rank (or rank 0 alone) writes its own file from offset 0."""
     k, per_call, _ = _calls(facts, n0)
     summary = {"calls": k, "bytes": k * per_call, "offset": 0, "request_min": per_call, "request_max": per_call,
                "call_requests": 1, "request_stride": 0, "call_step": per_call, "unflattened_calls": 0}
-    return _pattern(direction, [summary] * n if every_rank else [summary] + [None] * (n - 1)), k, per_call
+    writers = n if every_rank else 1
+    summary, _ = coarsen(summary, k * per_call, writers, writers)
+    how = f"{k} call(s) of {per_call:,} B"
+    if summary.get("coarsened", 1) > 1:
+        how += f" ({summary['calls']} of {summary['request_min']:,} B simulated: {k * writers:,} calls are more " \
+               f"than the simulator takes)"
+    return _pattern(direction, [summary] * n if every_rank else [summary] + [None] * (n - 1)), how
 
 
 def from_darshan(profile, ranks: int | None) -> Workload:
@@ -281,8 +343,8 @@ def from_darshan(profile, ranks: int | None) -> Workload:
                 how += " (independent calls: collective buffering does not apply)"
                 kind = {"collective": False}
             else:
-                pat, k, per_call = _own(facts, 1, n, direction, False)
-                how = f"{k} call(s) of {per_call:,} B by one process (rank 0), the others idle"
+                pat, how = _own(facts, 1, n, direction, False)
+                how += " by one process (rank 0), the others idle"
                 kind = {"collective": False}
             out.append(Phase(f"{f.path} {direction}", pat, {}, _striping(f), direction == "write",
                              0 if direction == "write" else _end(pat), None, False, **kind))
@@ -293,12 +355,11 @@ def from_darshan(profile, ranks: int | None) -> Workload:
             continue
         facts = _sum_directions([_facts(f, direction) for f in group])
         n = ranks or n_job
-        pat, k, per_call = _own(facts, len(group), n, direction, True)
+        pat, how = _own(facts, len(group), n, direction, True)
         label = f"{len(group)} files, one per process ({group[0].path}, ...)"
         out.append(Phase(f"{label} {direction}", pat, {}, _striping(group[0]), direction == "write",
                          0 if direction == "write" else _end(pat), None, False, collective=False, per_process=True))
-        notes.append(f"{label} {direction}: {k} call(s) of {per_call:,} B per rank, each rank its own file, "
-                     "rebuilt from Darshan's counters")
+        notes.append(f"{label} {direction}: {how} per rank, each rank its own file, rebuilt from Darshan's counters")
     if not out:
         raise WorkloadError(f"{profile.job.input}: no file with MPI-IO or POSIX data in this Darshan log "
                             "(STDIO only, or no data moved): nothing to simulate")

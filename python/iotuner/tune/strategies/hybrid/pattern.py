@@ -78,15 +78,20 @@ def rank_calls(d: dict, rank: int = 0, nprocs: int = 1, slot: int = 0) -> tuple[
     average call among the ranks), so no two ranks write the same bytes."""
     calls, nreq = d["calls"], d.get("call_requests")
     size, stride, step = d.get("request_min"), d.get("request_stride"), d.get("call_step")
-    regular = (d.get("unflattened_calls", 0) == 0 and nreq is not None and size is not None
-               and size == d.get("request_max") and stride is not None and step is not None
-               and d.get("offset") is not None)
-    if regular:
+    if exact_shape(d):
         first = d["offset"]
         return [[(first + k * step + j * stride, size) for j in range(nreq)] for k in range(calls)], True
     per_call = average_call(d)
     slot = max(slot, per_call)
     return [[(k * nprocs * slot + rank * slot, per_call)] for k in range(calls)], False
+
+
+def exact_shape(d: dict) -> bool:
+    """Every call the same number of equal requests at one stride, calls one step apart, offsets known."""
+    return (d.get("unflattened_calls", 0) == 0 and d.get("call_requests") is not None
+            and d.get("request_min") is not None and d["request_min"] == d.get("request_max")
+            and d.get("request_stride") is not None and d.get("call_step") is not None
+            and d.get("offset") is not None)
 
 
 def average_call(d: dict) -> int:
