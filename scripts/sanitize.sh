@@ -51,3 +51,10 @@ grep -q "h5ior verify: ok" "$tmp/h5ior.log" && test -s "$tmp/h5ior.json"
 run "a serial program writing 600 files" "$tmp/files.log" env LD_PRELOAD="$lib" IOTUNER_REPORT="$tmp/files.json" \
     "$dir/bench/bench_many_files" "$tmp/files" 600 100
 test -s "$tmp/files.json"
+
+# file views: a subarray of 8,192 pieces (the flattening grows its list), set again and again (a file keeps
+# its last few views, older ones freed), written and read back
+mpicc.mpich $flags tests/programs/subarray_view.c -o "$tmp/subarray_view"
+run "subarray views set 400 times" "$tmp/views.log" mpiexec.mpich -n 2 -genv LD_PRELOAD "$lib" \
+    -genv IOTUNER_REPORT "$tmp/views.json" "$tmp/subarray_view" "$tmp/views.bin" 8192 4 fortran 200
+grep -q "subarray_view: ok" "$tmp/views.log" && test -s "$tmp/views.json"
