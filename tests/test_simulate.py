@@ -448,3 +448,21 @@ def test_many_small_pieces_are_merged_to_what_the_simulator_takes(reports, monke
     assert not any("merged" in note for note in whole.notes)
     exact = engine.simulate(whole, platforms.load("lustre-template"), 8, flat)
     assert merged.seconds == pytest.approx(exact.seconds, rel=0.10)
+
+
+def test_too_many_requests_at_the_measured_scale_are_merged_or_averaged(reports, monkeypatch):
+    """At the run's own rank count too: the simulator merges a phase's pieces past its budget (as at any
+    scale), and the hybrid model, past the much larger number of requests it holds, rebuilds every rank from
+    its average call instead of running out of memory. Both budgets are lowered here to the report's size."""
+    from iotuner.tune.strategies.hybrid import pattern as patterns
+    monkeypatch.setattr(workloads, "REQUEST_BUDGET", 512)  # the report: 2 ranks x 8 calls x 64 blocks each way
+    wl = workloads.load(reports["strided"], None)
+    for p in wl.phases:
+        assert sum(len(c) for r in p.pattern.ranks for c in r.calls) == 512
+        assert _disjoint(p.pattern) and p.pattern.bytes == 2 * 8 * MIB and p.measured_s
+    assert sum("merged 2 to one" in note for note in wl.notes) == 2
+    rep = report.load(reports["strided"])
+    assert patterns.from_report(rep, 0, "write").exact
+    monkeypatch.setattr(patterns, "PATTERN_LIMIT", 512)
+    approx = patterns.from_report(rep, 0, "write")
+    assert not approx.exact and approx.bytes == 2 * 8 * MIB and _disjoint(approx)

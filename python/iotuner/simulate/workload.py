@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..tune.strategies.hybrid.pattern import Pattern, exact_shape, rank_patterns
+from ..tune.strategies.hybrid.pattern import Pattern, exact_shape, rank_patterns, requests_of
 
 
 class WorkloadError(ValueError):
@@ -196,9 +196,10 @@ def from_report(rep, ranks: int | None, source: str = "the report") -> Workload:
             summaries = [e.get(direction) for e in listed]
             if not any(summaries):
                 continue
-            if n == total and len(listed) == total:
+            many = sum(requests_of(d) for d in summaries) > REQUEST_BUDGET
+            if n == total and len(listed) == total and not (many and summaries[0] and exact_shape(summaries[0])):
                 pat = _pattern(direction, summaries)
-            else:
+            else:  # another scale, or too many requests at this one: rank 0's shape, scaled (and merged)
                 if not summaries[0]:
                     raise WorkloadError(f"phase {i}: rank 0 made no collective {direction} calls; cannot scale "
                                         f"the pattern to {n} ranks")

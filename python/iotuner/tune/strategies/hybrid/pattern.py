@@ -98,11 +98,23 @@ def average_call(d: dict) -> int:
     return max(1, d["bytes"] // max(1, d["calls"]))
 
 
+# requests a pattern may hold (about 70 bytes each); beyond, every rank is rebuilt from its average call
+PATTERN_LIMIT = 1 << 21
+
+
+def requests_of(d: dict | None) -> int:
+    return (d["calls"] * (d.get("call_requests") or 1)) if d and exact_shape(d) else (d["calls"] if d else 0)
+
+
 def rank_patterns(summaries: list[dict | None]) -> list[RankPattern]:
-    """Every rank's calls from its summary (None: no calls in this direction), rank by rank in order."""
+    """Every rank's calls from its summary (None: no calls in this direction), rank by rank in order; all
+    approximate (rank_calls) when the exact ones would hold more than PATTERN_LIMIT requests."""
     slot = max([average_call(d) for d in summaries if d] or [0])
+    too_many = sum(requests_of(d) for d in summaries) > PATTERN_LIMIT
     out = []
     for r, d in enumerate(summaries):
+        if d and too_many:
+            d = dict(d, unflattened_calls=d["calls"])  # no exact shape: the average call
         calls, exact = rank_calls(d, r, len(summaries), slot) if d else ([], True)
         out.append(RankPattern(r, calls, exact))
     return out
