@@ -66,8 +66,6 @@ static void file_put(MPI_File fh, iot_phase *ph)
 
 static void file_set_view(MPI_File fh, int64_t disp, int64_t etype_size, iot_view *view)
 {
-    if (cached_file.fh == fh)
-        cached_file.fh = MPI_FILE_NULL;
     pthread_mutex_lock(&files_lock);
     for (open_file *f = files[file_bucket(fh)]; f; f = f->next)
         if (f->fh == fh) {
@@ -91,8 +89,6 @@ static void file_set_view(MPI_File fh, int64_t disp, int64_t etype_size, iot_vie
 
 static void file_drop(MPI_File fh)
 {
-    if (cached_file.fh == fh)
-        cached_file.fh = MPI_FILE_NULL;
     pthread_mutex_lock(&files_lock);
     for (open_file **p = &files[file_bucket(fh)]; *p; p = &(*p)->next)
         if ((*p)->fh == fh) {

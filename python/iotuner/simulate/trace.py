@@ -1,7 +1,8 @@
 """The engine's input for one settings document: the hybrid model's operations, in order, as trace lines.
 
 The hybrid model's counting code (python/iotuner/tune/strategies/hybrid) walks ROMIO's two-phase and independent paths
-call by call (a phase of independent MPI-IO or POSIX calls takes the independent path whatever the hints say); with a Trace it also reports each operation in order, with the message's peer and the file
+call by call (a phase of independent MPI-IO or POSIX calls takes the independent path whatever the hints say);
+with a Trace it also reports each operation in order, with the message's peer and the file
 call's offset. Collectives are priced here by the platform (they synchronize every rank); everything else
 is replayed by the engine (native/src/simulate/iosim.cpp describes the line format).
 """

@@ -154,11 +154,14 @@ def _pattern(direction: str, summaries: list[dict | None]) -> Pattern:
     return Pattern(direction, rank_patterns(summaries))
 
 
-def _scaled(direction: str, first: dict, second: dict, measured: int, n: int) -> tuple[Pattern, str]:
-    """A Darshan rebuild's pattern at n ranks, and what merging its pieces changed ("" when nothing)."""
+def _scaled(direction: str, first: dict, second: dict | None, measured: int, n: int) -> tuple[Pattern, str]:
+    """The pattern at n ranks (scale), and what merging its pieces changed ("" when nothing)."""
     summaries = scale(first, second, measured, n)
-    extra = f"; {merged(summaries)}" if summaries[0].get("coarsened", 1) > 1 else ""
-    return _pattern(direction, summaries), extra
+    return _pattern(direction, summaries), merged(summaries) if summaries[0].get("coarsened", 1) > 1 else ""
+
+
+def _also(note: str) -> str:
+    return f"; {note}" if note else ""
 
 
 def segmented(direction: str, calls: int, per_call: int, ranks: int) -> Pattern:
@@ -205,10 +208,9 @@ def from_report(rep, ranks: int | None, source: str = "the report") -> Workload:
                                         f"the pattern to {n} ranks")
                 first, averaged = regular(summaries[0])
                 second = regular(summaries[1])[0] if len(summaries) > 1 and summaries[1] else None
-                scaled = scale(first, second, total, n)
-                pat = _pattern(direction, scaled)
-                if scaled[0].get("coarsened", 1) > 1:
-                    notes.append(f"phase {i} {direction}: {merged(scaled)}")
+                pat, how = _scaled(direction, first, second, total, n)
+                if how:
+                    notes.append(f"phase {i} {direction}: {how}")
                 if averaged:
                     notes.append(f"phase {i} {direction}: calls not evenly spaced (metadata between them?); "
                                  f"scaled with their average step")
@@ -270,9 +272,9 @@ def _collective(f, direction: str, n: int) -> tuple[Pattern, str]:
         summary = {"calls": k, "bytes": nreq * piece * k, "offset": 0, "request_min": piece,
                    "request_max": piece, "call_requests": nreq, "request_stride": n0 * piece,
                    "call_step": nreq * n0 * piece, "unflattened_calls": 0}
-        pat, extra = _scaled(direction, summary, dict(summary, offset=piece), n0, n)
+        pat, how = _scaled(direction, summary, dict(summary, offset=piece), n0, n)
         return pat, (f"{k} collective call(s) of {per_call:,} B per rank, interleaved in {piece:,} B pieces "
-                     f"(DXT: strided){extra}")
+                     f"(DXT: strided){_also(how)}")
     return (segmented(direction, k, per_call, n),
             f"{k} collective call(s) of {per_call:,} B per rank, one region per rank in each call, in rank order")
 
@@ -286,12 +288,12 @@ def _independent(facts, n0: int, n: int, direction: str) -> tuple[Pattern, str]:
         k = max(1, facts.bytes // n0 // piece)
         summary = {"calls": k, "bytes": k * piece, "offset": 0, "request_min": piece, "request_max": piece,
                    "call_requests": 1, "request_stride": 0, "call_step": n0 * piece, "unflattened_calls": 0}
-        pat, extra = _scaled(direction, summary, dict(summary, offset=piece), n0, n)
-        return pat, f"{k} independent call(s) of {piece:,} B per rank, interleaved (DXT: strided){extra}"
+        pat, how = _scaled(direction, summary, dict(summary, offset=piece), n0, n)
+        return pat, f"{k} independent call(s) of {piece:,} B per rank, interleaved (DXT: strided){_also(how)}"
     summary = {"calls": k, "bytes": k * per_call, "offset": 0, "request_min": per_call, "request_max": per_call,
                "call_requests": 1, "request_stride": 0, "call_step": per_call, "unflattened_calls": 0}
-    pat, extra = _scaled(direction, summary, dict(summary, offset=k * per_call), n0, n)
-    return pat, f"{k} independent call(s) of {per_call:,} B per rank, each rank's one region, in rank order{extra}"
+    pat, how = _scaled(direction, summary, dict(summary, offset=k * per_call), n0, n)
+    return pat, f"{k} independent call(s) of {per_call:,} B per rank, each rank's one region, in rank order{_also(how)}"
 
 
 def _own(facts, n0: int, n: int, direction: str, every_rank: bool) -> tuple[Pattern, str]:
