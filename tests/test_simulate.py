@@ -135,6 +135,13 @@ def test_cli_names_bad_input_in_one_line(reports, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     one_line_error(simulate_cli(bad, "--platform", "lustre-template"), "bad.json", "not JSON")
+    idle = json.loads(open(reports["contiguous"]).read())  # a run whose files moved no data
+    del idle["access"]
+    for ph in idle["phases"]:
+        ph["bytes_written"] = ph["bytes_read"] = 0
+    (tmp_path / "idle.json").write_text(json.dumps(idle))
+    one_line_error(simulate_cli(tmp_path / "idle.json", "--platform", "lustre-template"), "idle.json",
+                   "no phase that moved data")
     one_line_error(simulate_cli(reports["strided"], "--platform", bad), "bad.json")
     one_line_error(simulate_cli(reports["strided"], "--platform", "atlantis"), "atlantis", "lustre-template")
     half = tmp_path / "half.json"
@@ -466,3 +473,45 @@ def test_too_many_requests_at_the_measured_scale_are_merged_or_averaged(reports,
     monkeypatch.setattr(patterns, "PATTERN_LIMIT", 512)
     approx = patterns.from_report(rep, 0, "write")
     assert not approx.exact and approx.bytes == 2 * 8 * MIB and _disjoint(approx)
+
+
+def test_phases_without_collective_calls_are_rebuilt_from_the_counters(tmp_path):
+    """Runs whose ranks make no collective call among themselves have no access section for their phases:
+    h5ior's independent transfers to one file, its file per process with collective calls on each rank's own
+    communicator, and its file per process with independent ones (2 ranks, 4 calls of 1 MiB each way).
+    The first is a shared file's independent calls (collective buffering changes nothing, striping does); the
+    second keeps each rank's exact calls in its own file; the third is rebuilt from the counters. A file per
+    process reaches an OST per rank where one shared file of one stripe reaches one, and every simulated rank
+    keeps the bytes a rank moved."""
+    pf = platforms.load("lustre-template")
+    wl = {}
+    for name, flags in {"shared": ["-m", "independent"], "own": ["-F"], "own-indep": ["-F", "-m", "independent"]}.items():
+        rep = tmp_path / f"{name}.json"
+        res = run_job([*mpi(2), kernel("h5ior"), "-b", "4M", "-t", "1M", "-r", *flags, "-o", tmp_path / name],
+                      report=rep)
+        assert res.ok, res.stderr
+        assert not report.load(rep).access(0)
+        measured = workloads.load(str(rep), None)
+        assert measured.measured_ranks == 2 and all(p.measured_s for p in measured.phases)
+        wl[name] = workloads.load(str(rep), 64)
+    for name, w in wl.items():
+        assert [p.label.rsplit(" ", 1)[1] for p in w.phases] == ["write", "read"]
+        assert all(not p.collective and p.per_process == (name != "shared") for p in w.phases)
+        for p in w.phases:  # a rank's data and HDF5's metadata, at MPI-IO
+            assert 64 * 4 * MIB <= p.pattern.bytes <= 64 * 4 * MIB * 1.01
+    assert all(p.exact and p.pattern.ncalls == 4 for p in wl["own"].phases)
+    assert not any(p.exact for p in wl["own-indep"].phases + wl["shared"].phases)
+    assert any("own communicator" in n for n in wl["own"].notes)
+    assert any("rebuilt from the report's mpiio counters" in n for n in wl["shared"].notes)
+
+    shared = wl["shared"]
+    one = engine.simulate(shared, pf, 4, {"lustre.stripe_count": 1})
+    cb = engine.simulate(shared, pf, 4, {"lustre.stripe_count": 1, **CB, "mpiio.cb_nodes": "4"})
+    striped = engine.simulate(shared, pf, 4, {"lustre.stripe_count": 8})
+    assert cb.seconds == pytest.approx(one.seconds, rel=1e-9) and cb.aggregators == 0
+    assert one.phases[0].targets_used == 1 and striped.phases[0].targets_used == 8
+    assert striped.seconds < one.seconds / 2
+    for name in ("own", "own-indep"):
+        own = engine.simulate(wl[name], pf, 4, {"lustre.stripe_count": 1})
+        assert own.phases[0].targets_used == min(64, pf.storage["osts"])
+        assert own.seconds < one.seconds / 8

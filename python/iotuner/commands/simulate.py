@@ -10,8 +10,9 @@ from pathlib import Path
 
 ORDER = 47
 HELP = "predict an I/O phase at thousands of ranks under settings documents (SimGrid)"
-DESCRIPTION = """Replays the collective I/O phases of a run report (its access section), or the data files of a Darshan
-log (collective or independent MPI-IO, POSIX, a file per process), at N ranks on M nodes of a platform: ROMIO's
+DESCRIPTION = """Replays the I/O phases of a run report (collective MPI-IO calls from its access section; independent
+calls, POSIX and a file per process from its counters), or the data files of a Darshan log (likewise from its
+counters), at N ranks on M nodes of a platform: ROMIO's
 operations for each settings document (counted by the hybrid model: exchange rounds, messages, file writes per
 aggregator and stripe) become SimGrid activities on the platform's nodes, network and storage targets, so
 aggregators that share OSTs and links slow each other down (on a Lustre platform, collective writes follow
@@ -30,7 +31,7 @@ EPILOG = """examples:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("report", metavar="REPORT", help="a run report (with its access section) or a Darshan log")
+    p.add_argument("report", metavar="REPORT", help="a run report or a Darshan log")
     p.add_argument("--ranks", type=int, help="MPI ranks to simulate (default: as measured)")
     p.add_argument("--nodes", type=int, help="nodes (default: the ranks over the platform's cores per node; "
                                              "1 on a platform without a network)")

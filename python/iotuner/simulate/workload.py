@@ -1,7 +1,8 @@
-"""The phases to simulate, from a run report's `access` section or a Darshan log, at the simulated rank count.
+"""The phases to simulate, from a run report or a Darshan log, at the simulated rank count.
 
-A report describes each rank's collective calls exactly when they are regular (docs/report.md, Access
-patterns). At another rank count N the pattern is replayed by weak scaling, each rank keeping its bytes:
+A report's `access` section describes each rank's collective calls exactly when they are regular
+(docs/report.md, Access patterns). At another rank count N the pattern is replayed by weak scaling, each rank
+keeping its bytes:
 - rank r starts d bytes after rank r-1, d measured between ranks 0 and 1 (one rank measured: d is its
   extent, each rank a region of its own);
 - a distance that spans every rank's piece of a row (the stride between a rank's requests, or between its
@@ -10,6 +11,11 @@ patterns). At another rank count N the pattern is replayed by weak scaling, each
   rank's own region stay as they are;
 - every rank has rank 0's shape; calls without an exact shape (sizes or spacing that differ, views not
   flattened) are rebuilt as each rank's average call, one region per rank in each call, in rank order.
+A report's phase without collective calls among its ranks has no access pattern (the runtime records one
+for collective calls only) and is rebuilt from its counters as a Darshan log's file is (below), at MPI-IO when
+its calls went through it, else at POSIX, with the average call size (a report has no size histogram): a shared
+file as independent calls, several ranks' files of one name as a file per process (their exact shape when
+each rank made collective calls on its own communicator), one rank's file as a single writer.
 A Darshan log has no offsets: each file is rebuilt from its counters (bytes and calls per rank, the most
 common access size), weakly scaled the same way:
 - collective MPI-IO calls: one region per rank in each call, in rank order (the segmented layout of VPIC-IO,
@@ -177,61 +183,135 @@ def _end(p: Pattern) -> int:
     return max([0] + [c[-1][0] + c[-1][1] for r in p.ranks for c in r.calls if c])
 
 
+def _hints(phase: dict) -> tuple[dict, dict]:
+    """(the MPI-IO hints the application gave itself, what the run applied on top: {"layer.knob": requested})."""
+    app = {k.split(".", 1)[1]: str(v) for k, v in (phase.get("application_settings") or {}).items()
+           if k.startswith("mpiio.")}
+    run = {f"{c['layer']}.{c['knob']}": c["requested"] for c in phase.get("settings", [])
+           if c.get("status") in ("applied", "changed") and c["layer"] in ("mpiio", "lustre")
+           and not c.get("dataset")}
+    return app, run
+
+
+def _moved(phase: dict) -> int:
+    return int(phase.get("bytes_written") or 0) + int(phase.get("bytes_read") or 0)
+
+
 def from_report(rep, ranks: int | None, source: str = "the report") -> Workload:
-    """The collective MPI-IO phases of a run report, at `ranks` (None: as measured)."""
-    out, notes, measured_ranks = [], [], 0
+    """A run report's data phases at `ranks` (None: as measured): collective MPI-IO calls from the access
+    section; the other phases from their counters (module doc)."""
+    out, notes = [], []
+    measured_ranks = int((rep.data.get("run") or {}).get("ranks") or 1)
     sizes: dict[str, int] = {}
-    for entry in rep.data.get("access", []):
-        i = entry["phase"]
-        phase = rep.phases[i]
+    entries = {e["phase"]: e for e in rep.data.get("access", [])}
+    total = sum(_moved(ph) for ph in rep.phases)
+    minor = 0
+    for i, phase in enumerate(rep.phases):
         listed = rep.access(i)
-        if not listed:
+        if not listed and not _moved(phase):
             continue
-        total = int(entry.get("ranks_total", len(listed)))
-        measured_ranks = max(measured_ranks, total)
-        n = ranks or total
-        app = {k.split(".", 1)[1]: str(v) for k, v in (phase.get("application_settings") or {}).items()
-               if k.startswith("mpiio.")}
-        run = {f"{c['layer']}.{c['knob']}": c["requested"] for c in phase.get("settings", [])
-               if c.get("status") in ("applied", "changed") and c["layer"] in ("mpiio", "lustre")
-               and not c.get("dataset")}
+        if not listed and _moved(phase) < MINOR_SHARE * total:
+            minor += 1
+            continue
+        app, run = _hints(phase)
         for direction in ("write", "read"):
-            summaries = [e.get(direction) for e in listed]
-            if not any(summaries):
+            if listed:
+                got = _collective_phase(i, phase, listed, entries[i], direction, ranks, notes)
+            else:
+                got = _counted_phase(i, phase, entries.get(i), direction, ranks or measured_ranks,
+                                     ranks in (None, measured_ranks), notes)
+            if got is None:
                 continue
-            many = sum(requests_of(d) for d in summaries) > REQUEST_BUDGET
-            if n == total and len(listed) == total and not (many and summaries[0] and exact_shape(summaries[0])):
-                pat = _pattern(direction, summaries)
-            else:  # another scale, or too many requests at this one: rank 0's shape, scaled (and merged)
-                if not summaries[0]:
-                    raise WorkloadError(f"phase {i}: rank 0 made no collective {direction} calls; cannot scale "
-                                        f"the pattern to {n} ranks")
-                first, averaged = regular(summaries[0])
-                second = regular(summaries[1])[0] if len(summaries) > 1 and summaries[1] else None
-                pat, how = _scaled(direction, first, second, total, n)
-                if how:
-                    notes.append(f"phase {i} {direction}: {how}")
-                if averaged:
-                    notes.append(f"phase {i} {direction}: calls not evenly spaced (metadata between them?); "
-                                 f"scaled with their average step")
+            pat, timing, kind = got
             writing = direction == "write"
             created = bool(phase.get("created"))
+            key = phase.get("identity") if kind.get("per_process") else phase["file"]
             end = _end(pat)
-            start = (0 if created else end) if writing else max(sizes.get(phase["file"], 0), end)
-            sizes[phase["file"]] = max(sizes.get(phase["file"], 0), end)
-            timing = (phase.get("mpiio") or {}).get(f"{direction}_time_s")
-            out.append(Phase(f"phase {i} {direction}", pat, app, run, created and writing, start,
-                             timing if n == total else None, pat.exact))
-            rebuilt = "rebuilt as each rank's average call, one region per rank in each call, in rank order"
-            if any(s and s.get("unflattened_calls") for s in summaries):
-                notes.append(f"phase {i} {direction}: calls through views iotuner does not flatten (darray "
-                             f"filetypes, or more than 65,536 pieces): offsets unknown, {rebuilt}")
-            elif not pat.exact:
-                notes.append(f"phase {i} {direction}: irregular calls (their sizes or spacing differ), {rebuilt}")
+            start = (0 if created else end) if writing else max(sizes.get(key, 0), end)
+            sizes[key] = max(sizes.get(key, 0), end)
+            out.append(Phase(f"phase {i} {direction}", pat, app, run, created and writing, start, timing,
+                             **{"exact": pat.exact, **kind}))
+        if listed:
+            measured_ranks = max(measured_ranks, int(entries[i].get("ranks_total", len(listed))))
+    if minor:
+        notes.append(f"{minor} phase(s) without collective calls moving less than {MINOR_SHARE:.0%} of the data "
+                     f"left out")
     if not out:
-        raise WorkloadError(f"{source} has no collective MPI-IO phase with an access pattern "
-                            "(the access section): nothing to simulate")
+        raise WorkloadError(f"{source} has no phase that moved data: nothing to simulate")
     return Workload(source, measured_ranks, ranks or measured_ranks, out, notes)
+
+
+def _collective_phase(i: int, phase: dict, listed: list[dict], entry: dict, direction: str, ranks: int | None,
+                      notes: list[str]) -> tuple[Pattern, float | None, dict] | None:
+    """A phase's collective calls in one direction from its access section, at `ranks` (None: as measured):
+    (pattern, the run's own time when at its rank count, {}); None: no calls in this direction."""
+    summaries = [e.get(direction) for e in listed]
+    if not any(summaries):
+        return None
+    total = int(entry.get("ranks_total", len(listed)))
+    n = ranks or total
+    many = sum(requests_of(d) for d in summaries) > REQUEST_BUDGET
+    if n == total and len(listed) == total and not (many and summaries[0] and exact_shape(summaries[0])):
+        pat = _pattern(direction, summaries)
+    else:  # another scale, or too many requests at this one: rank 0's shape, scaled (and merged)
+        if not summaries[0]:
+            raise WorkloadError(f"phase {i}: rank 0 made no collective {direction} calls; cannot scale "
+                                f"the pattern to {n} ranks")
+        first, averaged = regular(summaries[0])
+        second = regular(summaries[1])[0] if len(summaries) > 1 and summaries[1] else None
+        pat, how = _scaled(direction, first, second, total, n)
+        if how:
+            notes.append(f"phase {i} {direction}: {how}")
+        if averaged:
+            notes.append(f"phase {i} {direction}: calls not evenly spaced (metadata between them?); "
+                         f"scaled with their average step")
+    rebuilt = "rebuilt as each rank's average call, one region per rank in each call, in rank order"
+    if any(s and s.get("unflattened_calls") for s in summaries):
+        notes.append(f"phase {i} {direction}: calls through views iotuner does not flatten (darray "
+                     f"filetypes, or more than 65,536 pieces): offsets unknown, {rebuilt}")
+    elif not pat.exact:
+        notes.append(f"phase {i} {direction}: irregular calls (their sizes or spacing differ), {rebuilt}")
+    return pat, (phase.get("mpiio") or {}).get(f"{direction}_time_s") if n == total else None, {}
+
+
+def _level(phase: dict, direction: str) -> tuple[str, dict]:
+    """Where a phase's calls in one direction are counted: at MPI-IO when they went through it (HDF5's and
+    PnetCDF's too), else at POSIX."""
+    mpiio = phase.get("mpiio") or {}
+    return ("mpiio", mpiio) if mpiio.get(f"{direction}_calls") else ("posix", phase.get("posix") or {})
+
+
+def _counted_phase(i: int, phase: dict, entry: dict | None, direction: str, n: int, as_measured: bool,
+                   notes: list[str]) -> tuple[Pattern, float | None, dict] | None:
+    """A phase without collective calls among its ranks, in one direction, at n ranks from its counters:
+    independent calls to a shared file, a file per process (collective calls on a rank's own communicator
+    keep their exact shape), or one process's file. None: nothing moved in this direction."""
+    from ..advise.profile import Direction
+    level, counts = _level(phase, direction)
+    word = "written" if direction == "write" else "read"
+    facts = Direction(ops=int(counts.get(f"{direction}_calls") or 0), bytes=int(counts.get(f"bytes_{word}") or 0))
+    if not facts.bytes or not int(phase.get(f"bytes_{word}") or 0):
+        return None
+    n0, files = int(phase.get("ranks") or 1), int(phase.get("files") or 1)
+    own = [e.get(direction) for e in (entry or {}).get("ranks", [])]
+    source, exact = f"rebuilt from the report's {level} counters", False
+    if n0 > 1 and files > 1 and own and own[0] and exact_shape(own[0]):
+        first, _ = coarsen(own[0], _extent(own[0]), n, n)
+        pat, how = _pattern(direction, [first] * n), f"rank 0's collective calls on its own communicator, " \
+                                                       f"exact ({first['calls']} call(s))"
+        source, exact = "from the access section", True
+    elif n0 > 1 and files > 1:
+        pat, how = _own(facts, n0, n, direction, True)
+    elif n0 > 1:
+        pat, how = _independent(facts, n0, n, direction)
+        how += " (independent calls: collective buffering does not apply)"
+    else:
+        pat, how = _own(facts, 1, n, direction, False)
+        how += " by one process (rank 0), the others idle"
+    where = " per rank, each rank its own file" if n0 > 1 and files > 1 else ""
+    notes.append(f"phase {i} {direction}: {how}{where}, {source}")
+    timing = counts.get(f"{direction}_time_s") if as_measured else None
+    return pat, timing, {"collective": False, "per_process": n0 > 1 and files > 1, "exact": exact}
 
 
 # a Darshan log's files that move less than this share of its data (logs, timings, inputs) are left out

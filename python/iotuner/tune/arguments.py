@@ -99,7 +99,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "replays the phases of --simulate-report at --ranks ranks on --nodes nodes of PLATFORM "
                         "(here, a bundled platform such as lustre-template, or a platform file); no application runs")
     g.add_argument("--simulate-report", metavar="REPORT",
-                   help="with --simulate: the run report (with its access section) or Darshan log to replay")
+                   help="with --simulate: the run report or Darshan log to replay")
 
     g = p.add_argument_group("several workers, Slurm")
     g.add_argument("--workers", type=int, default=1, metavar="N",
