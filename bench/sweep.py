@@ -20,6 +20,10 @@ with the same arguments, continues where it stopped. With --lock FILE it
 holds the timing lock for at most --chunk at a time and leaves it free for
 --pause between chunks, so others can run their benchmarks.
 
+A recording made before recordings carried the model's input gets it with
+--model-input: one run of the default (not added to its runs) for the report,
+and this machine's calibration.
+
 At the end (or with --analyse, without running anything) it prints the
 analysis: the noise, the best point, which of its knobs it needs, and what
 each single-knob change from the baseline reaches.
@@ -39,6 +43,7 @@ import json
 import os
 import platform
 import random
+import re
 import resource
 import shlex
 import statistics
@@ -217,8 +222,50 @@ def measure(ev: JobEvaluator, rec: replay.Recording, point: replay.RecordedPoint
     if index < 0 and not m.ok and not rec.default.runs:
         sys.exit(f"sweep: the application fails with the baseline settings: {m.error}")
     if point is rec.default and m.ok and rec.report is None:
-        rec.report = m.report  # the default's access pattern, for the strategies that model the run
+        rec.report = portable(m.report, rec, ev)  # the default's access pattern, for the strategies that model it
     rec.add_run(point, m, run)
+
+
+def portable(report: dict | None, rec: replay.Recording, ev: JobEvaluator) -> dict | None:
+    """The report without this machine's paths: the scratch directory as {scratch}, a bundled kernel's
+    executable as its name (as the recording's command has them)."""
+    if report is None:
+        return None
+    # the scratch directory, also where a name's numbers are folded to # (a phase's identity)
+    folded = "".join(r"(?:\d+|#)" if part.isdigit() else re.escape(part)
+                     for part in re.split(r"(\d+)", str(ev.scratch)) if part)
+    text = re.sub(folded, "{scratch}", json.dumps(report))
+    exe = rec.runnable_command()[0]
+    if exe != rec.command[0]:
+        text = text.replace(json.dumps(exe)[1:-1], rec.command[0])
+    return json.loads(text)
+
+
+def model_input(opts, out: Path) -> int:
+    """Adds a run report of the default and the calibration to a recording that lacks them."""
+    rec = replay.load(out)
+    added = []
+    if rec.report is None:
+        with tempfile.TemporaryDirectory(prefix="iotuner-sweep-", dir=opts.scratch) as scratch, Lock(opts.lock):
+            ev = JobEvaluator(rec.runnable_command(), launch.make("local", opts.ranks, opts.mpiexec),
+                              objectives.parse(rec.meta["schedule"]["objective"]), Path(scratch), opts.timeout)
+            m = ev.evaluate(settings.from_flat(rec.flat_of(rec.default)), "model-input")
+        if not m.ok or not m.report:
+            sys.exit(f"sweep: the default's run wrote no report: {m.error}")
+        rec.report = portable(m.report, rec, ev)
+        added.append("a run report of one more run of the default")
+    if rec.calibration is None:
+        try:
+            rec.calibration = json.loads(Path(opts.calibration or calibration.default_path()).read_text())
+            added.append("the calibration")
+        except FileNotFoundError as e:
+            print(f"no calibration added: {e.filename} does not exist (`iotuner calibrate` makes it)")
+    if added:
+        rec.meta.setdefault("notes", []).append(f"{now()}: --model-input added {' and '.join(added)}; the runs "
+                                                f"are as recorded")
+        rec.save(out)
+    print(f"{out}: {'added ' + ' and '.join(added) if added else 'has a report and a calibration already'}")
+    return 0
 
 
 def now() -> str:
@@ -484,6 +531,9 @@ def main() -> int:
     ap.add_argument("--pause", type=float, default=20, metavar="S", help="seconds between chunks (default 20)")
     ap.add_argument("--max-chunks", type=int, metavar="N", help="stop after N chunks (run again to continue)")
     ap.add_argument("--analyse", action="store_true", help="only print the analysis of --out")
+    ap.add_argument("--model-input", action="store_true",
+                    help="only add what the hybrid and auto strategies predict from to --out, when it lacks it: a "
+                         "run report of one more run of the default (not added to its runs) and the calibration")
     ap.add_argument("--calibration", metavar="FILE",
                     help="keep this calibration (`iotuner calibrate` on the machine the sweep runs on) in the "
                          "recording, for the strategies that price the default's operations (default: this "
@@ -496,6 +546,8 @@ def main() -> int:
     if opts.analyse:
         report(replay.load(out), obj)
         return 0
+    if opts.model_input:
+        return model_input(opts, out)
     command = opts.command[1:] if opts.command and opts.command[0] == "--" else opts.command
     if not command:
         ap.error("give the application after --")

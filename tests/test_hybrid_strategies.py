@@ -249,3 +249,57 @@ def test_auto_warm_starts_from_an_earlier_study_of_the_same_run(tmp_path):
                                     app=("another-app",), seed=3, storage=storage)
     alone.run()
     assert not any("warm start" in n for n in alone.notes)
+
+
+@pytest.mark.mpi
+def test_hdf5s_independent_transfers_are_predicted_as_the_collective_calls_they_would_make(tmp_path,
+                                                                                           calibration):
+    """bandio's column bands (2 ranks, 8 H5Dwrite calls of 1,024 rows of 16 float64 a rank) with independent
+    transfers without data sieving (its study's baseline): HDF5 makes an MPI-IO call per 128-byte piece, no collective call, so the report has no access
+    section. The model rebuilds each H5Dwrite as the collective call it would be, its pieces interleaved
+    across the ranks: the same requests as the access section of the collective run records. As run it
+    predicts the independent path whatever the collective-buffering hints say; collective transfers are
+    predicted faster, so auto's prior runs them first."""
+    from conftest import kernel, mpi, run_job
+    from iotuner import report as reports
+    from iotuner.tune import objective
+    from iotuner.tune.strategies.auto import prior
+    from iotuner.tune.strategies.hybrid import pattern, predict
+    reps = {}
+    no_sieving = tmp_path / "no-sieving.json"  # bench/data/bandio-baseline.json's
+    no_sieving.write_text(json.dumps({"version": 1, "mpiio": {"romio_ds_write": "disable", "romio_ds_read": "disable"}}))
+    for mode in ("independent", "collective"):
+        res = run_job([*mpi(2), kernel("bandio"), "-n", "8K", "-c", "16", "-s", "1K", "-g", "1", "-r", "-m", mode,
+                       "-o", tmp_path / mode], report=tmp_path / f"{mode}.json", config=no_sieving)
+        assert res.ok, res.stderr
+        reps[mode] = json.loads((tmp_path / f"{mode}.json").read_text())
+    indep = reports.parse(reps["independent"])
+    assert not any(indep.access(i) for i in range(len(indep.phases)))
+    models = predict.phases_of(reps["independent"])
+    assert len(models) == 2 and all(m.independent for m in models)
+    coll = reports.parse(reps["collective"])
+    for m in models:
+        [rebuilt] = m.patterns
+        exact = pattern.from_report(coll, m.index, rebuilt.direction)
+        assert exact is not None and exact.exact and rebuilt.ncalls == exact.ncalls == 8
+        for k in range(8):
+            got, want = rebuilt.call(k), exact.call(k)
+            lo, lo_want = min(r[0][0] for r in got), min(r[0][0] for r in want)
+            assert [[(o - lo, n) for o, n in r] for r in got] == [[(o - lo_want, n) for o, n in r] for r in want]
+
+    p = predict.Predictor(reps["independent"], calibration, objective.parse("io-time"))
+    as_run = p.score({})
+    cb = predict.hint_overrides({"mpiio.romio_cb_write": "enable", "mpiio.romio_cb_read": "enable"})
+    assert p.score(cb) == pytest.approx(as_run)
+    assert p.score(predict.hint_overrides({"hdf5.transfer_mode": "independent"}), "independent") == \
+        pytest.approx(as_run)
+    collective = p.score(predict.hint_overrides({"hdf5.transfer_mode": "collective"}), "collective")
+    assert collective[1] < as_run[1]
+    for m in p.phases:  # 1,024 file calls a call a rank against an exchange round and one file call
+        assert m.time(calibration, {}) > 4 * m.time(calibration, {}, transfer="collective")
+
+    sp = spaces.load("bandio")
+    model = prior.Prior(sp, p, predict.modelled(sp), 1, objective.parse("io-time"))
+    default = {d.name: d.labels[0] for d in sp.dimensions}
+    [(first, why)] = model.rank(default, 1)
+    assert first["hdf5.transfer_mode"] == "collective" and "predicted" in why

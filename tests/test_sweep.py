@@ -62,3 +62,27 @@ def test_sweep_measures_every_point_and_resumes(tmp_path):
                                "--analyse"], capture_output=True, text=True, timeout=120)
     assert analysis.returncode == 0, analysis.stderr
     assert "single-knob changes from the baseline" in analysis.stdout
+
+
+def test_model_input_adds_a_portable_report_and_keeps_the_runs(tmp_path):
+    """A recording made without the model's input gets a run report of one more run of the default (not added
+    to its runs) and the calibration named, and the report names the scratch directory and the kernel as the
+    recording's command does, not by this machine's paths."""
+    assert sweep(tmp_path, "--max-chunks", "1").returncode == 0
+    rec = replay.load(tmp_path / "rec.json.gz")
+    rec.report = rec.calibration = None
+    rec.save(tmp_path / "rec.json.gz")
+    before = json.loads(json.dumps([rec.default.runs, [p.runs for p in rec.points]]))
+    cal = tmp_path / "calibration.json"
+    cal.write_text(json.dumps({"format": "iotuner-calibration", "version": 1, "measurements": []}))
+    r = sweep(tmp_path, "--model-input", "--calibration", str(cal))
+    assert r.returncode == 0, r.stderr
+    assert "added a run report" in r.stdout and "the calibration" in r.stdout
+    rec = replay.load(tmp_path / "rec.json.gz")
+    assert json.loads(json.dumps([rec.default.runs, [p.runs for p in rec.points]])) == before
+    assert rec.calibration == json.loads(cal.read_text())
+    text = json.dumps(rec.report)
+    assert rec.report["phases"] and str(tmp_path) not in text and "{scratch}/model-input" in text
+    assert rec.report["run"]["command"][0] == "h5ior" and "/" not in rec.report["run"]["executable"]
+    again = sweep(tmp_path, "--model-input", "--calibration", str(cal))
+    assert again.returncode == 0 and "has a report and a calibration already" in again.stdout

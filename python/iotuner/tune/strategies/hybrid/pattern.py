@@ -134,3 +134,48 @@ def from_access(ranks: list[dict], direction: str) -> Pattern | None:
 
 def from_report(rep, phase: int, direction: str) -> Pattern | None:
     return from_access(rep.access(phase), direction)
+
+
+def interleaved(calls: int, pieces: int, piece: int, ranks: int) -> list[dict]:
+    """Every rank's summary of `calls` calls of `pieces` requests of `piece` bytes each: the pieces of a row
+    of every rank in rank order, row after row (a decomposition by rows); one piece a call: a region per rank
+    in each call, in rank order (one dataset per call)."""
+    per_call = pieces * piece
+    out = []
+    for r in range(ranks):
+        if pieces > 1:
+            off, stride, step = r * piece, ranks * piece, ranks * per_call
+        else:
+            off, stride, step = r * per_call, 0, ranks * per_call
+        out.append({"calls": calls, "bytes": calls * per_call, "offset": off,
+                    "end": off + (calls - 1) * step + (pieces - 1) * stride + piece, "request_min": piece,
+                    "request_max": piece, "call_requests": pieces, "request_stride": stride,
+                    "call_step": step, "call_bytes": per_call, "unflattened_calls": 0})
+    return out
+
+
+# MPI-IO calls a file's HDF5 metadata may take (superblock, object headers, B-trees): below this many beyond
+# one a dataset call, each dataset call was one contiguous piece
+METADATA_CALLS = 64
+
+
+def from_hdf5_counters(phase: dict, direction: str) -> Pattern | None:
+    """A shared HDF5 file's independent transfers as the collective calls they would be: each dataset call
+    (H5Dwrite, H5Dread) one call; the MPI-IO calls HDF5 made for it (one per contiguous piece of the
+    selection in the file) its pieces, of equal size, interleaved with the other ranks' (interleaved).
+    None: not such a phase, or nothing moved in this direction."""
+    h5, mpiio = phase.get("hdf5") or {}, phase.get("mpiio") or {}
+    ranks, files = int(phase.get("ranks") or 1), int(phase.get("files") or 1)
+    if phase.get("kind") != "hdf5" or phase.get("driver") != "mpio" or ranks < 2 or files != 1:
+        return None
+    word = "written" if direction == "write" else "read"
+    ops = int(h5.get(f"dataset_{'writes' if direction == 'write' else 'reads'}") or 0)
+    nbytes, mpi_calls = int(h5.get(f"bytes_{word}") or 0), int(mpiio.get(f"{direction}_calls") or 0)
+    if ops < ranks or not nbytes or not mpi_calls:
+        return None
+    per_call = nbytes // ops
+    pieces = 1 if mpi_calls < 2 * ops + METADATA_CALLS else mpi_calls // ops
+    # the metadata's calls are counted too: the pieces are the most, within 10% below, that divide a call
+    pieces = next((p for p in range(pieces, max(1, pieces * 9 // 10) - 1, -1) if per_call % p == 0), pieces)
+    piece = max(1, per_call // pieces)
+    return Pattern(direction, rank_patterns(interleaved(ops // ranks, pieces, piece, ranks)))

@@ -20,7 +20,7 @@ from .calibration import Calibration
 from .count import phase_ops
 from .hints import Hints
 from .ops import Ops
-from .pattern import Pattern, from_access
+from .pattern import Pattern, from_access, from_hdf5_counters
 
 COLLECTIVES = ("allgather", "alltoall", "allreduce", "bcast")
 TRANSFER = "hdf5.transfer_mode"
@@ -59,15 +59,19 @@ class PhaseModel:
     patterns: list[Pattern]
     hints: dict  # the MPI-IO hints read back from the run
     new_file: bool
+    independent: bool = False  # HDF5's independent transfers: collective calls only when a point asks for them
     _times: dict = field(default_factory=dict, repr=False)  # (pattern, hints) -> seconds under _cal
     _cal: Calibration | None = field(default=None, repr=False)
 
-    def time(self, cal: Calibration, override: dict, memo: dict | None = None) -> float:
-        """Predicted seconds under these hints. memo: counted calls shared across phases and settings
-        (count.phase_ops); the phase remembers its own times per effective hints."""
+    def time(self, cal: Calibration, override: dict, memo: dict | None = None, transfer: str | None = None) -> float:
+        """Predicted seconds under these hints (transfer: the point's HDF5 transfer mode, when it sets one).
+        memo: counted calls shared across phases and settings (count.phase_ops); the phase remembers its own
+        times per effective hints."""
         if cal is not self._cal:
             self._times, self._cal = {}, cal
         merged = {**self.hints, **override}
+        if self.independent and transfer != "collective":
+            merged.update(romio_cb_write="disable", romio_cb_read="disable")
         total, size = 0.0, 0
         for j, pat in enumerate(self.patterns):
             h = Hints.from_mapping(merged, pat.nprocs).for_direction(pat.direction)
@@ -84,15 +88,20 @@ class PhaseModel:
 
 
 def phases_of(report: dict) -> list[PhaseModel]:
-    """The modelled phases of a run report: those with collective MPI-IO calls."""
+    """The modelled phases of a run report: those with collective MPI-IO calls (their access section), and a
+    shared HDF5 file's independent transfers as the collective calls they would be (from its counters:
+    pattern.from_hdf5_counters)."""
     from ....report import parse
     rep = parse(report)
     out = []
     for i, ph in enumerate(rep.phases):
         acc = rep.access(i)
         pats = [p for p in (from_access(acc, d) for d in ("write", "read")) if p is not None]
+        independent = not pats
+        if independent:
+            pats = [p for p in (from_hdf5_counters(ph, d) for d in ("write", "read")) if p is not None]
         if pats:
-            out.append(PhaseModel(i, pats, dict(ph.get("mpi_hints") or {}), bool(ph.get("created"))))
+            out.append(PhaseModel(i, pats, dict(ph.get("mpi_hints") or {}), bool(ph.get("created")), independent))
     return out
 
 
@@ -134,15 +143,15 @@ class Predictor:
         except ObjectiveError as e:
             self.by_objective, self.why = False, str(e)
 
-    def wall(self, ph: PhaseModel, override: dict) -> float:
+    def wall(self, ph: PhaseModel, override: dict, transfer: str | None = None) -> float:
         measured = float(self.rep.phases[ph.index].get("wall_time_s") or 0.0)
-        base, now = self.base[ph.index], ph.time(self.cal, override, self.memo)
+        base, now = self.base[ph.index], ph.time(self.cal, override, self.memo, transfer)
         if measured >= base:
             return now + (measured - base)
         return now * measured / base if base > 0 else now
 
-    def totals(self, override: dict) -> dict:
-        """The run's predicted totals, named as a run report's."""
+    def totals(self, override: dict, transfer: str | None = None) -> dict:
+        """The run's predicted totals, named as a run report's (transfer: the point's HDF5 transfer mode)."""
         t = self.rep.totals
         tw, tr = float(t["write_time_s"]), float(t["read_time_s"])
         for ph in self.phases:
@@ -150,7 +159,7 @@ class Predictor:
             w, r = p["bytes_written"], p["bytes_read"]
             if w + r == 0:
                 continue
-            delta = self.wall(ph, override) - float(p.get("wall_time_s") or 0.0)
+            delta = self.wall(ph, override, transfer) - float(p.get("wall_time_s") or 0.0)
             tw += delta * w / (w + r)
             tr += delta * r / (w + r)
         tw, tr = max(tw, 0.0), max(tr, 0.0)
@@ -159,11 +168,12 @@ class Predictor:
                 "write_bandwidth_mib_s": bw / MIB / tw if tw > 0 else 0.0,
                 "read_bandwidth_mib_s": br / MIB / tr if tr > 0 else 0.0}
 
-    def score(self, override: dict) -> tuple[float | None, float]:
-        """(the predicted objective, or None when it cannot be predicted; the predicted I/O seconds)."""
-        key = tuple(sorted(override.items()))
+    def score(self, override: dict, transfer: str | None = None) -> tuple[float | None, float]:
+        """(the predicted objective, or None when it cannot be predicted; the predicted I/O seconds) under
+        these hints and the point's HDF5 transfer mode (None: as run)."""
+        key = (tuple(sorted(override.items())), transfer)
         if key not in self.scores:
-            t = self.totals(override)
+            t = self.totals(override, transfer)
             self.scores[key] = (self.objective.of_totals(t) if self.by_objective else None,
                                 t["write_time_s"] + t["read_time_s"])
         return self.scores[key]
@@ -188,7 +198,7 @@ def rank_points(space: SearchSpace, predictor: Predictor, fixed: dict[str, str],
         point = {**fixed, **dict(zip((d.name for d in dims), labels))}
         flat = space.point_settings(space.decode(point))
         changes = sum(1 for d, v in zip(dims, labels) if d.name in default and default[d.name] != v)
-        out.append((predictor.score(hint_overrides(flat, nodes)), changes, point))
+        out.append((predictor.score(hint_overrides(flat, nodes), flat.get(TRANSFER)), changes, point))
     out.sort(key=lambda x: (predictor.sort_key(x[0]), x[1]))
     return [(score, point) for score, _, point in out]
 
