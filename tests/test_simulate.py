@@ -515,3 +515,37 @@ def test_phases_without_collective_calls_are_rebuilt_from_the_counters(tmp_path)
         own = engine.simulate(wl[name], pf, 4, {"lustre.stripe_count": 1})
         assert own.phases[0].targets_used == min(64, pf.storage["osts"])
         assert own.seconds < one.seconds / 8
+
+
+def test_hdf5s_independent_transfers_can_be_simulated_as_collective_ones(tmp_path):
+    """bandio's column bands (2 ranks, 8 H5Dwrite calls of 256 rows of 16 float64 a rank) with independent
+    transfers have no access section; their phases are rebuilt as each H5Dwrite's pieces interleaved across
+    the ranks, the MPI-IO call a piece the independent path makes. Collective-buffering hints change nothing
+    there; hdf5.transfer_mode collective makes them the collective calls HDF5 would make, which predicts
+    what the collective run's own access section predicts."""
+    no_sieving = tmp_path / "no-sieving.json"
+    no_sieving.write_text(json.dumps({"version": 1, "mpiio": {"romio_ds_write": "disable", "romio_ds_read": "disable"}}))
+    wl = {}
+    for mode in ("independent", "collective"):
+        rep = tmp_path / f"{mode}.json"
+        res = run_job([*mpi(2), kernel("bandio"), "-n", "2K", "-c", "16", "-s", "256", "-g", "1", "-r", "-m", mode,
+                       "-o", tmp_path / mode], report=rep, config=no_sieving)
+        assert res.ok, res.stderr
+        wl[mode] = workloads.load(str(rep), None)
+    indep, coll = wl["independent"], wl["collective"]
+    assert all(p.transfer and not p.collective for p in indep.phases) and all(p.collective for p in coll.phases)
+    assert any("HDF5's independent transfers, 8 dataset call(s) a rank of 256 piece(s) of 128 B" in n
+               for n in indep.notes)
+    for a, b in zip(indep.phases, coll.phases):  # the same requests, where the data starts aside
+        shift = b.pattern.ranks[0].calls[0][0][0] - a.pattern.ranks[0].calls[0][0][0]
+        assert [[[(o + shift, n) for o, n in c] for c in r.calls] for r in a.pattern.ranks] == \
+            [r.calls for r in b.pattern.ranks]
+    pf = one_node()
+    as_run = engine.simulate(indep, pf, 1, {})
+    cb = engine.simulate(indep, pf, 1, CB)
+    switched = engine.simulate(indep, pf, 1, {"hdf5.transfer_mode": "collective"})
+    own = engine.simulate(coll, pf, 1, {})
+    assert cb.seconds == pytest.approx(as_run.seconds, rel=1e-9) and as_run.aggregators == 0
+    assert switched.aggregators == own.aggregators >= 1
+    assert switched.seconds == pytest.approx(own.seconds, rel=1e-6)
+    assert switched.seconds != pytest.approx(as_run.seconds, rel=0.05)

@@ -99,6 +99,6 @@ def simulate(workload: Workload, platform: Platform, nodes: int, flat: dict, nam
             results[i] = PhaseResult(ph.label, got["time_s"], ph.pattern.bytes,
                                      got["collective_s"], got["targets_used"], ph.measured_s)
     # aggregators: none where every phase is independent calls
-    aggregators = setup.hints.write_aggregators if any(p.collective for p in workload.phases) else 0
+    aggregators = setup.hints.write_aggregators if any(p.collective_under(flat) for p in workload.phases) else 0
     return Result(name, [results[i] for i in range(len(workload.phases))], setup.stripe_count, setup.stripe_size,
                   aggregators, setup.mpiio, activities, wall)

@@ -98,7 +98,7 @@ def engine_input(platform: Platform, ranks: int, nodes: int, phases: list[Phase]
     body: list[str] = []
     for i, ph in enumerate(phases):
         settings = {**ph.run_settings, **flat} if as_run else flat
-        if not ph.collective:  # independent calls: ROMIO's independent path whatever the hints say
+        if not ph.collective_under(settings):  # independent calls: ROMIO's independent path whatever the hints say
             settings = {**settings, "mpiio.romio_cb_write": "disable", "mpiio.romio_cb_read": "disable"}
         s = setup(settings, ph.app_hints, platform, ranks, nodes)
         setups.append(s)

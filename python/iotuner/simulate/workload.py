@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..tune.strategies.hybrid.pattern import Pattern, exact_shape, rank_patterns, requests_of
+from ..tune.strategies.hybrid.pattern import Pattern, exact_shape, hdf5_independent, rank_patterns, requests_of
 
 
 class WorkloadError(ValueError):
@@ -51,6 +51,11 @@ class Phase:
     exact: bool = True
     collective: bool = True          # False: independent MPI-IO or POSIX calls (no collective buffering)
     per_process: bool = False        # every rank its own file (each pattern's offsets are in its rank's file)
+    transfer: bool = False           # HDF5's independent transfers: collective calls under hdf5.transfer_mode
+
+    def collective_under(self, flat: dict) -> bool:
+        """Whether the phase's calls are collective under settings {"layer.knob": value}."""
+        return self.collective or (self.transfer and flat.get("hdf5.transfer_mode") == "collective")
 
 
 @dataclass
@@ -294,8 +299,16 @@ def _counted_phase(i: int, phase: dict, entry: dict | None, direction: str, n: i
         return None
     n0, files = int(phase.get("ranks") or 1), int(phase.get("files") or 1)
     own = [e.get(direction) for e in (entry or {}).get("ranks", [])]
-    source, exact = f"rebuilt from the report's {level} counters", False
-    if n0 > 1 and files > 1 and own and own[0] and exact_shape(own[0]):
+    source, exact, transfer = f"rebuilt from the report's {level} counters", False, False
+    as_collective = hdf5_independent(phase, direction)
+    if as_collective:  # HDF5's independent transfers: each dataset call's pieces, interleaved across the ranks
+        first = as_collective[0]
+        pat, how = _scaled(direction, first, as_collective[1], n0, n)
+        how = (f"HDF5's independent transfers, {first['calls']} dataset call(s) a rank of {first['call_requests']:,} "
+               f"piece(s) of {first['request_min']:,} B interleaved across the ranks, an MPI-IO call each (collective "
+               f"calls under hdf5.transfer_mode collective){_also(how)}")
+        transfer = True
+    elif n0 > 1 and files > 1 and own and own[0] and exact_shape(own[0]):
         first, _ = coarsen(own[0], _extent(own[0]), n, n)
         pat, how = _pattern(direction, [first] * n), f"rank 0's collective calls on its own communicator, " \
                                                        f"exact ({first['calls']} call(s))"
@@ -311,7 +324,8 @@ def _counted_phase(i: int, phase: dict, entry: dict | None, direction: str, n: i
     where = " per rank, each rank its own file" if n0 > 1 and files > 1 else ""
     notes.append(f"phase {i} {direction}: {how}{where}, {source}")
     timing = counts.get(f"{direction}_time_s") if as_measured else None
-    return pat, timing, {"collective": False, "per_process": n0 > 1 and files > 1, "exact": exact}
+    return pat, timing, {"collective": False, "per_process": n0 > 1 and files > 1, "exact": exact,
+                         "transfer": transfer}
 
 
 # a Darshan log's files that move less than this share of its data (logs, timings, inputs) are left out

@@ -60,7 +60,7 @@ class SimulatedEvaluator(OfflineEvaluator):
 
     def _simulate(self, flat: Mapping[str, Any]):
         from ..simulate import engine, trace
-        modelled = {k: v for k, v in flat.items() if k.startswith("mpiio.") or
+        modelled = {k: v for k, v in flat.items() if k.startswith("mpiio.") or k == "hdf5.transfer_mode" or
                     (k.startswith("lustre.stripe_") and self.platform.lustre)}
         key = tuple(sorted((k, as_text(v)) for k, v in modelled.items()))
         if key not in self._cache:
@@ -69,6 +69,8 @@ class SimulatedEvaluator(OfflineEvaluator):
                                 self.workload.ranks, self.nodes)
             eff = {f"mpiio.{k}": v for k, v in setup.mpiio.items()}
             eff["mpiio.cb_nodes"] = str(setup.hints.cb_nodes)  # as ROMIO caps it
+            if "hdf5.transfer_mode" in modelled:
+                eff["hdf5.transfer_mode"] = as_text(modelled["hdf5.transfer_mode"])
             if self.platform.lustre:
                 eff["lustre.stripe_count"], eff["lustre.stripe_size"] = str(setup.stripe_count), str(setup.stripe_size)
             self._cache[key] = (res, eff)

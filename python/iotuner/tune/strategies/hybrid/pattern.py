@@ -159,11 +159,11 @@ def interleaved(calls: int, pieces: int, piece: int, ranks: int) -> list[dict]:
 METADATA_CALLS = 64
 
 
-def from_hdf5_counters(phase: dict, direction: str) -> Pattern | None:
-    """A shared HDF5 file's independent transfers as the collective calls they would be: each dataset call
-    (H5Dwrite, H5Dread) one call; the MPI-IO calls HDF5 made for it (one per contiguous piece of the
-    selection in the file) its pieces, of equal size, interleaved with the other ranks' (interleaved).
-    None: not such a phase, or nothing moved in this direction."""
+def hdf5_independent(phase: dict, direction: str) -> list[dict] | None:
+    """A shared HDF5 file's independent transfers as the collective calls they would be, every rank's summary
+    (as the access section has them): each dataset call (H5Dwrite, H5Dread) one call; the MPI-IO calls HDF5
+    made for it (one per contiguous piece of the selection in the file) its pieces, of equal size, interleaved
+    with the other ranks' (interleaved). None: not such a phase, or nothing moved in this direction."""
     h5, mpiio = phase.get("hdf5") or {}, phase.get("mpiio") or {}
     ranks, files = int(phase.get("ranks") or 1), int(phase.get("files") or 1)
     if phase.get("kind") != "hdf5" or phase.get("driver") != "mpio" or ranks < 2 or files != 1:
@@ -177,5 +177,10 @@ def from_hdf5_counters(phase: dict, direction: str) -> Pattern | None:
     pieces = 1 if mpi_calls < 2 * ops + METADATA_CALLS else mpi_calls // ops
     # the metadata's calls are counted too: the pieces are the most, within 10% below, that divide a call
     pieces = next((p for p in range(pieces, max(1, pieces * 9 // 10) - 1, -1) if per_call % p == 0), pieces)
-    piece = max(1, per_call // pieces)
-    return Pattern(direction, rank_patterns(interleaved(ops // ranks, pieces, piece, ranks)))
+    return interleaved(ops // ranks, pieces, max(1, per_call // pieces), ranks)
+
+
+def from_hdf5_counters(phase: dict, direction: str) -> Pattern | None:
+    """The pattern of hdf5_independent."""
+    summaries = hdf5_independent(phase, direction)
+    return Pattern(direction, rank_patterns(summaries)) if summaries else None
