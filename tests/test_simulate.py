@@ -549,3 +549,19 @@ def test_hdf5s_independent_transfers_can_be_simulated_as_collective_ones(tmp_pat
     assert switched.aggregators == own.aggregators >= 1
     assert switched.seconds == pytest.approx(own.seconds, rel=1e-6)
     assert switched.seconds != pytest.approx(as_run.seconds, rel=0.05)
+
+
+def test_a_direction_without_collective_calls_beside_one_with_them_is_kept(reports, tmp_path):
+    """A phase whose writes were collective and whose reads were not (one open, both): its access section has
+    the writes only, and the reads are rebuilt from the phase's counters, not dropped. Made from the strided
+    report by moving its read phase's counters into its write phase."""
+    doc = json.loads(open(reports["strided"]).read())
+    w, r = doc["phases"][0], doc["phases"][1]
+    w["bytes_read"], w["mpiio"] = r["bytes_read"], {**w["mpiio"], **{k: v for k, v in r["mpiio"].items() if "read" in k}}
+    r["bytes_read"] = 0
+    doc["access"] = [e for e in doc["access"] if e["phase"] == 0]
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps(doc))
+    wl = workloads.load(str(mixed), None)
+    assert [(p.label, p.collective) for p in wl.phases] == [("phase 0 write", True), ("phase 0 read", False)]
+    assert wl.phases[1].pattern.bytes == doc["phases"][0]["mpiio"]["bytes_read"]

@@ -220,9 +220,8 @@ def from_report(rep, ranks: int | None, source: str = "the report") -> Workload:
             continue
         app, run = _hints(phase)
         for direction in ("write", "read"):
-            if listed:
-                got = _collective_phase(i, phase, listed, entries[i], direction, ranks, notes)
-            else:
+            got = _collective_phase(i, phase, listed, entries[i], direction, ranks, notes) if listed else None
+            if got is None:  # no collective calls in this direction (the other may have had some)
                 got = _counted_phase(i, phase, entries.get(i), direction, ranks or measured_ranks,
                                      ranks in (None, measured_ranks), notes)
             if got is None:
