@@ -227,6 +227,40 @@ def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(strided_r
     assert outcome.stop.rule == "trial-budget"
 
 
+@pytest.mark.mpi
+def test_auto_then_changes_what_no_model_covers_one_at_a_time(strided_report, calibration, tmp_path, monkeypatch):
+    """After the prior's point, auto tries each other value of the dimensions the model does not cover (the
+    romio space: HDF5's alignment and collective metadata), one change at a time from the best point measured
+    so far, `explore` runs in all (default 4), each saying why; then TPE. explore=0: TPE right after the
+    prior."""
+    from tune_helpers import make_study
+    from iotuner.tune.store import BASELINE
+    from iotuner.tune.strategies.hybrid import calibration as calibrations, predict
+    monkeypatch.setattr(calibrations.Calibration, "load", classmethod(lambda cls, path=None: calibration))
+    whys = {}
+    for explore in (None, "0"):
+        store, t = make_study(tmp_path, space="romio", strategy="auto", trials=8, name=f"explore{explore}",
+                              strategy_options={"explore": explore} if explore else None)
+        store.add_run(BASELINE, settings={}, value=500.0, report=strided_report)
+        t.run()
+        trials = store.search_trials()
+        whys[explore] = [str(r.attrs.get("why") or "") for r in trials]
+        points = [t.space.labels_of(r.settings) for r in trials]
+        uncovered = [d.name for d in t.space.dimensions if d.name not in predict.modelled(t.space)]
+        for k, why in enumerate(whys[explore]):
+            if not why.startswith("auto: one change,"):
+                continue
+            # one uncovered dimension changed from the best point measured before it
+            before = [(r.runs[0], p) for r, p in zip(trials[:k], points[:k])]
+            best = max(before, key=lambda x: t.objective.key(x[0]))[1]
+            changed = [n for n in points[k] if points[k][n] != best[n]]
+            assert len(changed) == 1 and changed[0] in uncovered and changed[0] in why
+    assert whys[None][0].startswith("auto: the hybrid model's prediction")
+    assert [w.startswith("auto: one change,") for w in whys[None][1:]] == [True] * 4 + [False] * 3
+    assert whys["0"][0].startswith("auto: the hybrid model's prediction")
+    assert not any(w.startswith("auto: one change,") for w in whys["0"])
+
+
 def test_auto_warm_starts_from_an_earlier_study_of_the_same_run(tmp_path):
     """A second study of the same application and space in the same storage starts from what the first one
     measured: its first point is as good as the first study's best (within the synthetic model's noise),

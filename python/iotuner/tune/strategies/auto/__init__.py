@@ -7,11 +7,14 @@ a good point.
    has it.
 2. Warm start (`warm.py`): the best points earlier studies in the same storage measured (`warm=K`, default 2),
    when they searched the same space for the same objective on a run like this one.
-3. Search: Optuna's multivariate TPE over the whole space (what no model covers: HDF5's alignment, chunking,
-   metadata), which counts the runs above among its start-up trials and so needs fewer random ones of its own.
+3. One change at a time (`explore=K`, default 4 runs), after a prior: each other value of each dimension the
+   model does not cover (HDF5's chunking, alignment, sieve buffer), in the space's order, from the best point
+   measured so far, so a knob the model cannot judge is tried beside the prior's hints rather than drawn.
+4. Search: Optuna's multivariate TPE over the whole space, which counts the runs above among its start-up
+   trials and so needs fewer random ones of its own.
 
-Options (--strategy-option): prior=K, warm=K (0: none), calibration=FILE (default: this machine's),
-startup_trials=N (TPE's random start-up trials; default as bayes).
+Options (--strategy-option): prior=K, warm=K, explore=K (0: none), calibration=FILE (default: this
+machine's), startup_trials=N (TPE's random start-up trials; default as bayes).
 """
 
 from __future__ import annotations
@@ -22,15 +25,20 @@ from ...space import library_default
 from .. import bayes, register
 
 optuna = lazy("optuna")
+EXPLORE = "auto: one change,"
 
 
-@register("auto", "the hybrid model's best prediction and earlier studies' best points first, then multivariate "
-                  "TPE")
+@register("auto", "the hybrid model's best prediction and earlier studies' best points first, then one change at a "
+                  "time of what the model does not cover, then multivariate TPE")
 class Auto(Strategy):
     def __init__(self, space, seed, options):
         super().__init__(space, seed, options)
         self.n_prior = self.int_option("prior", 1)
         self.n_warm = self.int_option("warm", 2)
+        self.n_explore = self.int_option("explore", 4)
+        self.uncovered: list[str] = []  # the dimensions to change one at a time (after a prior only)
+        self.explained: dict[tuple, str] = {}
+        self._labels: dict[int, dict | None] = {}  # a finished search trial's point, by record id
         self.startup = self.int_option("startup_trials", bayes.startup_trials(space))
         self.first: list[tuple[dict[str, str], str]] | None = None  # the points known before the search, and why
         self.ran: list[dict[str, str]] = []  # those of them measured
@@ -59,6 +67,7 @@ class Auto(Strategy):
             if model:
                 out += [(point, f"auto: the hybrid model's prediction, {described}")
                         for point, described in model.rank(default, self.n_prior)]
+                self.uncovered = [d.name for d in self.space.dimensions if d.name not in model.covered]
         if self.n_warm:
             earlier = warm.earlier(ctx.store, self.space, ctx.objective)
             best = warm.best(earlier, self.n_warm)
@@ -95,11 +104,46 @@ class Auto(Strategy):
     def propose(self, ctx):
         pending = [p for p, _ in self._first(ctx) if p not in self.ran]
         if pending:
-            # a trial's settings are completed with what each value implies: compare the points' labels
-            measured = [self.space.labels_of(r.settings) for r in ctx.store.search_trials()]
+            measured = self._measured(ctx)
             self.ran += [p for p in pending if p in measured]
             pending = [p for p in pending if p not in measured]
-        return pending[0] if pending else SAMPLER
+        if pending:
+            return pending[0]
+        return self._one_change(ctx) or SAMPLER
+
+    def _measured(self, ctx) -> list[dict[str, str] | None]:
+        """The points of the search trials so far. A trial's settings are completed with what each value
+        implies, so points are compared by their labels; each finished trial's are worked out once."""
+        out = []
+        for r in ctx.store.search_trials():
+            labels = self._labels.get(r.id) or self.space.labels_of(r.settings)
+            if r.finished:
+                self._labels[r.id] = labels
+            out.append(labels)
+        return out
+
+    def _one_change(self, ctx) -> dict[str, str] | None:
+        """The next point that changes one dimension the model does not cover from the best point measured
+        so far (or the default, when it is better); None when explore runs have been made or none is left."""
+        if not self.uncovered:
+            return None
+        made = sum(1 for r in ctx.store.search_trials() if str(r.attrs.get("why", "")).startswith(EXPLORE))
+        if made >= self.n_explore:
+            return None
+        measured = self._measured(ctx)
+        best, base = ctx.store.best_pool(), self.default_point(ctx)
+        default = ctx.store.default_value()
+        if best is not None and (default is None or ctx.objective.key(best.median) >= ctx.objective.key(default)):
+            base = self.space.labels_of(best.settings) or base
+        for name in self.uncovered:
+            for label in self.space.dimension(name).labels:
+                point = {**base, name: label}
+                if label != base[name] and point not in measured:
+                    self.explained[tuple(sorted(point.items()))] = \
+                        f"{EXPLORE} {name}={label} from the best point so far (not covered by the model)"
+                    return point
+        return None
 
     def explain(self, ctx, point):
-        return next((why for p, why in self._first(ctx) if p == point), None)
+        known = next((why for p, why in self._first(ctx) if p == point), None)
+        return known or self.explained.get(tuple(sorted(point.items())))
