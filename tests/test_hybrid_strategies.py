@@ -151,6 +151,24 @@ def test_hybrid_ranks_by_the_studys_objective(strided_report, calibration):
 
 
 @pytest.mark.mpi
+def test_a_run_under_ompio_gives_no_prior_and_says_why(strided_report, calibration, monkeypatch):
+    """The model counts ROMIO's operations: from a run whose MPI-IO was Open MPI's OMPIO neither hybrid nor
+    auto's prior predicts, and both say why; the same run under ROMIO gives a prior."""
+    from iotuner.tune import objective
+    from iotuner.tune.strategies.auto import prior
+    from iotuner.tune.strategies.hybrid import calibration as calibrations
+    from iotuner.tune.strategies.hybrid.strategy import nothing_to_predict
+    monkeypatch.setattr(calibrations, "for_study", lambda config, option: calibration)
+    ompio = json.loads(json.dumps(strided_report))
+    ompio["run"]["mpi_io_component"] = "ompio"
+    config = type("Config", (), {"nodes": 1, "replay": None})()
+    model, why = prior.model_prior(spaces.romio(), objective.parse("perf"), ompio, config, None)
+    assert model is None and "OMPIO" in why and why == nothing_to_predict(ompio, 2)
+    model, _ = prior.model_prior(spaces.romio(), objective.parse("perf"), strided_report, config, None)
+    assert model is not None
+
+
+@pytest.mark.mpi
 def test_hdf5s_independent_transfer_is_predicted_as_romios_independent_path(strided_report, calibration):
     """HDF5's transfer mode is a dimension the model covers: an independent transfer reaches ROMIO as
     independent calls, the path of collective buffering disabled, whatever the cb hints say."""

@@ -565,3 +565,13 @@ def test_a_direction_without_collective_calls_beside_one_with_them_is_kept(repor
     wl = workloads.load(str(mixed), None)
     assert [(p.label, p.collective) for p in wl.phases] == [("phase 0 write", True), ("phase 0 read", False)]
     assert wl.phases[1].pattern.bytes == doc["phases"][0]["mpiio"]["bytes_read"]
+
+
+def test_a_run_under_ompio_is_simulated_as_romio_with_a_note(reports, tmp_path):
+    """The simulator counts ROMIO's operations; a report of a run whose MPI-IO was Open MPI's OMPIO says so."""
+    doc = json.loads(open(reports["strided"]).read())
+    doc["run"]["mpi_io_component"] = "ompio"
+    ompio = tmp_path / "ompio.json"
+    ompio.write_text(json.dumps(doc))
+    assert any("OMPIO" in n for n in workloads.load(str(ompio), 64).notes)
+    assert not any("OMPIO" in n for n in workloads.load(reports["strided"], 64).notes)

@@ -240,6 +240,9 @@ def from_report(rep, ranks: int | None, source: str = "the report") -> Workload:
     if minor:
         notes.append(f"{minor} phase(s) without collective calls moving less than {MINOR_SHARE:.0%} of the data "
                      f"left out")
+    if (rep.data.get("run") or {}).get("mpi_io_component") == "ompio":
+        notes.append("the run's MPI-IO was Open MPI's OMPIO, whose collective I/O differs from ROMIO's: the "
+                     "simulation counts ROMIO's operations (what the run would do with romio321)")
     if not out:
         raise WorkloadError(f"{source} has no phase that moved data: nothing to simulate")
     return Workload(source, measured_ranks, ranks or measured_ranks, out, notes)

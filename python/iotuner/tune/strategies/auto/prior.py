@@ -32,18 +32,19 @@ class Prior:
 def model_prior(space, objective, report: dict | None, config, calibration: str | None) -> tuple[Prior | None, str]:
     """(the prior, or None; what it is, or why there is none)."""
     from ..hybrid import calibration as calibrations, predict
+    from ..hybrid.strategy import nothing_to_predict
     covered = predict.modelled(space)
     if not covered:
         return None, f"space {space.name} has no dimension the hybrid model predicts"
-    if report is None:
-        return None, "the default's runs wrote no run report to predict from"
+    if report is None or nothing_to_predict(report, 1):
+        return None, nothing_to_predict(report, 1)
     try:
         cal = calibrations.for_study(config, calibration)
     except calibrations.CalibrationError as e:
         return None, f"no calibration ({e}; `iotuner calibrate` makes one)"
     pred = predict.Predictor(report, cal, objective)
     if not pred.phases:
-        return None, "the default's run made no collective MPI-IO call to predict from"
+        return None, nothing_to_predict(report, 0)
     what = f"the predicted {objective.name}" if pred.by_objective else "the predicted I/O time"
     return Prior(space, pred, covered, config.nodes, objective), (
         f"{what} of the {len(covered)} dimension(s) the hybrid model covers, from the default's run report "

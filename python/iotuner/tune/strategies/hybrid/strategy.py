@@ -27,8 +27,12 @@ def nothing_to_predict(report: dict | None, phases: int | None) -> str | None:
     if report is None:
         return ("the default's runs wrote no run report (the application ran without libiotuner, or its MPI "
                 "is not one iotuner was built for), so there is no access pattern to predict from")
+    if (report.get("run") or {}).get("mpi_io_component") == "ompio":
+        return ("the default's run used Open MPI's OMPIO, whose collective I/O is not ROMIO's that the model "
+                "counts (Open MPI's io component romio321 is)")
     if not phases:
-        return "the default's run made no collective MPI-IO call, so there is no access pattern to predict from"
+        return ("the default's run made neither a collective MPI-IO call nor HDF5 independent transfers to a shared "
+                "file, so there is no access pattern to predict from")
     return None
 
 
