@@ -137,9 +137,9 @@ def from_report(rep, phase: int, direction: str) -> Pattern | None:
 
 
 def interleaved(calls: int, pieces: int, piece: int, ranks: int) -> list[dict]:
-    """Every rank's summary of `calls` calls of `pieces` requests of `piece` bytes each: the pieces of a row
-    of every rank in rank order, row after row (a decomposition by rows); one piece a call: a region per rank
-    in each call, in rank order (one dataset per call)."""
+    """Every rank's summary of `calls` calls of `pieces` requests of `piece` bytes each: each row of the file
+    one piece of every rank, in rank order (a decomposition by columns, as bandio's bands); one piece a call:
+    a region per rank in each call, in rank order (one dataset per call)."""
     per_call = pieces * piece
     out = []
     for r in range(ranks):
@@ -154,8 +154,8 @@ def interleaved(calls: int, pieces: int, piece: int, ranks: int) -> list[dict]:
     return out
 
 
-# MPI-IO calls a file's HDF5 metadata may take (superblock, object headers, B-trees): below this many beyond
-# one a dataset call, each dataset call was one contiguous piece
+# MPI-IO calls a file's HDF5 metadata may take (superblock, object headers, B-trees): with fewer than two
+# calls a dataset call past these, each dataset call was one contiguous piece
 METADATA_CALLS = 64
 
 
