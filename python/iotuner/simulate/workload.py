@@ -15,7 +15,9 @@ A report's phase without collective calls among its ranks has no access pattern 
 for collective calls only) and is rebuilt from its counters as a Darshan log's file is (below), at MPI-IO when
 its calls went through it, else at POSIX, with the average call size (a report has no size histogram): a shared
 file as independent calls, several ranks' files of one name as a file per process (their exact shape when
-each rank made collective calls on its own communicator), one rank's file as a single writer.
+each rank made collective calls on its own communicator), one rank's file as a single writer. HDF5's
+independent transfers to a shared file are each dataset call's pieces interleaved across the ranks, as the
+hybrid model rebuilds them (pattern.hdf5_independent), and collective calls under hdf5.transfer_mode collective.
 A Darshan log has no offsets: each file is rebuilt from its counters (bytes and calls per rank, the most
 common access size), weakly scaled the same way:
 - collective MPI-IO calls: one region per rank in each call, in rank order (the segmented layout of VPIC-IO,
