@@ -12,9 +12,9 @@ Synthetic: the synthetic models; the true value is the model's noise-free
 value, the best known value the space's exact optimum.
 
 Replay (on by default; --no-replay skips it): the recorded sweeps of real
-targets (bench/data/*-sweep*.json.gz, bench/sweep.py): bandio's, and h5ior's
-strided write and read (48 runs a point), where every point of the space was measured on this
-machine. A recording with a run report of the default and the machine's
+targets (bench/data/*-sweep*.json.gz, bench/sweep.py): bandio's (3 runs a point),
+h5ior's strided write and read and bandio's jointly acting knobs (48 runs a point each), where
+every point of the space was measured on this machine. A recording with a run report of the default and the machine's
 calibration gives the hybrid and auto strategies their model's input, as a
 real study would have it. Each run draws one of the
 point's recorded runs; a point's true value is the median of its recorded
@@ -57,7 +57,8 @@ from iotuner.tune import config as cfg, objective, replay, space as spaces, stor
 REAL_STRATEGIES = ("random", "ga", "bayes")
 CASES = (("tunio", "lustre"), ("h5evolve", "lustre"), ("romio", "ufs"))
 HERE = Path(__file__).resolve().parent
-RECORDINGS = (HERE / "data" / "bandio-sweep.json.gz", HERE / "data" / "h5ior-strided-sweep-48.json.gz")
+RECORDINGS = (HERE / "data" / "bandio-sweep.json.gz", HERE / "data" / "h5ior-strided-sweep-48.json.gz",
+              HERE / "data" / "bandio-joint-sweep-48.json.gz")
 TARGET = 0.95
 SEARCH_RUN = re.compile(r"t\d{4}-|training-")  # run labels of trials and training runs
 

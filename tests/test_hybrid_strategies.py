@@ -36,11 +36,14 @@ def test_a_bad_numeric_option_names_the_strategy_and_the_option(name, options, m
         strategies.make(name, spaces.load("twophase"), 0, options)
 
 
-def test_auto_starts_tpe_as_bayes_does_unless_told():
+def test_auto_draws_as_many_random_start_up_points_as_bayes_after_its_own_unless_told():
+    """TPE counts the prior's run and the one-change runs among its start-up trials: auto adds them, so its
+    random draws stay bayes's."""
     sp = spaces.load("twophase")
-    auto = strategies.make("auto", sp, 0)
-    assert auto.startup == strategies.sampler("bayes", sp, 0)._n_startup_trials
-    assert strategies.make("auto", sp, 0, {"startup_trials": "3"}).startup == 3
+    bayes_draws = strategies.sampler("bayes", sp, 0)._n_startup_trials
+    assert strategies.make("auto", sp, 0).sampler(None)._n_startup_trials == bayes_draws + 1 + 4
+    told = strategies.make("auto", sp, 0, {"startup_trials": "3", "explore": "0"})
+    assert told.sampler(None)._n_startup_trials == 3 + 1
 
 
 def test_ml_trains_on_the_design_then_runs_its_top_k(tmp_path):

@@ -10,11 +10,11 @@ a good point.
 3. One change at a time (`explore=K`, default 4 runs), after a prior: each other value of each dimension the
    model does not cover (HDF5's chunking, alignment, sieve buffer), in the space's order, from the best point
    measured so far, so a knob the model cannot judge is tried beside the prior's hints rather than drawn.
-4. Search: Optuna's multivariate TPE over the whole space, which counts the runs above among its start-up
-   trials and so needs fewer random ones of its own.
+4. Search: Optuna's multivariate TPE over the whole space, after as many random start-up draws as bayes makes
+   (the runs above are added to its start-up count, not put in place of draws).
 
 Options (--strategy-option): prior=K, warm=K, explore=K (0: none), calibration=FILE (default: this
-machine's), startup_trials=N (TPE's random start-up trials; default as bayes).
+machine's), startup_trials=N (TPE's random start-up draws after the runs above; default as bayes).
 """
 
 from __future__ import annotations
@@ -44,10 +44,11 @@ class Auto(Strategy):
         self.ran: list[dict[str, str]] = []  # those of them measured
 
     def sampler(self, ctx):
-        # the runs before the search are finished trials TPE counts among its start-up ones: what is known
-        # replaces random draws
-        return optuna.samplers.TPESampler(seed=self.seed, multivariate=True, n_startup_trials=self.startup,
-                                          constant_liar=True)
+        # TPE counts every finished trial among its start-up ones, the prior's and the changes' too; they are
+        # added, so its random draws stay as many as bayes's: when the prior points to the wrong corner (a knob
+        # it cannot see acts jointly with the ones it can), the draws still cover the space
+        return optuna.samplers.TPESampler(seed=self.seed, multivariate=True, constant_liar=True,
+                                          n_startup_trials=self.startup + self.n_prior + self.n_explore)
 
     # ---- what is known before the search ----
 
@@ -146,4 +147,5 @@ class Auto(Strategy):
 
     def explain(self, ctx, point):
         known = next((why for p, why in self._first(ctx) if p == point), None)
-        return known or self.explained.get(tuple(sorted(point.items())))
+        # a change is explained once: the sampler may draw the same point again later, for its own reasons
+        return known or self.explained.pop(tuple(sorted(point.items())), None)
