@@ -157,14 +157,23 @@ class Lock:
             self.fd = None
 
 
+def scratch_dir(opts):
+    """A fresh directory for the runs, removed afterwards."""
+    return tempfile.TemporaryDirectory(prefix="iotuner-sweep-", dir=Path(opts.scratch or tempfile.gettempdir()))
+
+
+def evaluator(opts, rec: replay.Recording, obj: objectives.Objective, scratch: str) -> JobEvaluator:
+    """Runs the recording's application on --ranks local ranks, in `scratch`."""
+    return JobEvaluator(rec.runnable_command(), launch.make("local", opts.ranks, opts.mpiexec), obj, Path(scratch),
+                        opts.timeout)
+
+
 def run_sweep(opts, rec: replay.Recording, out: Path) -> bool:
     """Runs what is left of the schedule, chunk by chunk; True when the sweep is complete."""
     obj = objectives.parse(rec.meta["schedule"]["objective"])
     sched = rec.meta["schedule"]
-    scratch_root = Path(opts.scratch or tempfile.gettempdir())
-    with tempfile.TemporaryDirectory(prefix="iotuner-sweep-", dir=scratch_root) as scratch:
-        ev = JobEvaluator(rec.runnable_command(), launch.make("local", opts.ranks, opts.mpiexec), obj,
-                          Path(scratch), opts.timeout)
+    with scratch_dir(opts) as scratch:
+        ev = evaluator(opts, rec, obj, scratch)
         chunks = 0
         while True:
             order = schedule(rec, sched["seed"], sched["repeats"], sched["default_every"],
@@ -246,9 +255,8 @@ def model_input(opts, out: Path) -> int:
     rec = replay.load(out)
     added = []
     if rec.report is None:
-        with tempfile.TemporaryDirectory(prefix="iotuner-sweep-", dir=opts.scratch) as scratch, Lock(opts.lock):
-            ev = JobEvaluator(rec.runnable_command(), launch.make("local", opts.ranks, opts.mpiexec),
-                              objectives.parse(rec.meta["schedule"]["objective"]), Path(scratch), opts.timeout)
+        with scratch_dir(opts) as scratch, Lock(opts.lock):
+            ev = evaluator(opts, rec, objectives.parse(rec.meta["schedule"]["objective"]), scratch)
             m = ev.evaluate(settings.from_flat(rec.flat_of(rec.default)), "model-input")
         if not m.ok or not m.report:
             sys.exit(f"sweep: the default's run wrote no report: {m.error}")

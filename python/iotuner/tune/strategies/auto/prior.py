@@ -36,8 +36,9 @@ def model_prior(space, objective, report: dict | None, config, calibration: str 
     covered = predict.modelled(space)
     if not covered:
         return None, f"space {space.name} has no dimension the hybrid model predicts"
-    if report is None or nothing_to_predict(report, 1):
-        return None, nothing_to_predict(report, 1)
+    why = nothing_to_predict(report, 1)  # no report, or one of a run the model does not count
+    if why:
+        return None, why
     try:
         cal = calibrations.for_study(config, calibration)
     except calibrations.CalibrationError as e:
