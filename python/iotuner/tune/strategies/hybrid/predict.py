@@ -187,9 +187,12 @@ class Predictor:
 def rank_points(space: SearchSpace, predictor: Predictor, fixed: dict[str, str], nodes: int = 1,
                 default: dict[str, str] | None = None) -> list[tuple[tuple[float | None, float], dict[str, str]]]:
     """Every point of the modelled dimensions (the others held at `fixed`), with its predicted score, best
-    first; among equal predictions, the point with fewer changes from `default` first (HDF5's independent
-    transfers and collective ones with collective buffering disabled are one path to the model, not to the
-    application)."""
+    first. Among equal predictions:
+    - the point that leaves fewer hints to ROMIO's `automatic` first: the model decided what `automatic` does
+      for the default's access pattern, and a pinned hint keeps that behaviour when a knob the model does not
+      see (HDF5's chunking) changes the pattern, where `automatic` would decide anew;
+    - then the point with fewer changes from `default` (HDF5's independent transfers and collective ones with
+      collective buffering disabled are one path to the model, not to the application)."""
     import itertools
     dims = [space.dimension(n) for n in modelled(space)]
     default = default or {}
@@ -198,7 +201,9 @@ def rank_points(space: SearchSpace, predictor: Predictor, fixed: dict[str, str],
         point = {**fixed, **dict(zip((d.name for d in dims), labels))}
         flat = space.point_settings(space.decode(point))
         changes = sum(1 for d, v in zip(dims, labels) if d.name in default and default[d.name] != v)
-        out.append((predictor.score(hint_overrides(flat, nodes), flat.get(TRANSFER)), changes, point))
+        hints = hint_overrides(flat, nodes)
+        unpinned = sum(1 for v in hints.values() if v == "automatic")
+        out.append((predictor.score(hints, flat.get(TRANSFER)), (unpinned, changes), point))
     out.sort(key=lambda x: (predictor.sort_key(x[0]), x[1]))
     return [(score, point) for score, _, point in out]
 
