@@ -46,6 +46,21 @@ def test_auto_draws_as_many_random_start_up_points_as_bayes_after_its_own_unless
     assert told.sampler(None)._n_startup_trials == 3 + 1
 
 
+def test_without_a_prior_auto_searches_as_bayes_does_seed_for_seed(tmp_path):
+    """No run report (a synthetic target), so no prior and no changes one at a time: TPE's start-up count adds
+    only the runs auto made before it, none here, and every proposal is bayes's."""
+    from tune_helpers import make_study
+    points = {}
+    for strategy in ("bayes", "auto"):
+        store, t = make_study(tmp_path, space="romio", strategy=strategy, trials=16, seed=3, name=strategy)
+        t.run()
+        points[strategy] = [r.key for r in store.search_trials()]
+        if strategy == "auto":
+            assert any("auto: no prior" in n for n in t.notes), t.notes
+            assert t.strategy._tpe._n_startup_trials == strategies.sampler("bayes", t.space, 3)._n_startup_trials
+    assert len(points["auto"]) >= 16 and points["auto"] == points["bayes"]
+
+
 def test_ml_trains_on_the_design_then_runs_its_top_k(tmp_path):
     r = iotuner("tune", "--synthetic", "ufs", "--space", "twophase", "--strategy", "ml", "--strategy-option", "train=12",
                 "--strategy-option", "top=3", "--objective", "write-bw", "--trials", 20, "--study", "ml",
