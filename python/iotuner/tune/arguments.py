@@ -29,8 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--space", default=None, metavar="NAME|FILE",
                    help=f"search space: {', '.join(spaces.BUILTIN)}, or a JSON file (default: romio; tunio with "
                         f"--synthetic lustre)")
-    g.add_argument("--strategy", default="bayes", metavar="NAME",
-                   help=f"search strategy: {', '.join(strategies.names())} (default bayes)")
+    g.add_argument("--strategy", default="auto", metavar="NAME",
+                   help=f"search strategy: {', '.join(strategies.names())} (default auto: the hybrid model's "
+                        f"prediction first when the machine has a calibration, then bayes's search)")
     g.add_argument("--strategy-option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option of the strategy (repeatable), e.g. top=3 or calibration=FILE for hybrid")
     g.add_argument("--objective", default="perf", metavar="NAME",
