@@ -4,7 +4,7 @@ a good point.
 1. Prior (`prior.py`): the hybrid model's prediction of the study's objective for the MPI-IO hints and HDF5's
    transfer mode of every point, from the default's run report and this machine's calibration (no training
    runs). Its best distinct predictions run first (`prior=K`, default 1), every other dimension as the default
-   has it.
+   has it; among equal predictions, the hints pinned to what the model says ROMIO's `automatic` does.
 2. Warm start (`warm.py`): the best points earlier studies in the same storage measured (`warm=K`, default 2),
    when they searched the same space for the same objective on a run like this one.
 3. One change at a time (`explore=K`, default 4 runs), after a prior: each other value of each dimension the
