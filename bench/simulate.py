@@ -7,7 +7,8 @@
             pattern go to bench/data/simulate-validation.json (resumable: a stopped measurement continues)
   platform  calibrate this machine (iotuner calibrate on 2 ranks, then the collectives and exchanges on 4, 8 and
             16 ranks) and write the platform the simulator derives from it: bench/data/simulate-here.json (the
-            records: bench/data/simulate-calibration.json.gz; --derive derives again without measuring)
+            records: bench/data/simulate-calibration.json.gz; --derive derives again without measuring;
+            --add-cold measures the cold copies, pread_cold and copy_cold, at 2 ranks into the records first)
   table     simulate every cell from the recorded patterns on the recorded platform and print the error table
             (no measuring: regenerates docs/simulate.md's table)
   strategies  search strategies on the simulator (iotuner tune --simulate): VPIC-IO's write phase (a 2-rank run's
@@ -42,6 +43,7 @@ DATA = HERE / "data" / "simulate-validation.json"
 PLATFORM = HERE / "data" / "simulate-here.json"
 RECORDS = HERE / "data" / "simulate-calibration.json.gz"
 LOCK = "/tmp/iotuner-timing.lock"
+COLD = ("pread_cold", "copy_cold")  # iotuner-microbench's operations on data no longer in the caches
 KIB, MIB = 1024, 1024 * 1024
 ENV = {"MPIR_CVAR_NOLOCAL": "1"}
 RANKS = (1, 2, 4, 8, 16)
@@ -190,6 +192,15 @@ def platform(opts) -> None:
     if opts.derive:
         doc = json.loads(gzip.decompress(opts.records.read_bytes()))
         records, meta = doc["records"], doc["meta"]
+        if opts.add_cold:  # a calibration recorded before iotuner-microbench measured them
+            records = [r for r in records if r["op"] not in COLD]
+            for k in range(opts.passes):
+                records += [r for r in microbench(2, k, lock=True) if r["op"] in COLD]
+            meta = {**meta, "cold": f"{', '.join(COLD)} measured {time.strftime('%Y-%m-%d', time.gmtime())}, "
+                                    f"{opts.passes} passes on 2 ranks"}
+            opts.records.write_bytes(gzip.compress((json.dumps({**doc, "meta": meta, "records": records}) + "\n")
+                                                   .encode()))
+            print(f"bench/simulate platform: added the cold copies to {opts.records}")
     else:
         records, meta = calibrate(opts)
         opts.records.write_bytes(gzip.compress((json.dumps({"format": "iotuner-simulate-calibration", "version": 1,
@@ -197,7 +208,9 @@ def platform(opts) -> None:
         print(f"bench/simulate platform: wrote {opts.records}")
     data = load_data(opts.data) if opts.data.exists() else {}
     if data.get("calibration_runs"):  # two ranks measured in the validation's own rounds: drift-free
-        records = [r for r in records if r["op"] not in ("pwrite", "pread") and r["nprocs"] > 2]
+        rounds = {r["op"] for r in data["calibration_runs"]}
+        records = [r for r in records if r["op"] not in rounds or (r["op"] not in ("pwrite", "pread")
+                                                                    and r["nprocs"] > 2)]
         records += data["calibration_runs"]
         meta = {**meta, "ranks": meta.get("ranks", "") + "; 2 ranks in every round of the validation"}
     pf = platforms.from_calibration(records, meta, cores=meta.get("cores") or os.cpu_count())
@@ -365,6 +378,8 @@ def main() -> int:
     pl.add_argument("--derive", action="store_true",
                     help="measure nothing: derive the platform from the recorded calibration (--records)")
     pl.add_argument("--records", type=Path, default=RECORDS)
+    pl.add_argument("--add-cold", action="store_true",
+                    help="with --derive: measure the cold copies at 2 ranks (--passes passes) into the records first")
     pl.add_argument("--upto", type=int, default=max(RANKS),
                     help="also measure collectives and exchanges on 3 to UPTO ranks (2: only the two-rank calibration)")
     t = sub.add_parser("table", help="the error table from the recorded measurements")

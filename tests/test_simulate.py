@@ -360,6 +360,48 @@ def test_this_machine_is_derived_from_the_fastest_pass():
     assert pf.collectives.seconds("allreduce", 8, 2) == pytest.approx(5e-6)
 
 
+def test_reads_and_an_aggregators_own_data_are_priced_cold_where_measured():
+    """iotuner-microbench's pread_cold and copy_cold (after the rank touched more memory than its caches hold)
+    price a read's copy and an aggregator's copy of its own data; the warm copy stays where it is the slower
+    (the small sizes, where the exchange's own latency is the cost), and a calibration without them keeps the
+    warm reads."""
+    records = []
+    for b in (1024, 4096, MIB, 4 * MIB):
+        records.append({"op": "p2p", "nprocs": 2, "bytes": b, "seconds": 2e-6 + b / 2e9})
+        records.append({"op": "p2p", "nprocs": 1, "bytes": b, "seconds": 1e-6 + b / 10e9})
+        for op, first in (("pwrite", 0), ("pwrite", 1), ("pread", 0)):
+            records.append({"op": op, "nprocs": 2, "writers": 1, "first": first, "sync": 0, "bytes": b,
+                            "seconds": 1e-6 + b / 8e9})
+    for op in platforms.COLLECTIVE_OPS:
+        records.append({"op": op, "nprocs": 2, "bytes": 8, "seconds": 5e-6})
+    warm = platforms.from_calibration(records, {}, cores=2)
+    assert warm.read_copy_bw == pytest.approx(8e9, rel=0.01)
+    cold = [{"op": op, "nprocs": 2, "writers": 1, "first": 0, "sync": 0, "bytes": b, "seconds": b / bw}
+            for b in (4096, MIB, 4 * MIB) for op, bw in (("pread_cold", 4e9), ("copy_cold", 5e9))]
+    pf = platforms.from_calibration(records + cold, {}, cores=2)
+    assert pf.read_copy_bw == pytest.approx(4e9, rel=0.01)
+    assert pf.write_copy_bw == pytest.approx(warm.write_copy_bw)
+    assert pf.self_copy_seconds(MIB) == pytest.approx(MIB / 5e9)
+    assert pf.self_copy_seconds(1024) == pytest.approx(warm.self_copy_seconds(1024))  # not measured cold
+    assert pf.self_copy_seconds(4096) == pytest.approx(1e-6 + 4096 / 10e9)  # warm, with its latency, is slower
+
+
+@pytest.mark.mpi
+def test_microbench_measures_reads_and_copies_cold_too(tmp_path):
+    """The storage group measures each size warm and cold: a pread_cold and a copy_cold record per size and
+    writer count, beside pread's."""
+    import subprocess
+    from conftest import kernel, mpi
+    run = subprocess.run(mpi(2) + [kernel("iotuner-microbench"), "--ops", "storage", "--reps", "1",
+                                   "--max-bytes", str(64 * 1024), "--dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    records = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    keys = lambda op: {(r["writers"], r["bytes"]) for r in records if r["op"] == op}
+    assert keys("pread") and keys("pread_cold") == keys("copy_cold") == keys("pread")
+    assert all(r["seconds"] > 0 for r in records)
+
+
 def test_hopper_default_is_held_by_its_two_stripes_and_paper_004s_settings_lift_it():
     """VPIC-IO's layout (8 calls of 32 MiB per rank, one dataset per call) at 96 ranks on 4 nodes of the
     bundled hopper platform: ROMIO's default there (2 stripes, one aggregator per stripe) cannot beat two

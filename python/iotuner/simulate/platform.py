@@ -385,10 +385,14 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
     - a received message: the receiver's core copies it at the rate the point-to-point exchanges of two
       ranks measured; its latency is theirs (per rank count, where the calibration ran more ranks);
     - a message to oneself (an aggregator's own data into or out of the collective buffer): the one-rank
-      exchange's time at each size (a buffer that fits the caches copies faster than one that does not);
+      exchange's time at each size, or the cold copy's where measured (`copy_cold`), whichever is slower;
     - pwrite / pread: the calling core copies the data at the single-writer rate (new file and steady
       state apart); the file system's aggregate bandwidth is what the most concurrent writers measured
-      reached, so it binds only when they share more than their cores give;
+      reached, so it binds only when they share more than their cores give. Reads are priced cold where
+      measured (`pread_cold`).
+
+    Cold: after the rank touched more memory than its caches hold. A phase's data streams from memory; the
+    same region read or copied again in a micro-benchmark sits in the caches and copies up to 4 times as fast.
     - collectives: the measured table.
     """
     cores = cores or os.cpu_count() or 1
@@ -398,7 +402,9 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
             raise PlatformError("the calibration has no two-rank point-to-point measurements: run iotuner "
                                 "calibrate with --ranks 2 or more")
         msg_lat, msg_bw = _line(pair)
-        self_copy = sorted(_fastest(records, op="p2p", nprocs=1).items())
+        cold_copy = _fastest(records, op="copy_cold", writers=1)
+        self_copy = sorted((b, max(t, cold_copy.get(b, 0.0)))
+                           for b, t in _fastest(records, op="p2p", nprocs=1).items())
         latency = {}
         for n in sorted({int(r["nprocs"]) for r in records if r["op"] == "p2p" and r["nprocs"] >= 2}):
             small = [t for b, t in _fastest(records, op="p2p", nprocs=n).items() if b <= 4096]
@@ -406,7 +412,8 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
                 latency[n] = statistics.median(small)
         w_lat, w_bw = _line(_fastest(records, op="pwrite", writers=1, first=0, sync=0))
         _, w_first = _line(_fastest(records, op="pwrite", writers=1, first=1, sync=0))
-        r_lat, r_bw = _line(_fastest(records, op="pread", writers=1))
+        read = "pread_cold" if any(r["op"] == "pread_cold" for r in records) else "pread"
+        r_lat, r_bw = _line(_fastest(records, op=read, writers=1))
         most = min(cores, max(int(r["writers"]) for r in records if r["op"] == "pwrite"))
 
         def aggregate(op: str, single: float, **match) -> float:
@@ -417,7 +424,7 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
 
         disk_w = aggregate("pwrite", w_bw, first=0, sync=0)
         disk_w_first = aggregate("pwrite", w_first, first=1, sync=0)
-        disk_r = aggregate("pread", r_bw)
+        disk_r = aggregate(read, r_bw)
         table: dict[str, dict[int, list[tuple[int, float]]]] = {}
         for op in COLLECTIVE_OPS:
             for n in sorted({int(r["nprocs"]) for r in records if r["op"] == op}):
