@@ -23,8 +23,17 @@ def test_a_burst_buys_more_samples_instead_of_failing():
 
 
 def test_a_false_claim_is_refuted_not_waited_out():
-    judged = decide(feed([1.0, 1.1, 0.95, 1.05] + [9.0] * 20), {"ratio": Claim(above=3)})["ratio"]
-    assert judged.state == "refuted" and len(judged.ratios) == 3
+    judged = decide(feed([1.0, 1.1, 0.95, 1.05, 1.0, 0.9] + [9.0] * 20), {"ratio": Claim(above=3)})["ratio"]
+    assert judged.state == "refuted" and len(judged.ratios) == 6
+
+
+def test_a_refutation_waits_for_more_samples_than_a_claim_that_holds():
+    """Three ratios that cluster by chance above the claimed range (a stress run's sampled-time estimates) are
+    refuted by their own spread; the next samples show the runs' real spread, and the claim holds."""
+    values = [1.15, 1.17, 1.25, 0.68, 1.30, 0.75, 1.06, 0.74, 0.93, 1.0, 0.96, 0.99, 0.95, 1.02, 0.97]
+    assert judge(values[:3], Claim(above=0.5, below=1.1)).state == "refuted"
+    judged = decide(feed(values), {"ratio": Claim(above=0.5, below=1.1)}, most=15)["ratio"]
+    assert judged.holds and len(judged.ratios) > 6
 
 
 def test_at_the_bound_the_geometric_mean_decides():
