@@ -134,7 +134,7 @@ static void storage(const char *dir, char *a, char *b)
     for (int writers = 1; writers <= size; writers++) {
         int writing = rank < writers;
         for (long bytes = 4096; bytes <= max_bytes; bytes *= 2)
-            for (int variant = 0; variant < 6; variant++) { /* first, steady, steady + sync, read, cold read, cold copy */
+            for (int variant = 0; variant < 6; variant++) { /* first, steady, +sync, read, cold read, cold copy */
                 int first = variant == 0, sync = variant == 2, cold = variant >= 4, copying = variant == 5;
                 int reading = variant == 3 || variant == 4;
                 int n = bytes >= (4L << 20) ? (reps < 3 ? reps : 3) : reps;
