@@ -55,10 +55,11 @@ class Auto(Strategy):
     def _count_known_runs(self) -> None:
         """Once the runs before the search are known, TPE's start-up count is set to add exactly those: without
         a prior (no report, no calibration) auto draws as bayes does, seed for seed."""
+        if self._tpe is None:
+            return
         changes = sum(len(self.space.dimension(n).labels) - 1 for n in self.uncovered)
-        if self._tpe is not None:
-            # Optuna has no setter; the attribute is read at every sample
-            self._tpe._n_startup_trials = self.startup + len(self.first or []) + min(self.n_explore, changes)
+        # Optuna has no setter; the attribute is read at every sample
+        self._tpe._n_startup_trials = self.startup + len(self.first) + min(self.n_explore, changes)
 
     # ---- what is known before the search ----
 
