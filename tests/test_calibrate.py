@@ -37,7 +37,7 @@ def test_calibration_file_reloads_and_costs_grow_with_size(calibrated):
     assert cal.meta["ranks"] == 2 and set(cal.surrogates) == set(calibration.SURROGATES)
     doc = json.loads(out.read_text())
     assert {r["op"] for r in doc["measurements"]} == {"allgather", "alltoall", "allreduce", "bcast", "p2p", "pwrite",
-                                                      "pread", "pread_cold", "copy_cold"}
+                                                      "pread", "copy_cold"}
     # a megabyte costs more than a few bytes, whatever learner was chosen
     assert cal.cost("p2p", 1 << 20, nprocs=2) > cal.cost("p2p", 8, nprocs=2)
     assert cal.cost("pwrite", 1 << 20, writers=1) > cal.cost("pwrite", 4096, writers=1)

@@ -7,10 +7,12 @@
  *   p2p      each rank of a pair posts MPI_Irecv + MPI_Isend of `bytes` and waits (one exchange round)
  *   pwrite   `writers` ranks each pwrite `bytes` to their own region of one shared file: first = a new file
  *            (the blocks are allocated), else overwriting; sync = followed by fdatasync
- *   pread    `writers` ranks each pread `bytes` of a file just written (the page cache, as ROMIO's reads here)
- *   pread_cold, copy_cold   the same pread, and a memcpy of `bytes` (an aggregator's own data into its collective
- *            buffer), after each rank touched FLUSH_BYTES of other memory: a phase's data streams from memory,
- *            while the same region read or copied again sits in the core's caches
+ *   pread    `writers` ranks each pread `bytes` of a file in the page cache: first = the first read of a region
+ *            just written to a new file (a phase reading an earlier phase's data: here about twice the time of
+ *            reading the same region again), else a region read before
+ *   copy_cold   a memcpy of `bytes` (an aggregator's own data into its collective buffer) after each rank
+ *            touched FLUSH_BYTES of other memory: a phase's data streams from memory, while the same buffer
+ *            copied again sits in the core's caches
  *
  * --ops (a comma list of collectives, p2p, storage; default all) measures only those groups.
  *
@@ -134,19 +136,20 @@ static void storage(const char *dir, char *a, char *b)
     for (int writers = 1; writers <= size; writers++) {
         int writing = rank < writers;
         for (long bytes = 4096; bytes <= max_bytes; bytes *= 2)
-            for (int variant = 0; variant < 6; variant++) { /* first, steady, +sync, read, cold read, cold copy */
-                int first = variant == 0, sync = variant == 2, cold = variant >= 4, copying = variant == 5;
-                int reading = variant == 3 || variant == 4;
+            for (int variant = 0; variant < 6; variant++) { /* writes: first, steady, +sync; reads; first reads;
+                                                              cold copies */
+                int wfirst = variant == 0, rfirst = variant == 4, sync = variant == 2, copying = variant == 5;
+                int reading = variant == 3 || rfirst, fresh = wfirst || rfirst; /* a new file each repetition */
                 int n = bytes >= (4L << 20) ? (reps < 3 ? reps : 3) : reps;
                 for (int r = -1; r < n; r++) {
-                    if (first && rank == 0)
+                    if (fresh && rank == 0)
                         unlink(path);
                     MPI_Barrier(MPI_COMM_WORLD);
                     int fd = open(path, O_RDWR | O_CREAT, 0600);
                     off_t at = (off_t)rank * bytes;
-                    if (!first && r == -1 && writing && pwrite(fd, a, (size_t)bytes, at) < 0)
+                    if (!wfirst && (r == -1 || rfirst) && writing && pwrite(fd, a, (size_t)bytes, at) < 0)
                         perror("iotuner-microbench: pwrite");
-                    if (cold && writing)
+                    if (copying && writing)
                         memset(flush, r & 0x7f, (size_t)FLUSH_BYTES);
                     MPI_Barrier(MPI_COMM_WORLD);
                     double t0 = MPI_Wtime();
@@ -164,8 +167,8 @@ static void storage(const char *dir, char *a, char *b)
                     if (r >= 0)
                         t[r] = s;
                 }
-                emit(copying ? "copy_cold" : cold ? "pread_cold" : reading ? "pread" : "pwrite", size, bytes, writers,
-                     first, sync, median(t, n));
+                emit(copying ? "copy_cold" : reading ? "pread" : "pwrite", size, bytes, writers, fresh, sync,
+                     median(t, n));
             }
     }
     if (rank == 0)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 ORDER = 45
-HELP = "measure this machine's MPI and file operation costs for the hybrid model and the simulator (about 30 s here)"
+HELP = "measure this machine's MPI and file operation costs for the hybrid model and the simulator (about 35 s here)"
 DESCRIPTION = """Runs application-independent micro-benchmarks (MPI collectives over message sizes, point-to-point
 exchanges, file writes and reads of 4 KiB-16 MiB by 1..ranks concurrent writers, to a new file and in steady
 state, with and without fdatasync), fits one surrogate per operation (k-nearest neighbours, SVR with an RBF

@@ -28,7 +28,7 @@ SURROGATES = {
     "bcast": ("bytes", "nprocs"),
     "p2p": ("bytes", "nprocs"),
     "pwrite": ("bytes", "writers", "first", "sync"),
-    "pread": ("bytes", "writers"),
+    "pread": ("bytes", "writers", "first"),  # first: a region just written, read the first time
 }
 
 
