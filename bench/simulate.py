@@ -8,7 +8,8 @@
   platform  calibrate this machine (iotuner calibrate on 2 ranks, then the collectives and exchanges on 4, 8 and
             16 ranks) and write the platform the simulator derives from it: bench/data/simulate-here.json (the
             records: bench/data/simulate-calibration.json.gz; --derive derives again without measuring;
-            --add-cold measures the cold copies, pread_cold and copy_cold, at 2 ranks into the records first)
+            --derive --add-newer measures, at 2 ranks, what iotuner-microbench measures beyond the recorded
+            calibration, the first reads and the cold copies, into the records first)
   table     simulate every cell from the recorded patterns on the recorded platform and print the error table
             (no measuring: regenerates docs/simulate.md's table)
   strategies  search strategies on the simulator (iotuner tune --simulate): VPIC-IO's write phase (a 2-rank run's
@@ -43,7 +44,13 @@ DATA = HERE / "data" / "simulate-validation.json"
 PLATFORM = HERE / "data" / "simulate-here.json"
 RECORDS = HERE / "data" / "simulate-calibration.json.gz"
 LOCK = "/tmp/iotuner-timing.lock"
-COLD = ("pread_cold", "copy_cold")  # iotuner-microbench's operations on data no longer in the caches
+
+
+def newer(r: dict) -> bool:
+    """iotuner-microbench's records that calibrations before 2026-11-27 lack: the first read of a region just
+    written, and the copy of data no longer in the caches."""
+    return r["op"] in ("copy_cold", "pread_cold") or (r["op"] == "pread" and bool(r.get("first")))
+
 KIB, MIB = 1024, 1024 * 1024
 ENV = {"MPIR_CVAR_NOLOCAL": "1"}
 RANKS = (1, 2, 4, 8, 16)
@@ -192,15 +199,16 @@ def platform(opts) -> None:
     if opts.derive:
         doc = json.loads(gzip.decompress(opts.records.read_bytes()))
         records, meta = doc["records"], doc["meta"]
-        if opts.add_cold:  # a calibration recorded before iotuner-microbench measured them
-            records = [r for r in records if r["op"] not in COLD]
+        if opts.add_newer:  # a calibration recorded before iotuner-microbench measured them
+            records = [r for r in records if not newer(r)]
             for k in range(opts.passes):
-                records += [r for r in microbench(2, k, lock=True) if r["op"] in COLD]
-            meta = {**meta, "cold": f"{', '.join(COLD)} measured {time.strftime('%Y-%m-%d', time.gmtime())}, "
-                                    f"{opts.passes} passes on 2 ranks"}
+                records += [r for r in microbench(2, k, lock=True) if newer(r)]
+            meta = {k: v for k, v in meta.items() if k != "cold"}
+            meta["newer"] = (f"first reads and cold copies measured {time.strftime('%Y-%m-%d', time.gmtime())}, "
+                             f"{opts.passes} passes on 2 ranks")
             opts.records.write_bytes(gzip.compress((json.dumps({**doc, "meta": meta, "records": records}) + "\n")
                                                    .encode()))
-            print(f"bench/simulate platform: added the cold copies to {opts.records}")
+            print(f"bench/simulate platform: added the first reads and the cold copies to {opts.records}")
     else:
         records, meta = calibrate(opts)
         opts.records.write_bytes(gzip.compress((json.dumps({"format": "iotuner-simulate-calibration", "version": 1,
@@ -208,9 +216,9 @@ def platform(opts) -> None:
         print(f"bench/simulate platform: wrote {opts.records}")
     data = load_data(opts.data) if opts.data.exists() else {}
     if data.get("calibration_runs"):  # two ranks measured in the validation's own rounds: drift-free
-        rounds = {r["op"] for r in data["calibration_runs"]}
-        records = [r for r in records if r["op"] not in rounds or (r["op"] not in ("pwrite", "pread")
-                                                                    and r["nprocs"] > 2)]
+        rounds = {(r["op"], r.get("first", 0)) for r in data["calibration_runs"]}
+        records = [r for r in records if (r["op"], r.get("first", 0)) not in rounds
+                   or (r["op"] not in ("pwrite", "pread") and r["nprocs"] > 2)]
         records += data["calibration_runs"]
         meta = {**meta, "ranks": meta.get("ranks", "") + "; 2 ranks in every round of the validation"}
     pf = platforms.from_calibration(records, meta, cores=meta.get("cores") or os.cpu_count())
@@ -378,8 +386,9 @@ def main() -> int:
     pl.add_argument("--derive", action="store_true",
                     help="measure nothing: derive the platform from the recorded calibration (--records)")
     pl.add_argument("--records", type=Path, default=RECORDS)
-    pl.add_argument("--add-cold", action="store_true",
-                    help="with --derive: measure the cold copies at 2 ranks (--passes passes) into the records first")
+    pl.add_argument("--add-newer", action="store_true",
+                    help="with --derive: measure the first reads and the cold copies at 2 ranks (--passes passes) "
+                         "into the records first")
     pl.add_argument("--upto", type=int, default=max(RANKS),
                     help="also measure collectives and exchanges on 3 to UPTO ranks (2: only the two-rank calibration)")
     t = sub.add_parser("table", help="the error table from the recorded measurements")
@@ -400,6 +409,8 @@ def main() -> int:
         p.add_argument("--data", type=Path, default=DATA)
         p.add_argument("--platform", type=Path, default=PLATFORM)
     opts = ap.parse_args()
+    if getattr(opts, "add_newer", False) and not opts.derive:
+        ap.error("--add-newer adds to a recorded calibration: use it with --derive")
     return {"measure": measure, "platform": platform, "table": table,
             "strategies": strategies, "paper": paper}[opts.what](opts) or 0
 

@@ -360,11 +360,12 @@ def test_this_machine_is_derived_from_the_fastest_pass():
     assert pf.collectives.seconds("allreduce", 8, 2) == pytest.approx(5e-6)
 
 
-def test_reads_and_an_aggregators_own_data_are_priced_cold_where_measured():
-    """iotuner-microbench's pread_cold and copy_cold (after the rank touched more memory than its caches hold)
-    price a read's copy and an aggregator's copy of its own data; the warm copy stays where it is the slower
-    (the small sizes, where the exchange's own latency is the cost), and a calibration without them keeps the
-    warm reads."""
+def test_reads_are_priced_as_first_reads_and_an_aggregators_own_data_cold_where_measured():
+    """iotuner-microbench's first reads (pread with `first`: a region just written to a new file, read once) price
+    a read's copy, and its cold copies (after the rank touched more memory than its caches hold) an aggregator's
+    copy of its own data; the warm copy stays where it is the slower (the small sizes, where the exchange's own
+    latency is the cost), and a calibration without them keeps the warm reads. A read again of a region read
+    before (first 0) is not what a phase does, and a faster one does not lower the price."""
     records = []
     for b in (1024, 4096, MIB, 4 * MIB):
         records.append({"op": "p2p", "nprocs": 2, "bytes": b, "seconds": 2e-6 + b / 2e9})
@@ -376,20 +377,38 @@ def test_reads_and_an_aggregators_own_data_are_priced_cold_where_measured():
         records.append({"op": op, "nprocs": 2, "bytes": 8, "seconds": 5e-6})
     warm = platforms.from_calibration(records, {}, cores=2)
     assert warm.read_copy_bw == pytest.approx(8e9, rel=0.01)
-    cold = [{"op": op, "nprocs": 2, "writers": 1, "first": 0, "sync": 0, "bytes": b, "seconds": b / bw}
-            for b in (4096, MIB, 4 * MIB) for op, bw in (("pread_cold", 4e9), ("copy_cold", 5e9))]
-    pf = platforms.from_calibration(records + cold, {}, cores=2)
+    newer = [{"op": op, "nprocs": 2, "writers": 1, "first": first, "sync": 0, "bytes": b, "seconds": lat + b / bw}
+             for b in (4096, MIB, 4 * MIB) for op, first, lat, bw in (("pread", 1, 2e-6, 4e9), ("copy_cold", 0, 0, 5e9))]
+    pf = platforms.from_calibration(records + newer, {}, cores=2)
     assert pf.read_copy_bw == pytest.approx(4e9, rel=0.01)
+    assert pf.storage["read_overhead"] == pytest.approx(2e-6 + 4096 / 4e9)
     assert pf.write_copy_bw == pytest.approx(warm.write_copy_bw)
     assert pf.self_copy_seconds(MIB) == pytest.approx(MIB / 5e9)
     assert pf.self_copy_seconds(1024) == pytest.approx(warm.self_copy_seconds(1024))  # not measured cold
     assert pf.self_copy_seconds(4096) == pytest.approx(1e-6 + 4096 / 10e9)  # warm, with its latency, is slower
 
 
+def test_the_hybrid_models_reads_tell_a_first_read_from_a_read_again():
+    """pread's surrogate has `first` among its features: first reads recorded twice as slow as reads again do not
+    blur the reads again that the hybrid model prices (cost without first), and are priced themselves."""
+    from iotuner.tune.strategies.hybrid import calibration
+    records = []
+    for b in (4096, 65536, MIB, 4 * MIB):
+        for w in (1, 2):
+            for first, rate in ((0, 8e9), (1, 4e9)):
+                records.append({"op": "pread", "nprocs": 2, "writers": w, "first": first, "sync": 0, "bytes": b,
+                                "seconds": 1e-6 + b / rate})
+    sur = calibration.fit("pread", records, seed=0)
+    X = lambda b, first: [calibration._features("pread", {"bytes": b, "writers": 1, "first": first})]
+    again, first = 10 ** sur.model.predict(X(MIB, 0))[0], 10 ** sur.model.predict(X(MIB, 1))[0]
+    assert again == pytest.approx(1e-6 + MIB / 8e9, rel=0.15)
+    assert first == pytest.approx(1e-6 + MIB / 4e9, rel=0.15)
+
+
 @pytest.mark.mpi
-def test_microbench_measures_reads_and_copies_cold_too(tmp_path):
-    """The storage group measures each size warm and cold: a pread_cold and a copy_cold record per size and
-    writer count, beside pread's."""
+def test_microbench_measures_first_reads_and_cold_copies_too(tmp_path):
+    """The storage group measures each size's reads again (first 0) and first reads (first 1: of a region just
+    written to a new file), and its copies cold, per size and writer count; the file is gone afterwards."""
     import subprocess
     from conftest import kernel, mpi
     run = subprocess.run(mpi(2) + [kernel("iotuner-microbench"), "--ops", "storage", "--reps", "1",
@@ -397,9 +416,12 @@ def test_microbench_measures_reads_and_copies_cold_too(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     records = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    keys = lambda op: {(r["writers"], r["bytes"]) for r in records if r["op"] == op}
-    assert keys("pread") and keys("pread_cold") == keys("copy_cold") == keys("pread")
-    assert all(r["seconds"] > 0 for r in records)
+    keys = lambda op, **m: {(r["writers"], r["bytes"]) for r in records
+                            if r["op"] == op and all(r[k] == v for k, v in m.items())}
+    assert keys("pread", first=0) and keys("pread", first=1) == keys("pread", first=0) == keys("copy_cold")
+    assert keys("pwrite", first=1) == keys("pread", first=0)
+    assert not keys("pread_cold") and all(r["seconds"] > 0 for r in records)
+    assert not list(tmp_path.iterdir())
 
 
 def test_hopper_default_is_held_by_its_two_stripes_and_paper_004s_settings_lift_it():

@@ -388,11 +388,12 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
       exchange's time at each size, or the cold copy's where measured (`copy_cold`), whichever is slower;
     - pwrite / pread: the calling core copies the data at the single-writer rate (new file and steady
       state apart); the file system's aggregate bandwidth is what the most concurrent writers measured
-      reached, so it binds only when they share more than their cores give. Reads are priced cold where
-      measured (`pread_cold`).
+      reached, so it binds only when they share more than their cores give. Reads are priced as the first
+      read of a region just written where measured (pread with `first`): a phase reads what an earlier one
+      wrote, and here that took about twice as long as reading a region again.
 
     Cold: after the rank touched more memory than its caches hold. A phase's data streams from memory; the
-    same region read or copied again in a micro-benchmark sits in the caches and copies up to 4 times as fast.
+    same buffer copied again in a micro-benchmark sits in the caches and copies up to 4 times as fast.
     - collectives: the measured table.
     """
     cores = cores or os.cpu_count() or 1
@@ -412,8 +413,8 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
                 latency[n] = statistics.median(small)
         w_lat, w_bw = _line(_fastest(records, op="pwrite", writers=1, first=0, sync=0))
         _, w_first = _line(_fastest(records, op="pwrite", writers=1, first=1, sync=0))
-        read = "pread_cold" if any(r["op"] == "pread_cold" for r in records) else "pread"
-        r_lat, r_bw = _line(_fastest(records, op=read, writers=1))
+        first_read = int(any(r["op"] == "pread" and r.get("first") for r in records))
+        r_lat, r_bw = _line(_fastest(records, op="pread", writers=1, first=first_read))
         most = min(cores, max(int(r["writers"]) for r in records if r["op"] == "pwrite"))
 
         def aggregate(op: str, single: float, **match) -> float:
@@ -424,7 +425,7 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
 
         disk_w = aggregate("pwrite", w_bw, first=0, sync=0)
         disk_w_first = aggregate("pwrite", w_first, first=1, sync=0)
-        disk_r = aggregate(read, r_bw)
+        disk_r = aggregate("pread", r_bw, first=first_read)
         table: dict[str, dict[int, list[tuple[int, float]]]] = {}
         for op in COLLECTIVE_OPS:
             for n in sorted({int(r["nprocs"]) for r in records if r["op"] == op}):
