@@ -99,8 +99,9 @@ class Lock:
 
 
 def load_data(path: Path) -> dict:
-    if path.exists():
-        return json.loads(path.read_text())
+    if path.exists():  # a measurement kept gzipped (bench/data/simulate-validation-2026-11-27.json.gz) reads too
+        raw = path.read_bytes()
+        return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
     return {"format": "iotuner-simulate-validation", "version": 1, "kernel": "bench_two_phase", "dir": "/dev/shm",
             "env": ENV, "patterns": {k: list(v) for k, v in PATTERNS.items()},
             "calibration": {k: list(v) for k, v in CALIBRATION.items()}, "settings": SETTINGS,
@@ -108,6 +109,8 @@ def load_data(path: Path) -> dict:
 
 
 def save(data: dict, path: Path) -> None:
+    if path.suffix == ".gz":
+        raise SystemExit(f"bench/simulate: {path} is kept gzipped; measure into a .json file and gzip it after")
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=None, separators=(",", ":")) + "\n")
     tmp.replace(path)
