@@ -44,13 +44,6 @@ DATA = HERE / "data" / "simulate-validation.json"
 PLATFORM = HERE / "data" / "simulate-here.json"
 RECORDS = HERE / "data" / "simulate-calibration.json.gz"
 LOCK = "/tmp/iotuner-timing.lock"
-
-
-def newer(r: dict) -> bool:
-    """iotuner-microbench's records that calibrations before 2026-11-27 lack: the first read of a region just
-    written, and the copy of data no longer in the caches."""
-    return r["op"] in ("copy_cold", "pread_cold") or (r["op"] == "pread" and bool(r.get("first")))
-
 KIB, MIB = 1024, 1024 * 1024
 ENV = {"MPIR_CVAR_NOLOCAL": "1"}
 RANKS = (1, 2, 4, 8, 16)
@@ -74,6 +67,12 @@ SETTINGS = {
     "independent, no sieving": {"romio_cb_write": "disable", "romio_cb_read": "disable",
                                 "romio_ds_write": "disable", "romio_ds_read": "disable"},
 }
+
+
+def newer(r: dict) -> bool:
+    """iotuner-microbench's records that calibrations before 2026-11-27 lack: the first read of a region just
+    written, and the copy of data no longer in the caches."""
+    return r["op"] in ("copy_cold", "pread_cold") or (r["op"] == "pread" and bool(r.get("first")))
 
 
 class Lock:

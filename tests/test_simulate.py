@@ -377,8 +377,9 @@ def test_reads_are_priced_as_first_reads_and_an_aggregators_own_data_cold_where_
         records.append({"op": op, "nprocs": 2, "bytes": 8, "seconds": 5e-6})
     warm = platforms.from_calibration(records, {}, cores=2)
     assert warm.read_copy_bw == pytest.approx(8e9, rel=0.01)
+    kinds = (("pread", 1, 2e-6, 4e9), ("copy_cold", 0, 0, 5e9))  # op, first, latency, bandwidth
     newer = [{"op": op, "nprocs": 2, "writers": 1, "first": first, "sync": 0, "bytes": b, "seconds": lat + b / bw}
-             for b in (4096, MIB, 4 * MIB) for op, first, lat, bw in (("pread", 1, 2e-6, 4e9), ("copy_cold", 0, 0, 5e9))]
+             for b in (4096, MIB, 4 * MIB) for op, first, lat, bw in kinds]
     pf = platforms.from_calibration(records + newer, {}, cores=2)
     assert pf.read_copy_bw == pytest.approx(4e9, rel=0.01)
     assert pf.storage["read_overhead"] == pytest.approx(2e-6 + 4096 / 4e9)
