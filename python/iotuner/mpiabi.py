@@ -8,6 +8,7 @@ libmpi its program links (Open MPI's soname is libmpi.so.40, MPICH's libmpi.so.1
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -26,13 +27,37 @@ _SONAMES = {
 }
 
 
+_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}
+# what `--version` of a launcher says (a module's mpiexec built from source has no telling name)
+_VERSIONS = {"openmpi": re.compile(r"\((OpenRTE|Open MPI|PRRTE)\)"), "mpich": re.compile(r"HYDRA build details")}
+_GENERIC = re.compile(r"^(mpiexec|mpirun)$")  # the only names asked for `--version`: never an application
+# the launcher to name in a fix, per MPI, the first found on the PATH
+_FIXES = {"openmpi": ("mpirun.openmpi", "mpiexec.openmpi", "orterun", "mpirun"),
+          "mpich": ("mpiexec.mpich", "mpiexec.hydra", "mpiexec")}
+
+
 def launcher_abi(program: str) -> str | None:
-    """The ABI of a launcher, by its real name; None when it is none we know."""
+    """The ABI of a launcher, by its real name, else (for a plain mpiexec / mpirun) by what its `--version`
+    says; None when it is none we know."""
     found = shutil.which(program)
     if not found:
         return None
     name = Path(os.path.realpath(found)).name
-    return next((abi for abi, pattern in _LAUNCHERS.items() if pattern.match(name)), None)
+    abi = next((abi for abi, pattern in _LAUNCHERS.items() if pattern.match(name)), None)
+    if abi is None and _GENERIC.match(name):
+        abi = _version_abi(os.path.realpath(found))
+    return abi
+
+
+@functools.lru_cache(maxsize=16)
+def _version_abi(path: str) -> str | None:
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = out.stdout + out.stderr
+    return next((abi for abi, pattern in _VERSIONS.items() if pattern.search(text)), None)
 
 
 def program_abi(program: str) -> str | None:
@@ -62,6 +87,33 @@ def command_abi(command: Sequence[str]) -> str | None:
         if abi:
             return abi
     return None
+
+
+def mismatch(command: Sequence[str]) -> tuple[str, str, str, str] | None:
+    """(launcher, its ABI, program, its ABI) when a job's launcher is of one MPI and the program it starts
+    links another's libmpi: each rank then starts as a one-rank job of its own. None when they agree or
+    either is unknown."""
+    words = [w for w in command if not w.startswith("-") and "=" not in w]
+    for i, word in enumerate(words):
+        launcher = launcher_abi(word)
+        if launcher is None:
+            continue
+        for later in words[i + 1:]:
+            program = program_abi(later)
+            if program is not None:
+                return (word, launcher, later, program) if program != launcher else None
+        return None
+    return None
+
+
+def mismatch_message(found: tuple[str, str, str, str], fix: str | None = None) -> str:
+    """One line naming the mismatch and its fix (fix: how to give the right launcher; default: the launcher
+    itself, as `run` and `smart` take it)."""
+    launcher, l_abi, program, p_abi = found
+    right = next((n for n in _FIXES[p_abi] if launcher_abi(n) == p_abi), _FIXES[p_abi][0])
+    how = fix.format(launcher=right) if fix else f"launch it with {right}"
+    return (f"{launcher} is {_NAMES[l_abi]}'s launcher, but {program} is an {_NAMES[p_abi]} program: its ranks "
+            f"would run as separate one-rank jobs; {how}")
 
 
 def _is_elf(path: str) -> bool:

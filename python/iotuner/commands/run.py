@@ -45,6 +45,10 @@ def main(args: argparse.Namespace) -> int:
         print("iotuner run: give the command to run after --, e.g. "
               "iotuner run -- mpiexec -n 2 ./app", file=sys.stderr)
         return 2
+    from .. import mpiabi
+    if (found := mpiabi.mismatch(command)) is not None:  # nothing runs: every rank would be rank 0 of its own
+        print(f"iotuner run: {mpiabi.mismatch_message(found)}", file=sys.stderr)
+        return 2
     env = None
     if args.config:  # the runtime warns and runs untuned; say why here, before the job starts, and only here
         from .. import inputs, settings

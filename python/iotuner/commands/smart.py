@@ -39,5 +39,9 @@ def main(args: argparse.Namespace) -> int:
     if not command:
         print("iotuner smart: give the command to run after --, or --explain REPORT", file=sys.stderr)
         return 2
+    from .. import mpiabi
+    if (found := mpiabi.mismatch(command)) is not None:  # nothing runs: every rank would be rank 0 of its own
+        print(f"iotuner smart: {mpiabi.mismatch_message(found)}", file=sys.stderr)
+        return 2
     return smart.run(command, report_path=args.report, verbose=args.verbose, rules_table=args.rules,
                      console=console)

@@ -17,7 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from .. import render, settings
+from .. import mpiabi, render, settings
 from . import launch, objective as objectives, printout, replay, results, simulated, space as spaces, strategies, \
     synthetic
 from .launch.local import default_mpiexec
@@ -58,6 +58,9 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
     baseline = recording.baseline if recording else settings.load(args.baseline) if args.baseline \
         else {"version": 1}
     trials = args.trials if args.trials is not None else (None if args.time or args.runs else 30)
+    mpiexec = args.mpiexec or default_mpiexec()
+    if args.launcher == "local" and (found := mpiabi.mismatch([mpiexec, *command])) is not None:
+        raise ValueError(mpiabi.mismatch_message(found, "give --mpiexec {launcher}"))
     config = StudyConfig(
         space=space.to_json(), strategy=args.strategy, strategy_options=options, seed=args.seed, baseline=baseline,
         objective=ObjectiveSpec(obj.name, obj.direction, obj.unit, obj.pattern,
@@ -66,7 +69,7 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
         confirm_rounds=args.confirm_rounds, app=tuple(command), launcher=args.launcher, ranks=args.ranks,
         confirm_app=tuple(confirm_app) if confirm_app != list(command) else (),
         kernel=str(Path(args.kernel).resolve()) if args.kernel else None,
-        mpiexec=args.mpiexec or default_mpiexec(), nodes=args.nodes, scratch=args.scratch, timeout_s=parse_duration(args.timeout),
+        mpiexec=mpiexec, nodes=args.nodes, scratch=args.scratch, timeout_s=parse_duration(args.timeout),
         keep=args.keep, drop_caches=args.drop_caches,
         synthetic=SyntheticSpec(args.synthetic, args.synthetic_noise, args.synthetic_delay) if args.synthetic else None,
         replay=ReplaySpec(str(recording.path), recording.sha256) if recording else None,
