@@ -273,14 +273,16 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
         what += f"\n  (the I/O kernel of {' '.join(config.confirm_app)}, which the confirmation round runs)"
     printer = _progress_printer(console, obj)
     tuner = Tuner(store, evaluator, space, obj, strategy, printer, Path(eval_log) if eval_log else None)
-    training = strategy.training_runs(config.repeats)
-    made = store.application_runs()["training"]
-    console.print(f"tuning [bold]{what}[/bold]\n  space {space.name} ({len(space.dimensions)} dimensions, "
-                  f"{space.size():,} points), strategy {config.strategy}, objective {obj.name}, "
-                  f"{config.repeats} run(s) per trial, budget {store.budget.describe()}"
-                  + (f"\n  this strategy will make {training} training runs before its first trial"
-                     + (f" ({made} made already)" if made else "") if training else "")
-                  + f"\n  study {store.name} in {urls.mask(storage)}")
+    console.print(f"tuning [bold]{what}[/bold]\n  study {store.name} in {urls.mask(storage)}")
+
+    def header(t: Tuner) -> None:  # once the default's runs say which layers the program uses
+        training = t.strategy.training_runs(config.repeats)
+        made = store.application_runs()["training"]
+        console.print(Text(f"  space {_describe_space(space, t)}, strategy {config.strategy}, objective {obj.name}, "
+                           f"{config.repeats} run(s) per trial, budget {store.budget.describe()}"
+                           + (f"\n  this strategy will make {training} training runs before its first trial"
+                              + (f" ({made} made already)" if made else "") if training else "")))
+    tuner.on_start = header
     try:
         outcome = tuner.run(str(scratch_tmp) if scratch_tmp else None)
     except TuneError as e:
@@ -306,6 +308,18 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
     outcome.notes.extend(n for n in getattr(evaluator, "notes", []) if n not in outcome.notes)
     outcome.shown = printer.shown  # notes already printed while tuning
     return outcome
+
+
+def _describe_space(whole: spaces.SearchSpace, tuner: Tuner) -> str:
+    """The space searched: its name and size, and the dimensions left out for layers the program never used."""
+    if not tuner.dropped:
+        return f"{whole.name} ({len(whole.dimensions)} dimensions, {whole.size():,} points)"
+    searched = tuner.space
+    layers = sorted({k.partition(".")[0] for n in tuner.dropped for k in whole.dimension(n).knobs()})
+    why = "; ".join(f"{spaces.LAYER_NAMES.get(layer, layer)} not used ({tuner.unused[layer]})" for layer in layers)
+    return (f"{whole.name} ({len(searched.dimensions)} of its {len(whole.dimensions)} dimensions, "
+            f"{searched.size():,} of {whole.size():,} points; dropped {', '.join(tuner.dropped)}: the default's run "
+            f"report shows {why})")
 
 
 def storage_failure(e: BaseException) -> str | None:

@@ -118,6 +118,16 @@ class SearchSpace:
         row = self.indices_of(flat)
         return None if row is None else {d.name: d.labels[i] for d, i in zip(self.dimensions, row)}
 
+    def without_layers(self, unused: Mapping[str, str]) -> tuple["SearchSpace", list[str]]:
+        """The space without the dimensions whose every knob is of a layer in `unused` ({layer: why}), and
+        the names of those dimensions; the space itself when that would leave none (nothing to search)."""
+        dropped = [d.name for d in self.dimensions if all(k.partition(".")[0] in unused for k in d.knobs())]
+        if not dropped or len(dropped) == len(self.dimensions):
+            return self, []
+        kept = [d for d in self.dimensions if d.name not in dropped]
+        fixed = {k: v for k, v in self.fixed.items() if k.partition(".")[0] not in unused}
+        return SearchSpace(self.name, kept, self.description, fixed), dropped
+
     def to_json(self) -> dict:
         out = {"name": self.name, "description": self.description,
                "dimensions": [d.to_json() for d in self.dimensions]}
@@ -153,6 +163,33 @@ class SearchSpace:
         if self.fixed:
             settings.validate(settings.from_flat(self.fixed))
         return self
+
+
+LAYER_NAMES = {"hdf5": "HDF5", "pnetcdf": "PnetCDF", "mpiio": "MPI-IO", "ompio": "OMPIO"}
+
+
+def unused_layers(report: Mapping[str, Any] | None) -> dict[str, str]:
+    """The layers a run report shows the program never used, each with why: {"hdf5": "no HDF5 file was
+    opened"}. Lustre is not judged here (its layouts say for themselves where they cannot apply). {} without
+    a report, or with one that shows no file at all (nothing seen is no evidence)."""
+    if not report or not report.get("phases"):
+        return {}
+    phases = report["phases"]
+    kinds = {p.get("kind") for p in phases}
+    mpiio = any(p.get("kind") in ("mpiio", "pnetcdf") or "mpi_hints" in p or p.get("driver") == "mpio"
+                for p in phases)
+    out = {}
+    if "hdf5" not in kinds:
+        out["hdf5"] = "no HDF5 file was opened"
+    if "pnetcdf" not in kinds:
+        out["pnetcdf"] = "no PnetCDF file was opened"
+    if not mpiio:
+        out["mpiio"] = out["ompio"] = "no file was opened through MPI-IO"
+    else:
+        component = (report.get("run") or {}).get("mpi_io_component")
+        if component and component != "ompio":
+            out["ompio"] = f"its MPI-IO files were opened by {component}, not OMPIO"
+    return out
 
 
 def library_default(key: str) -> Any:

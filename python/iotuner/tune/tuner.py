@@ -24,7 +24,7 @@ from . import noise, stop as stops
 from .evaluate import Evaluator, Measurement, reference_of, requested
 from .objective import Objective
 from .protocol import SAMPLER, Context, Strategy, sample
-from .space import SearchSpace, complete
+from .space import SearchSpace, complete, unused_layers
 from .store import (BASELINE, CONFIRMATION, DEFAULT, TRAINING, Asked, Lease, LeaseLost, Record, Section, Store,
                     canonical, signature)
 
@@ -90,17 +90,37 @@ class Tuner:
         self.confirm_top, self.confirm_rounds, self.alpha = c.confirm_top, c.confirm_rounds, c.alpha
         self.progress = progress or (lambda event: None)
         self.eval_log = eval_log
+        self._own_rules = rules is None
         self.rules = rules if rules is not None else stops.default_rules(c, self.strategy, objective)
         self.notes: list[str] = []
-        if self.budget.runs is not None:  # a strategy that trains sizes its training to the run budget
-            fitted = self.strategy.fit_runs(self.budget.runs - self.repeats, self.repeats)
-            if fitted:  # the study's header says how many training runs; the summary keeps why
-                self.notes.append(fitted)
-        self.sampler = self.strategy.sampler(self.context())
-        self.distributions = {d.name: optuna.distributions.CategoricalDistribution(d.labels)
-                              for d in space.dimensions}
+        self.dropped: list[str] = []  # dimensions of layers the default's run showed unused (`narrow`)
+        self.unused: dict[str, str] = {}  # those layers, with why
+        self.on_start: Callable[["Tuner"], None] | None = None  # once the default is measured (the header)
+        self._use(space, self.strategy)
         self.reproposals = 0
         self._since_baseline = 0
+
+    def _use(self, space: SearchSpace, strategy: Strategy) -> None:
+        self.space, self.strategy = space, strategy
+        if self._own_rules:
+            self.rules = stops.default_rules(self.store.config, strategy, self.objective)
+        if self.budget.runs is not None:  # a strategy that trains sizes its training to the run budget
+            fitted = strategy.fit_runs(self.budget.runs - self.repeats, self.repeats)
+            if fitted and fitted not in self.notes:  # the study's header says how many training runs
+                self.notes.append(fitted)
+        self.sampler = strategy.sampler(self.context())
+        self.distributions = {d.name: optuna.distributions.CategoricalDistribution(d.labels)
+                              for d in space.dimensions}
+
+    def narrow(self) -> None:
+        """Leaves out the dimensions of layers the default's run report shows the program never used (HDF5 knobs
+        for a pure MPI-IO program): no trial then differs from another only in knobs that cannot act, and a
+        strategy never spends a run on them. From the study's first report of the default, so every worker
+        and every resume narrows alike."""
+        self.unused = unused_layers(self.store.baseline_report())
+        space, self.dropped = self.space.without_layers(self.unused)
+        if self.dropped:
+            self._use(space, type(self.strategy)(space, self.strategy.seed, self.strategy.options))
 
     # ---- what strategies and stop rules see ----
 
@@ -246,6 +266,9 @@ class Tuner:
                 self.progress({"kind": "note", "text": f"removed {left}, left by an interrupted run",
                                "clock": self.clock()})
         self._measure_default()  # first: signatures of every other run are relative to the default's settings
+        self.narrow()
+        if self.on_start is not None:
+            self.on_start(self)
         self._prepare()
         stop = self.search()
         outcome = self.confirm(stop)
