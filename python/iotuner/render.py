@@ -16,7 +16,7 @@ from . import terminal
 from .report import Report
 
 STATUS_STYLE = {"applied": "green", "changed": "yellow", "dropped": "red", "not_applicable": "dim",
-                "failed": "bold red"}
+                "failed": "bold red", "not_used": "dim", "cannot_apply": "bold red"}
 
 
 def fmt_bytes(n: float) -> str:
@@ -187,18 +187,21 @@ def _phase_ranges(ids: list[int]) -> str:
 
 
 def settings_table(report: Report) -> FittedTable | None:
-    """One row per distinct outcome of a knob, with the phases it happened in."""
+    """One row per distinct outcome of a knob, with the phases it happened in; a requested knob no phase took
+    has a row too, with "-" for its phases."""
     rows: dict[tuple, list[int]] = {}
     for c in report.checks():
         key = (c["layer"], c["knob"], c.get("dataset", ""), c["requested"], c["effective"], c["status"],
                c["reason"] or "")
         rows.setdefault(key, []).append(c["phase"])
+    for c in report.without_phase():
+        rows.setdefault((c["layer"], c["knob"], "", c["requested"], None, c["status"], c["reason"]), [])
     if not rows:
         return None
     lines = []
     for (layer, knob, dataset, req, eff, status, reason), phases in rows.items():
         name = f"{layer}.{knob}" + (f" [{dataset}]" if dataset else "")
-        lines.append(cells(_phase_ranges(phases), name, req, eff if eff is not None else "-",
+        lines.append(cells(_phase_ranges(phases) or "-", name, req, eff if eff is not None else "-",
                            Text(status.replace("_", " "), style=STATUS_STYLE.get(status, "")), reason))
     header = [(col, "left") for col in ("phases", "knob", "requested", "effective", "status", "why")]
     return FittedTable("Settings: requested vs effective (read back after applying)", header, lines,
@@ -215,8 +218,10 @@ def print_report(report: Report, console: Console | None = None, *, live: bool =
                      "rejected": Text.assemble(("rejected", "red"), f": {s.get('message')}")}.get(
                          s["status"], Text(s["status"]))
     mpi = " ".join((run.get("mpi_library") or "none").split())
+    static = any(c["layer"] == "hdf5" and c["status"] == "cannot_apply" for c in report.without_phase())
+    hdf5 = run.get("hdf5_library") or ("linked statically, its calls unseen" if static else "not used")
     console.print(Text.assemble(("iotuner run", "bold"), f": {run['ranks']} rank(s) on {run['nodes']} node(s); "
-                                f"MPI: {mpi}; HDF5: {run.get('hdf5_library') or 'not used'}"))
+                                f"MPI: {mpi}; HDF5: {hdf5}"))
     if run.get("job_id"):
         console.print(Text(f"job: user {run.get('user')}, {run.get('scheduler') or 'batch'} job {run['job_id']}"))
     console.print(Text("settings: ") + settings_line)

@@ -100,6 +100,11 @@ class Report:
                     out.append({**s, "file": p["file"], "phase": p["id"]})
         return out
 
+    def without_phase(self) -> list[dict]:
+        """The requested knobs no phase has a row for, each with its status (not_used, cannot_apply) and why
+        (docs/report.md); [] in reports before them."""
+        return self.settings.get("without_phase", [])
+
     def effective_hints(self, phase: int | None = None) -> dict[str, str]:
         """MPI-IO hints as read back from the first (or given) phase that opened a file with MPI-IO."""
         for p in self.phases:

@@ -258,10 +258,24 @@ typedef enum {
     IOT_STATUS_CHANGED,        /* taken, but the library reports another value */
     IOT_STATUS_DROPPED,        /* not in effect */
     IOT_STATUS_NOT_APPLICABLE, /* cannot apply to this file (driver, file system) */
-    IOT_STATUS_FAILED          /* the library refused it */
+    IOT_STATUS_FAILED,         /* the library refused it */
+    /* a knob no phase of the job has a row for (iot_explain_absent) */
+    IOT_STATUS_NOT_USED,       /* the job opened no file of its layer, or none its pattern matched */
+    IOT_STATUS_CANNOT_APPLY    /* its library is linked statically into the program: iotuner sees none of its calls */
 } iot_status;
 
 const char *iot_status_name(iot_status s);
+
+/* What a job did with the layers, for the knobs no phase has a row for. */
+typedef struct {
+    int used_hdf5, used_pnetcdf, used_mpiio; /* the job opened files through that layer */
+    int static_hdf5, static_pnetcdf;         /* linked into the program without iotuner's link flags */
+    const char *program;                     /* the executable's name */
+    const char *patterns;                    /* the file / dataset patterns of every group naming the knob, as
+                                                "'a*.h5', datasets 'x'"; NULL when a group names it for every file */
+} iot_job_use;
+/* Why a requested knob of this layer has no row in any phase: not_used or cannot_apply, with the reason. */
+iot_status iot_explain_absent(iot_layer layer, const iot_job_use *use, char *reason, size_t reasonlen);
 
 /* What ROMIO (or another MPI-IO) made of a requested hint. effective is
  * NULL when MPI_File_get_info does not return the key. fs_driver is the

@@ -10,7 +10,8 @@
 
 const char *iot_status_name(iot_status s)
 {
-    static const char *names[] = {"applied", "changed", "dropped", "not_applicable", "failed"};
+    static const char *names[] = {"applied", "changed", "dropped", "not_applicable", "failed", "not_used",
+                                  "cannot_apply"};
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
@@ -107,6 +108,29 @@ iot_status iot_explain_hint(const char *name, const char *requested, const char 
     }
     snprintf(reason, reasonlen, "the MPI-IO library reports '%s'", effective);
     return IOT_STATUS_CHANGED;
+}
+
+iot_status iot_explain_absent(iot_layer layer, const iot_job_use *use, char *reason, size_t reasonlen)
+{
+    const char *program = use->program && *use->program ? use->program : "the program";
+    int hdf5 = layer == IOT_LAYER_HDF5, pnetcdf = layer == IOT_LAYER_PNETCDF;
+    if ((hdf5 && !use->used_hdf5 && use->static_hdf5) || (pnetcdf && !use->used_pnetcdf && use->static_pnetcdf)) {
+        snprintf(reason, reasonlen, "%s is linked statically into %s; link with `iotuner link-flags`",
+                 hdf5 ? "HDF5" : "PnetCDF", program);
+        return IOT_STATUS_CANNOT_APPLY;
+    }
+    int mpiio = layer == IOT_LAYER_MPIIO || layer == IOT_LAYER_OMPIO;
+    if (hdf5 && !use->used_hdf5)
+        snprintf(reason, reasonlen, "the job opened no HDF5 file");
+    else if (pnetcdf && !use->used_pnetcdf)
+        snprintf(reason, reasonlen, "the job opened no PnetCDF file");
+    else if (mpiio && !use->used_mpiio && !use->used_hdf5 && !use->used_pnetcdf)
+        snprintf(reason, reasonlen, "the job opened no file with MPI-IO");
+    else if (use->patterns)
+        snprintf(reason, reasonlen, "no file or dataset of the job matched %s", use->patterns);
+    else
+        snprintf(reason, reasonlen, "no file the job opened took it");
+    return IOT_STATUS_NOT_USED;
 }
 
 iot_status iot_explain_ompio_hint(const char *name, const char *fs_driver, char *reason, size_t reasonlen)

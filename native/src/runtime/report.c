@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "iotuner/signature.h"
+#include "absent.h"
 #include "comm.h"
 #include "module.h"
 #include "phases.h"
@@ -169,7 +170,8 @@ static void write_run(iot_buf *b)
     iot_jw_end_object(b);
 }
 
-static void write_settings(iot_buf *b)
+/* without_phase: the requested knobs no phase has a row for (absent.c) */
+static void write_settings(iot_buf *b, const char *without_phase)
 {
     iot_jw_begin_object(b, "settings");
     iot_jw_string(b, "path", iot_g.settings_path);
@@ -181,6 +183,8 @@ static void write_settings(iot_buf *b)
         iot_jw_raw(b, "document", doc);
         free(doc);
     }
+    if (without_phase)
+        iot_jw_raw(b, "without_phase", without_phase);
     iot_jw_end_object(b);
 }
 
@@ -379,14 +383,17 @@ static char *build(void)
         int size, rank;
         iot_comm_group(MPI_COMM_WORLD, &world, &size, &rank);
     }
+    size_t nreported = 0;
     for (size_t i = 0; phases && recs && i < nph; i++) {
         iot_phase *ph = phases[i];
         if (!reported(ph))
             continue;
+        phases[nreported++] = ph;
         phase_record(ph, &recs[nrec++]);
         if (!ph->key.group || ph->group_rank == 0)
             describe(ph, &descs);
     }
+    char *without_phase = iot_absent_rows_json(comm, phases, nreported); /* collective */
     free(phases);
     size_t desc_len = descs.len;
     char *desc_text = iot_buf_take(&descs);
@@ -451,7 +458,7 @@ static char *build(void)
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
         iot_jw_string(&b, "created", when);
         write_run(&b);
-        write_settings(&b);
+        write_settings(&b, without_phase);
         iot_merge_write(m, &b, &totals);
     }
     /* the modules' sections: collective, so every rank takes part */
@@ -480,6 +487,7 @@ static char *build(void)
     free(warn_text);
     free(desc_text);
     free(recs);
+    free(without_phase);
     return text;
 }
 

@@ -39,8 +39,9 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere}
 font-size:12px;font-weight:600;white-space:nowrap}
 .lvl-high{background:var(--high)}.lvl-warn{background:var(--warn)}.lvl-info{background:var(--info)}
 .lvl-ok{background:var(--ok)}
-.st-applied{color:var(--ok)}.st-changed{color:var(--warn)}.st-dropped,.st-failed{color:var(--high)}
+.st-applied{color:var(--ok)}.st-changed{color:var(--warn)}.st-dropped,.st-failed,.st-cannot_apply{color:var(--high)}
 .st-not_applicable{color:var(--muted)}
+.st-not_used{color:var(--muted)}
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin:10px 0}
 .card{border:1px solid var(--line);border-radius:8px;padding:8px 14px;min-width:120px;background:var(--soft)}
 .card b{display:block;font-size:20px}.card span{color:var(--muted);font-size:12.5px}

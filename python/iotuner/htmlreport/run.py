@@ -54,11 +54,13 @@ def _settings(rep: Report) -> str:
         key = (c["layer"], c["knob"], c.get("dataset", ""), c.get("requested"), c.get("effective"), c["status"],
                c.get("reason") or "")
         rows.setdefault(key, []).append(c["phase"])
+    for c in rep.without_phase():
+        rows.setdefault((c["layer"], c["knob"], "", c["requested"], None, c["status"], c["reason"]), [])
     if not rows:
         return "<p>No settings were requested.</p>"
     out = []
     for (layer, knob, ds, req, eff, status, why), phases in rows.items():
-        ids = ",".join(str(i) for i in sorted(set(phases))[:12]) + ("..." if len(set(phases)) > 12 else "")
+        ids = ",".join(str(i) for i in sorted(set(phases))[:12]) + ("..." if len(set(phases)) > 12 else "") or "-"
         out.append([e(ids), f"<code>{e(layer)}.{e(knob)}</code>" + (f" [{e(ds)}]" if ds else ""), e(req),
                     e(eff if eff is not None else "-"), f'<span class="st-{e(status)}">{e(status.replace("_", " "))}</span>',
                     e(why)])

@@ -1,0 +1,125 @@
+"""Every requested knob gets a row, in the report and in its settings table (docs/report.md, "Settings"):
+applied, changed, dropped, not_applicable in the phases that it met; not_used and cannot_apply, in
+settings.without_phase, for a knob no phase took: its layer's files never opened, or its library linked
+statically into the program (out of a preloaded library's sight)."""
+
+import io
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from conftest import PROGRAMS, flat, mpi, run_job, write_json
+from iotuner import render
+from test_pnetcdf import _job as openmpi_job, openmpi_env, pnetcdf_programs  # noqa: F401 (fixtures)
+
+# One HDF5 job meets each status a phase can give: alignment is applied; cb_nodes=2 without cb_config_list
+# is capped at 1 aggregator on one node (changed); ROMIO's ufs driver drops striping hints; a Lustre layout
+# on ext4 is not applicable; the PnetCDF hint has no PnetCDF file to act on.
+DOC = {"version": 1, "hdf5": {"alignment": [1, "64K"]},
+       "mpiio": {"cb_nodes": 2, "striping_factor": 4},
+       "lustre": {"stripe_count": 2},
+       "pnetcdf": {"nc_var_align_size": "1M"}}
+
+
+def _rows(report) -> dict[str, tuple]:
+    """'layer.knob' -> (statuses over the phases, reasons), with the rows without a phase."""
+    rows: dict[str, tuple[set, set]] = {}
+    for c in report.checks() + report.without_phase():
+        st, why = rows.setdefault(f"{c['layer']}.{c['knob']}", (set(), set()))
+        st.add(c["status"])
+        why.add(c["reason"] or "")
+    return rows
+
+
+def _table(report) -> str:
+    out = io.StringIO()
+    render.print_report(report, Console(file=out, width=240, highlight=False))
+    return flat(out.getvalue())
+
+
+@pytest.fixture(scope="module")
+def hdf5_job(programs, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("rows")
+    cfg = write_json(tmp / "s.json", DOC)
+    result = run_job(mpi() + [programs["ior_hdf5"], tmp, 1, 1, "collective"], config=cfg, report=tmp / "r.json")
+    assert result.ok, result.stderr
+    return result.report
+
+
+def test_every_requested_knob_has_a_row(hdf5_job):
+    requested = {f"{layer}.{knob}" for layer, knobs in DOC.items() if layer != "version" for knob in knobs}
+    assert set(_rows(hdf5_job)) == requested
+    table = _table(hdf5_job)
+    for knob in requested:
+        assert knob in table
+
+
+@pytest.mark.parametrize("knob, status, why", [
+    ("hdf5.alignment", "applied", ""),
+    ("mpiio.cb_nodes", "changed", "capped at 1"),
+    ("mpiio.striping_factor", "dropped", "ignores striping hints"),
+    ("lustre.stripe_count", "not_applicable", "not Lustre"),
+])
+def test_a_phase_row_of_each_status(hdf5_job, knob, status, why):
+    statuses, reasons = _rows(hdf5_job)[knob]
+    assert statuses == {status}
+    assert any(why in r for r in reasons), reasons
+    assert knob not in {f"{c['layer']}.{c['knob']}" for c in hdf5_job.without_phase()}
+
+
+def test_a_pnetcdf_knob_in_an_hdf5_program_is_not_used(hdf5_job):
+    (row,) = hdf5_job.without_phase()
+    assert (row["layer"], row["knob"], row["requested"], row["effective"], row["status"], row["reason"]) == (
+        "pnetcdf", "nc_var_align_size", "1048576", None, "not_used", "the job opened no PnetCDF file")
+    assert "- pnetcdf.nc_var_align_size 1048576 - not used the job opened no PnetCDF file" in _table(hdf5_job)
+
+
+def test_a_file_pattern_that_matched_nothing_is_named(programs, tmp_path):
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "groups": [{"file": "nothing*.h5",
+                                                                      "hdf5": {"sieve_buf_size": "1M"}}]})
+    result = run_job(mpi() + [programs["ior_hdf5"], tmp_path, 1, 1], config=cfg, report=tmp_path / "r.json")
+    assert result.ok, result.stderr
+    assert [(c["knob"], c["status"], c["reason"]) for c in result.report.without_phase()] == [
+        ("sieve_buf_size", "not_used", "no file or dataset of the job matched 'nothing*.h5'")]
+
+
+def test_an_hdf5_knob_in_a_pnetcdf_program_is_not_used(tmp_path, pnetcdf_programs, openmpi_env):
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "hdf5": {"alignment": [1, "1M"]},
+                                           "pnetcdf": {"nc_var_align_size": "4K"}})
+    result = run_job(openmpi_job(pnetcdf_programs["pnetcdf_rw"], tmp_path / "f.nc"), config=cfg, report=tmp_path / "r.json",
+                     timeout=120)
+    assert result.ok, result.stderr
+    assert [(c["layer"], c["knob"], c["status"], c["reason"]) for c in result.report.without_phase()] == [
+        ("hdf5", "alignment", "not_used", "the job opened no HDF5 file")]
+    assert _rows(result.report)["pnetcdf.nc_var_align_size"][0] >= {"applied"}
+
+
+def static_hdf5_build(source: Path, out: Path, compiler: str = "h5pcc.mpich", *flags: str) -> Path:
+    """A program built as sites build it: h5pcc / h5pfc link HDF5 statically by default."""
+    if not shutil.which(compiler):
+        pytest.skip(f"needs {compiler}")
+    subprocess.run([compiler, "-O1", str(source), "-o", str(out), *flags], check=True, capture_output=True,
+                   cwd=out.parent)  # h5pcc leaves its object file in the working directory
+    symbols = subprocess.run(["nm", str(out)], check=True, capture_output=True, text=True).stdout
+    assert " T H5Fcreate\n" in symbols  # HDF5 is in the program itself
+    return out
+
+
+@pytest.mark.mpi
+def test_hdf5_linked_statically_cannot_apply_and_names_the_fix(tmp_path):
+    exe = static_hdf5_build(PROGRAMS / "ior_hdf5.c", tmp_path / "ior_static")
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "hdf5": {"alignment": [1, "1M"], "sieve_buf_size": "1M"},
+                                           "mpiio": {"romio_cb_write": "enable"}})
+    result = run_job(mpi() + [exe, tmp_path, 1, 1, "collective"], config=cfg, report=tmp_path / "r.json")
+    assert result.ok, result.stderr
+    rows = result.report.without_phase()
+    why = "HDF5 is linked statically into ior_static; link with `iotuner link-flags`"
+    assert [(c["knob"], c["status"], c["reason"]) for c in rows] == [
+        ("alignment", "cannot_apply", why), ("sieve_buf_size", "cannot_apply", why)]
+    # HDF5's own MPI_File_open is still seen: the MPI-IO hint applies to its file
+    assert _rows(result.report)["mpiio.romio_cb_write"][0] == {"applied"}
+    table = _table(result.report)
+    assert "HDF5: linked statically" in table and "cannot apply " + why in table
