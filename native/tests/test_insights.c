@@ -131,6 +131,17 @@ static void test_identity(void)
     CHECK_STR(id, "/x/a12b#.hdf5"); /* digits inside a word are part of the name */
     iot_identity("/run/h5ior_0003.h5", id, sizeof id);
     CHECK_STR(id, "/run/h5ior_#.h5");
+    /* checkpoints named by simulation time in scientific notation: one identity whatever the exponent's sign */
+    uint64_t e1 = iot_identity("/run/x.0.000E+00.nc", id, sizeof id);
+    CHECK_STR(id, "/run/x.#.nc");
+    CHECK(iot_identity("/run/x.1.000E-06.nc", NULL, 0) == e1);
+    CHECK(iot_identity("/run/x.2.5e+01.nc", NULL, 0) == e1);
+    iot_identity("/run/chk_5E-03_0002.h5", id, sizeof id);
+    CHECK_STR(id, "/run/chk_#_#.h5");
+    iot_identity("/run/run1e5.h5", id, sizeof id); /* no sign, no fraction: a name, as before */
+    CHECK_STR(id, "/run/run1e#.h5");
+    iot_identity("/run/a_1.5Ex.h5", id, sizeof id); /* a word follows: not an exponent */
+    CHECK_STR(id, "/run/a_#.#Ex.h5");
     iot_identity("/run/step12.h5", id, sizeof id);
     CHECK_STR(id, "/run/step#.h5");
     /* objects: every component, groups named by step included */

@@ -88,17 +88,51 @@ static inline int letter(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-/* One path component: digit runs (step and rank numbers) become '#', except
- * in extensions (a part after a dot, not the first part, beginning with a
+/* The end of a number in scientific notation starting at p (a simulation
+ * time in a checkpoint's name: "1.000E-06", "0.000E+00", "5E+03"), or NULL:
+ * digits, an optional fraction, e or E, and an exponent with a sign (or,
+ * after a fraction, without one), not followed by a letter or digit. */
+static const char *scientific_end(const char *p, const char *end)
+{
+    int fraction = 0;
+    while (p < end && digit(*p))
+        p++;
+    if (p + 1 < end && *p == '.' && digit(p[1])) {
+        fraction = 1;
+        for (p++; p < end && digit(*p);)
+            p++;
+    }
+    if (p >= end || (*p != 'e' && *p != 'E'))
+        return NULL;
+    p++;
+    int sign = p < end && (*p == '+' || *p == '-');
+    if (sign)
+        p++;
+    if (!(sign || fraction) || p >= end || !digit(*p))
+        return NULL;
+    while (p < end && digit(*p))
+        p++;
+    return p < end && (letter(*p) || digit(*p)) ? NULL : p;
+}
+
+/* One path component: digit runs (step and rank numbers) become '#', and so
+ * does a number in scientific notation as a whole (its exponent's sign is no
+ * other file: "x.0.000E+00.nc" and "x.1.000E-06.nc" are "x.#.nc"), except in
+ * extensions (a part after a dot, not the first part, beginning with a
  * letter: "h5", "hdf5", "nc4") and inside a word (letters on both sides: the
  * "5" of "h5ior"). */
 static void emit_component(emitter *e, const char *start, const char *end)
 {
     int in_extension = 0;
     for (const char *p = start; p < end; p++) {
+        const char *sci;
         if (*p == '.') {
             in_extension = p != start && p + 1 < end && letter(p[1]);
             emit(e, '.');
+        } else if (digit(*p) && !in_extension && !(p > start && (letter(p[-1]) || digit(p[-1]))) &&
+                   (sci = scientific_end(p, end)) != NULL) {
+            emit(e, '#');
+            p = sci - 1;
         } else if (digit(*p) && !in_extension) {
             const char *last = p;
             while (last + 1 < end && digit(last[1]))
