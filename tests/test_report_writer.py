@@ -51,3 +51,14 @@ def test_a_symlinked_report_path_is_refused_with_a_warning(tmp_path, programs):
     assert target.read_text() == "keep me\n" and report.is_symlink()
     assert r.stderr.count("iotuner: warning") == 1 and "is a symbolic link; not written" in r.stderr
     assert not [p for p in tmp_path.iterdir() if ".tmp." in p.name]
+
+
+@pytest.mark.parametrize("length", [255, 250])
+def test_a_legal_report_name_of_any_length_is_written(tmp_path, programs, length):
+    """"<name>.tmp.<pid>" does not fit beside a name of up to 255 bytes: the temporary file takes a short name
+    of its own in the same directory, and is gone afterwards."""
+    report = tmp_path / ("r" * (length - 5) + ".json")
+    r = _serial(programs, tmp_path, report)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    assert json.loads(report.read_text())["kind"] == "iotuner-run-report"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["data.h5", report.name])

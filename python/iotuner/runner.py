@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -60,12 +61,13 @@ class RunResult:
         return None
 
 
-def environment(config: str | os.PathLike | None, report: str | os.PathLike,
+def environment(config: str | os.PathLike | None, report: str | os.PathLike | None,
                 base: Mapping[str, str] | None = None, verbose: bool = False,
-                count_ops: bool = False, command: Sequence[str] = ()) -> dict[str, str]:
+                count_ops: bool = False, command: Sequence[str] = (), run_id: str | None = None) -> dict[str, str]:
     """The environment that puts the runtime into every process of a job (with count_ops: counting mode,
     the operations ROMIO makes inside each MPI-IO data call, in the report's access section). The runtime is
-    the one built for the MPI of the command (its launcher or its program: mpiabi), where there is one."""
+    the one built for the MPI of the command (its launcher or its program: mpiabi), where there is one.
+    run_id: the id the report must carry to be this job's (IOTUNER_RUN_ID); report None: no report."""
     env = dict(os.environ if base is None else base)
     abi = mpiabi.command_abi(command)
     lib = str(native.runtime_library(abi))
@@ -76,12 +78,19 @@ def environment(config: str | os.PathLike | None, report: str | os.PathLike,
         env["IOTUNER_COUNT_OPS"] = "1"
     preload = env.get("LD_PRELOAD", "")
     env["LD_PRELOAD"] = lib if not preload else f"{lib}:{preload}"
-    if config is not None:
-        env["IOTUNER_CONFIG"] = str(Path(config).resolve())
+    if config is not None:  # absolute, not resolved: a symbolic link loop is the runtime's to report, as any
+        env["IOTUNER_CONFIG"] = os.path.abspath(config)  # unreadable settings file (the job runs untuned)
         env.update(mca_environment(config))
     else:
         env.pop("IOTUNER_CONFIG", None)
-    env["IOTUNER_REPORT"] = str(Path(report).resolve())
+    if report is not None:
+        env["IOTUNER_REPORT"] = os.path.abspath(report)
+    else:
+        env.pop("IOTUNER_REPORT", None)
+    if run_id:
+        env["IOTUNER_RUN_ID"] = run_id
+    else:
+        env.pop("IOTUNER_RUN_ID", None)
     env["PATH"] = with_kernels(env.get("PATH"), abi)
     if verbose:
         env["IOTUNER_VERBOSE"] = "1"
@@ -129,12 +138,18 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
     """
     tmpdir = None
     if report is None:
-        tmpdir = tempfile.TemporaryDirectory(prefix="iotuner-run-")
-        report = Path(tmpdir.name) / "report.json"
-    report = Path(report)
-    report.unlink(missing_ok=True)  # never read a stale report
-    full_env = environment(config, report, env, verbose, count_ops, command)
+        try:
+            tmpdir = tempfile.TemporaryDirectory(prefix="iotuner-run-")
+            report = Path(tmpdir.name) / "report.json"
+        except OSError:  # no temporary directory: the job runs all the same, without a report
+            pass
+    report = Path(report) if report is not None else None
+    # the report must carry this id: an earlier run's report at the path, or another job's written there
+    # meanwhile, is never read as this job's (and never deleted beforehand: it may be all the user has)
+    run_id = new_run_id()
+    full_env = environment(config, report, env, verbose, count_ops, command, run_id)
     out = err = subprocess.PIPE if capture else None
+    started = time.time()
     start = time.monotonic()
     proc = subprocess.Popen(list(command), cwd=cwd, env=full_env, stdout=out, stderr=err, text=True,
                             errors="replace", start_new_session=True, preexec_fn=die_with_parent(os.getpid()))
@@ -154,22 +169,44 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
         if tether is not None:
             tether.release()
     elapsed = time.monotonic() - start
-    rep, rep_err = read_report(report)
+    rep, rep_err = read_report(report, run_id, started) if report is not None else (None, "no run report was kept")
     result = RunResult(list(command), proc.returncode, elapsed, rep, rep_err, stdout, stderr, timed_out)
     if tmpdir is not None:
         tmpdir.cleanup()
     return result
 
 
-def read_report(report: Path) -> tuple[Report | None, str | None]:
-    """(the run report, or why there is none)."""
-    if not report.exists():
-        return None, ("no run report was written (the job did not reach MPI_Finalize or exit, made no HDF5 / "
-                      "MPI-IO calls that iotuner could see, or used an MPI iotuner was not built for)")
+def new_run_id() -> str:
+    """An id no other job has: the report of this job is the one that carries it."""
+    return uuid.uuid4().hex
+
+
+NO_REPORT = ("no run report was written (the job did not reach MPI_Finalize or exit, made no HDF5 / MPI-IO calls "
+             "that iotuner could see, or used an MPI iotuner was not built for)")
+
+
+def read_report(report: Path, run_id: str | None = None, started: float | None = None) \
+        -> tuple[Report | None, str | None]:
+    """(the run report, or why there is none). With run_id, only the report that carries it: another is an
+    earlier run's (older than `started`, the job's start on the wall clock), or another job's written to the
+    same path while this one ran."""
     try:
-        return load(report), None
+        mtime = report.stat().st_mtime
+    except OSError:
+        return None, NO_REPORT
+    try:
+        rep = load(report)
     except ReportError as e:
         return None, str(e)
+    found = rep.run.get("run_id")
+    if run_id and found != run_id:
+        none = NO_REPORT.replace("no run report was written", "this job wrote none")
+        if started is not None and mtime < started:
+            return None, f"the report at {report} is an earlier run's, not this job's: {none}"
+        return None, (f"the report at {report} is another job's (run id {found}), written to the same path while "
+                      f"this job (run id {run_id}) ran: its numbers are not this job's; give each job its own "
+                      "--report")
+    return rep, None
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -204,21 +204,27 @@ def print_summary(console: Console, rep: report.Report) -> None:
 
 def run(command: list[str], *, report_path: str | None, verbose: bool, rules_table: str | None,
         console: Console) -> int:
+    from .destinations import forget_if_unused, report_destination
     env = dict(os.environ, IOTUNER_SMART="1")
     if rules_table:
-        env["IOTUNER_SMART_RULES"] = str(Path(rules_table).resolve())
+        env["IOTUNER_SMART_RULES"] = os.path.abspath(rules_table)
+    target, warning = report_destination(report_path)  # a path it cannot be written to never stops the job
+    if warning:
+        print(f"iotuner: warning: {warning}", file=sys.stderr)
     try:
-        result = runner.run(command, report=report_path, env=env, verbose=verbose)
+        result = runner.run(command, report=target, env=env, verbose=verbose)
     except FileNotFoundError as e:
         print(f"iotuner smart: cannot start '{command[0]}': {e.strerror}", file=sys.stderr)
         return 127
     if result.report is None:
+        if warning:
+            forget_if_unused(target)
         console.print(f"[yellow]iotuner: {result.report_error}[/yellow]")
     else:
         render.print_report(result.report, console, live=True)
         print_summary(console, result.report)
-        if report_path:
-            console.print(f"report written to {report_path}")
+        if report_path and target is not None:
+            console.print(f"report written to {target}")
     if result.exit_message():
         console.print(f"[red]{result.exit_message()}[/red]")
     return result.exit_status

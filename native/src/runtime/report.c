@@ -167,6 +167,10 @@ static void write_run(iot_buf *b)
 #endif
     iot_jw_string(b, "timer", iot_use_tsc ? "tsc" : "clock_gettime");
     iot_jw_double(b, "wall_time_s", iot_ticks_to_seconds(iot_ticks() - iot_g.t_init));
+    /* the id `iotuner run` gave this job: it accepts only the report that carries it (another job may have
+     * written the same path) */
+    const char *run_id = getenv("IOTUNER_RUN_ID");
+    iot_jw_string(b, "run_id", run_id && *run_id ? run_id : NULL);
     iot_jw_end_object(b);
 }
 
@@ -244,15 +248,22 @@ static void warn_unmatched_patterns(MPI_Comm comm)
 }
 
 /* The temporary file next to the report, created by us alone: O_EXCL and O_NOFOLLOW, so a file or a
- * symbolic link planted at its name (in a shared directory) is never written through. When the usual
- * name "<path>.tmp.<pid>" is taken, mkstemp picks a fresh one. */
+ * symbolic link planted at its name (in a shared directory) is never written through. Its name is
+ * "<report>.tmp.<pid>", or ".iotuner-report.tmp.<pid>" in the same directory when the report's own name
+ * leaves no room for the suffix (a legal name of up to NAME_MAX bytes). When that name is taken, mkstemp
+ * picks a fresh one. */
 static int create_temporary(const char *path, char *tmp, size_t tmplen)
 {
-    snprintf(tmp, tmplen, "%s.tmp.%d", path, (int)getpid());
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path) + 1 : 0;
+    char suffix[48];
+    snprintf(suffix, sizeof suffix, ".tmp.%d.XXXXXX", (int)getpid());
+    const char *base = strlen(path + dirlen) + strlen(suffix) <= NAME_MAX ? path + dirlen : ".iotuner-report";
+    snprintf(tmp, tmplen, "%.*s%s.tmp.%d", dirlen, path, base, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0 || errno != EEXIST)
         return fd;
-    snprintf(tmp, tmplen, "%s.tmp.%d.XXXXXX", path, (int)getpid());
+    snprintf(tmp, tmplen, "%.*s%s%s", dirlen, path, base, suffix);
     fd = mkostemp(tmp, O_CLOEXEC);
     if (fd >= 0) { /* mkstemp's 0600, widened as open's 0644 would be under the umask */
         mode_t mask = umask(0);
@@ -294,27 +305,36 @@ static void write_file(const char *path, const char *text, size_t len, int repla
 }
 
 /* Makes the missing directories of path below its first root_len characters (an existing directory), each
- * with the root's mode. A directory another job made meanwhile is fine. */
-static void make_day_dirs(char *path, size_t root_len)
+ * with the root's mode. A directory another job made meanwhile is fine. 0, or -1 with errno (the root is no
+ * directory, or a directory cannot be made: a read-only file system). */
+static int make_day_dirs(char *path, size_t root_len)
 {
     struct stat root;
     char keep = path[root_len];
     path[root_len] = '\0';
-    int have_root = stat(path, &root) == 0 && S_ISDIR(root.st_mode);
+    int have_root = stat(path, &root) == 0;
+    if (have_root && !S_ISDIR(root.st_mode)) {
+        have_root = 0;
+        errno = ENOTDIR;
+    }
     path[root_len] = keep;
     if (!have_root)
-        return; /* the write fails and says where */
+        return -1;
     for (char *c = path + root_len + 1;; c++) {
         if (*c != '/' && *c != '\0')
             continue;
         char end = *c;
         *c = '\0';
-        if (mkdir(path, 0700) == 0)
+        int made = mkdir(path, 0700) == 0, failed = !made && errno != EEXIST;
+        if (made)
             chmod(path, root.st_mode & 07777);
         *c = end;
+        if (failed)
+            return -1;
         if (!end)
             break;
     }
+    return 0;
 }
 
 /* ---- across ranks ---- */
@@ -523,10 +543,17 @@ static void log_name(char *out, size_t n)
     strftime(when, sizeof when, "%Y-%m-%dT%H%M%S", &tm);
     int dir = snprintf(out, n, "%s/%d/%d/%d", iot_g.log_dir, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
     if (dir < 0 || (size_t)dir >= n) {
+        fprintf(stderr, "iotuner: warning: IOTUNER_LOGPATH %s: the report's path would be too long; no run "
+                "report written\n", iot_g.log_dir);
         out[0] = '\0';
         return;
     }
-    make_day_dirs(out, strlen(iot_g.log_dir));
+    if (make_day_dirs(out, strlen(iot_g.log_dir)) != 0) {
+        fprintf(stderr, "iotuner: warning: IOTUNER_LOGPATH %s: cannot make the directory %s (%s); no run report "
+                "written\n", iot_g.log_dir, out, strerror(errno));
+        out[0] = '\0';
+        return;
+    }
     snprintf(out + dir, n - dir, "/%s_%s_id%s_%s_%ld.json", user, base, id ? id : "0", when, (long)getpid());
     for (char *c = out + dir + 1; *c; c++) /* a job id or a user with '/' stays one name */
         if (*c == '/')
@@ -547,7 +574,8 @@ void iot_report_write(void)
             log_name(logged, sizeof logged);
             path = logged;
         }
-        write_file(path, text, strlen(text), iot_g.mpi_initialized);
+        if (*path) /* else log_name said why not */
+            write_file(path, text, strlen(text), iot_g.mpi_initialized);
     }
     free(text);
 }

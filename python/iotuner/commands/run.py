@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 ORDER = 10
 HELP = "run an application with settings applied, verified and measured"
@@ -13,7 +12,8 @@ DESCRIPTION = ("Run an unmodified MPI (or serial) application with libiotuner.so
                "--config are applied to every matching file; afterwards you get a table per I/O phase "
                "(bytes, time, bandwidth) and, for every setting, what was requested, what took effect and "
                "why they differ. A bad or missing settings file never stops the job: it runs untuned "
-               "with one warning. The exit status is the application's (128 + the signal when a signal killed it).")
+               "with one warning; nor does a report path iotuner cannot write (a read-only directory, a directory, "
+               "a name too long): the report goes to a temporary path instead, and the warning says where. The exit status is the application's (128 + the signal when a signal killed it).")
 EPILOG = ("examples:\n  iotuner run --config tuned.json -- mpiexec -n 2 vpicio -o /scratch\n"
           "  iotuner run --json-out run.json -- srun -n 256 ./app > app.out\n"
           "      (app.out: the application's output only)")
@@ -40,6 +40,7 @@ def main(args: argparse.Namespace) -> int:
     import json
 
     from .. import native, render, runner
+    from ..destinations import shown
     command = args.command[1:] if args.command and args.command[0] == "--" else args.command
     if not command:
         print("iotuner run: give the command to run after --, e.g. "
@@ -60,9 +61,19 @@ def main(args: argparse.Namespace) -> int:
         except (inputs.InputError, settings.SettingsError) as e:
             print(f"iotuner: warning: {e}; the application runs untuned", file=sys.stderr)
             env = dict(os.environ, IOTUNER_SETTINGS_WARNED="1")  # the runtime then keeps it to the report
+    # where the report goes, said before the job starts: a path it cannot be written to never stops the job
+    from ..destinations import forget_if_unused, report_destination, why_unwritable
+    target, warning = report_destination(args.json_out or args.report, "--json-out" if args.json_out else "--report")
+    if warning:
+        print(f"iotuner: warning: {warning}", file=sys.stderr)
+    copy_to = args.report if args.json_out and args.report else None
+    if copy_to and why_unwritable(copy_to):
+        print(f"iotuner: warning: --report {shown(copy_to)}: {why_unwritable(copy_to)}; the report is kept only "
+              f"at {target}", file=sys.stderr)
+        copy_to = None
     try:
         # run by hand: PR_SET_PDEATHSIG stops the launcher if iotuner dies; the tuner's watchdog is not needed
-        result = runner.run(command, config=args.config, report=args.json_out or args.report, verbose=args.verbose,
+        result = runner.run(command, config=args.config, report=target, verbose=args.verbose,
                             tether=False, count_ops=args.count_ops, env=env)
     except FileNotFoundError as e:
         print(f"iotuner run: cannot start '{command[0]}': {e.strerror}", file=sys.stderr)
@@ -70,8 +81,16 @@ def main(args: argparse.Namespace) -> int:
     except native.NativeMissing as e:
         print(f"iotuner run: {e}", file=sys.stderr)
         return 2
-    if args.json_out and args.report and result.report is not None:
-        Path(args.report).write_text(json.dumps(result.report.data, indent=1) + "\n")
+    written = [target] if target is not None and result.report is not None and (args.json_out or args.report) else []
+    if copy_to and result.report is not None:
+        from ..files import write_atomic
+        try:
+            written.append(write_atomic(copy_to, json.dumps(result.report.data, indent=1) + "\n"))
+        except OSError as e:
+            print(f"iotuner: warning: --report {shown(copy_to)}: cannot write it ({e.strerror or e}); the report "
+                  f"is kept only at {target}", file=sys.stderr)
+    if warning and result.report is None:
+        forget_if_unused(target)
     console = render.console_for_output(sys.stderr if args.json_out else None)
     if result.report is None:
         console.print(f"[yellow]iotuner: {result.report_error}[/yellow]")
@@ -79,7 +98,7 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(result.report.data, indent=2))
     else:
         render.print_report(result.report, console, live=True)
-        for path in filter(None, (args.json_out, args.report)):
+        for path in written:
             console.print(f"report written to {path}")
     if result.exit_message():
         console.print(f"[red]{result.exit_message()}[/red]")
