@@ -227,6 +227,34 @@ def test_smart_mode_sees_the_pnetcdf_calls(tmp_path, openmpi_env):
 
 
 @pytest.mark.mpi
+def test_smart_mode_applies_no_hdf5_rule_to_a_pnetcdf_file_and_names_what_did_not_act(tmp_path, openmpi_env):
+    """The default rules on a PnetCDF file: the HDF5 rules (alignment, metadata cache) fire but set nothing,
+    saying why; a phase is `optimized` only when one of its settings took effect. Under OMPIO the rules' ROMIO
+    hint is dropped, so every recurrence is `unchanged`, with the dropped knob named, and is not judged."""
+    exe = _e3smio("e3smio")
+    env = dict(os.environ, IOTUNER_SMART="1")
+    result = runner.run(_job(exe, *E3SM[:-2], "-t", "4", "-F", "-o", tmp_path), report=tmp_path / "r.json",
+                        capture=True, timeout=180, env=env)
+    assert result.ok, result.stdout + result.stderr
+    phases = result.report.data["smart"]["phases"]
+    learned = phases[0]
+    assert learned["role"] == "learn" and learned["insights"]["library"] == "pnetcdf"
+    fired = {f["rule"]: f for f in learned["rules"]["fired"]}
+    assert not any(k.startswith("hdf5.") for k in learned["rules"]["settings"])
+    for rule in (4, 5):  # transfers below 16M: they fire on the insights, and set nothing on this file
+        assert fired[rule]["set"] == {} and list(fired[rule]["not_set"])[0].startswith("hdf5.")
+        assert "(a PnetCDF file)" in fired[rule]["reason"]
+    assert len(phases) == 4
+    for p in phases[1:]:
+        assert not any(c["knob"].startswith("hdf5.") for c in p["settings"]), p
+        took = [c for c in p["settings"] if c["status"] in ("applied", "changed")]
+        assert (p["role"] == "optimized") == bool(took), p
+        if p["role"] == "unchanged":
+            assert p["feedback"].startswith("none of its settings took effect (") and "dropped" in p["feedback"]
+    assert {p["role"] for p in phases[1:]} == {"unchanged"}  # OMPIO drops cb_config_list, the only setting
+
+
+@pytest.mark.mpi
 @pytest.mark.slow
 def test_tune_on_the_pnetcdf_kernel(tmp_path, openmpi_env):
     """A short `iotuner tune --space pnetcdf` study on e3smio: the trials run (their PnetCDF hints and OMPIO

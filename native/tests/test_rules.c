@@ -537,8 +537,48 @@ static void test_explain(void)
     CHECK_CONTAINS(err, "rules");
 }
 
+/* A rule sets only knobs of layers the file uses: IOR's insights on a PnetCDF file and on a plain MPI-IO file
+ * decide no HDF5 knob, and rule 6 then sees the collective buffering that rule 1's transfer mode would have
+ * turned off; on an HDF5 file everything is as before. */
+static void test_layers(void)
+{
+    iot_rules *r = iot_rules_builtin();
+    iot_insights in;
+    const char *libraries[] = {"pnetcdf", "mpiio"};
+    for (int k = 0; k < 2; k++) {
+        ior_insights(&in, 4 * MiB);
+        snprintf(in.library, sizeof in.library, "%s", libraries[k]);
+        iot_rules_evaluate(r, &in, &res);
+        CHECK_STR(fired_list(&res), "1,4,5,6,7,8,10");
+        for (int i = 0; i < res.nsettings; i++)
+            CHECK(strncmp(res.settings[i].name, "hdf5.", 5) != 0);
+        CHECK_STR(iot_rule_result_get(&res, "mpiio.cb_config_list"), "*:8"); /* collective transfers stay */
+        CHECK_STR(iot_rule_result_get(&res, "mpiio.romio_cb_write"), "disable");
+        CHECK_STR(iot_rule_result_get(&res, "lustre.layout"), PFL);
+        CHECK_CONTAINS(reason(&res, 1), "Not set: hdf5.transfer_mode (");
+        CHECK_CONTAINS(reason(&res, 4), k ? "(a plain MPI-IO file)." : "(a PnetCDF file).");
+        CHECK(res.fired[0].skipped == 1u);
+    }
+    ior_insights(&in, 4 * MiB);
+    snprintf(in.library, sizeof in.library, "hdf5");
+    iot_rules_evaluate(r, &in, &res);
+    CHECK_STR(fired_list(&res), "1,4,5,7,8,10");
+    CHECK_STR(iot_rule_result_get(&res, "hdf5.transfer_mode"), "independent");
+    CHECK(res.fired[0].skipped == 0);
+    /* the JSON says what was not set */
+    iot_buf b;
+    iot_buf_init(&b);
+    snprintf(in.library, sizeof in.library, "pnetcdf");
+    iot_rules_evaluate(r, &in, &res);
+    iot_rule_result_write_json(&res, r, &b, NULL);
+    char *json = iot_buf_take(&b);
+    CHECK_CONTAINS(json, "\"not_set\":{\"hdf5.transfer_mode\":\"independent\"}");
+    free(json);
+}
+
 int main(void)
 {
+    test_layers();
     test_builtin();
     test_ior();
     test_flash();

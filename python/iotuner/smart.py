@@ -21,7 +21,8 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x * 100:.0f}%"
 
 
-DEFAULT_ROLES = ("learn", "probe", "default", "off")  # the phases that ran with the application's own settings
+# the phases that ran with the application's own settings (unchanged: none of the rules' settings took effect)
+DEFAULT_ROLES = ("learn", "probe", "default", "off", "unchanged")
 
 
 def _identity_key(p: dict) -> tuple:
@@ -68,7 +69,8 @@ def phase_table(smart: dict) -> render.FittedTable:
             cold |= first_only
         label = p["role"] + (f" ({p['rules_applied']})" if p.get("rules_applied") else "")
         role = Text(label, style={"learn": "cyan", "optimized": "green", "probe": "magenta", "isolate": "magenta",
-                                  "default": "yellow", "off": "red"}.get(p["role"], ""))
+                                  "default": "yellow", "off": "red",
+                                  "unchanged": "yellow"}.get(p["role"], ""))
         phase = p.get("phase")
         rows.append(render.cells(str(phase) if phase is not None else "-", _label(p), str(p["occurrence"]), role,
                                  f"{pred['calls']} ({pred['method']})" if pred["calls"] else "-", _pct(hit),

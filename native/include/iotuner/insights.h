@@ -83,6 +83,7 @@ typedef struct {
     int64_t identity_hash;               /* its hash (the name_hash of the calls), -1 unknown */
     int64_t path_hash;                   /* iot_path_hash of the exact path, -1 unknown (set by the runtime) */
     int lustre_pfl;                      /* 1 if progressive layouts are available (Lustre >= 2.10), 0 no, -1 unknown */
+    char library[8];                     /* the file's library: "hdf5", "pnetcdf", "mpiio" (MPI-IO alone), "" unknown */
 } iot_insights;
 
 /* Everything unknown: no transfers, sizes -1, localities and files unknown,
@@ -109,7 +110,9 @@ iot_locality iot_insights_locality(const iot_insights *in);
  *  - files: SHARED when a file was opened with MPI_File_open on more than
  *    one process, PER_PROCESS when every MPI_File_open was on one process;
  *  - identity_hash: name_hash of the first H5Fcreate/H5Fopen (else
- *    MPI_File_open).
+ *    MPI_File_open);
+ *  - library: of the first H5Fcreate/H5Fopen ("hdf5") or ncmpi_create/
+ *    ncmpi_open ("pnetcdf"), else "mpiio" when MPI_File_open was called.
  * Locality and file_size are not in the calls (the signature table drops
  * offsets so that repeating calls share a terminal): the runtime sets them
  * with iot_insights_set_locality from the trackers it fed with the calls it

@@ -43,7 +43,10 @@ extern "C" {
  *                                         was not decided "disable"
  *   "decided": {"layer.knob": value or null}  an earlier rule set that value (null: set nothing)
  * Settings ("set") are catalogued knobs as "layer.knob": value, validated
- * by the settings validator (iot_settings_parse). */
+ * by the settings validator (iot_settings_parse). A setting of a layer the
+ * file does not use (insights' library: HDF5 knobs for a PnetCDF or a plain
+ * MPI-IO file, PnetCDF knobs for an HDF5 file) is not decided: the rule
+ * still fires, and its reason says what was left out and why. */
 
 typedef struct iot_rules iot_rules;
 
@@ -68,6 +71,7 @@ typedef struct {
     int rule;        /* rule id */
     int case_index;  /* 0-based case of that rule */
     char reason[256];/* why, in a plain sentence built from the insights */
+    uint32_t skipped; /* bit k: the case's k-th setting is of a layer the file does not use (not decided) */
 } iot_rule_fired;
 
 typedef struct {

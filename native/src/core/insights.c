@@ -356,6 +356,8 @@ void iot_insights_from_calls(const iot_sigtab *t, const int *terminals, size_t n
         case IOT_CALL_FILE_OPEN:
             if (h5_identity < 0 && s.nargs > IOT_ARG_NAME_HASH)
                 h5_identity = s.args[IOT_ARG_NAME_HASH];
+            if (!out->library[0])
+                snprintf(out->library, sizeof out->library, "%s", strncmp(s.func, "ncmpi_", 6) ? "hdf5" : "pnetcdf");
             in_h5_data = 0;
             break;
         case IOT_CALL_MPI_OPEN:
@@ -375,6 +377,8 @@ void iot_insights_from_calls(const iot_sigtab *t, const int *terminals, size_t n
         }
     }
     out->identity_hash = h5_identity >= 0 ? h5_identity : mpi_identity;
+    if (!out->library[0] && mpi_identity >= 0)
+        snprintf(out->library, sizeof out->library, "mpiio");
     if (opens)
         out->files = max_comm > 1 ? IOT_FILES_SHARED : IOT_FILES_PER_PROCESS;
 
@@ -543,6 +547,7 @@ void iot_insights_unpack(const int64_t max_part[IOT_INSIGHTS_NMAX], const int64_
         memcpy(m.identity, local->identity, sizeof m.identity);
         m.identity_hash = local->identity_hash;
         memcpy(m.file_system, local->file_system, sizeof m.file_system);
+        memcpy(m.library, local->library, sizeof m.library);
     }
     m.write_xfer = xfer_of((int)max_part[M_WRITE_COLL], (int)max_part[M_WRITE_IND]);
     m.read_xfer = xfer_of((int)max_part[M_READ_COLL], (int)max_part[M_READ_IND]);
@@ -618,6 +623,7 @@ void iot_insights_write_json(const iot_insights *in, iot_buf *b, const char *key
     write_size(b, "identity_hash", in->identity_hash);
     write_size(b, "path_hash", in->path_hash);
     write_tristate(b, "lustre_pfl", in->lustre_pfl);
+    iot_jw_string(b, "library", in->library[0] ? in->library : NULL);
     iot_jw_end_object(b);
 }
 
@@ -749,12 +755,17 @@ int iot_insights_from_json_value(const iot_json *v, iot_insights *out, char *err
             e = get_text(x, k, in.file_system, sizeof in.file_system, err, errlen);
         } else if (!strcmp(k, "identity")) {
             e = get_text(x, k, in.identity, sizeof in.identity, err, errlen);
+        } else if (!strcmp(k, "library")) {
+            e = get_text(x, k, in.library, sizeof in.library, err, errlen);
+            if (!e && in.library[0] && strcmp(in.library, "hdf5") && strcmp(in.library, "pnetcdf") &&
+                strcmp(in.library, "mpiio"))
+                e = jfail(err, errlen, k, "expected \"hdf5\", \"pnetcdf\", \"mpiio\" or null");
         } else {
             e = jfail(err, errlen, k,
                       "unknown insight (known: write_transfer, read_transfer, transfer_size, max_transfer_size, "
                       "write_locality, read_locality, files, bytes_written, bytes_read, write_calls, read_calls, "
                       "file_size, same_calls, processes, file_system, identity, identity_hash, path_hash, "
-                      "lustre_pfl)");
+                      "lustre_pfl, library)");
         }
         if (e < 0)
             return -1;

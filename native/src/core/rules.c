@@ -855,6 +855,21 @@ static int decide(iot_rule_result *res, const set_item *it, int rule_id)
     return 0;
 }
 
+/* Whether a setting "layer.knob" can act on a file of this library ("" unknown: any). Lustre's act on any file,
+ * MPI-IO's (and OMPIO's) on every file that goes through MPI-IO, a library's on its own files only. */
+static int layer_acts(const char *name, const char *library)
+{
+    if (!library[0] || !strncmp(name, "lustre.", 7) || !strncmp(name, "mpiio.", 6) || !strncmp(name, "ompio.", 6))
+        return 1;
+    size_t n = strlen(library);
+    return !strncmp(name, library, n) && name[n] == '.';
+}
+
+static const char *library_title(const char *library)
+{
+    return !strcmp(library, "hdf5") ? "an HDF5" : !strcmp(library, "pnetcdf") ? "a PnetCDF" : "a plain MPI-IO";
+}
+
 int iot_rules_evaluate(const iot_rules *r, const iot_insights *in, iot_rule_result *out)
 {
     if (!r || !in || !out)
@@ -873,9 +888,19 @@ int iot_rules_evaluate(const iot_rules *r, const iot_insights *in, iot_rule_resu
             f->rule = ru->id;
             f->case_index = c;
             make_reason(rc, in, out, f->reason, sizeof f->reason);
-            for (int k = 0; k < rc->nset; k++)
+            int skipped = 0;
+            for (int k = 0; k < rc->nset; k++) {
+                if (!layer_acts(rc->set[k].name, in->library)) {
+                    if (k < 32)
+                        f->skipped |= 1u << k;
+                    add(f->reason, sizeof f->reason, "%s%s", skipped++ ? ", " : " Not set: ", rc->set[k].name);
+                    continue;
+                }
                 if (decide(out, &rc->set[k], ru->id) < 0)
                     return -1; /* cannot happen: results hold more knobs than the catalogue has */
+            }
+            if (skipped)
+                add(f->reason, sizeof f->reason, " (%s file).", library_title(in->library));
             break;
         }
     }
@@ -933,8 +958,16 @@ static void write_result_members(const iot_rule_result *res, const iot_rules *ru
             const rule_case *rc = &ru->cases[f->case_index];
             iot_jw_begin_object(b, "set");
             for (int k = 0; k < rc->nset; k++)
-                iot_jw_string(b, rc->set[k].name, rc->set[k].value);
+                if (k >= 32 || !(f->skipped & 1u << k))
+                    iot_jw_string(b, rc->set[k].name, rc->set[k].value);
             iot_jw_end_object(b);
+            if (f->skipped) {
+                iot_jw_begin_object(b, "not_set");
+                for (int k = 0; k < rc->nset && k < 32; k++)
+                    if (f->skipped & 1u << k)
+                        iot_jw_string(b, rc->set[k].name, rc->set[k].value);
+                iot_jw_end_object(b);
+            }
         }
         iot_jw_end_object(b);
     }

@@ -48,8 +48,9 @@
 
 static int slot; /* its state of a phase: the smart_phase */
 
-typedef enum { ROLE_LEARN, ROLE_OPTIMIZED, ROLE_PROBE, ROLE_ISOLATE, ROLE_DEFAULT, ROLE_OFF } phase_role;
-static const char *const role_names[] = {"learn", "optimized", "probe", "isolate", "default", "off"};
+/* unchanged: run with rules' settings of which none took effect (dropped, not applicable): not judged */
+typedef enum { ROLE_LEARN, ROLE_OPTIMIZED, ROLE_PROBE, ROLE_ISOLATE, ROLE_DEFAULT, ROLE_OFF, ROLE_UNCHANGED } phase_role;
+static const char *const role_names[] = {"learn", "optimized", "probe", "isolate", "default", "off", "unchanged"};
 
 /* The last phase of an identity run under one settings state (a mask of
  * rules, 0 for the defaults), as a span of the identity's grammar. */
@@ -717,6 +718,29 @@ static void print_verbose(const log_entry *e)
         fprintf(stderr, "  settings: %s\n", e->settings_json);
 }
 
+/* 1 when at least one of the phase's settings (its checks, as JSON) took effect (applied or changed); else 0,
+ * with each knob and what became of it in why ("mpiio.cb_config_list dropped, ..."). */
+static int took_effect(const char *checks_json, char *why, size_t whylen)
+{
+    char err[64];
+    iot_json *v = checks_json ? iot_json_parse(checks_json, strlen(checks_json), err, sizeof err) : NULL;
+    int any = 0;
+    why[0] = 0;
+    for (size_t i = 0; v && v->type == IOT_JSON_ARRAY && i < v->count && !any; i++) {
+        const iot_json *knob = iot_json_get(v->items[i], "knob"), *status = iot_json_get(v->items[i], "status");
+        if (!knob || !status || knob->type != IOT_JSON_STRING || status->type != IOT_JSON_STRING)
+            continue;
+        if (!strcmp(status->string, "applied") || !strcmp(status->string, "changed")) {
+            any = 1;
+        } else if (!strstr(why, knob->string)) {
+            size_t at = strlen(why);
+            snprintf(why + at, whylen - at, "%s%s %s", at ? ", " : "", knob->string, status->string);
+        }
+    }
+    iot_json_free(v);
+    return any;
+}
+
 /* After the phase's file is closed: collective on the ranks that share the file. */
 static void smart_phase_end(iot_phase *ph)
 {
@@ -768,6 +792,7 @@ static void smart_phase_end(iot_phase *ph)
 
     uint64_t t0 = iot_ticks();
     int64_t bytes;
+    char why[512];
     e->mib_s = phase_bandwidth(ph, sp, &bytes); /* a collective: outside the lock */
     lock();
     S.t_extract += iot_ticks() - t0;
@@ -777,6 +802,11 @@ static void smart_phase_end(iot_phase *ph)
         snprintf(e->feedback, sizeof e->feedback, "moved no data: nothing to learn from; the next phase of this file is learned instead");
     } else if (sp->role == ROLE_LEARN) {
         learn(ph, sp, e);
+    } else if (sp->role != ROLE_DEFAULT && sp->settings && !took_effect(e->settings_json, why, sizeof why)) {
+        /* the rules' settings could not act here: it ran as with the defaults, so it judges nothing */
+        e->role = ROLE_UNCHANGED;
+        snprintf(e->feedback, sizeof e->feedback, "none of its settings took effect (%s): not judged",
+                 why[0] ? why : "no setting was read back");
     } else if (sp->role != ROLE_DEFAULT && bytes == 0) {
         /* no bandwidth to judge the settings by: the feedback waits for a phase that moves data */
         snprintf(e->feedback, sizeof e->feedback, "moved no data: not judged");
