@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -29,6 +30,16 @@ def kernel(name: str) -> str:
 def flat(text: str) -> str:
     """Printed text with its lines joined: the printouts wrap to the terminal width."""
     return " ".join(text.split())
+
+
+def importorskip(name: str, reason: str | None = None):
+    """pytest.importorskip for optional parts, which may be broken as well as missing: any exception at import
+    skips (on Python 3.13 PyDarshan raises RuntimeError, which pytest.importorskip lets through)."""
+    try:
+        return importlib.import_module(name)
+    except Exception as e:  # noqa: BLE001 - broken counts as missing (iotuner/optional.py)
+        from iotuner.optional import reason as why
+        pytest.skip(f"{reason or name}: {why(e)}", allow_module_level=True)
 
 
 def write_json(path: Path, doc) -> Path:

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import importorskip
 from iotuner import native, settings
 from iotuner.advise import advise, checks
 from iotuner.advise.profile import Direction, FileFacts, Job, Profile
 
-darshan = pytest.importorskip("darshan", reason="PyDarshan (pip install 'iotuner[darshan]') reads Darshan logs")
+darshan = importorskip("darshan", reason="PyDarshan (pip install 'iotuner[darshan]') reads Darshan logs")
 EXAMPLES = Path(darshan.__file__).parent / "examples" / "example_logs"
 LOGS = sorted(EXAMPLES.glob("*.darshan"))
 DATA = Path(__file__).parent / "data"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import importorskip
 from iotuner.advise import advise, checks
 from iotuner.advise.analysis import advise_profile
 from iotuner.advise.profile import Direction, FileFacts, Job, Profile
@@ -88,7 +89,7 @@ def consistent(advice) -> list[str]:
 
 
 def test_no_example_input_gets_a_fix_that_undoes_a_finding():
-    darshan = pytest.importorskip("darshan")
+    darshan = importorskip("darshan")
     logs = sorted((Path(darshan.__file__).parent / "examples" / "example_logs").glob("*.darshan"))
     for path in [*logs, DATA / "bad_run_report.json"]:
         assert consistent(advise(path)) == [], path.name
@@ -132,7 +133,7 @@ def test_a_handful_of_requests_is_info_not_high():
 def test_the_ior_example_with_59_requests_has_no_high_finding():
     """ior_hdf5_example.darshan: 23 writes and 36 reads. Misaligned and unequal, but too few to matter:
     info (Drishti calls both high); exit status 0."""
-    darshan = pytest.importorskip("darshan")
+    darshan = importorskip("darshan")
     log = Path(darshan.__file__).parent / "examples" / "example_logs" / "ior_hdf5_example.darshan"
     r = subprocess.run([sys.executable, "-m", "iotuner", "advise", str(log), "--json"], capture_output=True,
                        text=True)

@@ -18,7 +18,7 @@ from iotuner.tune import config as cfg
 from iotuner.tune.launch import local, slurm
 from iotuner.tune.store import Store
 
-from conftest import kernel
+from conftest import importorskip, kernel
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -321,7 +321,7 @@ def test_two_workers_on_slurm_and_postgresql_tune_a_kernel_and_survive_a_cancell
 # ---- the dashboard ----
 
 def test_the_dashboard_shows_kinds_plain_settings_and_the_confirmed_winner(tmp_path):
-    pytest.importorskip("optuna_dashboard")
+    importorskip("optuna_dashboard")
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--synthetic", "ufs", "--trials", "10", "--study",
                         "dash", "--out", out], capture_output=True, text=True, timeout=300)

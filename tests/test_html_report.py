@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kernel, mpi, run_job
+from conftest import importorskip, kernel, mpi, run_job
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
@@ -99,7 +99,7 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     r = iotuner("report", tmp / "smart.json", "-o", tmp / "smart.html")
     assert r.returncode == 0 and "(smart page" in r.stdout, r.stderr
     out["smart"] = tmp / "smart.html"
-    darshan = pytest.importorskip("darshan")
+    darshan = importorskip("darshan")
     logs = Path(darshan.__file__).parent / "examples" / "example_logs"
     long_name = next(logs.glob("shane_macsio_*.darshan"))  # an 80-character title, and high findings
     a = iotuner("advise", long_name, "--html", tmp / "advice-long.html")

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import importorskip
+
 
 def darshan_example() -> Path:
-    darshan = pytest.importorskip("darshan")
+    darshan = importorskip("darshan")
     log = Path(darshan.__file__).parent / "examples" / "example_logs" / "example.darshan"
     if not log.is_file():
         pytest.skip("the darshan wheel has no example logs")

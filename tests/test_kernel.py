@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("clang.cindex")
+from conftest import h5diff, importorskip
 
-from conftest import h5diff  # noqa: E402
+importorskip("clang.cindex")
+
 from perf import Claim, assert_ratio  # noqa: E402
 from iotuner import kernel as kernel_api  # noqa: E402
 from iotuner.kernel import discover, validate  # noqa: E402

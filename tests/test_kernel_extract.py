@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("clang.cindex")
+from conftest import importorskip
+
+importorskip("clang.cindex")
 
 import iotuner.kernel as kernel_api  # noqa: E402
 from iotuner.kernel import discover, extract, flags  # noqa: E402

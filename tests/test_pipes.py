@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import importorskip
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -97,7 +99,7 @@ def test_a_long_file_name_is_shown_by_its_end_and_whole_in_json(files, tmp_path)
 
 
 def test_piped_advice_on_a_2048_process_darshan_log_fits_120_columns():
-    darshan = pytest.importorskip("darshan")
+    darshan = importorskip("darshan")
     log = Path(darshan.__file__).parent / "examples" / "example_logs" / "example.darshan"  # VPIC-IO, 2048 ranks
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     r = subprocess.run([sys.executable, "-m", "iotuner", "advise", str(log)], capture_output=True, text=True,

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import kernel, mpi, run_job
+from conftest import importorskip, kernel, mpi, run_job
 from iotuner import native, report
 from iotuner.simulate import engine, platform as platforms, workload as workloads
 from iotuner.tune import objective as objectives
@@ -220,7 +220,7 @@ def test_a_darshan_log_is_replayed_from_its_counters(tmp_path):
     to one file striped over 24 OSTs. Replayed at 8 ranks, each rank keeps its bytes, the run's own layout is
     the log's, and each layout's prediction stays under its OSTs' bandwidth. A log with only STDIO data is
     refused in one line."""
-    darshan = pytest.importorskip("darshan", reason="PyDarshan reads Darshan logs")
+    darshan = importorskip("darshan", reason="PyDarshan reads Darshan logs")
     from pathlib import Path
     examples = Path(darshan.__file__).parent / "examples" / "example_logs"
     wl = workloads.load(str(examples / "example.darshan"), 8)
@@ -251,7 +251,7 @@ def test_independent_and_file_per_process_logs_are_replayed(tmp_path):
     1 stripe) and sample-badost.darshan (2,048 ranks, IOR POSIX, a 256 MiB file per process). Independent calls
     take ROMIO's independent path, so collective buffering changes nothing while striping does; a file per
     process puts each rank's file on its own OSTs, where one shared file of one stripe has one."""
-    darshan = pytest.importorskip("darshan", reason="PyDarshan reads Darshan logs")
+    darshan = importorskip("darshan", reason="PyDarshan reads Darshan logs")
     from pathlib import Path
     examples = Path(darshan.__file__).parent / "examples" / "example_logs"
     wl = workloads.load(str(examples / "ior_hdf5_example.darshan"), 16)

@@ -10,9 +10,10 @@ import tempfile
 
 import pytest
 
-pytest.importorskip("clang.cindex")
+from conftest import importorskip, mpi
 
-from conftest import mpi  # noqa: E402
+importorskip("clang.cindex")
+
 from perf import Claim, assert_ratio, settings_ratio  # noqa: E402
 from iotuner.kernel import discover  # noqa: E402
 from iotuner.tune.store import CONFIRMATION, Store  # noqa: E402

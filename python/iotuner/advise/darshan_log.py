@@ -17,8 +17,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .. import optional
 from ..inputs import is_darshan_header
-from .errors import InputError
+from .errors import EXIT_USAGE, InputError
 
 OLDEST = (3, 0)  # libdarshan-util 3.x reads format 3.00 and later; older logs need darshan-convert
 _HEADER_REGIONS = 17  # the name map, then module regions; later map entries are not used by any module yet
@@ -78,11 +79,10 @@ def read(path: str | os.PathLike, timeout: float = 900) -> dict:
     """The facts of a Darshan log (see darshan_reader), or InputError."""
     path = Path(path)
     version = check_header(path)
-    try:
-        import darshan  # noqa: F401 - only to fail early with the install hint
-    except ImportError:
-        raise InputError("reading Darshan logs needs PyDarshan: pip install 'iotuner[darshan]' "
-                         "(or pip install darshan)", exit_code=3) from None
+    try:  # only to fail early, in one line: the reader imports it again in its own process
+        optional.load("darshan", "reading Darshan logs")
+    except optional.Missing as e:
+        raise InputError(str(e), exit_code=EXIT_USAGE) from None
     try:
         proc = subprocess.run([sys.executable, "-m", "iotuner.advise.darshan_reader", str(path)],
                               capture_output=True, text=True, timeout=timeout)

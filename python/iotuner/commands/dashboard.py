@@ -27,11 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from pathlib import Path
-    try:
-        import optuna_dashboard
-    except ImportError:
-        print("iotuner dashboard: optuna-dashboard is not installed (pip install optuna-dashboard)", file=sys.stderr)
-        return 2
+
+    from .. import optional
+    optuna_dashboard = optional.load("optuna_dashboard", "the live dashboard")
     from ..tune import dashboard, session
     from ..tune.store import StudyError
     try:

@@ -81,17 +81,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     import json
 
+    from .. import optional
+    from ..kernel import fmt
+    # before the extractor's modules, which import libclang's bindings: one line, not a traceback
+    optional.load("clang.cindex", "cutting a kernel")
+    try:
+        fmt.clang_format()
+    except fmt.FormatError as e:
+        raise optional.Missing(f"cutting a kernel needs clang-format ({e})") from None
     from ..kernel import discover
     from ..kernel.validate import Launch
     from ..tune.launch.local import default_mpiexec
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
-    try:
-        import clang.cindex  # noqa: F401
-    except ImportError:
-        print("iotuner kernel: libclang's Python bindings are missing: pip install 'iotuner[kernel]'", file=sys.stderr)
-        return 2
     if args.ranks < 1 or args.repeats < 1:
         print("iotuner kernel: --ranks and --repeats must be at least 1", file=sys.stderr)
         return 2

@@ -28,7 +28,9 @@ def clang_format() -> str:
         return str(here)
     found = shutil.which("clang-format")
     if not found:
-        raise FormatError("clang-format not found: pip install 'iotuner[kernel]' (the clang-format wheel)")
+        from ..optional import pip_command
+        raise FormatError("clang-format is neither beside this Python nor on the PATH: "
+                          + pip_command(["clang-format>=15"]))
     return found
 
 
