@@ -80,6 +80,30 @@ def test_cmake_install_gives_the_layout_of_an_hpc_library(prefix):
     env.pop("IOTUNER_NATIVE_DIR", None)
     r = _check([bin_ / "iotuner", "kernels", "--path"], env=env)
     assert r.stdout.strip() == str(prefix / "libexec" / "iotuner")
+    assert _check([bin_ / "iotuner", "config", "--prefix"], env=env).stdout.strip() == str(prefix)
+
+
+@pytest.mark.slow
+def test_the_launcher_with_a_python_without_the_dependencies_says_what_to_install(prefix, tmp_path):
+    """bin/iotuner of a CMake install run by a python3 that lacks iotuner's dependencies (a fresh venv): one line
+    naming the missing one, the command that installs them all into that Python, and IOTUNER_PYTHON."""
+    bare = tmp_path / "bare"
+    _check([sys.executable, "-m", "venv", "--without-pip", bare])
+    python = bare / "bin" / "python"
+    env = dict(os.environ, IOTUNER_PYTHON=str(python))
+    env.pop("IOTUNER_NATIVE_DIR", None)
+    r = subprocess.run([str(prefix / "bin" / "iotuner"), "knobs"], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    m = re.fullmatch(rf"iotuner: this Python \({re.escape(str(python))}\) lacks iotuner's dependency (\S+) "
+                     rf"\(No module named '\w+'\): {re.escape(str(python))} -m pip install (.+); "
+                     rf"or set IOTUNER_PYTHON to a Python that has them\n", r.stderr)
+    assert m, r.stderr
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert m.group(1) in meta["dependencies"]
+    assert m.group(2).split() == [f"'{d}'" for d in meta["dependencies"]]
+    # what needs none of them still works there
+    assert _check([prefix / "bin" / "iotuner", "config", "--runtime"], env=env).stdout.strip() == str(
+        prefix / "lib" / "libiotuner.so")
 
 
 @pytest.mark.slow
@@ -105,39 +129,53 @@ def test_a_program_builds_against_libiotuner_through_pkg_config(prefix, tmp_path
     flags = _check(["pkg-config", "--cflags", "--libs", "iotuner"], env=env).stdout.split()
     libdir = _check(["pkg-config", "--variable=libdir", "iotuner"], env=env).stdout.strip()
     exe = tmp_path / "core_client"
-    _check(["cc", ROOT / "tests" / "programs" / "core_client.c", *flags, f"-Wl,-rpath,{libdir}", "-o", exe])
-    _assert_core_client(exe, tmp_path)
+    _check(["cc", ROOT / "tests" / "programs" / "core_client.c", *flags, "-o", exe])
+    _assert_core_client(exe, tmp_path)  # without LD_LIBRARY_PATH: the rpath is iotuner.pc's
+    assert f"-Wl,-rpath,{libdir}" in flags
     runtime = Path(_check(["pkg-config", "--variable=runtime", "iotuner"], env=env).stdout.strip())
     assert runtime.resolve() == (prefix / "lib" / "libiotuner.so").resolve()
 
 
 @pytest.mark.slow
 def test_a_program_builds_against_libiotuner_through_find_package(prefix, tmp_path):
+    runtime, kernels = _find_package_client(prefix, tmp_path)
+    assert Path(runtime).resolve() == (prefix / "lib" / "libiotuner.so").resolve()
+    assert (Path(kernels) / "vpicio").is_file()
+
+
+def _find_package_client(cmake_prefix: Path, tmp_path: Path) -> list[str]:
+    """core_client built with find_package(iotuner) and installed: both its build and its installed copy run
+    without LD_LIBRARY_PATH (CMake drops its own build rpath at install; iotuner::core brings one). Gives
+    IOTUNER_RUNTIME_LIBRARY and IOTUNER_KERNELS_DIR as the package set them."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.18)\nproject(client C)\nfind_package(iotuner 0.1 REQUIRED)\n"
         f"add_executable(core_client {ROOT / 'tests' / 'programs' / 'core_client.c'})\n"
-        "target_link_libraries(core_client PRIVATE iotuner::core)\n"
+        "target_link_libraries(core_client PRIVATE iotuner::core)\ninstall(TARGETS core_client)\n"
         'file(WRITE ${CMAKE_BINARY_DIR}/found.txt "${IOTUNER_RUNTIME_LIBRARY}\\n${IOTUNER_KERNELS_DIR}")\n')
-    _check(["cmake", "-S", src, "-B", tmp_path / "build", f"-DCMAKE_PREFIX_PATH={prefix}"])
+    _check(["cmake", "-S", src, "-B", tmp_path / "build", f"-DCMAKE_PREFIX_PATH={cmake_prefix}",
+            f"-DCMAKE_INSTALL_PREFIX={tmp_path / 'client'}"])
     _check(["cmake", "--build", tmp_path / "build"])
     _assert_core_client(tmp_path / "build" / "core_client", tmp_path)
-    runtime, kernels = (tmp_path / "build" / "found.txt").read_text().split("\n")
-    assert Path(runtime).resolve() == (prefix / "lib" / "libiotuner.so").resolve()
-    assert (Path(kernels) / "vpicio").is_file()
+    _check(["cmake", "--install", tmp_path / "build"])
+    _assert_core_client(tmp_path / "client" / "bin" / "core_client", tmp_path)
+    return (tmp_path / "build" / "found.txt").read_text().split("\n")
 
 
 def _assert_core_client(exe: Path, tmp_path: Path) -> None:
+    """exe works, finding libiotuner_core.so by its own rpath (no LD_LIBRARY_PATH)."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
     good = tmp_path / "good.json"
     good.write_text('{"version": 1, "mpiio": {"cb_nodes": 2}, '
                     '"groups": [{"file": "chk_*.h5", "hdf5": {"alignment": [0, "1M"]}}]}')
-    r = _check([exe, good, "/run/chk_0001.h5"])
+    r = _check([exe, good, "/run/chk_0001.h5"], env=env)
     assert r.stdout.splitlines()[:3] == ["mpiio.cb_nodes=2", "hdf5.alignment=0,1048576", "16M=16777216"]
-    assert _check([exe, good, "/run/other.h5"]).stdout.splitlines()[:2] == ["mpiio.cb_nodes=2", "16M=16777216"]
+    assert _check([exe, good, "/run/other.h5"], env=env).stdout.splitlines()[:2] == ["mpiio.cb_nodes=2",
+                                                                                     "16M=16777216"]
     bad = tmp_path / "bad.json"
     bad.write_text('{"version": 1, "hdf5": {"alignmnet": [0, 1]}}')
-    r = subprocess.run([str(exe), str(bad), "x"], capture_output=True, text=True)
+    r = subprocess.run([str(exe), str(bad), "x"], capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "did you mean hdf5.alignment" in r.stdout
 
 
@@ -221,17 +259,35 @@ def test_spack_recipe_builds_against_spacks_mpi_and_hdf5():
     assert "MPI_C_COMPILER" in src and "HDF5_ROOT" in src and "build-dir" in src
 
 
-@pytest.mark.slow
-def test_pip_builds_out_of_tree_with_the_same_layout(tmp_path):
-    """`pip wheel .` (what `pip install .` builds) leaves the developer's build/ alone and ships the layout:
-    the kernels as iotuner-<kernel> scripts, the package's _native prefix with pkg-config and schemas."""
-    import zipfile
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> tuple[Path, bool]:
+    """`pip wheel .` (what `pip install .` builds): the wheel, and whether the source tree's build/ was left alone."""
     def newest() -> int:
         return max((p.stat().st_mtime_ns for p in (ROOT / "build").rglob("*")), default=0)
+    out = tmp_path_factory.mktemp("wheel")
     before = newest()
-    _check([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", tmp_path, ROOT])
-    assert newest() == before, "the wheel was built in the source tree's build/"
-    names = zipfile.ZipFile(next(tmp_path.glob("iotuner-*.whl"))).namelist()
+    _check([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", out, ROOT])
+    return next(out.glob("iotuner-*.whl")), newest() == before
+
+
+@pytest.fixture(scope="module")
+def pip_venv(wheel, tmp_path_factory) -> Path:
+    """A fresh virtual environment with the wheel installed (`pip install .` there, without the dependencies:
+    `iotuner config` needs none of them)."""
+    venv = tmp_path_factory.mktemp("pip") / "venv"
+    _check([sys.executable, "-m", "venv", venv])
+    _check([venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel[0]])
+    return venv
+
+
+@pytest.mark.slow
+def test_pip_builds_out_of_tree_with_the_same_layout(wheel):
+    """`pip wheel .` leaves the developer's build/ alone and ships the layout: the kernels as iotuner-<kernel>
+    scripts, the package's _native prefix with pkg-config and schemas."""
+    import zipfile
+    path, untouched = wheel
+    assert untouched, "the wheel was built in the source tree's build/"
+    names = zipfile.ZipFile(path).namelist()
     scripts = {n.rsplit("/", 1)[1] for n in names if "/scripts/" in n}
     assert scripts == _kernel_scripts(scripts)
     native = "iotuner/_native/"
@@ -239,6 +295,39 @@ def test_pip_builds_out_of_tree_with_the_same_layout(tmp_path):
                  "lib/cmake/iotuner/iotunerConfig.cmake", "include/iotuner/core.h",
                  "share/iotuner/schemas/settings.schema.json", *(f"libexec/iotuner/{k}" for k in KERNELS)):
         assert native + path in names, path
+
+
+def _normal(flags: str) -> list[str]:
+    """Compiler flags with their paths normalized (pkg-config keeps the .pc file's ../..)."""
+    out = []
+    for flag in flags.split():
+        head = next((h for h in ("-Wl,-rpath,", "-I", "-L") if flag.startswith(h)), "")
+        out.append(head + os.path.normpath(flag[len(head):]) if head else flag)
+    return out
+
+
+@pytest.mark.slow
+def test_a_pip_install_is_found_by_pkg_config_and_cmake_through_iotuner_config(pip_venv, tmp_path):
+    """After `pip install .` in a fresh venv: PKG_CONFIG_PATH=$(iotuner config --pkgconfig-path) pkg-config and
+    cmake -DCMAKE_PREFIX_PATH=$(iotuner config --cmake-prefix) find iotuner, and what they build runs."""
+    def config(*args: str) -> str:
+        return _check([pip_venv / "bin" / "iotuner", "config", *args]).stdout.strip()
+    prefix = Path(config("--prefix"))
+    assert prefix.parent == next(pip_venv.glob("lib/python3*/site-packages/iotuner")) and prefix.name == "_native"
+    listing = config()  # every item, one a line
+    assert re.search(rf"^prefix +{re.escape(str(prefix))}$", listing, re.M), listing
+    if shutil.which("pkg-config"):
+        env = dict(os.environ, PKG_CONFIG_PATH=config("--pkgconfig-path"))
+        libs = _check(["pkg-config", "--libs", "iotuner"], env=env).stdout
+        assert _normal(libs) == _normal(config("--libs"))
+        cflags = _check(["pkg-config", "--cflags", "iotuner"], env=env).stdout
+        assert _normal(cflags) == _normal(config("--cflags"))
+        exe = tmp_path / "pc_client"
+        _check(["cc", ROOT / "tests" / "programs" / "core_client.c", *cflags.split(), *libs.split(), "-o", exe])
+        _assert_core_client(exe, tmp_path)
+    runtime, kernels = _find_package_client(Path(config("--cmake-prefix")), tmp_path)
+    assert Path(runtime).resolve() == Path(config("--runtime")).resolve() == (prefix / "lib" / "libiotuner.so")
+    assert Path(kernels).resolve() == Path(config("--kernels")).resolve()
 
 
 def test_the_licence_is_one_everywhere():
