@@ -604,7 +604,7 @@ static void test_json(void)
 /* The array form (for offline traces) classifies as the tracker does. */
 static void test_locality_of_accesses(void)
 {
-    int64_t off[40], size[40], extent = 0;
+    int64_t off[40] = {0}, size[40] = {0}, extent = 0;
     CHECK(iot_locality_of_accesses(off, size, 0, &extent) == IOT_LOC_UNKNOWN && extent == -1);
     for (int i = 0; i < 40; i++) {
         off[i] = (4 * i + 1) * MiB; /* rank 1 of 4, 1M blocks */

@@ -2,6 +2,7 @@
  * I/O, one rank at a time, then merged across ranks by MAX and SUM
  * reductions the runtime performs. */
 #include "iotuner/insights.h"
+#include "iotuner/core.h"
 #include "iotuner/signature.h"
 #include "iotuner/calls.h"
 

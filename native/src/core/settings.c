@@ -391,7 +391,7 @@ void iot_settings_free(iot_settings *s)
 
 iot_settings *iot_settings_parse(const char *text, size_t len, char *err, size_t errlen)
 {
-    ctx c = {err, errlen};
+    ctx c = {.err = err, .errlen = errlen};
     char jerr[256];
     iot_json *doc = iot_json_parse(text, len, jerr, sizeof jerr);
     if (!doc) {

@@ -218,6 +218,7 @@ static void verify_ompio(iot_phase *ph)
             st = IOT_STATUS_CHANGED;
         }
 #else
+        (void)mca;
         snprintf(why, sizeof why, "an Open MPI (OMPIO) parameter; this job's MPI-IO is ROMIO");
 #endif
         iot_phase_check(ph, "ompio", s[i]->name, NULL, s[i]->text, val[0] ? val : NULL, st, why);

@@ -19,6 +19,7 @@
  * Output (stdout): {"phases": [{"time_s", "collective_s", "bytes_written", "bytes_read", "ost_bytes_max",
  * "ost_bytes_mean"}], "activities", "wall_s"}. Errors: one line on stderr, exit status 2. */
 #include <simgrid/s4u.hpp>
+#include <simgrid/version.h>
 #include <xbt/log.h>
 
 #include <algorithm>
@@ -38,6 +39,94 @@ extern "C" {
 }
 
 namespace sg4 = simgrid::s4u;
+
+/* SimGrid 4.0 renamed the platform calls (create_* -> add_*), routes from a host to a star zone's centre,
+ * actors made through the Engine and waits through an ActivitySet; 3.32 has only the old names. A star zone
+ * made on its own has no network model under 4.0: it is the root zone here. */
+#if SIMGRID_VERSION_MAJOR >= 4
+#define IOSIM_SG4 1
+#endif
+
+namespace {
+
+sg4::NetZone *star_zone(const std::string &name)
+{
+#ifdef IOSIM_SG4
+    return sg4::Engine::get_instance()->get_netzone_root()->add_netzone_star(name);
+#else
+    return sg4::create_star_zone(name);
+#endif
+}
+
+sg4::Host *add_host(sg4::NetZone *z, const std::string &name, double speed)
+{
+#ifdef IOSIM_SG4
+    return z->add_host(name, speed);
+#else
+    return z->create_host(name, speed);
+#endif
+}
+
+sg4::Link *add_link(sg4::NetZone *z, const std::string &name, double bw)
+{
+#ifdef IOSIM_SG4
+    return z->add_link(name, bw);
+#else
+    return z->create_link(name, bw);
+#endif
+}
+
+sg4::Link *add_duplex_link(sg4::NetZone *z, const std::string &name, double bw)
+{
+#ifdef IOSIM_SG4
+    return z->add_split_duplex_link(name, bw);
+#else
+    return z->create_split_duplex_link(name, bw);
+#endif
+}
+
+/* a route from host `from` to `to`, or to the star's centre when `to` is null */
+void add_route(sg4::NetZone *z, sg4::Host *from, sg4::Host *to, const std::vector<sg4::LinkInRoute> &links,
+               bool symmetrical)
+{
+#ifdef IOSIM_SG4
+    z->add_route(from->get_netpoint(), to ? to->get_netpoint() : nullptr, links, symmetrical);
+#else
+    z->add_route(from->get_netpoint(), to ? to->get_netpoint() : nullptr, nullptr, nullptr, links, symmetrical);
+#endif
+}
+
+sg4::Disk *add_disk(sg4::Host *h, const std::string &name, double read_bw, double write_bw)
+{
+#ifdef IOSIM_SG4
+    return h->add_disk(name, read_bw, write_bw);
+#else
+    return h->create_disk(name, read_bw, write_bw);
+#endif
+}
+
+void wait_all(const std::vector<sg4::CommPtr> &comms)
+{
+#ifdef IOSIM_SG4
+    sg4::ActivitySet set;
+    for (const auto &c : comms)
+        set.push(c);
+    set.wait_all();
+#else
+    sg4::Comm::wait_all(comms);
+#endif
+}
+
+template <class F> sg4::ActorPtr add_actor(const std::string &name, sg4::Host *h, F code)
+{
+#ifdef IOSIM_SG4
+    return sg4::Engine::get_instance()->add_actor(name, h, std::move(code));
+#else
+    return sg4::Actor::create(name, h, std::move(code));
+#endif
+}
+
+} // namespace
 
 namespace {
 
@@ -298,39 +387,39 @@ int token = 0;
 void build(const Input &in, World &w)
 {
     const Platform &pf = in.pf;
-    auto *zone = sg4::create_star_zone("cluster");
+    auto *zone = star_zone("cluster");
     const sg4::Link *backbone = nullptr;
     if (pf.backbone_bw > 0)
-        backbone = zone->create_link("backbone", pf.backbone_bw)->set_latency(pf.backbone_latency)->seal();
+        backbone = add_link(zone, "backbone", pf.backbone_bw)->set_latency(pf.backbone_latency)->seal();
     w.per_node = (in.ranks + in.nodes - 1) / in.nodes;
     int used_nodes = (in.ranks + w.per_node - 1) / w.per_node;
     w.cpu_share = pf.busy_poll && w.per_node > pf.cores ? (double)pf.cores / w.per_node : 1.0;
     for (int k = 0; k < used_nodes; k++) {
-        auto *h = zone->create_host("node" + std::to_string(k), pf.core_speed)->set_core_count(pf.cores)->seal();
-        const sg4::Link *mem = zone->create_link("mem" + std::to_string(k), pf.mem_bw)->set_latency(pf.mem_latency)->seal();
-        zone->add_route(h->get_netpoint(), h->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(mem)}, false);
+        auto *h = add_host(zone, "node" + std::to_string(k), pf.core_speed)->set_core_count(pf.cores)->seal();
+        const sg4::Link *mem = add_link(zone, "mem" + std::to_string(k), pf.mem_bw)->set_latency(pf.mem_latency)->seal();
+        add_route(zone, h, h, {sg4::LinkInRoute(mem)}, false);
         if (backbone) {
-            const sg4::Link *nic = zone->create_split_duplex_link("nic" + std::to_string(k), pf.nic_bw)
+            const sg4::Link *nic = add_duplex_link(zone, "nic" + std::to_string(k), pf.nic_bw)
                                        ->set_latency(pf.nic_latency)->seal();
-            zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr,
-                            {sg4::LinkInRoute(nic, sg4::LinkInRoute::Direction::UP), sg4::LinkInRoute(backbone)}, true);
+            add_route(zone, h, nullptr,
+                      {sg4::LinkInRoute(nic, sg4::LinkInRoute::Direction::UP), sg4::LinkInRoute(backbone)}, true);
         }
         w.node.push_back(h);
     }
     if (pf.storage == "lustre") {
         for (int j = 0; j < pf.servers; j++) {
-            auto *h = zone->create_host("oss" + std::to_string(j), pf.core_speed)->seal();
-            const sg4::Link *nic = zone->create_split_duplex_link("ossnic" + std::to_string(j), pf.server_bw)
+            auto *h = add_host(zone, "oss" + std::to_string(j), pf.core_speed)->seal();
+            const sg4::Link *nic = add_duplex_link(zone, "ossnic" + std::to_string(j), pf.server_bw)
                                        ->set_latency(pf.server_latency)->seal();
-            zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr,
-                            {sg4::LinkInRoute(nic, sg4::LinkInRoute::Direction::UP), sg4::LinkInRoute(backbone)}, true);
+            add_route(zone, h, nullptr,
+                      {sg4::LinkInRoute(nic, sg4::LinkInRoute::Direction::UP), sg4::LinkInRoute(backbone)}, true);
             w.server.push_back(h);
         }
         for (int i = 0; i < pf.targets; i++) /* consecutive OSTs on different OSSs, as Lustre allocates stripes */
-            w.target.push_back(w.server[i % pf.servers]->create_disk("ost" + std::to_string(i), pf.target_read_bw,
-                                                                     pf.target_write_bw)->seal());
+            w.target.push_back(add_disk(w.server[i % pf.servers], "ost" + std::to_string(i), pf.target_read_bw,
+                                        pf.target_write_bw)->seal());
     } else {
-        w.target.push_back(w.node[0]->create_disk("fs", pf.target_read_bw, pf.target_write_bw)->seal());
+        w.target.push_back(add_disk(w.node[0], "fs", pf.target_read_bw, pf.target_write_bw)->seal());
     }
     zone->seal();
     for (int r = 0; r < in.ranks; r++)
@@ -379,7 +468,7 @@ void file_call(const Op &op)
     for (auto &io : ios) /* all run at once: waiting for each in turn waits for the last */
         io->wait();
     if (!comms.empty())
-        sg4::Comm::wait_all(comms);
+        wait_all(comms);
     if (cpu)
         cpu->wait();
 }
@@ -396,7 +485,7 @@ void run_rank(const Op *begin, const Op *end)
     auto wait = [&]() {
         sg4::ExecPtr cpu = copied > 0 ? copy(copied, pf.copy_bw) : nullptr;
         if (!pending.empty())
-            sg4::Comm::wait_all(pending);
+            wait_all(pending);
         if (cpu)
             cpu->wait();
         pending.clear();
@@ -439,8 +528,8 @@ void coordinator(World &w)
                 while (j < sg.ops.size() && sg.ops[j].rank == sg.ops[i].rank)
                     j++;
                 const Op *b = sg.ops.data() + i, *e = sg.ops.data() + j;
-                actors.push_back(sg4::Actor::create("rank" + std::to_string(b->rank), w.node[w.node_of(b->rank)],
-                                                    [b, e]() { run_rank(b, e); }));
+                actors.push_back(add_actor("rank" + std::to_string(b->rank), w.node[w.node_of(b->rank)],
+                                           [b, e]() { run_rank(b, e); }));
                 i = j;
             }
             for (auto &a : actors)
@@ -497,7 +586,7 @@ int main(int argc, char **argv)
     w.in = &in;
     world = &w;
     build(in, w);
-    sg4::Actor::create("coordinator", w.node[0], [&w]() { coordinator(w); });
+    add_actor("coordinator", w.node[0], [&w]() { coordinator(w); });
     e.run();
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::printf("{\"phases\": [");
