@@ -31,6 +31,7 @@ PARTS = {
     "clang.cindex": Part("libclang's Python bindings", "kernel", ("libclang>=18", "clang-format>=15")),
     "darshan": Part("PyDarshan", "darshan", ("darshan>=3.4",)),
     "optuna_dashboard": Part("optuna-dashboard", "cluster", ("optuna-dashboard>=0.15",)),
+    "gymnasium": Part("Gymnasium", "pretrain", ("gymnasium>=0.29",)),
 }
 
 # iotuner's own dependencies, by the module imported (pyproject.toml's dependencies)

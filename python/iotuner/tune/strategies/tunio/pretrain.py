@@ -137,12 +137,11 @@ class MissingExtra(RuntimeError):
 
 
 def _gym():
-    try:
-        import gymnasium
-    except ImportError:  # an optional extra: tuning with the shipped policies needs none of it
-        raise MissingExtra("pretraining TunIO's stopper needs Gymnasium, an optional extra: "
-                           "pip install 'iotuner[pretrain]'") from None
-    return gymnasium
+    from .... import optional
+    try:  # an optional extra: tuning with the shipped policies needs none of it
+        return optional.load("gymnasium", "pretraining TunIO's stopper")
+    except optional.Missing as e:
+        raise MissingExtra(str(e)) from None
 
 
 def curve_env(seed: int = 0):
