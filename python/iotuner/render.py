@@ -222,6 +222,8 @@ def print_report(report: Report, console: Console | None = None, *, live: bool =
     hdf5 = run.get("hdf5_library") or ("linked statically, its calls unseen" if static else "not used")
     console.print(Text.assemble(("iotuner run", "bold"), f": {run['ranks']} rank(s) on {run['nodes']} node(s); "
                                 f"MPI: {mpi}; HDF5: {hdf5}"))
+    if report.incomplete:  # the tables below are one process's share, not the job's
+        console.print(Text.assemble(("warning: incomplete report: ", "bold red"), report.incomplete))
     if run.get("job_id"):
         console.print(Text(f"job: user {run.get('user')}, {run.get('scheduler') or 'batch'} job {run['job_id']}"))
     console.print(Text("settings: ") + settings_line)
@@ -239,5 +241,5 @@ def print_report(report: Report, console: Console | None = None, *, live: bool =
     if table is not None:
         console.print(table)
     for w in (report.warnings_not_printed() if live else report.warnings):
-        if w != s.get("message"):
+        if w != s.get("message") and w != report.incomplete:
             console.print(Text.assemble(("warning: ", "yellow"), w))

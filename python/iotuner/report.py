@@ -59,6 +59,12 @@ class Report:
     def warnings(self) -> list[str]:
         return self.data.get("warnings", [])
 
+    @property
+    def incomplete(self) -> str | None:
+        """Why the report holds only one process's share of an MPI job (MPI_Init went around the runtime);
+        None: the whole job."""
+        return self.data.get("incomplete")
+
     def warnings_not_printed(self) -> list[str]:
         """The warnings the job's rank 0 did not print on its stderr (they come first; reports before
         warnings_printed say nothing, so all of them)."""

@@ -41,7 +41,10 @@
     X(int, chdir, (const char *path))                                                                          \
     X(int, fchdir, (int fd))
 
-/* ---- MPI: the run and MPI-IO files, X(ret, name, params) ---- */
+/* ---- MPI: the run and MPI-IO files, X(ret, name, params) ----
+ * Every row of the two MPI tables is interposed under both its names, MPI_x and its profiling name PMPI_x:
+ * Open MPI's Fortran bindings and MPICH's `use mpi_f08` call PMPI_x directly (as Darshan, both are wrapped).
+ * When the library's MPI_x reaches its own PMPI_x, only the outermost wrapper measures. */
 #define IOT_MPI_CALLS(X)                                                                                       \
     X(int, MPI_Init, (int *argc, char ***argv))                                                                \
     X(int, MPI_Init_thread, (int *argc, char ***argv, int required, int *provided))                            \
@@ -292,11 +295,14 @@
     IOT_PNETCDF_DATA_CALLS(IOT_PNC_SKIP, X)
 
 /* Every table, for what is made from all of them (the export map; tests/test_contracts.py): T(TABLE, FORM),
- * FORM FUNCTION for rows X(ret, name, ...), MPI_DATA for IOT_MPI_DATA_CALLS' rows X(name, ...). */
+ * FORM FUNCTION for rows X(ret, name, ...), MPI_DATA for IOT_MPI_DATA_CALLS' rows X(name, ...), PMPI_FUNCTION
+ * and PMPI_DATA for the same MPI rows under their profiling names (P##name). */
 #define IOT_CALL_TABLES(T)                                                                                     \
     T(IOT_POSIX_CALLS, FUNCTION)                                                                               \
     T(IOT_MPI_CALLS, FUNCTION)                                                                                 \
     T(IOT_MPI_DATA_CALLS, MPI_DATA)                                                                            \
+    T(IOT_MPI_CALLS, PMPI_FUNCTION)                                                                            \
+    T(IOT_MPI_DATA_CALLS, PMPI_DATA)                                                                           \
     T(IOT_HDF5_CALLS, FUNCTION)                                                                                \
     T(IOT_HDF5_LATER_CALLS, FUNCTION)                                                                          \
     T(IOT_PNETCDF_CALLS, FUNCTION)                                                                             \

@@ -24,8 +24,12 @@
 #define FOREIGN_POINTER(name) void *iot_foreign_##name;
 #define FOREIGN_POINTER_RUN(ret, name, ...) FOREIGN_POINTER(name)
 #define FOREIGN_POINTER_DATA(name, ...) FOREIGN_POINTER(name)
+#define FOREIGN_POINTER_PRUN(ret, name, ...) FOREIGN_POINTER(P##name)
+#define FOREIGN_POINTER_PDATA(name, ...) FOREIGN_POINTER(P##name)
 IOT_MPI_CALLS(FOREIGN_POINTER_RUN)
 IOT_MPI_DATA_CALLS(FOREIGN_POINTER_DATA)
+IOT_MPI_CALLS(FOREIGN_POINTER_PRUN)
+IOT_MPI_DATA_CALLS(FOREIGN_POINTER_PDATA)
 IOT_PNETCDF_MPI_CALLS(FOREIGN_POINTER_RUN)
 /* A library loaded after the process was found to use another ABI (PnetCDF imported by Python after mpi4py's
  * MPI_Init) has no foreign address yet: point_at_foreign points its trampolines at iot_lazy_NAME, which looks
@@ -75,24 +79,13 @@ IOT_PNETCDF_MPI_CALLS(LAZY_ENTRY)
 #error "unknown MPI ABI: iotuner is built against MPICH's or Open MPI's mpi.h"
 #endif
 
-/* The ABI family of the MPI in this process, or NULL when no MPI is loaded (yet). */
+/* The ABI family of the MPI in this process, or NULL when no MPI is loaded (yet). Asked by a name the library
+ * does not define itself (it exports PMPI_Init). */
 static const char *process_abi(void)
 {
     if (dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world")) /* Open MPI's MPI_COMM_WORLD is this object's address */
         return "Open MPI";
-    return dlsym(RTLD_DEFAULT, "PMPI_Init") ? "MPICH" : NULL;
-}
-
-/* This process's rank before MPI_Init, from the launcher's environment (0 when launched alone). */
-static int launch_rank(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return atoi(v);
-    }
-    return 0;
+    return dlsym(RTLD_DEFAULT, "PMPI_Comm_rank") ? "MPICH" : NULL;
 }
 
 static void point_at_foreign(void)
@@ -100,8 +93,12 @@ static void point_at_foreign(void)
 #define POINT(name) iot_foreign_##name = dlsym(RTLD_NEXT, #name);
 #define POINT_RUN(ret, name, ...) POINT(name)
 #define POINT_DATA(name, ...) POINT(name)
+#define POINT_PRUN(ret, name, ...) POINT(P##name)
+#define POINT_PDATA(name, ...) POINT(P##name)
     IOT_MPI_CALLS(POINT_RUN)
     IOT_MPI_DATA_CALLS(POINT_DATA)
+    IOT_MPI_CALLS(POINT_PRUN)
+    IOT_MPI_DATA_CALLS(POINT_PDATA)
     /* a library that is not loaded yet (PnetCDF) is looked up at its first call */
 #define POINT_LATER(ret, name, ...)                                                                          \
     iot_foreign_##name = dlsym(RTLD_NEXT, #name);                                                            \
@@ -151,7 +148,7 @@ int iot_mpi_foreign_abi(void)
         return 0;
     point_at_foreign();
     iot_state_disable();
-    if (launch_rank() == 0 && !getenv("IOTUNER_DISABLE")) {
+    if (iot_launch_rank() == 0 && !getenv("IOTUNER_DISABLE")) {
         char version[8192] = "";
         int len = 0, (*get)(char *, int *) = (int (*)(char *, int *))dlsym(RTLD_DEFAULT, "MPI_Get_library_version");
         if (get && get(version, &len) == 0) /* allowed before MPI_Init; Open MPI's string is at most 256 bytes */

@@ -13,6 +13,11 @@
 #define IOT_DECLARE_MPI_DATA(name, ...) __typeof__(name) iot_wrap_##name;
 IOT_MPI_CALLS(IOT_DECLARE_MPI)
 IOT_MPI_DATA_CALLS(IOT_DECLARE_MPI_DATA)
+/* and iot_wrap_PMPI_NAME behind the exported PMPI_NAME: the same wrapper, calling the real PMPI_NAME */
+#define IOT_DECLARE_PMPI(ret, name, ...) __typeof__(name) iot_wrap_P##name;
+#define IOT_DECLARE_PMPI_DATA(name, ...) __typeof__(name) iot_wrap_P##name;
+IOT_MPI_CALLS(IOT_DECLARE_PMPI)
+IOT_MPI_DATA_CALLS(IOT_DECLARE_PMPI_DATA)
 /* PnetCDF's calls with MPI handles: their prototypes are the table's (the library does not include pnetcdf.h) */
 #define IOT_DECLARE_WRAP(ret, name, params, ...) ret iot_wrap_##name params;
 IOT_PNETCDF_MPI_CALLS(IOT_DECLARE_WRAP)

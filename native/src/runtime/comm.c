@@ -43,8 +43,20 @@ int iot_mpi_world_rank(void)
 
 void iot_mpi_note_rank(void)
 {
-    if (!iot_g.mpi_initialized)
-        iot_state_rank(iot_mpi_world_rank());
+    int init = 0;
+    if (!iot_g.mpi_initialized && !iot_g.mpi_unseen && iot_pmpi_resolve() &&
+        iot_pmpi.Initialized(&init) == MPI_SUCCESS && init)
+        iot_state_mpi_unseen(iot_mpi_world_rank());
+}
+
+int iot_mpi_ran(void)
+{
+    int init = 0, fin = 0;
+    if (!iot_pmpi_resolve())
+        return 0;
+    iot_pmpi.Initialized(&init);
+    iot_pmpi.Finalized(&fin);
+    return init || fin;
 }
 
 /* ---- groups: the key of a collective phase ---- */

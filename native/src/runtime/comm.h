@@ -30,8 +30,11 @@ void iot_comm_group(MPI_Comm comm, uint64_t *group, int *size, int *rank);
 int iot_mpi_count_nodes(MPI_Comm comm);
 /* Rank in the process's world without collectives; 0 before MPI_Init. */
 int iot_mpi_world_rank(void);
-/* A layer's first call when MPI_Init went around us (Fortran's): the process state learns its rank. */
+/* A layer's call when MPI_Init went around us: the process state learns its rank, and that MPI runs. */
 void iot_mpi_note_rank(void);
+/* 1 when an MPI library is loaded and was initialized (whether or not through our MPI_Init); may be called
+ * after MPI_Finalize. */
+int iot_mpi_ran(void);
 /* Gathers every rank's bytes to rank 0 of comm (collective): *all (rank 0 only, to free) and *total. */
 int iot_gather_bytes(MPI_Comm comm, const char *mine, size_t len, char **all, size_t *total);
 

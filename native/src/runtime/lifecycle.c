@@ -118,13 +118,41 @@ void iot_lifecycle_mpi_finishing(void)
     iot_mpi_run_end();
 }
 
-/* A process without MPI_Init reports at exit: a serial program. */
+/* MPI ran, but its MPI_Init went around us (an entry point we do not interpose, a static MPI): no run, no
+ * gathering, so this process's phases are its share of the job only. Said once (the job's rank 0), and the
+ * report says it is incomplete rather than pass one rank's share for the job's totals. */
+static void mpi_unseen(int ran)
+{
+    static int warned;
+    if (!iot_g.mpi_unseen) /* never asked MPI: the launcher's rank */
+        iot_state_rank(iot_launch_rank());
+    int size = iot_launch_size();
+    char share[96];
+    if (size > 1)
+        snprintf(share, sizeof share, "rank %d's share of a %d-rank job", iot_g.rank, size);
+    else
+        snprintf(share, sizeof share, "this process's share of the job");
+    char why[400];
+    snprintf(why, sizeof why, "%s: this report is incomplete, it holds only %s and no MPI settings",
+             ran ? "MPI was initialized without iotuner seeing MPI_Init (an entry point it does not intercept, or "
+                   "an MPI linked statically)"
+                 : "the ranks of this job loaded MPI but never initialized it",
+             share);
+    iot_state_incomplete(why);
+    iot_warn_once(&warned, "%s", why);
+}
+
+/* A process without our MPI_Init reports at exit: a serial program, or a share of an MPI job (mpi_unseen). */
 __attribute__((destructor)) static void iot_stop(void)
 {
     if (iot_g.disabled || iot_g.mpi_initialized)
         return;
     iot_internal++;
     iot_warn_settings_once();
+    /* MPI loaded in one of several launched ranks, never initialized: each rank's report would race too */
+    int ran = iot_g.mpi_unseen || iot_mpi_ran();
+    if (ran || (iot_launch_size() > 1 && iot_pmpi_resolve()))
+        mpi_unseen(ran);
     iot_report_write();
     iot_modules_cleanup();
     iot_internal--;

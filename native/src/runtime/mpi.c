@@ -1,5 +1,7 @@
-/* MPI_Init, MPI_Init_thread and MPI_Finalize: they forward the start and
- * end of the run to the lifecycle (lifecycle.c). */
+/* MPI_Init, MPI_Init_thread and MPI_Finalize, under both their names (MPI_x
+ * and PMPI_x): they forward the start and end of the run to the lifecycle
+ * (lifecycle.c). What the MPI library does inside them (a launcher's
+ * topology file read in MPI_Init) is its own I/O, not the application's. */
 #include "iotuner/calls.h"
 #include "abi.h"
 #include "lifecycle.h"
@@ -16,38 +18,98 @@ static void started(void)
     iot_internal--;
 }
 
-int iot_wrap_MPI_Init(int *argc, char ***argv)
+typedef int (*init_fn)(int *, char ***);
+typedef int (*init_thread_fn)(int *, char ***, int, int *);
+typedef int (*finalize_fn)(void);
+
+/* real: the next MPI_Init or PMPI_Init (another ABI's, when the library stepped aside: an MPI loaded after it) */
+static int init(init_fn real, int *argc, char ***argv)
 {
-    if (iot_mpi_foreign_abi()) /* an MPI loaded after the library (dlopen): from now on, its own calls */
-        return ((int (*)(int *, char ***))iot_next_symbol("MPI_Init"))(argc, argv);
-    if (!iot_pmpi_resolve() && !iot_pmpi.Init)
+    if (!real)
         return MPI_ERR_INTERN; /* not an MPI process: cannot happen through the linker */
-    int rc = iot_pmpi.Init(argc, argv);
+    if (iot_mpi_depth || iot_mpi_foreign_abi())
+        return real(argc, argv);
+    iot_mpi_depth++;
+    iot_internal++;
+    int rc = real(argc, argv);
+    iot_internal--;
     if (rc == MPI_SUCCESS)
         started();
+    iot_mpi_depth--;
     return rc;
 }
 
-int iot_wrap_MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+static int init_thread(init_thread_fn real, int *argc, char ***argv, int required, int *provided)
 {
-    if (iot_mpi_foreign_abi())
-        return ((int (*)(int *, char ***, int, int *))iot_next_symbol("MPI_Init_thread"))(argc, argv, required,
-                                                                                          provided);
-    if (!iot_pmpi_resolve() && !iot_pmpi.Init_thread)
+    if (!real)
         return MPI_ERR_INTERN;
-    int rc = iot_pmpi.Init_thread(argc, argv, required, provided);
+    if (iot_mpi_depth || iot_mpi_foreign_abi())
+        return real(argc, argv, required, provided);
+    iot_mpi_depth++;
+    iot_internal++;
+    int rc = real(argc, argv, required, provided);
+    iot_internal--;
     if (rc == MPI_SUCCESS)
         started();
+    iot_mpi_depth--;
     return rc;
 }
 
-int iot_wrap_MPI_Finalize(void)
+static int finalize(finalize_fn real)
 {
+    if (iot_mpi_depth)
+        return real();
+    iot_mpi_depth++;
     iot_pmpi_resolve();
     if (iot_g.mpi_initialized && !iot_g.mpi_finalized) {
         iot_internal++;
         iot_lifecycle_mpi_finishing(); /* the report: collective on the run's communicator */
         iot_internal--;
     }
-    return iot_pmpi.Finalize();
+    iot_internal++;
+    int rc = real();
+    iot_internal--;
+    iot_mpi_depth--;
+    return rc;
+}
+
+/* The exported name's wrapper calls the real function of the same name. */
+#define REAL_OF(var, type, name)                                                                               \
+    static type var;                                                                                           \
+    IOT_REAL(var, name)
+
+int iot_wrap_MPI_Init(int *argc, char ***argv)
+{
+    REAL_OF(real, init_fn, "MPI_Init");
+    return init(real, argc, argv);
+}
+
+int iot_wrap_PMPI_Init(int *argc, char ***argv)
+{
+    REAL_OF(real, init_fn, "PMPI_Init");
+    return init(real, argc, argv);
+}
+
+int iot_wrap_MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    REAL_OF(real, init_thread_fn, "MPI_Init_thread");
+    return init_thread(real, argc, argv, required, provided);
+}
+
+int iot_wrap_PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    REAL_OF(real, init_thread_fn, "PMPI_Init_thread");
+    return init_thread(real, argc, argv, required, provided);
+}
+
+int iot_wrap_MPI_Finalize(void)
+{
+    REAL_OF(real, finalize_fn, "MPI_Finalize");
+    return finalize(real);
+}
+
+int iot_wrap_PMPI_Finalize(void)
+{
+    REAL_OF(real, finalize_fn, "PMPI_Finalize");
+    return finalize(real);
 }

@@ -285,10 +285,9 @@ static int open_with_hints(file_open_fn real, iot_phase *ph, MPI_Comm comm, cons
     return rc;
 }
 
-int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+static int file_open(file_open_fn real, MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+                     MPI_File *fh)
 {
-    static file_open_fn real;
-    IOT_REAL(real, "MPI_File_open");
     if (!iot_active() || !iot_pmpi_resolve())
         return real(comm, filename, amode, info, fh);
     iot_mpi_note_rank(); /* MPI_Init may have gone around us (Fortran's) */
@@ -347,10 +346,31 @@ int iot_wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_I
     return rc;
 }
 
-int iot_wrap_MPI_File_close(MPI_File *fh)
+/* Each MPI-IO wrapper under both names (abi.h): the outermost of nested ones measures (iot_mpi_depth). */
+#define OUTERMOST(real, args, measured)                                                                        \
+    do {                                                                                                       \
+        if (iot_mpi_depth)                                                                                     \
+            return real args;                                                                                  \
+        iot_mpi_depth++;                                                                                       \
+        int rc_ = measured;                                                                                    \
+        iot_mpi_depth--;                                                                                       \
+        return rc_;                                                                                            \
+    } while (0)
+
+#define FILE_OPEN_WRAPPER(wrapper, realname)                                                                   \
+    int wrapper(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)                  \
+    {                                                                                                          \
+        static file_open_fn real;                                                                              \
+        IOT_REAL(real, realname);                                                                              \
+        OUTERMOST(real, (comm, filename, amode, info, fh), file_open(real, comm, filename, amode, info, fh));  \
+    }
+FILE_OPEN_WRAPPER(iot_wrap_MPI_File_open, "MPI_File_open")
+FILE_OPEN_WRAPPER(iot_wrap_PMPI_File_open, "PMPI_File_open")
+
+typedef int (*file_close_fn)(MPI_File *);
+
+static int file_close(file_close_fn real, MPI_File *fh)
 {
-    static int (*real)(MPI_File *);
-    IOT_REAL(real, "MPI_File_close");
     iot_phase *ph = NULL;
     if (fh) {
         if (iot_wanted(IOT_EVENT_CALL) && iot_active())
@@ -364,6 +384,16 @@ int iot_wrap_MPI_File_close(MPI_File *fh)
         iot_phase_end(ph);
     return rc;
 }
+
+#define FILE_CLOSE_WRAPPER(wrapper, realname)                                                                  \
+    int wrapper(MPI_File *fh)                                                                                  \
+    {                                                                                                          \
+        static file_close_fn real;                                                                             \
+        IOT_REAL(real, realname);                                                                              \
+        OUTERMOST(real, (fh), file_close(real, fh));                                                           \
+    }
+FILE_CLOSE_WRAPPER(iot_wrap_MPI_File_close, "MPI_File_close")
+FILE_CLOSE_WRAPPER(iot_wrap_PMPI_File_close, "PMPI_File_close")
 
 /* ---- data calls: the application's bytes ---- */
 
@@ -405,14 +435,15 @@ static int data_offset(iot_data *d, int64_t *out)
 /* Blocking calls are timed; nonblocking ones count their bytes when started.
  * The modules hear of the call when it is entered (a data event), before the
  * MPI library's own calls it makes. */
-#define DATA_CALL(name, is_write, collective, where, timed, params, args)                                    \
-    int iot_wrap_##name params                                                                       \
+#define DATA_CALL_AS(wrapper, realname, name, is_write, collective, where, timed, params, args)             \
+    int wrapper params                                                                                       \
     {                                                                                                        \
         static int(*real) params;                                                                            \
-        IOT_REAL(real, #name);                                                                               \
-        const open_file *f = file_of(fh);                                                                    \
+        IOT_REAL(real, realname);                                                                            \
+        const open_file *f = iot_mpi_depth ? NULL : file_of(fh);                                             \
         if (!f)                                                                                              \
             return real args;                                                                                \
+        iot_mpi_depth++;                                                                                     \
         iot_phase *ph = f->ph;                                                                               \
         uint64_t bytes = data_bytes(count, datatype);                                                        \
         unsigned w = iot_level_begin(ph, IOT_LEVEL_MPIIO, bytes, is_write);                                  \
@@ -429,16 +460,21 @@ static int data_offset(iot_data *d, int64_t *out)
         int rc = real args;                                                                                  \
         iot_op_phase = NULL;                                                                                 \
         iot_level_end(ph, IOT_LEVEL_MPIIO, rc == MPI_SUCCESS ? bytes : 0, w ? iot_ticks() - t0 : 0, w, is_write); \
+        iot_mpi_depth--;                                                                                     \
         return rc;                                                                                           \
     }
+/* the MPI_ name's data event keeps its name under both entries */
+#define DATA_CALL(name, ...) DATA_CALL_AS(iot_wrap_##name, #name, name, __VA_ARGS__)
+#define PDATA_CALL(name, ...) DATA_CALL_AS(iot_wrap_P##name, "P" #name, name, __VA_ARGS__)
 
 IOT_MPI_DATA_CALLS(DATA_CALL)
+IOT_MPI_DATA_CALLS(PDATA_CALL)
 
-int iot_wrap_MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                                 const char *datarep, MPI_Info info)
+typedef int (*set_view_fn)(MPI_File, MPI_Offset, MPI_Datatype, MPI_Datatype, const char *, MPI_Info);
+
+static int set_view(set_view_fn real, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                    const char *datarep, MPI_Info info)
 {
-    static int (*real)(MPI_File, MPI_Offset, MPI_Datatype, MPI_Datatype, const char *, MPI_Info);
-    IOT_REAL(real, "MPI_File_set_view");
     int rc = real(fh, disp, etype, filetype, datarep, info);
     if (rc == MPI_SUCCESS && file_of(fh)) {
         int size = 1;
@@ -453,6 +489,18 @@ int iot_wrap_MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
     }
     return rc;
 }
+
+#define SET_VIEW_WRAPPER(wrapper, realname)                                                                    \
+    int wrapper(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep,  \
+                MPI_Info info)                                                                                 \
+    {                                                                                                          \
+        static set_view_fn real;                                                                               \
+        IOT_REAL(real, realname);                                                                              \
+        OUTERMOST(real, (fh, disp, etype, filetype, datarep, info),                                           \
+                  set_view(real, fh, disp, etype, filetype, datarep, info));                                   \
+    }
+SET_VIEW_WRAPPER(iot_wrap_MPI_File_set_view, "MPI_File_set_view")
+SET_VIEW_WRAPPER(iot_wrap_PMPI_File_set_view, "PMPI_File_set_view")
 
 /* ---- the module ---- */
 

@@ -1,8 +1,10 @@
-/* The PMPI table (pmpi.h): resolved once, at the first call that needs MPI. A leaf. */
+/* The PMPI table (pmpi.h): resolved once, at the first call that needs MPI. A leaf. The MPI library's own
+ * functions, never the library's PMPI_ wrappers (iot_next_symbol). */
 #include <dlfcn.h>
 #include <pthread.h>
 
 #include "pmpi.h"
+#include "state.h"
 
 iot_pmpi_t iot_pmpi;
 static pthread_once_t pmpi_once = PTHREAD_ONCE_INIT;
@@ -10,7 +12,7 @@ static int pmpi_ok;
 
 static void resolve(void)
 {
-#define IOT_PMPI_RESOLVE(ret, name, params) iot_pmpi.name = (ret(*) params)dlsym(RTLD_DEFAULT, "PMPI_" #name);
+#define IOT_PMPI_RESOLVE(ret, name, params) iot_pmpi.name = (ret(*) params)iot_next_symbol("PMPI_" #name);
     IOT_PMPI_FUNCTIONS(IOT_PMPI_RESOLVE)
 #undef IOT_PMPI_RESOLVE
     void **p = (void **)&iot_pmpi;

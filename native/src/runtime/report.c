@@ -477,6 +477,7 @@ static char *build(void)
         time_t now = time(NULL);
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
         iot_jw_string(&b, "created", when);
+        iot_jw_string(&b, "incomplete", iot_g.incomplete);
         write_run(&b);
         write_settings(&b, without_phase);
         iot_merge_write(m, &b, &totals);
@@ -564,7 +565,10 @@ void iot_report_write(void)
 {
     if (!iot_g.report_path && !iot_g.log_dir)
         return;
-    if (!iot_g.mpi_initialized && !serial_has_io())
+    if (!iot_g.mpi_initialized && !iot_g.incomplete && !serial_has_io())
+        return;
+    /* a share of an MPI job that ran around us: rank 0's alone, so that no rank replaces another's */
+    if (iot_g.incomplete && iot_g.rank != 0)
         return;
     char *text = build();
     if (text) {
@@ -574,8 +578,10 @@ void iot_report_write(void)
             log_name(logged, sizeof logged);
             path = logged;
         }
+        /* rank 0 of a job replaces an old report; a serial process (or a rank that cannot tell) never does */
+        int known_rank = iot_g.mpi_unseen || iot_launch_size() > 0;
         if (*path) /* else log_name said why not */
-            write_file(path, text, strlen(text), iot_g.mpi_initialized);
+            write_file(path, text, strlen(text), iot_g.mpi_initialized || (iot_g.incomplete && known_rank));
     }
     free(text);
 }

@@ -9,6 +9,7 @@
 iot_state iot_g;
 int iot_use_tsc;
 IOT_TLS int iot_internal;
+IOT_TLS int iot_mpi_depth;
 IOT_TLS uint32_t iot_sample_gap;
 static IOT_TLS uint32_t sample_rng;
 
@@ -26,10 +27,18 @@ uint32_t iot_sample_next_gap(void)
     return 1 + x % (2 * IOT_SAMPLE_EVERY - 1);
 }
 
+/* RTLD_NEXT finds the definition after ours when the library is preloaded; loaded later (dlopen), the
+ * process's first definition is the real one, unless it is ours (the library exports PMPI_ names too). */
 void *iot_next_symbol(const char *name)
 {
     void *p = dlsym(RTLD_NEXT, name);
-    return p ? p : dlsym(RTLD_DEFAULT, name);
+    if (p)
+        return p;
+    p = dlsym(RTLD_DEFAULT, name);
+    Dl_info mine, found;
+    if (p && dladdr((void *)iot_next_symbol, &mine) && dladdr(p, &found) && found.dli_fbase == mine.dli_fbase)
+        return NULL;
+    return p;
 }
 
 /* ---- clocks ---- */
@@ -113,6 +122,40 @@ void iot_state_library(iot_phase_kind kind, const char *version)
 void iot_state_rank(int rank)
 {
     iot_g.rank = rank;
+}
+
+void iot_state_mpi_unseen(int rank)
+{
+    iot_g.rank = rank;
+    iot_g.mpi_unseen = 1;
+}
+
+void iot_state_incomplete(const char *why)
+{
+    if (!iot_g.incomplete)
+        iot_g.incomplete = strdup(why);
+}
+
+static int launch_env(const char *const *vars, size_t n, int none)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return none;
+}
+
+int iot_launch_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+    return launch_env(vars, sizeof vars / sizeof *vars, 0);
+}
+
+int iot_launch_size(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "SLURM_NPROCS"};
+    return launch_env(vars, sizeof vars / sizeof *vars, 0);
 }
 
 /* ---- warnings ---- */

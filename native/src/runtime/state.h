@@ -81,7 +81,7 @@ static inline unsigned iot_time_weight(uint64_t call_index, size_t bytes)
 
 /* ---- real symbols ---- */
 
-/* Resolves the next definition of a symbol we interpose (cached by the caller). */
+/* Resolves the next definition of a symbol we interpose (cached by the caller), never the library's own. */
 void *iot_next_symbol(const char *name);
 #define IOT_REAL(var, name)                                                                                   \
     do {                                                                                                     \
@@ -109,6 +109,8 @@ typedef struct {
 
     int mpi_initialized;     /* we saw MPI_Init succeed */
     int mpi_finalized;
+    int mpi_unseen;          /* MPI was initialized, but not through our MPI_Init: rank known from MPI */
+    char *incomplete;        /* why this report holds only this process's share of an MPI job; NULL: complete */
     int rank, nprocs, nnodes;
     int used[IOT_KINDS];     /* this process opened files of that layer */
     char library[IOT_KINDS][256]; /* the MPI library's version (IOT_KIND_MPIIO's), HDF5's */
@@ -124,6 +126,10 @@ extern iot_state iot_g;
 /* Per thread: inside our own code (what it does is not the application's, and is not tracked). */
 extern IOT_TLS int iot_internal;
 
+/* Per thread: how deep in the MPI wrappers (abi.h's iot_wrap_*). The outermost measures; one entered inside it
+ * (the MPI library's MPI_x calling its own PMPI_x, or another wrapped MPI call) only forwards. */
+extern IOT_TLS int iot_mpi_depth;
+
 static inline int iot_active(void)
 {
     return !iot_g.disabled && !iot_internal;
@@ -134,6 +140,13 @@ void iot_state_disable(void);                          /* the library steps asid
 void iot_state_used(iot_phase_kind kind);              /* a file of this layer was opened */
 void iot_state_library(iot_phase_kind kind, const char *version); /* the layer's library, as it names itself */
 void iot_state_rank(int rank);                         /* the rank, learned without MPI_Init (Fortran) */
+void iot_state_mpi_unseen(int rank);                   /* MPI runs, MPI_Init went around us: this rank */
+void iot_state_incomplete(const char *why);            /* the report will hold this process's share only */
+
+/* This process's rank and the job's size from the launcher's environment, before (or without) MPI_Init:
+ * rank 0 when launched alone, size 0 when no launcher says. */
+int iot_launch_rank(void);
+int iot_launch_size(void);
 
 /* Prints the one settings warning (rank 0, or a serial process). */
 void iot_warn_settings_once(void);
