@@ -16,8 +16,9 @@ cd "$(dirname "$0")/.."
 # libsimgrid-dev and g++: `iotuner simulate`'s engine (native/src/simulate), a C++ program on SimGrid.
 # libpnetcdf-dev and libnetcdf-mpi-dev: PnetCDF and parallel netCDF-4, built against Open MPI by Debian (the
 # runtime's PnetCDF module and the e3smio kernels; tests/test_pnetcdf.py); they pull in Open MPI pieces too.
-packages=(mpich libhdf5-mpich-dev hdf5-tools cmake make gcc g++ pkg-config python3-venv slurm-wlm munge postgresql
-          openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libsimgrid-dev libpnetcdf-dev libnetcdf-mpi-dev)
+# gfortran: the Fortran test programs (every MPI Fortran binding, HDF5 Fortran; tests/test_bindings.py).
+packages=(mpich libhdf5-mpich-dev hdf5-tools cmake make gcc g++ gfortran pkg-config python3-venv slurm-wlm munge
+          postgresql openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libsimgrid-dev libpnetcdf-dev libnetcdf-mpi-dev)
 # the packages whose install may flip the alternatives to Open MPI
 pulls_openmpi=(openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libpnetcdf-dev libnetcdf-mpi-dev)
 missing=()
