@@ -123,3 +123,72 @@ def test_hdf5_linked_statically_cannot_apply_and_names_the_fix(tmp_path):
     assert _rows(result.report)["mpiio.romio_cb_write"][0] == {"applied"}
     table = _table(result.report)
     assert "HDF5: linked statically" in table and "cannot apply " + why in table
+
+
+# ---- `iotuner link-flags`: the same programs, linked so that iotuner sees their static HDF5 ----
+
+LINK_DOC = {"version": 1, "hdf5": {"alignment": [1, "1M"], "sieve_buf_size": "1M"},
+            "mpiio": {"romio_cb_write": "enable"}}
+
+
+def _link_flags() -> list[str]:
+    from iotuner.commands import link_flags
+    return link_flags.flags()
+
+
+def _summary(report) -> tuple:
+    """What a build of the program must not change: the phases' kinds, ranks and bytes, and the settings'
+    outcomes."""
+    phases = [(p["kind"], p["ranks"], p["bytes_written"], p["bytes_read"], p["hdf5"]["bytes_written"],
+               p["hdf5"]["bytes_read"]) for p in report.phases]
+    settings = sorted({(c["layer"], c["knob"], c["requested"], c["effective"], c["status"]) for c in report.checks()})
+    return phases, settings
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("source, compiler, args", [
+    ("ior_hdf5.c", "h5pcc.mpich", ["{dir}", 1, 1, "collective"]),
+    ("h5_fortran.f90", "h5pfc.mpich", ["{dir}/f.h5", 65536]),
+])
+def test_link_flags_let_iotuner_tune_a_static_hdf5_program(tmp_path, source, compiler, args):
+    """A C and a Fortran program built with h5pcc / h5pfc's static default: with `iotuner link-flags` on the
+    link line, the hdf5 knobs are applied and read back, and the phases and settings are those of the same
+    program built against the shared HDF5; without them every hdf5 knob is 'cannot apply'; and the linked
+    program still runs without iotuner."""
+    static = static_hdf5_build(PROGRAMS / source, tmp_path / "static", compiler)
+    linked = static_hdf5_build(PROGRAMS / source, tmp_path / "linked", compiler, *_link_flags())
+    shared = tmp_path / "shared"
+    subprocess.run([compiler, "-shlib", "-O1", str(PROGRAMS / source), "-o", str(shared)], check=True,
+                   capture_output=True, cwd=tmp_path)
+    cfg = write_json(tmp_path / "s.json", LINK_DOC)
+    reports = {}
+    for exe in (static, linked, shared):
+        out = tmp_path / f"{exe.name}.out"
+        out.mkdir()
+        argv = [str(a).format(dir=out) for a in args]
+        result = run_job(mpi() + [exe, *argv], config=cfg, report=out / "r.json")
+        assert result.ok, result.stderr
+        reports[exe.name] = result.report
+    assert [(c["knob"], c["status"]) for c in reports["static"].without_phase()] == [
+        ("alignment", "cannot_apply"), ("sieve_buf_size", "cannot_apply")]
+    assert reports["linked"].without_phase() == [] and reports["linked"].run["hdf5_library"]
+    linked_summary = _summary(reports["linked"])
+    assert linked_summary == _summary(reports["shared"])
+    assert ("hdf5", "alignment", "1,1048576", "1,1048576", "applied") in linked_summary[1]
+    assert ("hdf5", "sieve_buf_size", "1048576", "1048576", "applied") in linked_summary[1]
+    # without iotuner in the process, the calls go straight to HDF5
+    plain = subprocess.run(mpi() + [str(linked), *[str(a).format(dir=tmp_path) for a in args]],
+                           capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 0, plain.stderr
+
+
+def test_link_flags_name_the_wrapped_calls_and_the_archive():
+    flags = _link_flags()
+    assert "-Wl,--wrap=H5Fcreate" in flags and "-Wl,--wrap=H5Dwrite" in flags and flags[-1] == "-liotuner_link"
+    lib = Path(next(f for f in flags if f.startswith("-L"))[2:])
+    assert (lib / "libiotuner_link.a").exists()
+    symbols = subprocess.run(["nm", str(lib / "libiotuner_link.a")], check=True, capture_output=True,
+                             text=True).stdout
+    for f in flags:  # every wrapped call has its __wrap_ entry point
+        if f.startswith("-Wl,--wrap="):
+            assert f" T __wrap_{f.split('=', 1)[1]}\n" in symbols, f

@@ -1023,3 +1023,9 @@ static void hdf5_record(const iot_phase *ph, iot_record *r)
 
 static const iot_module hdf5_module = {.name = "hdf5", .record = hdf5_record};
 IOT_MODULE(hdf5_module)
+
+/* A program with HDF5 linked in statically (h5pcc's default), linked with `iotuner link-flags`: ld's
+ * --wrap=X makes its calls of X calls of __wrap_X, the same wrappers; their real X is the program's own,
+ * which its link object hands over (iot_next_symbol). */
+#define WRAP_ALIAS(ret, name, params, sig) IOT_EXPORT ret __wrap_##name params __attribute__((alias(#name)));
+IOT_HDF5_CALLS(WRAP_ALIAS)

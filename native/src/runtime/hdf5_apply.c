@@ -20,14 +20,14 @@ static void h5_resolve_once(void)
     h5_ok = 1;
     /* the serial-only and parallel-only entries may be missing; the core set may not */
 #define H5_RESOLVE(ret, field, params, symbol, required)                                                      \
-    iot_h5.field = (ret(*) params)dlsym(RTLD_DEFAULT, symbol);                                                    \
+    iot_h5.field = (ret(*) params)iot_any_symbol(symbol);                                                         \
     if ((required) && !iot_h5.field)                                                                              \
         h5_ok = 0;
     H5_FUNCTIONS(H5_RESOLVE)
 #undef H5_RESOLVE
-    iot_h5.cls_file_access = dlsym(RTLD_DEFAULT, "H5P_CLS_FILE_ACCESS_ID_g");
-    iot_h5.cls_dataset_create = dlsym(RTLD_DEFAULT, "H5P_CLS_DATASET_CREATE_ID_g");
-    iot_h5.cls_dataset_xfer = dlsym(RTLD_DEFAULT, "H5P_CLS_DATASET_XFER_ID_g");
+    iot_h5.cls_file_access = iot_any_symbol("H5P_CLS_FILE_ACCESS_ID_g");
+    iot_h5.cls_dataset_create = iot_any_symbol("H5P_CLS_DATASET_CREATE_ID_g");
+    iot_h5.cls_dataset_xfer = iot_any_symbol("H5P_CLS_DATASET_XFER_ID_g");
     h5_ok = h5_ok && iot_h5.cls_file_access && iot_h5.cls_dataset_create && iot_h5.cls_dataset_xfer;
     if (h5_ok) {
         iot_h5.open();

@@ -3,6 +3,7 @@
  * Read from the executable's symbol table (.symtab; a stripped program's .dynsym), with raw system calls:
  * iotuner's own reading is no phase, and no other tool in the job sees it. */
 #include "program.h"
+#include "state.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -94,15 +95,8 @@ int iot_program_defines(const char *const *names, int *found, size_t n)
     return rc;
 }
 
-static int wrapped[IOT_KINDS];
-
 int iot_program_wrapped(iot_phase_kind kind)
 {
-    return (unsigned)kind < IOT_KINDS && wrapped[kind];
-}
-
-void iot_program_set_wrapped(iot_phase_kind kind)
-{
-    if ((unsigned)kind < IOT_KINDS)
-        wrapped[kind] = 1;
+    /* the link object hands over the real H5Fcreate (--wrap's __real_H5Fcreate) */
+    return kind == IOT_KIND_HDF5 && iot_linked_symbol("H5Fcreate") != NULL;
 }

@@ -12,6 +12,5 @@ int iot_program_defines(const char *const *names, int *found, size_t n);
 
 /* The program was linked with `iotuner link-flags` for this layer's calls (its __real_ functions are known). */
 int iot_program_wrapped(iot_phase_kind kind);
-void iot_program_set_wrapped(iot_phase_kind kind);
 
 #endif

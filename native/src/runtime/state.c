@@ -27,11 +27,39 @@ uint32_t iot_sample_next_gap(void)
     return 1 + x % (2 * IOT_SAMPLE_EVERY - 1);
 }
 
-/* RTLD_NEXT finds the definition after ours when the library is preloaded; loaded later (dlopen), the
- * process's first definition is the real one, unless it is ours (the library exports PMPI_ names too). */
+/* The functions of a library linked statically into the program with `iotuner link-flags`: its link object
+ * (native/src/link/link.c) hands them over from a constructor, before main. */
+#define MAX_LINKED 128
+static struct {
+    const char *name;
+    void *addr;
+} linked[MAX_LINKED];
+static size_t nlinked;
+
+IOT_EXPORT void iotuner_link_register(const char *const *names, void *const *addrs, size_t n)
+{
+    for (size_t i = 0; i < n && nlinked < MAX_LINKED; i++)
+        if (addrs[i])
+            linked[nlinked++] = (typeof(linked[0])){names[i], addrs[i]};
+}
+
+void *iot_linked_symbol(const char *name)
+{
+    for (size_t i = 0; i < nlinked; i++)
+        if (!strcmp(linked[i].name, name))
+            return linked[i].addr;
+    return NULL;
+}
+
+/* The program's own when it was linked in (iot_linked_symbol). RTLD_NEXT finds the definition after ours
+ * when the library is preloaded; loaded later (dlopen), the process's first definition is the real one,
+ * unless it is ours (the library exports PMPI_ names too). */
 void *iot_next_symbol(const char *name)
 {
-    void *p = dlsym(RTLD_NEXT, name);
+    void *p = iot_linked_symbol(name);
+    if (p)
+        return p;
+    p = dlsym(RTLD_NEXT, name);
     if (p)
         return p;
     p = dlsym(RTLD_DEFAULT, name);
@@ -39,6 +67,12 @@ void *iot_next_symbol(const char *name)
     if (p && dladdr((void *)iot_next_symbol, &mine) && dladdr(p, &found) && found.dli_fbase == mine.dli_fbase)
         return NULL;
     return p;
+}
+
+void *iot_any_symbol(const char *name)
+{
+    void *p = iot_linked_symbol(name);
+    return p ? p : dlsym(RTLD_DEFAULT, name);
 }
 
 /* ---- clocks ---- */

@@ -81,8 +81,13 @@ static inline unsigned iot_time_weight(uint64_t call_index, size_t bytes)
 
 /* ---- real symbols ---- */
 
-/* Resolves the next definition of a symbol we interpose (cached by the caller), never the library's own. */
+/* Resolves the next definition of a symbol we interpose (cached by the caller), never the library's own: the
+ * program's own, when it was linked with `iotuner link-flags` (iot_linked_symbol), else the next library's. */
 void *iot_next_symbol(const char *name);
+/* A library function we call: the program's own when linked in, else the first definition. */
+void *iot_any_symbol(const char *name);
+/* What the program's link object registered (iotuner_link_register), or NULL. */
+void *iot_linked_symbol(const char *name);
 #define IOT_REAL(var, name)                                                                                   \
     do {                                                                                                     \
         if (__builtin_expect(!(var), 0))                                                                     \
