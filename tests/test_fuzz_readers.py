@@ -257,3 +257,93 @@ def test_report_survives_damaged_tune_directories(tune_dir, tmp_path):
             crashes[where] = f"case {i} ({name}): {data[:160]!r}"
     assert not crashes, f"report crashed on damaged tune directories at {len(crashes)} places:\n" + \
         _crash_list(crashes)
+
+
+# ---- calibration and platform files (issue 39: 257 tracebacks in 500 damaged calibrations to calibrate, 73 from
+# simulate on damaged platforms and calibrations, before both were read against their schemas) ----
+
+N_DOCS = 500  # damaged inputs per reader
+BENCH = Path(__file__).parent.parent / "bench" / "data"
+PLATFORMS = Path(__file__).parent.parent / "python" / "iotuner" / "simulate" / "platforms"
+
+
+@pytest.fixture(scope="module")
+def calibrations() -> list[bytes]:
+    """Calibration files made of this machine's committed measurements (one pass of them), with a surrogate of
+    each learner."""
+    import gzip
+    recorded = json.loads(gzip.decompress((BENCH / "simulate-calibration.json.gz").read_bytes()))
+    records = [r for r in recorded["records"] if r["pass"] == 0]
+    params = {"knn": {"kneighborsregressor__n_neighbors": 3, "kneighborsregressor__weights": "distance"},
+              "svr-rbf": {"svr__C": 10.0, "svr__gamma": "scale", "svr__epsilon": 0.1},
+              "random-forest": {"min_samples_leaf": 3}}
+    seeds = []
+    for first in params:
+        learners = [first, *(k for k in params if k != first)]
+        surrogates = {op: {"learner": learners[i % 3], "params": params[learners[i % 3]], "cv_r2": 0.9,
+                           "cv_rmse_s": 1e-5, "cv_rmse_log10": 0.1, "points": 20}
+                      for i, op in enumerate(["allgather", "alltoall", "allreduce", "bcast", "p2p", "pwrite", "pread"])}
+        doc = {"format": "iotuner-calibration", "version": 1, "host": "vm", "created": "2026-11-26T14:20:34Z",
+               "ranks": 2, "dir": "/dev/shm", "surrogates": surrogates, "measurements": records}
+        seeds.append(json.dumps(doc).encode())
+    return seeds
+
+
+def _small_grid(monkeypatch):
+    """calibrate's model selection with one candidate: the fuzzer is after the reader, not scikit-learn's
+    grid search (a minute a file here)."""
+    from iotuner.tune.strategies.hybrid import calibration
+    full = calibration._candidates
+    monkeypatch.setattr(calibration, "_candidates", lambda seed: {
+        "knn": (full(seed)["knn"][0], {"kneighborsregressor__n_neighbors": [2]})})
+
+
+def test_calibrate_from_measurements_survives_damaged_calibrations(calibrations, tmp_path, monkeypatch):
+    _small_grid(monkeypatch)
+    out = tmp_path / "refit.json"
+    n, crashes = _fuzz(calibrations, lambda p: ["calibrate", "--from-measurements", str(p), "--output", str(out)],
+                       tmp_path, ".json", _json_tree, N_DOCS)
+    assert n >= 500 and not crashes, f"calibrate crashed on damaged calibrations at {len(crashes)} places:\n" + \
+        _crash_list(crashes)
+
+
+def test_simulate_here_survives_damaged_calibrations(calibrations, tmp_path):
+    report = str(DATA / "bad_run_report.json")
+    n, crashes = _fuzz(calibrations, lambda p: ["simulate", report, "--platform", "here", "--calibration", str(p)],
+                       tmp_path, ".json", _json_tree, N_DOCS)
+    assert n >= 500 and not crashes, f"simulate crashed on damaged calibrations at {len(crashes)} places:\n" + \
+        _crash_list(crashes)
+
+
+def test_the_tuners_calibration_reader_says_why_or_loads(calibrations, tmp_path):
+    """What tune's prior (auto, hybrid) reads: a damaged calibration is a CalibrationError with its reason (the
+    study then has no prior), never another exception."""
+    from iotuner.tune.strategies.hybrid import calibration
+    rng = random.Random(39)
+    target = tmp_path / "cal.json"
+    crashes: dict[str, str] = {}
+    loaded = 0
+    for i in range(N_DOCS):
+        seed = calibrations[i % len(calibrations)]
+        data = _json_tree(seed, rng) if rng.random() < 0.7 else _mutate_bytes(seed, rng)
+        target.write_bytes(data)
+        try:
+            calibration.Calibration.load(target)
+            loaded += 1
+        except calibration.CalibrationError as e:
+            assert "\n" not in str(e) and str(target) in str(e)
+        except Exception as e:  # noqa: BLE001: any other escape is the finding
+            last = traceback.extract_tb(e.__traceback__)[-1]
+            crashes.setdefault(f"{type(e).__name__} at {Path(last.filename).name}:{last.lineno}", f"case {i}")
+    assert not crashes, _crash_list(crashes)
+    assert 0 < loaded < N_DOCS  # some damage is harmless (an extra field), most is refused
+
+
+def test_simulate_survives_damaged_platforms(tmp_path):
+    seeds = [(PLATFORMS / "hopper.json").read_bytes(), (PLATFORMS / "lustre-template.json").read_bytes(),
+             (BENCH / "simulate-here.json").read_bytes()]
+    report = str(DATA / "bad_run_report.json")
+    n, crashes = _fuzz(seeds, lambda p: ["simulate", report, "--platform", str(p), "--ranks", "8", "--nodes", "1"],
+                       tmp_path, ".json", _json_tree, N_DOCS)
+    assert n >= 500 and not crashes, f"simulate crashed on damaged platforms at {len(crashes)} places:\n" + \
+        _crash_list(crashes)

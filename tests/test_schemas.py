@@ -21,7 +21,8 @@ SCHEMAS = sorted(p.name for p in DOCS.glob("*.schema.json"))
 
 def test_the_installed_schemas_are_the_documented_ones():
     installed = native.native_dir() / "share" / "iotuner" / "schemas"
-    assert SCHEMAS == ["advice.schema.json", "report.schema.json", "settings.schema.json", "summary.schema.json"]
+    assert SCHEMAS == ["advice.schema.json", "calibration.schema.json", "platform.schema.json", "report.schema.json",
+                       "settings.schema.json", "summary.schema.json"]
     for name in SCHEMAS:
         assert (installed / name).read_text() == (DOCS / name).read_text(), name
 

@@ -7,7 +7,7 @@ field that does not match, in one line ("phases[3].settings[0].status: 'x' is
 not one of applied, changed, ..."), so readers downstream can trust the shapes.
 
 A small validator of the JSON Schema keywords the project's schemas use (type,
-properties, required, additionalProperties, items, prefixItems, enum, const,
+properties, required, additionalProperties, propertyNames, minProperties, items, prefixItems, enum, const,
 minimum, maximum, minItems, maxItems, minLength, pattern, oneOf, anyOf, $ref
 to $defs or to another of the schemas), so that reading a report does not
 need the jsonschema package. Numbers must be finite (JSON has no NaN).
@@ -153,6 +153,13 @@ class _Validator:
         for key in s.get("required", []):
             if key not in v:
                 return f"{dot}{key}", "is missing"
+        if len(v) < s.get("minProperties", 0):
+            return where, f"has {len(v)} fields, fewer than {s['minProperties']}"
+        if "propertyNames" in s:
+            for key in v:
+                problem = self.first(key, s["propertyNames"], f"{dot}{key}")
+                if problem:
+                    return problem[0], f"is not a name this field takes ({problem[1]})"
         props = s.get("properties", {})
         extra = s.get("additionalProperties", True)
         for key, item in v.items():

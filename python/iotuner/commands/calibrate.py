@@ -72,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     if args.from_measurements:
         try:
-            records = calibration.Calibration.load(Path(args.from_measurements)).records
+            records, _ = calibration.measurements(Path(args.from_measurements))  # the surrogates are refitted
         except calibration.CalibrationError as e:
             print(f"iotuner calibrate: {e}", file=sys.stderr)
             return 2

@@ -9,7 +9,6 @@ storage bandwidth, and the measured collectives a table. docs/simulate.md descri
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import statistics
@@ -256,6 +255,11 @@ def from_json(doc, source: str) -> Platform:
         raise PlatformError(f"{source} is not an iotuner platform file (format \"{FORMAT}\")")
     if doc.get("version") != VERSION:
         raise PlatformError(f"{source}: platform file version {doc.get('version')!r}; this iotuner reads {VERSION}")
+    from .. import schema
+    try:  # the shapes (docs/platform.schema.json), so that what follows can trust them
+        schema.check(doc, "platform.schema.json")
+    except schema.SchemaError as e:
+        raise PlatformError(f"platform file {source} is damaged: {e}") from None
     nodes, storage = doc.get("nodes"), doc.get("storage")
     if not isinstance(nodes, dict) or not isinstance(storage, dict):
         raise PlatformError(f"{source}: needs the objects 'nodes' and 'storage'")
@@ -279,11 +283,15 @@ def from_json(doc, source: str) -> Platform:
                            1 / (_num(coll, "GBps", f"{source}: collectives", 5.0) * GB))
     elif coll.get("model") == "measured" and isinstance(coll.get("table"), dict):
         try:
-            collectives = Measured({op: {int(k): [(int(b), float(t)) for b, t in pts] for k, pts in by.items()}
+            collectives = Measured({op: {int(k): sorted((int(b), float(t)) for b, t in pts) for k, pts in by.items()}
                                     for op, by in coll["table"].items()})
         except (TypeError, ValueError, AttributeError):
             raise PlatformError(f"{source}: collectives.table must map operation -> ranks -> [[bytes, seconds]]") \
                 from None
+        for op, by in collectives.table.items():
+            for k, pts in by.items():
+                if len({b for b, _ in pts}) < len(pts):
+                    raise PlatformError(f"{source}: collectives.table.{op}.{k} gives one size twice")
         if set(COLLECTIVE_OPS) - set(collectives.table):
             raise PlatformError(f"{source}: collectives.table lacks {', '.join(sorted(set(COLLECTIVE_OPS) - set(collectives.table)))}")
     else:
@@ -343,14 +351,17 @@ def load(spec: str, calibration: str | None = None) -> Platform:
         except cal.CalibrationError as e:
             raise PlatformError(str(e)) from None
         return from_calibration(records, meta)
+    if not spec:
+        raise PlatformError(f"the platform is empty: give 'here', a platform file, or one of {', '.join(bundled())}")
     path = Path(spec)
     if not path.exists() and (BUNDLED / f"{spec}.json").exists():
         path = BUNDLED / f"{spec}.json"
     if not path.exists():
         raise PlatformError(f"no platform '{spec}': give 'here', a platform file, or one of {', '.join(bundled())}")
+    from .. import inputs
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
+        doc = inputs.read_json(path, "an iotuner platform file")
+    except inputs.InputError as e:
         raise PlatformError(f"cannot read platform file {path}: {e}") from None
     return from_json(doc, str(path))
 

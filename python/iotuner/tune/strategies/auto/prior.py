@@ -42,7 +42,7 @@ def model_prior(space, objective, report: dict | None, config, calibration: str 
     try:
         cal = calibrations.for_study(config, calibration)
     except calibrations.CalibrationError as e:
-        return None, f"no calibration ({e}; `iotuner calibrate` makes one)"
+        return None, str(e)  # names the file and the problem, and says to run `iotuner calibrate`
     pred = predict.Predictor(report, cal, objective)
     if not pred.phases:
         return None, nothing_to_predict(report, 0)

@@ -168,19 +168,22 @@ class Calibration:
     @classmethod
     def from_doc(cls, doc: dict, path: Path | str = "the calibration") -> "Calibration":
         """From a calibration document (a file's content, or one a recorded sweep carries)."""
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION \
-                or not isinstance(doc.get("measurements"), list):
-            raise CalibrationError(f"{path} is not an iotuner calibration (version {VERSION})")
+        check(doc, path)
         import numpy as np
         records = doc["measurements"]
         surrogates = {}
-        for name, s in doc["surrogates"].items():
+        for name, s in doc.get("surrogates", {}).items():
             if name not in SURROGATES:
                 continue
             rows = [r for r in records if r["op"] == name and r["seconds"] > 0]
-            X = np.array([_features(name, r) for r in rows])
-            y = np.log10([r["seconds"] for r in rows])
-            model = _learner(s["learner"], s["params"]).fit(X, y)
+            try:
+                X = np.array([_features(name, r) for r in rows])
+                y = np.log10([r["seconds"] for r in rows])
+                model = _learner(s["learner"], s["params"]).fit(X, y)
+            except (ValueError, TypeError, ArithmeticError) as e:  # too few points for its learner, ...
+                raise CalibrationError(f"{path}: the {name} surrogate ({s['learner']}) cannot be fitted to "
+                                       f"its {len(rows)} measurements ({_first_line(e)}); run 'iotuner calibrate' "
+                                       "again") from None
             surrogates[name] = Surrogate(name, s["learner"], s["params"], s["cv_r2"], s["cv_rmse_s"],
                                          s["cv_rmse_log10"], s["points"], model)
         missing = set(SURROGATES) - set(surrogates)
@@ -191,18 +194,34 @@ class Calibration:
         return cls(records, surrogates, meta)
 
 
-def _read(path: Path) -> dict:
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0][:160] if text else type(e).__name__
+
+
+def check(doc, path: Path | str) -> None:
+    """CalibrationError naming the first field of doc that a calibration cannot have (its schema,
+    docs/calibration.schema.json): every reader downstream can trust the shapes."""
+    from .... import schema
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
+        raise CalibrationError(f"{path} is not an iotuner calibration file (version {VERSION})")
     try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
+        schema.check(doc, "calibration.schema.json")
+    except schema.SchemaError as e:
+        raise CalibrationError(f"calibration file {path} is damaged: {e}; run 'iotuner calibrate' again") from None
+
+
+def _read(path: Path) -> dict:
+    from .... import inputs
+    if not path.exists() and not path.is_symlink():
         raise CalibrationError(f"no calibration file at {path}: run 'iotuner calibrate' on this machine "
                                "first") from None
-    except (OSError, ValueError) as e:
+    try:
+        doc = inputs.read_json(path, "an iotuner calibration file")
+    except inputs.InputError as e:
         raise CalibrationError(f"calibration file {path} is unreadable or corrupt ({e}); run "
                                "'iotuner calibrate' again") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION \
-            or not isinstance(doc.get("measurements"), list):
-        raise CalibrationError(f"{path} is not an iotuner calibration file (version {VERSION})")
+    check(doc, path)
     return doc
 
 

@@ -72,9 +72,13 @@ class Hybrid(Strategy):
 
     def _rank(self, ctx) -> None:
         from . import predict
+        from .calibration import CalibrationError
         report = ctx.store.baseline_report()
-        pred = self.predictor(ctx, report) if report is not None else None
-        self.missing = nothing_to_predict(report, pred and len(pred.phases))
+        try:
+            pred = self.predictor(ctx, report) if report is not None else None
+            self.missing = nothing_to_predict(report, pred and len(pred.phases))
+        except CalibrationError as e:  # a damaged or missing calibration: nothing to predict with, said why
+            pred, self.missing = None, str(e)
         if self.missing:
             self.ranking = []
             ctx.note(f"hybrid: {self.missing}: " + ("the points come from random sampling (fallback=random)"
