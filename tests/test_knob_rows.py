@@ -192,3 +192,22 @@ def test_link_flags_name_the_wrapped_calls_and_the_archive():
     for f in flags:  # every wrapped call has its __wrap_ entry point
         if f.startswith("-Wl,--wrap="):
             assert f" T __wrap_{f.split('=', 1)[1]}\n" in symbols, f
+
+
+def test_pnetcdf_linked_statically_cannot_apply(tmp_path, openmpi_env):
+    """PnetCDF inside the program (libpnetcdf.a): its knobs cannot apply, and the reason says how to link; the
+    MPI-IO hints still reach the file through PnetCDF's own MPI_File_open."""
+    archive = Path("/usr/lib/x86_64-linux-gnu/libpnetcdf.a")
+    if not (shutil.which("mpicc.openmpi") and archive.exists()):
+        pytest.skip("needs Open MPI and Debian's libpnetcdf.a")
+    exe = tmp_path / "pnetcdf_static"
+    subprocess.run(["mpicc.openmpi", "-O1", str(PROGRAMS / "pnetcdf_rw.c"), "-o", str(exe), str(archive), "-lm"],
+                   check=True)
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "pnetcdf": {"nc_var_align_size": "4K"},
+                                           "mpiio": {"cb_buffer_size": "8M"}})
+    result = run_job(openmpi_job(exe, tmp_path / "f.nc"), config=cfg, report=tmp_path / "r.json", timeout=120)
+    assert result.ok, result.stderr
+    assert [(c["knob"], c["status"], c["reason"]) for c in result.report.without_phase()] == [
+        ("nc_var_align_size", "cannot_apply",
+         "PnetCDF is linked statically into pnetcdf_static; link it as a shared library (-lpnetcdf)")]
+    assert _rows(result.report)["mpiio.cb_buffer_size"][0] == {"applied"}

@@ -114,9 +114,13 @@ iot_status iot_explain_absent(iot_layer layer, const iot_job_use *use, char *rea
 {
     const char *program = use->program && *use->program ? use->program : "the program";
     int hdf5 = layer == IOT_LAYER_HDF5, pnetcdf = layer == IOT_LAYER_PNETCDF;
-    if ((hdf5 && !use->used_hdf5 && use->static_hdf5) || (pnetcdf && !use->used_pnetcdf && use->static_pnetcdf)) {
-        snprintf(reason, reasonlen, "%s is linked statically into %s; link with `iotuner link-flags`",
-                 hdf5 ? "HDF5" : "PnetCDF", program);
+    if (hdf5 && !use->used_hdf5 && use->static_hdf5) {
+        snprintf(reason, reasonlen, "HDF5 is linked statically into %s; link with `iotuner link-flags`", program);
+        return IOT_STATUS_CANNOT_APPLY;
+    }
+    if (pnetcdf && !use->used_pnetcdf && use->static_pnetcdf) { /* `iotuner link-flags` wraps HDF5's calls only */
+        snprintf(reason, reasonlen, "PnetCDF is linked statically into %s; link it as a shared library (-lpnetcdf)",
+                 program);
         return IOT_STATUS_CANNOT_APPLY;
     }
     int mpiio = layer == IOT_LAYER_MPIIO || layer == IOT_LAYER_OMPIO;
