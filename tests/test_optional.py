@@ -130,6 +130,8 @@ def test_the_install_commands_are_pyprojects():
     for module, part in optional.PARTS.items():
         assert set(part.requirements) <= set(meta["optional-dependencies"][part.extra]), module
     assert sorted(optional.DEPENDENCIES.values()) == sorted(meta["dependencies"])
+    # scripts/setup.sh installs PyDarshan apart (it may fail to), with the same requirement
+    assert f'install -q "{optional.PARTS["darshan"].requirements[0]}"' in (ROOT / "scripts" / "setup.sh").read_text()
 
 
 def test_the_install_command_is_for_this_python(tmp_path, monkeypatch):
