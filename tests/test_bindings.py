@@ -187,3 +187,20 @@ def test_an_mpi_function_that_reaches_its_own_pmpi_one_is_counted_once(tmp_path,
     assert (phase["kind"], phase["ranks"], phase["bytes_written"]) == ("mpiio", 2, 2 * block * count)
     assert phase["mpiio"]["write_calls"] == 2 * count
     assert [(c["knob"], c["status"]) for c in phase["settings"]] == [("cb_buffer_size", "applied")]
+
+
+@pytest.mark.parametrize("mpi_name", ["mpich", "openmpi"])
+def test_the_build_of_the_other_mpi_forwards_a_fortran_job_untouched(tmp_path, fortran, mpi_name):
+    """A site preloading one build for every job: a Fortran job of the other MPI calls PMPI_ names, which the
+    foreign-ABI trampolines forward to its own MPI; the job runs, one warning, no report."""
+    exe = fortran("mpiio_fortran", mpi_name, "f08")
+    other = native.runtime_library("openmpi" if mpi_name == "mpich" else None)
+    if native.library_abi(other) == mpi_name:
+        pytest.skip("no runtime built for the other MPI")
+    env = dict(os.environ, **OMPI_ROOT, LD_PRELOAD=str(other), IOTUNER_REPORT=str(tmp_path / "r.json"))
+    r = subprocess.run([str(c) for c in _launch(mpi_name) + [exe, tmp_path / "data.bin", 2]], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "mpiio_fortran: ok" in r.stdout, r.stdout + r.stderr
+    warnings = [line for line in r.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "not the MPI libiotuner.so was built for" in warnings[0], r.stderr
+    assert not (tmp_path / "r.json").exists()
