@@ -30,17 +30,18 @@ uint32_t iot_sample_next_gap(void)
 /* The functions of a library linked statically into the program with `iotuner link-flags`: its link object
  * (native/src/link/link.c) hands them over from a constructor, before main. */
 #define MAX_LINKED 128
-static struct {
+typedef struct {
     const char *name;
     void *addr;
-} linked[MAX_LINKED];
+} linked_symbol;
+static linked_symbol linked[MAX_LINKED];
 static size_t nlinked;
 
 IOT_EXPORT void iotuner_link_register(const char *const *names, void *const *addrs, size_t n)
 {
     for (size_t i = 0; i < n && nlinked < MAX_LINKED; i++)
         if (addrs[i])
-            linked[nlinked++] = (typeof(linked[0])){names[i], addrs[i]};
+            linked[nlinked++] = (linked_symbol){names[i], addrs[i]};
 }
 
 void *iot_linked_symbol(const char *name)
