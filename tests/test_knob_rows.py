@@ -131,9 +131,9 @@ LINK_DOC = {"version": 1, "hdf5": {"alignment": [1, "1M"], "sieve_buf_size": "1M
             "mpiio": {"romio_cb_write": "enable"}}
 
 
-def _link_flags() -> list[str]:
+def _link_flags(abi: str | None = None) -> list[str]:
     from iotuner.commands import link_flags
-    return link_flags.flags()
+    return link_flags.flags(abi)
 
 
 def _summary(report) -> tuple:
@@ -145,20 +145,33 @@ def _summary(report) -> tuple:
     return phases, settings
 
 
+# Debian's mpif90.openmpi leaves out Open MPI's library directory (docs/machine.md): -lmpi must not find MPICH's
+OPENMPI_LIB = "-L/usr/lib/x86_64-linux-gnu/openmpi/lib"
+
+
 @pytest.mark.mpi
-@pytest.mark.parametrize("source, compiler, args", [
-    ("ior_hdf5.c", "h5pcc.mpich", ["{dir}", 1, 1, "collective"]),
-    ("h5_fortran.f90", "h5pfc.mpich", ["{dir}/f.h5", 65536]),
+@pytest.mark.parametrize("source, compiler, args, abi", [
+    ("ior_hdf5.c", "h5pcc.mpich", ["{dir}", 1, 1, "collective"], None),
+    ("h5_fortran.f90", "h5pfc.mpich", ["{dir}/f.h5", 65536], None),
+    ("h5_fortran.f90", "h5pfc.openmpi", ["{dir}/f.h5", 65536], "openmpi"),
 ])
-def test_link_flags_let_iotuner_tune_a_static_hdf5_program(tmp_path, source, compiler, args):
-    """A C and a Fortran program built with h5pcc / h5pfc's static default: with `iotuner link-flags` on the
-    link line, the hdf5 knobs are applied and read back, and the phases and settings are those of the same
-    program built against the shared HDF5; without them every hdf5 knob is 'cannot apply'; and the linked
-    program still runs without iotuner."""
-    static = static_hdf5_build(PROGRAMS / source, tmp_path / "static", compiler)
-    linked = static_hdf5_build(PROGRAMS / source, tmp_path / "linked", compiler, *_link_flags())
+def test_link_flags_let_iotuner_tune_a_static_hdf5_program(tmp_path, source, compiler, args, abi, monkeypatch):
+    """A C and a Fortran program built with h5pcc / h5pfc's static default (the Fortran one with Open MPI's
+    too): with `iotuner link-flags` on the link line, the hdf5 knobs are applied and read back, and the phases
+    and settings are those of the same program built against the shared HDF5; without them every hdf5 knob is
+    'cannot apply'; and the linked program still runs without iotuner."""
+    extra = [OPENMPI_LIB] if abi == "openmpi" else []
+    if abi == "openmpi":
+        from iotuner import native
+        if native.library_abi(native.runtime_library("openmpi")) != "openmpi":
+            pytest.skip("no runtime built for Open MPI")
+        for k, v in {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}.items():
+            monkeypatch.setenv(k, v)
+    launch = ["mpirun.openmpi", "-n", "2"] if abi == "openmpi" else mpi()
+    static = static_hdf5_build(PROGRAMS / source, tmp_path / "static", compiler, *extra)
+    linked = static_hdf5_build(PROGRAMS / source, tmp_path / "linked", compiler, *_link_flags(abi), *extra)
     shared = tmp_path / "shared"
-    subprocess.run([compiler, "-shlib", "-O1", str(PROGRAMS / source), "-o", str(shared)], check=True,
+    subprocess.run([compiler, "-shlib", "-O1", str(PROGRAMS / source), "-o", str(shared), *extra], check=True,
                    capture_output=True, cwd=tmp_path)
     cfg = write_json(tmp_path / "s.json", LINK_DOC)
     reports = {}
@@ -166,8 +179,9 @@ def test_link_flags_let_iotuner_tune_a_static_hdf5_program(tmp_path, source, com
         out = tmp_path / f"{exe.name}.out"
         out.mkdir()
         argv = [str(a).format(dir=out) for a in args]
-        result = run_job(mpi() + [exe, *argv], config=cfg, report=out / "r.json")
+        result = run_job(launch + [exe, *argv], config=cfg, report=out / "r.json")
         assert result.ok, result.stderr
+        assert result.report.run["ranks"] == 2
         reports[exe.name] = result.report
     assert [(c["knob"], c["status"]) for c in reports["static"].without_phase()] == [
         ("alignment", "cannot_apply"), ("sieve_buf_size", "cannot_apply")]
@@ -177,7 +191,7 @@ def test_link_flags_let_iotuner_tune_a_static_hdf5_program(tmp_path, source, com
     assert ("hdf5", "alignment", "1,1048576", "1,1048576", "applied") in linked_summary[1]
     assert ("hdf5", "sieve_buf_size", "1048576", "1048576", "applied") in linked_summary[1]
     # without iotuner in the process, the calls go straight to HDF5
-    plain = subprocess.run(mpi() + [str(linked), *[str(a).format(dir=tmp_path) for a in args]],
+    plain = subprocess.run(launch + [str(linked), *[str(a).format(dir=tmp_path) for a in args]],
                            capture_output=True, text=True, timeout=120)
     assert plain.returncode == 0, plain.stderr
 
