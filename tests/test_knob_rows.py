@@ -89,8 +89,8 @@ def test_a_file_pattern_that_matched_nothing_is_named(programs, tmp_path):
 def test_an_hdf5_knob_in_a_pnetcdf_program_is_not_used(tmp_path, pnetcdf_programs, openmpi_env):
     cfg = write_json(tmp_path / "s.json", {"version": 1, "hdf5": {"alignment": [1, "1M"]},
                                            "pnetcdf": {"nc_var_align_size": "4K"}})
-    result = run_job(openmpi_job(pnetcdf_programs["pnetcdf_rw"], tmp_path / "f.nc"), config=cfg, report=tmp_path / "r.json",
-                     timeout=120)
+    result = run_job(openmpi_job(pnetcdf_programs["pnetcdf_rw"], tmp_path / "f.nc"), config=cfg,
+                     report=tmp_path / "r.json", timeout=120)
     assert result.ok, result.stderr
     assert [(c["layer"], c["knob"], c["status"], c["reason"]) for c in result.report.without_phase()] == [
         ("hdf5", "alignment", "not_used", "the job opened no HDF5 file")]
