@@ -148,3 +148,24 @@ def kernel_apps(tmp_path_factory) -> dict[str, MultiFileApp]:
         (build / "compile_commands.json").write_text(json.dumps(entries, indent=1))
         apps[d.name] = MultiFileApp(d.name, exe, sources, build)
     return apps
+
+
+@pytest.fixture
+def read_only_dir(tmp_path):
+    """A directory no file can be made in, by this user. As root (who writes through a directory's mode): a
+    read-only bind mount of a test directory onto itself; where mounting is not allowed, /sys (no file can be
+    made there, even by root). As another user, a directory of mode 0555."""
+    d = tmp_path / "ro"
+    d.mkdir()
+    if os.geteuid() != 0:
+        d.chmod(0o555)
+        yield d
+        d.chmod(0o755)
+        return
+    bound = subprocess.run(["mount", "--bind", str(d), str(d)], capture_output=True).returncode == 0
+    if bound and subprocess.run(["mount", "-o", "remount,bind,ro", str(d)], capture_output=True).returncode == 0:
+        yield d
+    else:
+        yield Path("/sys")
+    if bound:
+        subprocess.run(["umount", str(d)], check=True)

@@ -44,25 +44,6 @@ def written_to(text: str) -> Path:
     return Path(found.group(1))
 
 
-@pytest.fixture
-def read_only_dir(tmp_path):
-    """A directory no file can be made in, by this user."""
-    d = tmp_path / "ro"
-    d.mkdir()
-    if os.geteuid() != 0:
-        d.chmod(0o555)
-        yield d
-        d.chmod(0o755)
-        return
-    bound = subprocess.run(["mount", "--bind", str(d), str(d)], capture_output=True).returncode == 0
-    if bound and subprocess.run(["mount", "-o", "remount,bind,ro", str(d)], capture_output=True).returncode == 0:
-        yield d
-    else:
-        yield Path("/sys")
-    if bound:
-        subprocess.run(["umount", str(d)], check=True)
-
-
 def _unwritable(kind: str, tmp_path: Path, read_only: Path) -> Path:
     if kind == "read-only directory":
         with pytest.raises(OSError):  # the fixture is what it claims

@@ -102,13 +102,13 @@ def _main(argv: list[str] | None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from . import inputs, native
+    from . import files, inputs, native
     try:
         return args.func(args)
     except native.NativeMissing as e:
         print(f"iotuner: {e}", file=sys.stderr)
         return 2
-    except inputs.InputError as e:  # a file the command does not read: one line, no traceback
+    except (inputs.InputError, files.OutputError) as e:  # a file the command cannot read or write: one line
         print(f"iotuner {args.cmd}: {e}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:

@@ -66,9 +66,22 @@ def table(cal) -> str:
     return "\n".join(lines)
 
 
+def _unwritable(out: Path) -> str | None:
+    from ..destinations import why_unwritable
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"cannot make its directory ({e.strerror or e})"
+    return None if out.is_symlink() else why_unwritable(out)  # a link is replaced, as any earlier file
+
+
 def main(args: argparse.Namespace) -> int:
     from ..tune.strategies.hybrid import calibration
     out = Path(args.output) if args.output else calibration.default_path()
+    why = _unwritable(out)
+    if why:  # said before the benchmarks run, not after them
+        print(f"iotuner calibrate: cannot write the calibration to {out}: {why}", file=sys.stderr)
+        return 2
     t0 = time.monotonic()
     if args.from_measurements:
         try:

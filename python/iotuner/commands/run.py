@@ -86,9 +86,8 @@ def main(args: argparse.Namespace) -> int:
         from ..files import write_atomic
         try:
             written.append(write_atomic(copy_to, json.dumps(result.report.data, indent=1) + "\n"))
-        except OSError as e:
-            print(f"iotuner: warning: --report {shown(copy_to)}: cannot write it ({e.strerror or e}); the report "
-                  f"is kept only at {target}", file=sys.stderr)
+        except OSError as e:  # files.OutputError names the path and the reason
+            print(f"iotuner: warning: {e}; the report is kept only at {target}", file=sys.stderr)
     if warning and result.report is None:
         forget_if_unused(target)
     console = render.console_for_output(sys.stderr if args.json_out else None)

@@ -70,7 +70,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"iotuner simulate: {e}", file=sys.stderr)
         return 2
     if args.save_platform:
-        Path(args.save_platform).write_text(json.dumps(pf.to_json(), indent=1) + "\n")
+        from ..files import write_atomic
+        write_atomic(args.save_platform, json.dumps(pf.to_json(), indent=1) + "\n")  # OutputError: one line
     started = time.monotonic()
     try:
         results = [engine.simulate(wl, pf, nodes, {}, "as run", as_run=True)]

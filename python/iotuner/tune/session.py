@@ -402,7 +402,12 @@ def _scratch(config: StudyConfig, store: Store, console: Console, scratch: str |
                 shutil.rmtree(left, ignore_errors=True)
                 console.print(f"[dim]removed {left}, left by a stopped worker[/dim]")
         mine = Path(given) / f"w-{store.session.host}-{os.getpid()}"
-        mine.mkdir(parents=True, exist_ok=True)
+        try:
+            mine.mkdir(parents=True, exist_ok=True)
+        except OSError as e:  # a read-only file system, a file in its place: one line, no run started
+            from ..files import OutputError
+            raise OutputError(f"--scratch {given}: cannot make the runs' directory {mine} ({e.strerror or e})") \
+                from None
         return mine, None
     if config.offline:
         return None, None

@@ -153,12 +153,14 @@ class Calibration:
                 "measurements": self.records}
 
     def save(self, path: Path) -> Path:
+        """Atomically; files.OutputError when it cannot be written."""
+        from ....files import OutputError, write_atomic
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(self.to_json(), indent=1) + "\n")
-        tmp.replace(path)
-        return path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
+        return write_atomic(path, json.dumps(self.to_json(), indent=1) + "\n")
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Calibration":
