@@ -1,8 +1,10 @@
 /* Reading the small files iotuner is given (settings, rules tables, version
  * files) without ever hurting the process: regular files only, bounded in
  * size, opened without blocking (a FIFO named as the settings file must not
- * hang every rank in MPI_Init). */
+ * hang every rank in MPI_Init); with raw system calls, so that no tool
+ * interposing on the application's I/O (Darshan) records them. */
 #include "iotuner/core.h"
+#include "iotuner/rawio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +16,7 @@
 
 char *iot_read_regular_file(const char *path, const char *what, size_t max, size_t *len, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    int fd = iot_raw_open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0);
     if (fd < 0) {
         snprintf(err, errlen, "cannot read %s '%s': %s", what, path, strerror(errno));
         return NULL;
@@ -23,7 +25,7 @@ char *iot_read_regular_file(const char *path, const char *what, size_t max, size
     char *text = NULL;
     if (errlen)
         err[0] = 0;
-    if (fstat(fd, &st) != 0) {
+    if (iot_raw_fstat(fd, &st) != 0) {
         snprintf(err, errlen, "cannot read %s '%s': %s", what, path, strerror(errno));
     } else if (!S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s '%s' is not a regular file (%s)", what, path,
@@ -50,7 +52,7 @@ char *iot_read_regular_file(const char *path, const char *what, size_t max, size
                 text = t;
                 cap = want;
             }
-            ssize_t r = read(fd, text + got, cap - got - 1);
+            ssize_t r = iot_raw_read(fd, text + got, cap - got - 1);
             if (r < 0 && errno == EINTR)
                 continue;
             if (r < 0) {
@@ -77,6 +79,6 @@ char *iot_read_regular_file(const char *path, const char *what, size_t max, size
             snprintf(err, errlen, "out of memory reading %s '%s'", what, path);
         }
     }
-    close(fd);
+    iot_raw_close(fd);
     return text;
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "iotuner/rawio.h"
 #include "iotuner/signature.h"
 #include "absent.h"
 #include "comm.h"
@@ -260,7 +261,7 @@ static int create_temporary(const char *path, char *tmp, size_t tmplen)
     snprintf(suffix, sizeof suffix, ".tmp.%d.XXXXXX", (int)getpid());
     const char *base = strlen(path + dirlen) + strlen(suffix) <= NAME_MAX ? path + dirlen : ".iotuner-report";
     snprintf(tmp, tmplen, "%.*s%s.tmp.%d", dirlen, path, base, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = iot_raw_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0 || errno != EEXIST)
         return fd;
     snprintf(tmp, tmplen, "%.*s%s%s", dirlen, path, base, suffix);
@@ -279,7 +280,7 @@ static int create_temporary(const char *path, char *tmp, size_t tmplen)
 static void write_file(const char *path, const char *text, size_t len, int replace)
 {
     struct stat st;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (iot_raw_lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
         fprintf(stderr, "iotuner: warning: the run report path %s is a symbolic link; not written\n", path);
         return;
     }
@@ -287,21 +288,21 @@ static void write_file(const char *path, const char *text, size_t len, int repla
     int fd = create_temporary(path, tmp, sizeof tmp);
     int ok = fd >= 0;
     for (size_t done = 0; ok && done < len;) {
-        ssize_t w = write(fd, text + done, len - done);
+        ssize_t w = iot_raw_write(fd, text + done, len - done);
         if (w < 0 && errno == EINTR)
             continue;
         ok = w > 0;
         done += w > 0 ? (size_t)w : 0;
     }
-    ok = ok && write(fd, "\n", 1) == 1;
+    ok = ok && iot_raw_write(fd, "\n", 1) == 1;
     if (fd >= 0)
-        ok = close(fd) == 0 && ok;
+        ok = iot_raw_close(fd) == 0 && ok;
     if (ok)
-        ok = replace ? rename(tmp, path) == 0 : (link(tmp, path) == 0 || errno == EEXIST);
+        ok = replace ? iot_raw_rename(tmp, path) == 0 : (iot_raw_link(tmp, path) == 0 || errno == EEXIST);
     if (!ok)
         fprintf(stderr, "iotuner: warning: cannot write the run report to %s (%s)\n", path, strerror(errno));
     if (fd >= 0) /* only the name we created */
-        unlink(tmp);
+        iot_raw_unlink(tmp);
 }
 
 /* Makes the missing directories of path below its first root_len characters (an existing directory), each
@@ -312,7 +313,7 @@ static int make_day_dirs(char *path, size_t root_len)
     struct stat root;
     char keep = path[root_len];
     path[root_len] = '\0';
-    int have_root = stat(path, &root) == 0;
+    int have_root = iot_raw_stat(path, &root) == 0;
     if (have_root && !S_ISDIR(root.st_mode)) {
         have_root = 0;
         errno = ENOTDIR;
