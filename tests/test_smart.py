@@ -212,6 +212,17 @@ def test_a_rank_alone_and_the_ranks_together_are_two_identities(tmp_path, progra
     assert all(phases[p["phase"]]["settings"] != [] for p in stats[2:])
 
 
+def test_two_files_of_one_name_and_other_data_are_no_recurrence(tmp_path, programs):
+    """out_h0.h5 and out_h1.h5 are one name (out_h#.h5), but h1 moves 50x less data: it is not judged against
+    what h0 taught (no "optimized", no feedback on h0's rules) but learned from, and says why."""
+    rep = smart_run(tmp_path, [programs["smart_patterns"], tmp_path, "history"], timeout=120)
+    h0, h1 = of_identity(rep, "/out_h#.h5")
+    assert h0["role"] == "learn" and h1["role"] == "learn", (h0, h1)
+    assert "not a recurrence; learned from instead" in h1["feedback"]
+    assert h1["insights"]["bytes_written"] < h0["insights"]["bytes_written"] / 20
+    assert h1["reference_mib_s"] == h1["bandwidth_mib_s"]  # its own reference now, not h0's
+
+
 def test_a_full_identity_table_on_one_rank_leaves_the_shared_files_untuned(tmp_path, programs):
     rep = smart_run(tmp_path, [programs["smart_patterns"], tmp_path, "crowd"], timeout=120)
     shared = of_identity(rep, "/shared_#.h5")

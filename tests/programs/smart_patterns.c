@@ -12,7 +12,10 @@
  *   smart_patterns DIR alternate   ckpt_0000..0007.h5, one after another: the
  *                                  even ones written in 64 KiB transfers, the odd
  *                                  ones in 256 KiB (a full and a light step):
- *                                  never the calls of the phase just before */
+ *                                  never the calls of the phase just before
+ *   smart_patterns DIR history     out_h0.h5 (2 MiB per rank), then out_h1.h5
+ *                                  (40 KiB per rank, other transfers): one
+ *                                  name, not one phase */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -93,7 +96,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (argc < 3) {
         if (rank == 0)
-            fprintf(stderr, "usage: %s DIR diverge|crowd|concurrent|alternate\n", argv[0]);
+            fprintf(stderr, "usage: %s DIR diverge|crowd|concurrent|alternate|history\n", argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *dir = argv[1], *mode = argv[2];
@@ -140,6 +143,9 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "ckpt_%04d.h5", step);
             bad |= write_file(dir, name, 1, 1 << 20, step % 2 ? 256 << 10 : 64 << 10);
         }
+    } else if (!strcmp(mode, "history")) {
+        bad |= write_file(dir, "out_h0.h5", 1, 2 << 20, 256 << 10);
+        bad |= write_file(dir, "out_h1.h5", 1, 40 << 10, 8 << 10);
     } else {
         if (rank == 0)
             fprintf(stderr, "unknown mode %s\n", mode);

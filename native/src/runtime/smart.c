@@ -70,6 +70,7 @@ typedef struct {
     uint64_t group; /* the opening communicator's group (iot_phase_key), 0: one rank alone */
     int occurrences;
     int learned;
+    int64_t learned_bytes; /* the learned phase's data bytes (all its ranks): a recurrence moves about as many */
     iot_grammar *grammar;
     iot_insights insights;
     iot_rule_result result;
@@ -718,6 +719,13 @@ static void print_verbose(const log_entry *e)
         fprintf(stderr, "  settings: %s\n", e->settings_json);
 }
 
+/* 1 when a phase moving `bytes` is about the phase that moved `learned` (within a factor of 2): a checkpoint
+ * that grows a little recurs; a file of the same name with 50x less data does not. */
+static int same_data(int64_t bytes, int64_t learned)
+{
+    return learned > 0 && bytes <= 2 * learned && learned <= 2 * bytes;
+}
+
 /* 1 when at least one of the phase's settings (its checks, as JSON) took effect (applied or changed); else 0,
  * with each knob and what became of it in why ("mpiio.cb_config_list dropped, ..."). */
 static int took_effect(const char *checks_json, char *why, size_t whylen)
@@ -802,6 +810,17 @@ static void smart_phase_end(iot_phase *ph)
         snprintf(e->feedback, sizeof e->feedback, "moved no data: nothing to learn from; the next phase of this file is learned instead");
     } else if (sp->role == ROLE_LEARN) {
         learn(ph, sp, e);
+        id->learned_bytes = bytes;
+    } else if (sp->role != ROLE_DEFAULT && bytes > 0 && !same_data(bytes, id->learned_bytes)) {
+        /* one name, another phase (a second history file of other variables): not judged against what the
+         * first taught, but learned from instead. Every rank of the file decides alike (the bytes are the
+         * file's, agreed), as learn's reductions need */
+        snprintf(e->feedback, sizeof e->feedback, "moved %.3g MiB where the learned phase of this name moved "
+                 "%.3g: not a recurrence; learned from instead", (double)bytes / 1048576.0,
+                 (double)id->learned_bytes / 1048576.0);
+        e->role = ROLE_LEARN;
+        learn(ph, sp, e);
+        id->learned_bytes = bytes;
     } else if (sp->role != ROLE_DEFAULT && sp->settings && !took_effect(e->settings_json, why, sizeof why)) {
         /* the rules' settings could not act here: it ran as with the defaults, so it judges nothing */
         e->role = ROLE_UNCHANGED;
