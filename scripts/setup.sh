@@ -55,7 +55,10 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 # build requirements first, so the editable install can reuse its build directory (build/<interpreter>) incrementally
 .venv/bin/python -m pip install -q "scikit-build-core>=0.9"
-.venv/bin/python -m pip install -q --no-build-isolation -e ".[test,cluster,kernel,pretrain]"
+# IOTUNER_WERROR=1 (CI: .ci/run): compiler warnings are errors; a user's build only warns
+werror=()
+if [ "${IOTUNER_WERROR:-0}" = 1 ]; then werror=(-C cmake.define.IOTUNER_WERROR=ON); fi
+.venv/bin/python -m pip install -q --no-build-isolation "${werror[@]}" -e ".[test,cluster,kernel,pretrain]"
 # The darshan extra apart: PyDarshan has no wheel for every Python (none for 3.13), and without it (or with a
 # build that fails at import) only reading Darshan logs is missing, which says so, and its tests skip.
 .venv/bin/python -m pip install -q "darshan>=3.4" ||

@@ -9,6 +9,7 @@ settings, and says so once.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,21 @@ KERNELS = Path(__file__).parent.parent / "kernels"
 PROGRAMS = Path(__file__).parent / "programs"
 # Open MPI refuses to run as root without both the flag and these
 OMPI_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def _this_open_mpi() -> tuple[str, str, frozenset]:
+    """This Open MPI's major version, its ROMIO io component and its fcoll components (ompi_info): 4, romio321
+    and two_phase among them in Open MPI 4.1; 5, romio341 and no two_phase in 5.0."""
+    info = shutil.which("ompi_info")
+    out = subprocess.run([info], capture_output=True, text=True).stdout if info else ""
+    major = next(iter(re.findall(r"Open MPI: (\d+)\.", out)), "4")
+    romio = next(iter(re.findall(r"MCA io: (romio\d+) ", out)), "romio321")
+    return major, romio, frozenset(re.findall(r"MCA fcoll: (\w+) ", out))
+
+
+OMPI_MAJOR, ROMIO, FCOLLS = _this_open_mpi()
+# an fcoll component other than the default (vulcan) that this Open MPI has
+FCOLL = next((c for c in ("two_phase", "dynamic_gen2", "individual") if c in FCOLLS), "two_phase")
 
 
 def _openmpi_hdf5() -> list[str]:
@@ -80,8 +96,8 @@ def test_iotuner_run_tunes_and_measures_an_open_mpi_job(tmp_path, vpicio_openmpi
     assert result.ok and "vpicio verify: ok" in result.stdout, result.stdout + result.stderr
     assert "warning" not in result.stderr, result.stderr
     report = result.report
-    assert report.data["run"]["mpi_library"].startswith("Open MPI v4")
-    assert report.data["run"]["mpi_io_component"] == "ompio"  # Open MPI 4.1's default
+    assert report.data["run"]["mpi_library"].startswith(f"Open MPI v{OMPI_MAJOR}")
+    assert report.data["run"]["mpi_io_component"] == "ompio"  # Open MPI 4.1's and 5.0's default
     phases = report.phases
     assert [(p["kind"], p["ranks"], p["bytes_written"], p["bytes_read"]) for p in phases] == [
         ("hdf5", 2, BYTES, 0), ("hdf5", 2, 0, BYTES)]
@@ -95,11 +111,12 @@ def test_iotuner_run_tunes_and_measures_an_open_mpi_job(tmp_path, vpicio_openmpi
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("component", ["ompio", "romio321"])
+@pytest.mark.parametrize("component", ["ompio", ROMIO])
 def test_hints_are_explained_by_the_io_component_that_opened_the_file(tmp_path, vpicio_openmpi, component):
     """Open MPI's MPI_File_get_info hands back every key it was given, so the read-back asks which io
     component opened the file (its MCA parameters, through MPI_T): OMPIO takes cb_nodes and cb_buffer_size
-    and ignores ROMIO's other hints, naming its own parameter instead; romio321 is ROMIO."""
+    and ignores ROMIO's other hints, naming its own parameter instead; romio321 (Open MPI 4.1) and romio341
+    (5.0) are ROMIO."""
     _openmpi_runtime()
     hints = {"romio_cb_write": "enable", "cb_config_list": "*:2", "cb_nodes": 2, "cb_buffer_size": "4M"}
     cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": hints})
@@ -136,7 +153,7 @@ def test_the_mpich_build_leaves_an_open_mpi_job_untouched(tmp_path, vpicio_openm
     assert "vpicio verify: ok" in r.stdout
     warnings = [line for line in (r.stdout + r.stderr).splitlines() if "warning" in line]
     assert len(warnings) == 1, r.stdout + r.stderr  # rank 0 only
-    assert "this job uses Open MPI v4" in warnings[0] and "built for (MPICH)" in warnings[0]
+    assert f"this job uses Open MPI v{OMPI_MAJOR}" in warnings[0] and "built for (MPICH)" in warnings[0]
     assert h5diff(tmp_path / "plain" / "vpicio.h5", tmp_path / "tuned" / "vpicio.h5").returncode == 0
     layout = subprocess.run(["h5dump", "-p", "-H", str(tmp_path / "tuned" / "vpicio.h5")], capture_output=True,
                             text=True).stdout
@@ -221,8 +238,8 @@ def test_the_tune_launcher_skips_an_mpiexec_that_debian_alternatives_pick(tmp_pa
     assert local.default_mpiexec() == "mpiexec"
 
 
-OMPIO_KNOBS = {"fcoll": "two_phase", "num_aggregators": 1, "bytes_per_agg": "8M", "cycle_buffer_size": "64M"}
-OMPIO_READ_BACK = {"fcoll": "two_phase", "num_aggregators": "1", "bytes_per_agg": "8388608",
+OMPIO_KNOBS = {"fcoll": FCOLL, "num_aggregators": 1, "bytes_per_agg": "8M", "cycle_buffer_size": "64M"}
+OMPIO_READ_BACK = {"fcoll": FCOLL, "num_aggregators": "1", "bytes_per_agg": "8388608",
                    "cycle_buffer_size": "67108864"}
 
 
@@ -238,14 +255,15 @@ def _ompio_checks(report) -> dict[str, tuple[str, str | None, str]]:
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("component", ["ompio", "romio321"])
+@pytest.mark.parametrize("component", ["ompio", ROMIO])
 def test_ompio_knobs_are_set_before_mpi_init_and_read_back(tmp_path, vpicio_openmpi, component):
     """`iotuner run` puts the document's OMPIO knobs in the job's environment (OMPI_MCA_*); the runtime reads
-    Open MPI's values back through MPI_T at every open. Under romio321 they do not apply, and say so."""
+    Open MPI's values back through MPI_T at every open. Under ROMIO (romio321, romio341) they do not apply,
+    and say so."""
     _openmpi_runtime()
     cfg = write_json(tmp_path / "s.json", {"version": 1, "ompio": OMPIO_KNOBS})
     env = runner.environment(cfg, tmp_path / "r.json")
-    assert env["OMPI_MCA_fcoll"] == "two_phase" and env["OMPI_MCA_io_ompio_bytes_per_agg"] == "8388608"
+    assert env["OMPI_MCA_fcoll"] == FCOLL and env["OMPI_MCA_io_ompio_bytes_per_agg"] == "8388608"
     mca = ["--mca", "io", component] if component != "ompio" else []
     result = runner.run(_openmpi_job(vpicio_openmpi, tmp_path / "out", *mca), config=cfg,
                         report=tmp_path / "r.json", env=dict(os.environ, **OMPI_ROOT), capture=True, timeout=120)
@@ -257,7 +275,7 @@ def test_ompio_knobs_are_set_before_mpi_init_and_read_back(tmp_path, vpicio_open
             k: ("applied", v) for k, v in OMPIO_READ_BACK.items()}
     else:
         assert {st for st, _, _ in checks.values()} == {"not_applicable"}
-        assert all("romio321" in why for _, _, why in checks.values())
+        assert all(ROMIO in why for _, _, why in checks.values())
 
 
 @pytest.mark.mpi
@@ -337,6 +355,8 @@ def test_tune_recovers_an_open_mpi_kernel_from_ompios_two_phase(tmp_path, monkey
     _openmpi_runtime()
     if "h5ior" not in native.bundled_kernels("openmpi"):
         pytest.skip("no kernels built for Open MPI")
+    if "two_phase" not in FCOLLS:
+        pytest.skip(f"Open MPI {OMPI_MAJOR} has no fcoll=two_phase (Open MPI 5 dropped it)")
     for k, v in OMPI_ROOT.items():
         monkeypatch.setenv(k, v)
     baseline = write_json(tmp_path / "two_phase.json", TWO_PHASE)
@@ -363,3 +383,32 @@ def test_tune_recovers_an_open_mpi_kernel_from_ompios_two_phase(tmp_path, monkey
         assert {st for st, _, _ in _ompio_checks(result.report).values()} == {"applied"}
         # the best settings file, as is, against the baseline, in interleaved pairs
         assert_ratio(settings_ratio(best, baseline, command, tmp_path), Claim(above=3.0), most=12)
+
+
+@pytest.mark.mpi
+def test_every_trial_of_the_ompio_space_runs_on_this_open_mpi(tmp_path, monkeypatch):
+    """The ompio space offers only the fcoll components this Open MPI has (Open MPI 5 has no two_phase): a
+    grid over its fcoll values has no failing trial."""
+    from iotuner.tune import space
+    from iotuner.tune.store import Store
+
+    _openmpi_runtime()
+    if "h5ior" not in native.bundled_kernels("openmpi"):
+        pytest.skip("no kernels built for Open MPI")
+    for k, v in OMPI_ROOT.items():
+        monkeypatch.setenv(k, v)
+    (fcoll,) = [d for d in space.ompio().dimensions if d.knob == "ompio.fcoll"]
+    assert set(fcoll.values) <= FCOLLS
+    # h5ior's transfers are collective: every fcoll component writes
+    grid = write_json(tmp_path / "space.json", {"name": "fcoll", "dimensions": [
+        {"knob": "ompio.fcoll", "values": list(fcoll.values)}]})
+    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--space", grid, "--mpiexec", "mpirun.openmpi",
+                        "--strategy", "grid", "--trials", str(len(fcoll.values)), "--confirm-top", "1", "--confirm-rounds", "1",
+                        "--objective", "write-bw", "--study", "fcoll", "--out", tmp_path / "out",
+                        "--", "h5ior", "-b", "2M", "-t", "1M", "-o", "{scratch}"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr + r.stdout[-3000:]
+    trials = [t for t in Store.open(f"sqlite:///{tmp_path / 'out' / 'study.db'}", "fcoll", heartbeat_s=None).records()
+              if t.kind == "trial"]
+    assert {t.settings["ompio.fcoll"] for t in trials} == set(fcoll.values)
+    assert {t.state for t in trials} == {"COMPLETE"}, [t.error for t in trials if t.state != "COMPLETE"]

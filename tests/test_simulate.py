@@ -640,3 +640,21 @@ def test_a_run_under_ompio_is_simulated_as_romio_with_a_note(reports, tmp_path):
     ompio.write_text(json.dumps(doc))
     assert any("OMPIO" in n for n in workloads.load(str(ompio), 64).notes)
     assert not any("OMPIO" in n for n in workloads.load(reports["strided"], 64).notes)
+
+
+def test_a_crashing_simulator_shows_its_own_message_in_full(reports, tmp_path, monkeypatch):
+    """SimGrid dies with its cause first and a backtrace after it (SimGrid 4.0 without a network model): the
+    error names the cause, not the backtrace's last line."""
+    fake = tmp_path / "iosim"
+    fake.write_text("#!/bin/sh\ncat >/dev/null\n"
+                    "echo '[0.000000] [ker_platform/CRITICAL] Impossible to create link: backbone.' >&2\n"
+                    "echo 'Invalid network model: nullptr' >&2\n"
+                    "echo 'Backtrace (displayed in actor maestro):' >&2\n"
+                    "echo '  ->  #0 xbt_backtrace_display_current() at src/xbt/backtrace.cpp:30' >&2\n"
+                    "kill -ABRT $$\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(engine, "executable", lambda: str(fake))
+    with pytest.raises(engine.SimulateError) as e:
+        predict(reports["strided"], 64, 4, {})
+    assert "Impossible to create link: backbone" in str(e.value) and "Invalid network model: nullptr" in str(e.value)
+    assert "xbt_backtrace" not in str(e.value) and "exit -6" in str(e.value)

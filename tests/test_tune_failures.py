@@ -42,6 +42,9 @@ def test_crash_and_hang_are_recorded_and_the_study_completes(tmp_path):
             by_mode.setdefault(t.settings["mpiio.romio_cb_write"], []).append(t)
     assert {t.state for t in by_mode["disable"]} == {"FAIL"}
     assert all("killed by SIGSEGV" in t.error and "segmentation fault ahead" in t.error for t in by_mode["disable"])
+    # the crash's NUL and control bytes are not stored: trials.csv stays text
+    assert not any(c in t.error for t in by_mode["disable"] for c in "\0\x1b\x07")
+    assert b"\0" not in (tmp_path / "out" / "trials.csv").read_bytes()
     assert {t.state for t in by_mode["enable"]} == {"FAIL"}
     assert all("timed out after 2 s" in t.error for t in by_mode["enable"])
     assert {t.state for t in by_mode["automatic"]} == {"COMPLETE"}

@@ -13,7 +13,8 @@ for group in json.load(open(os.environ["IOTUNER_CONFIG"])).get("groups", []):
     knobs.update(group.get("mpiio", {}))
 mode = knobs.get("romio_cb_write")
 if mode == "disable":
-    print("fake_app: segmentation fault ahead", file=sys.stderr, flush=True)
+    # with a NUL and control bytes, as Open MPI 5's error messages have them
+    print("fake_app: segmentation fault ahead\0\x1b[0m\x07", file=sys.stderr, flush=True)
     os.kill(os.getpid(), signal.SIGSEGV)
 if mode == "enable":
     time.sleep(600)

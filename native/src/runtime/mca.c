@@ -1,5 +1,5 @@
 /* Open MPI's MCA parameters, read through MPI_T control variables: which io
- * component opens files (OMPIO, the default, or ROMIO's port romio321) and the
+ * component opens files (OMPIO, the default, or ROMIO's port: romio321 in Open MPI 4, romio341 in 5) and the
  * values OMPIO runs with. Open MPI's MPI_File_get_info hands back the info the
  * application gave, whatever the component did with it, so the parameters are
  * the read-back. Only the Open MPI build calls this (mpiio.c). A leaf: the
@@ -20,6 +20,7 @@ static struct {
     int (*handle_alloc)(int, void *, MPI_T_cvar_handle *, int *);
     int (*read)(MPI_T_cvar_handle, void *);
     int (*handle_free)(MPI_T_cvar_handle *);
+    int (*get_num)(int *);
 } t;
 static pthread_once_t t_once = PTHREAD_ONCE_INIT;
 static int t_ok;
@@ -32,6 +33,7 @@ static void t_init(void)
     *(void **)&t.handle_alloc = dlsym(RTLD_DEFAULT, "PMPI_T_cvar_handle_alloc");
     *(void **)&t.read = dlsym(RTLD_DEFAULT, "PMPI_T_cvar_read");
     *(void **)&t.handle_free = dlsym(RTLD_DEFAULT, "PMPI_T_cvar_handle_free");
+    *(void **)&t.get_num = dlsym(RTLD_DEFAULT, "PMPI_T_cvar_get_num");
     int provided = 0; /* MPI_T is reference counted and stays initialized: a handful of reads per run */
     t_ok = t.init_thread && t.get_index && t.get_info && t.handle_alloc && t.read && t.handle_free &&
            t.init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS;
@@ -83,6 +85,24 @@ static int lists(const char *list, const char *name)
 /* The io framework takes the component of highest priority among those the "io" parameter allows
  * ("romio321", "^ompio", empty: every one). */
 static const char *io_component;
+static char romio[32]; /* this Open MPI's ROMIO component (romio321, romio341, ...): it has io_<name>_priority */
+
+static void find_romio(void)
+{
+    int n = 0;
+    if (!t.get_num || t.get_num(&n) != MPI_SUCCESS)
+        return;
+    for (int i = 0; i < n && !romio[0]; i++) {
+        char name[256];
+        int namelen = sizeof name, verbosity, bind, scope, desclen = 0, digits = 0;
+        MPI_Datatype type;
+        MPI_T_enum enumtype;
+        if (t.get_info(i, name, &namelen, &verbosity, &type, &enumtype, NULL, &desclen, &bind, &scope) ==
+                MPI_SUCCESS &&
+            sscanf(name, "io_romio%*[0-9]%n_priority", &digits) == 0 && digits > 8 && !strcmp(name + digits, "_priority"))
+            snprintf(romio, sizeof romio, "%.*s", digits - 3, name + 3);
+    }
+}
 
 static int priority(const char *component)
 {
@@ -96,7 +116,8 @@ static void pick_component(void)
     char selection[256];
     if (!iot_mca_read("io", selection, sizeof selection))
         return; /* not Open MPI's MPI_T */
-    static const char *const known[] = {"ompio", "romio321"};
+    find_romio();
+    const char *const known[] = {"ompio", romio[0] ? romio : "romio321"};
     int best = -2;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         int named = lists(selection, known[i]);

@@ -205,5 +205,10 @@ int iot_path_ignored(const char *norm)
     for (int i = 0; i < nignored; i++)
         if (!strcmp(norm, ignored_files[i]))
             return 1;
+    /* MPICH 4.2's launcher writes the node's topology to $TMPDIR/hydra_hwloc_xmlfile_XXXXXX and every rank
+     * reads it inside MPI_Init: the MPI's own file */
+    const char *base = strrchr(norm, '/');
+    if (base && !strncmp(base + 1, "hydra_hwloc_xmlfile_", 20))
+        return 1;
     return iot_path_excluded(norm);
 }

@@ -90,7 +90,16 @@ void add_route(sg4::NetZone *z, sg4::Host *from, sg4::Host *to, const std::vecto
                bool symmetrical)
 {
 #ifdef IOSIM_SG4
-    z->add_route(from->get_netpoint(), to ? to->get_netpoint() : nullptr, links, symmetrical);
+    if (to) {
+        z->add_route(from, to, links, symmetrical);
+        return;
+    }
+    /* 4.0's route between netpoints dereferences a null destination; the one with gateways still takes a
+     * star's "to the centre" (deprecated, and the only way to say it in 4.0) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    z->add_route(from->get_netpoint(), nullptr, nullptr, nullptr, links, symmetrical);
+#pragma GCC diagnostic pop
 #else
     z->add_route(from->get_netpoint(), to ? to->get_netpoint() : nullptr, nullptr, nullptr, links, symmetrical);
 #endif

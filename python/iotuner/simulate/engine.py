@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from dataclasses import dataclass, field
 
@@ -62,14 +63,24 @@ def executable() -> str:
                             "simgrid; then rebuild iotuner, e.g. make setup)") from None
 
 
+# what a crash prints after its message: SimGrid's and glibc's backtraces
+BACKTRACE = re.compile(r"^\s*(Backtrace|->|#\d|\d+# |\[0x|0x[0-9a-f]+|at |Aborted|\*\*\* )|^\S+\(\+0x[0-9a-f]+\)")
+
+
+def engine_message(stderr: str) -> str:
+    """The simulator's own words on one line: every line of its stderr but the backtrace (SimGrid's
+    xbt_die prints the cause first, then the stack), so the cause is never cut off."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip() and not BACKTRACE.match(line)]
+    return " / ".join(lines)[-2000:] if lines else "no message"
+
+
 def run_engine(text: str, timeout: float = 600) -> dict:
     try:
         proc = subprocess.run([executable(), "-"], input=text, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise SimulateError(f"the simulation took more than {timeout:.0f} s; gave up") from None
     if proc.returncode != 0:
-        tail = proc.stderr.strip().splitlines()
-        raise SimulateError(f"the simulator failed (exit {proc.returncode}): {tail[-1] if tail else 'no message'}")
+        raise SimulateError(f"the simulator failed (exit {proc.returncode}): {engine_message(proc.stderr)}")
     try:
         return json.loads(proc.stdout)
     except json.JSONDecodeError:

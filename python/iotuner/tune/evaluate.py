@@ -27,6 +27,15 @@ SYSTEM_CAUSES = ("No space left on device", "Disk quota exceeded", "File too lar
                  "Too many open files", "Input/output error", "Permission denied")
 
 
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def printable(text: str) -> str:
+    """Captured output as stored text: NUL and the other control bytes (Open MPI 5's messages hold NULs, which
+    would make trials.csv binary) dropped; newlines and tabs kept."""
+    return CONTROL.sub("", text)
+
+
 def scratch_full(scratch: Path) -> bool:
     """Is the file system of the scratch directory full (less than 1 MiB or 0.1% left)?"""
     try:
@@ -161,7 +170,7 @@ class JobEvaluator:
             if not self.keep:  # what matters is in the study; the application's output goes
                 shutil.rmtree(workdir, ignore_errors=True)
         duration = time.monotonic() - start
-        tail = (result.stderr or "")[-STDERR_TAIL:]
+        tail = printable(result.stderr or "")[-STDERR_TAIL:]
         if result.scheduler_killed:
             return Measurement(False, None, duration, f"the scheduler ended the job ({result.scheduler_state}); "
                                                       f"stderr: {tail}", retry=True)

@@ -19,6 +19,8 @@ import functools
 import json
 import math
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -391,6 +393,28 @@ def bandio() -> SearchSpace:
         ])
 
 
+@functools.lru_cache(maxsize=None)
+def _ompi_components(ompi_info: str) -> dict[str, frozenset[str]]:
+    """{framework: component names} as this Open MPI's ompi_info lists them ("MCA fcoll: vulcan (...)")."""
+    try:
+        out = subprocess.run([ompi_info], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    found: dict[str, set[str]] = {}
+    for framework, component in re.findall(r"^\s*MCA (\w+): (\w+) \(", out, re.M):
+        found.setdefault(framework, set()).add(component)
+    return {k: frozenset(v) for k, v in found.items()}
+
+
+def ompio_offered(framework: str, values) -> tuple:
+    """The components of an OMPIO framework (fcoll, fbtl, fs) among `values` that this machine's Open MPI has
+    (Open MPI 5 dropped fcoll's two_phase); all of them where ompi_info is missing or lists none of them."""
+    path = shutil.which("ompi_info")
+    have = _ompi_components(path).get(framework, frozenset()) if path else frozenset()
+    offered = tuple(v for v in values if v in have)
+    return offered or tuple(values)
+
+
 def ompio() -> SearchSpace:
     """Open MPI's OMPIO on one node (its MCA parameters, process-wide: docs/settings.md): the collective
     component, aggregators and their buffer, with HDF5's transfer mode, which decides whether they matter."""
@@ -399,7 +423,7 @@ def ompio() -> SearchSpace:
         description="Open MPI's OMPIO: fcoll component, aggregators, bytes per aggregator, cycle buffer, "
                     "HDF5 transfer mode",
         dimensions=[
-            _dim("ompio.fcoll", ("vulcan", "dynamic", "two_phase", "individual")),
+            _dim("ompio.fcoll", ompio_offered("fcoll", ("vulcan", "dynamic", "two_phase", "individual"))),
             _dim("ompio.num_aggregators", (1, 2)),
             _dim("ompio.bytes_per_agg", (1 * M, 4 * M, 32 * M)),
             _dim("ompio.cycle_buffer_size", (1 * M, 512 * M)),
@@ -419,7 +443,7 @@ def pnetcdf() -> SearchSpace:
             _dim("pnetcdf.nc_var_align_size", (None, 4 * K, 1 * M)),
             _dim("pnetcdf.nc_in_place_swap", ("auto", "enable", "disable")),
             _dim("pnetcdf.nc_ibuf_size", (1 * M, 16 * M)),
-            _dim("ompio.fcoll", ("vulcan", "dynamic", "two_phase", "individual")),
+            _dim("ompio.fcoll", ompio_offered("fcoll", ("vulcan", "dynamic", "two_phase", "individual"))),
             _dim("ompio.num_aggregators", (1, 2)),
         ])
 
