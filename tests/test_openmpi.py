@@ -403,7 +403,8 @@ def test_every_trial_of_the_ompio_space_runs_on_this_open_mpi(tmp_path, monkeypa
     grid = write_json(tmp_path / "space.json", {"name": "fcoll", "dimensions": [
         {"knob": "ompio.fcoll", "values": list(fcoll.values)}]})
     r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--space", grid, "--mpiexec", "mpirun.openmpi",
-                        "--strategy", "grid", "--trials", str(len(fcoll.values)), "--confirm-top", "1", "--confirm-rounds", "1",
+                        "--strategy", "grid", "--trials", str(len(fcoll.values)),
+                        "--confirm-top", "1", "--confirm-rounds", "1",
                         "--objective", "write-bw", "--study", "fcoll", "--out", tmp_path / "out",
                         "--", "h5ior", "-b", "2M", "-t", "1M", "-o", "{scratch}"],
                        capture_output=True, text=True, timeout=900)

@@ -31,7 +31,9 @@ def checks(phase):
 
 
 def _mpich_version() -> tuple[int, ...]:
-    out = subprocess.run(["mpichversion"], capture_output=True, text=True).stdout if shutil.which("mpichversion") else ""
+    if not shutil.which("mpichversion"):
+        return (4, 0)
+    out = subprocess.run(["mpichversion"], capture_output=True, text=True).stdout
     found = re.search(r"Version:\s*(\d+)\.(\d+)", out)
     return (int(found[1]), int(found[2])) if found else (4, 0)
 

@@ -6,11 +6,15 @@
 #include <mpi.h>
 #include <stdio.h>
 
+#ifndef PNETCDF_SONAME /* the test passes the installed one */
+#define PNETCDF_SONAME "libpnetcdf.so.0d"
+#endif
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    if (argc != 2 || !dlopen("libpnetcdf.so.0d", RTLD_NOW | RTLD_GLOBAL)) {
-        fprintf(stderr, "pnetcdf_late: usage: pnetcdf_late FILE (and libpnetcdf.so.0d): %s\n", dlerror());
+    if (argc != 2 || !dlopen(PNETCDF_SONAME, RTLD_NOW | RTLD_GLOBAL)) {
+        fprintf(stderr, "pnetcdf_late: usage: pnetcdf_late FILE (and " PNETCDF_SONAME "): %s\n", dlerror());
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int (*create)(MPI_Comm, const char *, int, MPI_Info, int *) =
