@@ -58,6 +58,11 @@ def main(args: argparse.Namespace) -> int:
     if args.ranks is not None and args.ranks < 1 or args.nodes is not None and args.nodes < 1:
         print("iotuner simulate: --ranks and --nodes must be at least 1", file=sys.stderr)
         return 2
+    if args.ranks is not None:  # bounded work: refused before anything is built for the ranks
+        why = engine.refusal(args.ranks)
+        if why:
+            print(f"iotuner simulate: --ranks {args.ranks}: {why}", file=sys.stderr)
+            return 2
     try:
         pf = platforms.load(args.platform, args.calibration)
         wl = workloads.load(args.report, args.ranks)

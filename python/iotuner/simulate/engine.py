@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .. import native
 from .platform import Platform
@@ -72,6 +73,64 @@ def engine_message(stderr: str) -> str:
     xbt_die prints the cause first, then the stack), so the cause is never cut off."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip() and not BACKTRACE.match(line)]
     return " / ".join(lines)[-2000:] if lines else "no message"
+
+
+# What one simulation costs, measured here (2026-11-27, a one-phase report on hopper at 1,000, 8,000 and 32,000
+# ranks: 63, 167 and 459 MB at most, 7.4, 78 and 434 s): memory grows by about 13 KB a rank (16 KiB taken, for
+# the traces in Python and the engine's actors), time as ranks^1.2; SimGrid maps about 2 regions per actor
+# (its stack and guard), so vm.max_map_count bounds the ranks (100,000 aborted under 65,530).
+BASE_BYTES = 64 << 20
+BYTES_PER_RANK = 16 << 10
+SECONDS_AT_1000_RANKS = 7.4
+MAPS_PER_RANK = 2
+
+
+def _available_bytes() -> int | None:
+    """Memory this process may still take: MemAvailable, or a lower address-space limit."""
+    import resource
+    found = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        found = soft if found is None else min(found, soft)
+    return found
+
+
+def _max_maps() -> int | None:
+    try:
+        return int(Path("/proc/sys/vm/max_map_count").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def estimate(ranks: int) -> tuple[int, float]:
+    """(bytes, seconds) one engine run at `ranks` ranks is expected to take here."""
+    return BASE_BYTES + BYTES_PER_RANK * ranks, SECONDS_AT_1000_RANKS * (ranks / 1000) ** 1.2
+
+
+def refusal(ranks: int, timeout: float = 600) -> str | None:
+    """Why this machine cannot simulate `ranks` ranks (with the estimate), or None; decided before any work."""
+    need, seconds = estimate(ranks)
+    what = f"{ranks:,} ranks need about {need / 2**30:.1f} GiB and {_duration(seconds)} per simulation here"
+    have = _available_bytes()
+    if have is not None and need > have * 0.8:
+        return f"{what}; this machine has {have / 2**30:.1f} GiB available"
+    maps = _max_maps()
+    if maps is not None and ranks * MAPS_PER_RANK > maps:
+        return (f"{what}, and SimGrid maps about {MAPS_PER_RANK} memory regions per rank: more than this "
+                f"machine's vm.max_map_count ({maps:,}) allows; at most about {maps // MAPS_PER_RANK:,} ranks here")
+    if seconds > timeout:
+        return f"{what}: more than the {_duration(timeout)} a simulation may take"
+    return None
+
+
+def _duration(s: float) -> str:
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.0f} h"
 
 
 def run_engine(text: str, timeout: float = 600) -> dict:
