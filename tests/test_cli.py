@@ -132,3 +132,19 @@ def test_every_command_describes_itself_in_help_that_fits_the_terminal():
         assert r.returncode == 0, r.stderr
         assert max(map(len, r.stdout.splitlines())) <= 80, name
         assert " ".join(mod.DESCRIPTION.split()) in " ".join(r.stdout.split()), name
+
+
+def test_knobs_json_gives_integer_limits_the_validator_accepts():
+    """Limits as integers (a double printed 2147483647 as 2147483650.0, which the validator then refused): every
+    int and size knob set to its own max from `knobs --json` is a valid document."""
+    from iotuner import native
+    out = subprocess.run([sys.executable, "-m", "iotuner", "knobs", "--json"], capture_output=True, text=True)
+    knobs = json.loads(out.stdout)["knobs"]
+    bounded = [k for k in knobs if k["type"] in ("int", "size") and k["max"] is not None]
+    assert bounded
+    for k in knobs:
+        if k["type"] in ("int", "size", "size_pair"):
+            assert type(k["min"]) is int and (k["max"] is None or type(k["max"]) is int), k
+    for k in bounded:
+        value = k["max"] - k["max"] % k["multiple_of"] if k.get("multiple_of") else k["max"]
+        native.core().check_settings(json.dumps({"version": 1, k["layer"]: {k["name"]: value}}))

@@ -332,8 +332,15 @@ char *iot_catalogue_json(void)
         }
         if (k->type == IOT_TYPE_INT || k->type == IOT_TYPE_SIZE || k->type == IOT_TYPE_FLOAT ||
             k->type == IOT_TYPE_SIZE_PAIR) {
-            iot_jw_double(&b, "min", k->min);
-            if (k->max > 0)
+            /* integer knobs' bounds as integers: a double prints 2147483647 as 2147483650.0, past the limit */
+            int whole = k->type != IOT_TYPE_FLOAT;
+            if (whole)
+                iot_jw_int(&b, "min", (int64_t)k->min);
+            else
+                iot_jw_double(&b, "min", k->min);
+            if (k->max > 0 && whole)
+                iot_jw_int(&b, "max", (int64_t)k->max);
+            else if (k->max > 0)
                 iot_jw_double(&b, "max", k->max);
             else
                 iot_jw_null(&b, "max");
