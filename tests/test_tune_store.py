@@ -158,6 +158,7 @@ def test_a_trial_whose_workers_die_is_run_again_up_to_three_starts(tmp_path, mon
     chain = [asked.number]
     for start in (2, 3):
         assert survivor.recover() == [chain[-1]]  # failed as interrupted, queued to run again
+        assert not survivor.given_up
         owed = survivor.owed()
         assert len(owed) == 1 and owed[0].attrs["retry_of"] == chain[-1] and owed[0].attrs["starts"] == start
         victim.refresh()
@@ -167,6 +168,7 @@ def test_a_trial_whose_workers_die_is_run_again_up_to_three_starts(tmp_path, mon
         assert again.params == {"mpiio.romio_cb_write": "disable"}
         chain.append(again.number)
     assert survivor.recover() == [chain[-1]]  # the third start dies too: not run a fourth time
+    assert survivor.given_up == {chain[-1]}  # and the resume note says so (tuner.py), not "it runs again"
     assert not survivor.owed()
     trials = {r.number: r for r in survivor.search_trials()}
     assert [trials[n].state for n in chain] == ["FAIL"] * 3 and all(trials[n].interrupted for n in chain)

@@ -259,7 +259,12 @@ class Tuner:
     def run(self, scratch: str | None = None) -> Outcome:
         self.store.begin_session(scratch)
         for number in self.store.recover():
-            self.note(f"trial {number} was left running by a stopped tuner: it runs again")
+            if number in self.store.given_up:
+                from .study.recovery import MAX_STARTS
+                self.note(f"trial {number} was left running by a stopped tuner, its settings' start {MAX_STARTS} "
+                          f"of {MAX_STARTS}: it is given up, not run again")
+            else:
+                self.note(f"trial {number} was left running by a stopped tuner: it runs again")
         if hasattr(self.evaluator, "clean_leftovers"):  # runs a killed tuner left in the scratch directory
             interrupted = [r.number for r in self.store.search_trials() if r.interrupted]
             for left in self.evaluator.clean_leftovers(interrupted, everything=not self.store.live_peers()):

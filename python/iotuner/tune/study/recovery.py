@@ -17,6 +17,7 @@ class Recovery:
     """Mixed into `Store`, which provides db, study, session, derived, heartbeat_s, refresh and _apply."""
 
     _checked_stale = 0.0
+    given_up: frozenset = frozenset()  # of the trials the last recover() failed, those not run again (MAX_STARTS)
 
     def requeue(self, r: Record, reason: str | None = None) -> bool:
         """A search trial that did not finish through no fault of its settings (its worker died, the
@@ -47,12 +48,14 @@ class Recovery:
             self._checked_stale = time.time()
             stale = set(self.db.backend.stale([r.id for r in others if r not in dead], 3 * interval))
             dead += [r for r in others if r.id in stale]
-        numbers = []
+        numbers, given_up = [], set()
         for r in dead:
             if self.db.backend.finish(r.id, "FAIL", {}):
                 failed = self._apply(Row(r.id, r.number, "FAIL", dict(r.attrs), True, self.study._study_id))
-                self.requeue(failed)
+                if not self.requeue(failed):
+                    given_up.add(r.number)
                 numbers.append(r.number)
+        self.given_up = frozenset(given_up)
         return numbers
 
 
