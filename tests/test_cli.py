@@ -148,3 +148,14 @@ def test_knobs_json_gives_integer_limits_the_validator_accepts():
     for k in bounded:
         value = k["max"] - k["max"] % k["multiple_of"] if k.get("multiple_of") else k["max"]
         native.core().check_settings(json.dumps({"version": 1, k["layer"]: {k["name"]: value}}))
+
+
+@pytest.mark.parametrize("doc", [{"version": 1, "foo": {}}, {"version": 1, "groups": [{"file": "*", "foo": {}}]}])
+def test_the_unknown_key_message_lists_every_layer(doc):
+    """Every layer of the catalogue (ompio and pnetcdf were left out) is named where a key is unknown."""
+    from iotuner import native
+    layers = {k["layer"] for k in native.core().catalogue()["knobs"]}
+    with pytest.raises(ValueError) as e:
+        native.core().check_settings(json.dumps(doc))
+    listed = str(e.value).rsplit("(", 1)[1]
+    assert "unknown key 'foo'" in str(e.value) and layers and all(f" {layer}" in listed for layer in layers), e.value

@@ -346,7 +346,8 @@ static int parse_group(ctx *c, iot_group *g, const iot_json *obj, const char *wh
                 fail(c, v, where, "'%s' must be a non-empty string", key);
             continue;
         }
-        fail(c, v, where, "unknown key '%s' (a group has file, dataset, description, hdf5, mpiio, lustre)", key);
+        fail(c, v, where,
+             "unknown key '%s' (a group has file, dataset, description, hdf5, mpiio, ompio, pnetcdf, lustre)", key);
     }
     if (!implicit) {
         const iot_json *f = iot_json_get(obj, "file"), *d = iot_json_get(obj, "dataset");
@@ -448,7 +449,8 @@ iot_settings *iot_settings_parse(const char *text, size_t len, char *err, size_t
             s->meta = iot_buf_take(&b);
         } else {
             fail(&c, v, "document",
-                 "unknown key '%s' (the document has version, description, meta, groups, hdf5, mpiio, lustre)", key);
+                 "unknown key '%s' (the document has version, description, meta, groups, hdf5, mpiio, ompio, pnetcdf, "
+                 "lustre)", key);
         }
     }
     if (groups && groups->type != IOT_JSON_ARRAY) {
