@@ -74,3 +74,32 @@ def test_the_error_line_keeps_the_cause_and_the_end_of_the_stderr():
     assert len(line) <= 300 and line.startswith("exit status 1: No space left on device; stderr: ...")
     assert line.endswith("the last words")
     assert printout.error_line("exit status 2; stderr: short") == "exit status 2; stderr: short"
+
+
+def test_the_scratch_of_a_killed_worker_goes_when_a_session_ends(tmp_path):
+    """A worker killed mid-trial leaves its runs' files; a session of the study on the same host removes them
+    when it ends (not only when the next one starts), whether in a given --scratch or a temporary one."""
+    import io
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from iotuner.tune import session
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    given = tmp_path / "scratch"
+    killed = given / f"w-vm-{gone.pid}"
+    live = given / f"w-vm-{os.getpid()}"
+    tmp_scratch = tmp_path / "iotuner-scratch-abc"
+    for d in (killed / "trial-3", live / "trial-4", tmp_scratch / "trial-1"):
+        d.mkdir(parents=True)
+        (d / "data.h5").write_bytes(b"x" * 4096)
+    store = SimpleNamespace(session=SimpleNamespace(host="vm"),
+                            dead_sessions_here=lambda: [SimpleNamespace(scratch=str(tmp_scratch))])
+    out = io.StringIO()
+    session.remove_left_scratch(store, Console(file=out), str(given))
+    assert not killed.exists() and not tmp_scratch.exists()
+    assert (live / "trial-4" / "data.h5").exists()  # this process's own runs stay
+    assert "left by a stopped worker" in out.getvalue() and "left by a stopped tuner" in out.getvalue()

@@ -300,6 +300,8 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
               f"{urls.resume_hint(store.name, storage)} once it is back", file=sys.stderr)
         return 1
     finally:
+        with contextlib.suppress(Exception):  # the study storage may be what failed
+            remove_left_scratch(store, console, scratch or config.scratch)
         if scratch_tmp:
             shutil.rmtree(scratch_tmp, ignore_errors=True)
         elif scratch_dir is not None and scratch_dir.name.startswith("w-"):
@@ -384,23 +386,31 @@ def _print_verdict(console: Console, outcome, lease, out: Path, unit: str | None
     console.print(f"results: {out}/ ({where})")
 
 
-def _scratch(config: StudyConfig, store: Store, console: Console, scratch: str | None, launcher: str
-             ) -> tuple[Path | None, Path | None]:
-    """(where runs write, the temporary directory to remove at the end). Without --scratch, a temporary
-    directory per session (OUT/scratch/SESSION for Slurm jobs, which compute nodes must see); one a killed
-    tuner left on this host is removed now."""
+def remove_left_scratch(store: Store, console: Console, given: str | None) -> None:
+    """Removes the scratch of tuners and workers of this host that were killed (their runs' files): at a
+    session's start, and at its end, since a worker killed mid-trial while the others went on would leave it
+    after the study ended."""
     for dead in store.dead_sessions_here():
         if dead.scratch and Path(dead.scratch).name.startswith("iotuner-scratch-") and Path(dead.scratch).exists():
             shutil.rmtree(dead.scratch, ignore_errors=True)
             console.print(f"[dim]removed {dead.scratch}, left by a stopped tuner[/dim]")
-    given = scratch or config.scratch
-    if given:
-        # each worker in a directory of its own: run labels are per worker, the directory may be shared
+    if given and Path(given).is_dir():
         for left in Path(given).glob(f"w-{store.session.host}-*"):
             pid = left.name.rsplit("-", 1)[1]
             if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
                 shutil.rmtree(left, ignore_errors=True)
                 console.print(f"[dim]removed {left}, left by a stopped worker[/dim]")
+
+
+def _scratch(config: StudyConfig, store: Store, console: Console, scratch: str | None, launcher: str
+             ) -> tuple[Path | None, Path | None]:
+    """(where runs write, the temporary directory to remove at the end). Without --scratch, a temporary
+    directory per session (OUT/scratch/SESSION for Slurm jobs, which compute nodes must see); one a killed
+    tuner left on this host is removed now."""
+    given = scratch or config.scratch
+    remove_left_scratch(store, console, given)
+    if given:
+        # each worker in a directory of its own: run labels are per worker, the directory may be shared
         mine = Path(given) / f"w-{store.session.host}-{os.getpid()}"
         try:
             mine.mkdir(parents=True, exist_ok=True)
