@@ -118,6 +118,13 @@ def strided_report(tmp_path_factory):
     return json.loads((tmp / "r.json").read_text())
 
 
+def keep_every_layer(monkeypatch):
+    """The strided kernel is plain MPI-IO, so a real study drops the HDF5 dimensions (tests/test_tune_layers.py);
+    these tests are about auto's steps over the dimensions the model does not cover, which an HDF5 program keeps
+    (HDF5's alignment and collective metadata): the study keeps every layer here."""
+    monkeypatch.setattr("iotuner.tune.tuner.unused_layers", lambda report: {})
+
+
 @pytest.fixture(scope="module")
 def calibration():
     """A calibration of made-up costs (linear in bytes), so these tests need no `iotuner calibrate`."""
@@ -276,6 +283,7 @@ def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(strided_r
     from iotuner.tune.store import BASELINE
     from iotuner.tune.strategies.hybrid import calibration as calibrations, predict
     monkeypatch.setattr(calibrations.Calibration, "load", classmethod(lambda cls, path=None: calibration))
+    keep_every_layer(monkeypatch)
     store, t = make_study(tmp_path, space="romio", strategy="auto", trials=8)
     store.add_run(BASELINE, settings={}, value=500.0, report=strided_report)
     auto, ctx = t.strategy, t.context()
@@ -308,6 +316,7 @@ def test_auto_then_changes_what_no_model_covers_one_at_a_time(strided_report, ca
     from iotuner.tune.store import BASELINE
     from iotuner.tune.strategies.hybrid import calibration as calibrations, predict
     monkeypatch.setattr(calibrations.Calibration, "load", classmethod(lambda cls, path=None: calibration))
+    keep_every_layer(monkeypatch)
     whys = {}
     for explore in (None, "0"):
         store, t = make_study(tmp_path, space="romio", strategy="auto", trials=8, name=f"explore{explore}",
