@@ -48,7 +48,7 @@ from iotuner.tune.strategies.hybrid import calibration, predict
 
 LOCK = "/tmp/iotuner-timing.lock"
 KIB, MIB = 1024, 1024 * 1024
-SIZES = [64 * KIB * 2 ** i for i in range(11)]  # 64 KiB .. 64 MiB
+SIZES = [64 * KIB * 2**i for i in range(11)]  # 64 KiB .. 64 MiB
 RANKS = (1, 2)
 MODES = ("automatic", "enable", "disable")
 NODES = (1, 2)
@@ -75,8 +75,13 @@ def configs():
 
 def hints_of(cfg) -> dict:
     mode, nodes, buf = cfg
-    return {"romio_cb_write": mode, "romio_cb_read": mode, "cb_nodes": str(nodes), "cb_config_list": "*:2",
-            "cb_buffer_size": str(buf)}
+    return {
+        "romio_cb_write": mode,
+        "romio_cb_read": mode,
+        "cb_nodes": str(nodes),
+        "cb_config_list": "*:2",
+        "cb_buffer_size": str(buf),
+    }
 
 
 def layout(size: int, pattern: str) -> tuple[int, int, int]:
@@ -100,8 +105,24 @@ def run_instance(size: int, ranks: int, pattern: str, scratch: Path, out: Path) 
             data = scratch / "data.bin"
             data.unlink(missing_ok=True)
             rep_path = out / "report.json"
-            res = runner.run(["mpiexec.mpich", "-n", str(ranks), str(exe), str(data), str(block), str(count),
-                              pattern, "both", str(per_call)], config=doc, report=rep_path, capture=True, timeout=300)
+            res = runner.run(
+                [
+                    "mpiexec.mpich",
+                    "-n",
+                    str(ranks),
+                    str(exe),
+                    str(data),
+                    str(block),
+                    str(count),
+                    pattern,
+                    "both",
+                    str(per_call),
+                ],
+                config=doc,
+                report=rep_path,
+                capture=True,
+                timeout=300,
+            )
             if not res.ok:
                 raise SystemExit(f"bench/hybrid: run failed ({cfg}): {res.stderr[-500:]}")
             phases = res.report.data_phases()
@@ -131,10 +152,12 @@ def encode(size, ranks, cfg):
 def pick_ml(truth, instances, rng, sigma, per_instance=3):
     from iotuner.tune.strategies.hybrid.design import balanced_fraction
     from iotuner.tune.strategies.hybrid.ml import fit_svr
+
     X, y = [], []
     for i, (size, ranks) in enumerate(instances):
-        rows = balanced_fraction([list(MODES), [str(n) for n in NODES], [str(b) for b in BUFFERS]], per_instance,
-                                 rng.randrange(1 << 30))
+        rows = balanced_fraction(
+            [list(MODES), [str(n) for n in NODES], [str(b) for b in BUFFERS]], per_instance, rng.randrange(1 << 30)
+        )
         for mode, nodes, buf in rows:
             cfg = (mode, int(nodes), int(buf))
             X.append(encode(size, ranks, cfg))
@@ -150,9 +173,8 @@ def pick_ml(truth, instances, rng, sigma, per_instance=3):
 
 def pick_hybrid(instances, reports, cal, direction):
     picks = []
-    for (size, ranks), rep in zip(instances, reports):
-        phases = [ph for ph in predict.phases_of(rep)
-                  if any(p.direction == direction for p in ph.patterns)]
+    for _instance, rep in zip(instances, reports):
+        phases = [ph for ph in predict.phases_of(rep) if any(p.direction == direction for p in ph.patterns)]
         for ph in phases:
             ph.patterns = [p for p in ph.patterns if p.direction == direction]
         scored = sorted((sum(ph.time(cal, hints_of(c)) for ph in phases), c) for c in configs())
@@ -176,19 +198,39 @@ def quantiles(xs):
 def time_predictions(path: str | None) -> int:
     """Seconds to predict and rank every point of a space by the study's objective (perf), as `--strategy
     hybrid` does before its first trial: the runs that give the reports are not timed."""
-    from iotuner.tune import objective, space as spaces, strategies
+    from iotuner.tune import objective, strategies
+    from iotuner.tune import space as spaces
+
     cal = calibration.Calibration.load(path)
-    cases = {"h5ior, 2 x 1,024 calls of 16 KiB, write + read": [native.executable("h5ior"), "-b", "16M", "-t", "16K",
-                                                              "-r", "-o", "{dir}/f"],
-             "strided, 2 x 64 calls of 8 blocks, write + read": [native.executable("bench_two_phase"), "{dir}/f",
-                                                                 str(16 * KIB), "512", "strided", "both", "8"]}
+    cases = {
+        "h5ior, 2 x 1,024 calls of 16 KiB, write + read": [
+            native.executable("h5ior"),
+            "-b",
+            "16M",
+            "-t",
+            "16K",
+            "-r",
+            "-o",
+            "{dir}/f",
+        ],
+        "strided, 2 x 64 calls of 8 blocks, write + read": [
+            native.executable("bench_two_phase"),
+            "{dir}/f",
+            str(16 * KIB),
+            "512",
+            "strided",
+            "both",
+            "8",
+        ],
+    }
     print("prediction of every point of a space (objective perf), seconds; the report's run is not timed")
     print(f"  {'report':52s} {'space':9s} {'points':>6s} {'seconds':>8s}")
     for name, cmd in cases.items():
         with tempfile.TemporaryDirectory(dir="/dev/shm") as d:
             rep = Path(d) / "report.json"
-            res = runner.run(["mpiexec.mpich", "-n", "2", *[str(c).replace("{dir}", d) for c in cmd]],
-                             report=rep, capture=True)
+            res = runner.run(
+                ["mpiexec.mpich", "-n", "2", *[str(c).replace("{dir}", d) for c in cmd]], report=rep, capture=True
+            )
             if not res.ok:
                 raise SystemExit(f"bench/hybrid: {name}: {res.stderr[-500:]}")
             report = json.loads(rep.read_text())
@@ -207,11 +249,18 @@ def main() -> int:
     ap.add_argument("--calibration", help="calibration file (default: run `iotuner calibrate` on /dev/shm first)")
     ap.add_argument("--truth", help="reuse a ground-truth JSON written by an earlier run (--save-truth)")
     ap.add_argument("--save-truth", help="write the ground truth here")
-    ap.add_argument("--pattern", choices=("contiguous", "strided", "sparse"), default="contiguous",
-                    help="the instances' access pattern (default: contiguous, as in the paper)")
+    ap.add_argument(
+        "--pattern",
+        choices=("contiguous", "strided", "sparse"),
+        default="contiguous",
+        help="the instances' access pattern (default: contiguous, as in the paper)",
+    )
     ap.add_argument("--quick", action="store_true", help="3 sizes x 2 ranks, 2 repetitions (checks the script)")
-    ap.add_argument("--predict", action="store_true",
-                    help="only time the strategy's prediction of whole spaces from run reports of bundled kernels")
+    ap.add_argument(
+        "--predict",
+        action="store_true",
+        help="only time the strategy's prediction of whole spaces from run reports of bundled kernels",
+    )
     args = ap.parse_args()
     if args.predict:
         return time_predictions(args.calibration)
@@ -226,8 +275,22 @@ def main() -> int:
             path = Path(out) / "calibration.json"
             t0 = time.monotonic()
             with Locked():
-                subprocess.run([sys.executable, "-m", "iotuner", "calibrate", "--passes", "2", "--dir", scratch,
-                                "--output", str(path)], check=True, stdout=subprocess.DEVNULL)
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "iotuner",
+                        "calibrate",
+                        "--passes",
+                        "2",
+                        "--dir",
+                        scratch,
+                        "--output",
+                        str(path),
+                    ],
+                    check=True,
+                    stdout=subprocess.DEVNULL,
+                )
             cal = calibration.Calibration.load(path)
             print(f"calibration: {time.monotonic() - t0:.0f} s")
         for name, s in cal.surrogates.items():
@@ -235,8 +298,10 @@ def main() -> int:
         if args.truth:
             raw = json.loads(Path(args.truth).read_text())
             if raw.get("pattern", "contiguous") != args.pattern:
-                raise SystemExit(f"bench/hybrid: {args.truth} holds the {raw.get('pattern', 'contiguous')} pattern; "
-                                 f"add --pattern {raw.get('pattern', 'contiguous')}")
+                raise SystemExit(
+                    f"bench/hybrid: {args.truth} holds the {raw.get('pattern', 'contiguous')} pattern; "
+                    f"add --pattern {raw.get('pattern', 'contiguous')}"
+                )
             truth_w = [{tuple(json.loads(k)): v[0] for k, v in t.items()} for t in raw["times"]]
             truth_r = [{tuple(json.loads(k)): v[1] for k, v in t.items()} for t in raw["times"]]
             reports = raw["reports"]
@@ -248,20 +313,35 @@ def main() -> int:
                 truth_w.append({c: t[0] for c, t in got["times"].items()})
                 truth_r.append({c: t[1] for c, t in got["times"].items()})
                 reports.append(got["report"])
-                print(f"  ground truth {size // KIB:6d} KiB x {ranks} rank(s): {len(got['times'])} configurations",
-                      flush=True)
+                print(
+                    f"  ground truth {size // KIB:6d} KiB x {ranks} rank(s): {len(got['times'])} configurations",
+                    flush=True,
+                )
             print(f"ground truth: {len(instances) * len(configs())} runs in {time.monotonic() - t0:.0f} s")
             if args.save_truth:
-                Path(args.save_truth).write_text(json.dumps({"pattern": args.pattern,
-                    "times": [{json.dumps(list(c)): [truth_w[i][c], truth_r[i][c]] for c in configs()}
-                              for i in range(len(instances))], "reports": reports}))
+                Path(args.save_truth).write_text(
+                    json.dumps(
+                        {
+                            "pattern": args.pattern,
+                            "times": [
+                                {json.dumps(list(c)): [truth_w[i][c], truth_r[i][c]] for c in configs()}
+                                for i in range(len(instances))
+                            ],
+                            "reports": reports,
+                        }
+                    )
+                )
     for direction, truth in (("write", truth_w), ("read", truth_r)):
         best = [t[DEFAULT] / min(t.values()) for t in truth]
-        print(f"\n{direction}s: speedup over the default, quantiles 5/25/50/75/95% over instances x repetitions, "
-              f"and the share of picks slower than the default (< 0.95x)")
+        print(
+            f"\n{direction}s: speedup over the default, quantiles 5/25/50/75/95% over instances x repetitions, "
+            f"and the share of picks slower than the default (< 0.95x)"
+        )
         print(f"  {'optimal':24s} {quantiles(best)}")
-        print(f"  {'default optimal or near (>= 0.95 of best)':24s} "
-              f"{sum(1 for b in best if b <= 1 / 0.95)}/{len(best)} instances")
+        print(
+            f"  {'default optimal or near (>= 0.95 of best)':24s} "
+            f"{sum(1 for b in best if b <= 1 / 0.95)}/{len(best)} instances"
+        )
         for sigma in SIGMAS:
             rng = random.Random(12 + int(sigma * 1000))
             res = {"rs": [], "ml": [], "hybrid": []}
@@ -282,8 +362,7 @@ def main() -> int:
                     if m == "ml" and not sigma:  # Fig. 10: fewer training points (the paper's 66 and 33 of 99)
                         for per in (2, 1):
                             name = f"ml, {per * len(instances)} points"
-                            res[name] = res.get(name, []) + speedups(truth,
-                                                                     pick_ml(truth, instances, rng, 0.0, per))
+                            res[name] = res.get(name, []) + speedups(truth, pick_ml(truth, instances, rng, 0.0, per))
             for m, xs in res.items():
                 if sigma and m == "rs":
                     continue  # random search has no training data: noise does not apply

@@ -40,12 +40,15 @@ SOLVER_PARAMS = "256 256 6000 4\n"
 
 def build(name: str, out: Path) -> tuple[list[Path], Path]:
     def pc(what):
-        return subprocess.run(["pkg-config", what, "hdf5-mpich"], check=True, capture_output=True,
-                              text=True).stdout.split()
+        return subprocess.run(
+            ["pkg-config", what, "hdf5-mpich"], check=True, capture_output=True, text=True
+        ).stdout.split()
+
     sources = sorted((ROOT / "tests" / "programs" / name).glob("*.c"))
     exe = out / name
-    subprocess.run(["mpicc.mpich", "-O2", *pc("--cflags"), *map(str, sources), "-o", str(exe), *pc("--libs"),
-                    "-lm"], check=True)
+    subprocess.run(
+        ["mpicc.mpich", "-O2", *pc("--cflags"), *map(str, sources), "-o", str(exe), *pc("--libs"), "-lm"], check=True
+    )
     return sources, exe
 
 
@@ -73,9 +76,17 @@ def main() -> int:
             sources, exe = built[name]
             for f in (1.0, fraction):
                 print(f"{label}: loop fraction {f:g} ...", file=sys.stderr)
-                k = discover.discover_io(discover.Options(
-                    sources, tmp / f"{i}-{f:g}", app_command=[str(exe), *app_args], cwd=tmp,
-                    loop_fraction=f, keep_compute=keep, repeats=args.repeats))
+                k = discover.discover_io(
+                    discover.Options(
+                        sources,
+                        tmp / f"{i}-{f:g}",
+                        app_command=[str(exe), *app_args],
+                        cwd=tmp,
+                        loop_fraction=f,
+                        keep_compute=keep,
+                        repeats=args.repeats,
+                    )
+                )
                 v = k.validation
                 if not k.usable:
                     rows.append((label, f, f"not usable: {k.reason}"))
@@ -84,20 +95,26 @@ def main() -> int:
                 figs = {"bytes_whole": pct(t["written"]["error_pct"]), "calls_whole": pct(t["calls"]["error_pct"])}
                 if "reduction" in v:
                     p = v["reduction"]["prediction"]
-                    figs.update(bytes_reduced=pct(p["written"]["error_pct"]), calls_reduced=pct(p["calls"]["error_pct"]),
-                                scale=f"{k.scale:.3g}")
-                rows.append((label, f, figs, v["app"], v["kernel"], v["speedup"], v["speedup_min"],
-                             v["console_lines"]))
-    print(f"{'application':14s} {'fraction':>8s} {'app s (median)':>14s} {'kernel s':>9s} {'speedup':>8s} "
-          f"{'(fastest)':>9s}  Fig. 8c figures")
+                    figs.update(
+                        bytes_reduced=pct(p["written"]["error_pct"]),
+                        calls_reduced=pct(p["calls"]["error_pct"]),
+                        scale=f"{k.scale:.3g}",
+                    )
+                rows.append((label, f, figs, v["app"], v["kernel"], v["speedup"], v["speedup_min"], v["console_lines"]))
+    print(
+        f"{'application':14s} {'fraction':>8s} {'app s (median)':>14s} {'kernel s':>9s} {'speedup':>8s} "
+        f"{'(fastest)':>9s}  Fig. 8c figures"
+    )
     for row in rows:
         if len(row) == 3:
             print(f"{row[0]:14s} {row[1]:8g}  {row[2]}")
             continue
         name, f, figs, ta, tk, sp, spm, cl = row
         extra = ", ".join(f"{k} {v}" for k, v in figs.items())
-        print(f"{name:14s} {f:8g} {ta['median_s']:14.3f} {tk['median_s']:9.3f} {sp:7.1f}x {spm:8.1f}x  {extra}; "
-              f"console lines {cl['app']} -> {cl['kernel']}")
+        print(
+            f"{name:14s} {f:8g} {ta['median_s']:14.3f} {tk['median_s']:9.3f} {sp:7.1f}x {spm:8.1f}x  {extra}; "
+            f"console lines {cl['app']} -> {cl['kernel']}"
+        )
     return 0
 
 

@@ -62,8 +62,11 @@ def main() -> int:
     ap.add_argument("--bytes", type=int, default=4096, help="bytes per file (default 4096)")
     ap.add_argument("--rounds", type=int, default=15, help="rounds of both configurations (default 15, min 5)")
     ap.add_argument("--cpu", type=int, default=os.cpu_count() - 1, help="pin runs to this CPU (-1: no pinning)")
-    ap.add_argument("--dir", default="/dev/shm" if os.path.isdir("/dev/shm") else None,
-                    help="where the files go (default /dev/shm: the disk here adds 15-35%% noise)")
+    ap.add_argument(
+        "--dir",
+        default="/dev/shm" if os.path.isdir("/dev/shm") else None,
+        help="where the files go (default /dev/shm: the disk here adds 15-35%% noise)",
+    )
     opts = ap.parse_args()
     if opts.rounds < 5:
         ap.error("--rounds must be at least 5")
@@ -75,8 +78,10 @@ def main() -> int:
         for r in range(opts.rounds):
             order = (False, True) if r % 2 == 0 else (True, False)
             rounds.append({lib: run_once(lib, workdir, opts.files, opts.bytes, pin) for lib in order})
-    print(f"{opts.files} files of {opts.bytes} bytes, one after another, {opts.rounds} rounds (alternating order"
-          f"{', pinned to CPU ' + str(opts.cpu) if pin else ''}), files in {opts.dir or 'a temporary directory'}")
+    print(
+        f"{opts.files} files of {opts.bytes} bytes, one after another, {opts.rounds} rounds (alternating order"
+        f"{', pinned to CPU ' + str(opts.cpu) if pin else ''}), files in {opts.dir or 'a temporary directory'}"
+    )
     print(f"  {'':22s} {'no library':>11s} {'library':>11s} {'ratio':>7s} {'IQR':>13s}")
     for i, what in enumerate(("program's loop", "whole process")):
         ratios = sorted(rd[True][i] / rd[False][i] for rd in rounds)

@@ -39,13 +39,23 @@ from iotuner import native, runner
 PASS_THROUGH = {"version": 1}
 FULL = {
     "version": 1,
-    "hdf5": {"alignment": [1, 1], "meta_block_size": 2048, "sieve_buf_size": 65536, "small_data_block_size": 2048,
-             "mdc_initial_size": "2M", "chunk_cache_nslots": 521, "chunk_cache_nbytes": "1M", "chunk_cache_w0": 0.75,
-             "transfer_mode": "independent"},
+    "hdf5": {
+        "alignment": [1, 1],
+        "meta_block_size": 2048,
+        "sieve_buf_size": 65536,
+        "small_data_block_size": 2048,
+        "mdc_initial_size": "2M",
+        "chunk_cache_nslots": 521,
+        "chunk_cache_nbytes": "1M",
+        "chunk_cache_w0": 0.75,
+        "transfer_mode": "independent",
+    },
     "mpiio": {"romio_cb_write": "automatic", "romio_cb_read": "automatic", "cb_buffer_size": "16M"},
     "lustre": {"stripe_count": 4},
-    "groups": [{"file": "*.dat", "hdf5": {"sieve_buf_size": 65536}},
-               {"file": "*.h5", "dataset": "val*", "hdf5": {"transfer_mode": "independent"}}],
+    "groups": [
+        {"file": "*.dat", "hdf5": {"sieve_buf_size": 65536}},
+        {"file": "*.h5", "dataset": "val*", "hdf5": {"transfer_mode": "independent"}},
+    ],
 }
 CONFIGS = ("no library", "pass-through", "full settings")
 
@@ -72,8 +82,12 @@ def run_once(config: str, workdir: Path, args: list[str], pin: list[str]) -> dic
 
 
 def instructions(config: str, workdir: Path, posix: int, h5: int) -> int:
-    cmd, env = command(config, workdir, [str(posix), str(h5), "64"],
-                       ["valgrind", "--tool=callgrind", f"--callgrind-out-file={workdir}/callgrind.out"])
+    cmd, env = command(
+        config,
+        workdir,
+        [str(posix), str(h5), "64"],
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={workdir}/callgrind.out"],
+    )
     out = subprocess.run(cmd, capture_output=True, text=True, env=env)
     m = re.search(r"Collected : (\d+)", out.stderr)
     if out.returncode != 0 or not m:
@@ -87,12 +101,16 @@ def wall_clock(opts, workdir: Path) -> None:
     run_once("no library", workdir, ["1000", "100", "64"], pin)  # warm-up: page cache, loader
     rounds = []
     for r in range(opts.rounds):
-        order = CONFIGS[r % 3:] + CONFIGS[:r % 3]  # no configuration always runs first
+        order = CONFIGS[r % 3 :] + CONFIGS[: r % 3]  # no configuration always runs first
         rounds.append({c: run_once(c, workdir, args, pin) for c in order})
-    print(f"wall clock: {opts.posix_writes} POSIX writes and {opts.h5_writes} H5Dwrite calls of {opts.bytes} bytes, "
-          f"{opts.rounds} rounds{', pinned to CPU ' + str(opts.cpu) if pin else ''}, files in {workdir.parent}")
-    print(f"  {'configuration':15s} {'POSIX loop':>10s} {'ratio':>7s} {'IQR':>13s}   {'H5Dwrite loop':>13s} "
-          f"{'ratio':>7s} {'IQR':>13s}")
+    print(
+        f"wall clock: {opts.posix_writes} POSIX writes and {opts.h5_writes} H5Dwrite calls of {opts.bytes} bytes, "
+        f"{opts.rounds} rounds{', pinned to CPU ' + str(opts.cpu) if pin else ''}, files in {workdir.parent}"
+    )
+    print(
+        f"  {'configuration':15s} {'POSIX loop':>10s} {'ratio':>7s} {'IQR':>13s}   {'H5Dwrite loop':>13s} "
+        f"{'ratio':>7s} {'IQR':>13s}"
+    )
     for c in CONFIGS:
         cells = []
         for key in ("posix_s", "h5_s"):
@@ -121,11 +139,15 @@ def instruction_counts(opts, workdir: Path) -> None:
             base = {"write": per_write, "h5": per_h5}
             print(f"  {c:15s} write(): {per_write:7.1f} instr/call           H5Dwrite: {per_h5:8.1f} instr/call")
         else:
-            print(f"  {c:15s} write(): {per_write - base['write']:+7.1f} instr/call "
-                  f"({per_write / base['write'] - 1:+.2%})   H5Dwrite: {per_h5 - base['h5']:+8.1f} instr/call "
-                  f"({per_h5 / base['h5'] - 1:+.2%})")
-    print("  (user-space instructions only: the kernel's share of write() is not counted, so for write() the "
-          "relative figure overstates the overhead)")
+            print(
+                f"  {c:15s} write(): {per_write - base['write']:+7.1f} instr/call "
+                f"({per_write / base['write'] - 1:+.2%})   H5Dwrite: {per_h5 - base['h5']:+8.1f} instr/call "
+                f"({per_h5 / base['h5'] - 1:+.2%})"
+            )
+    print(
+        "  (user-space instructions only: the kernel's share of write() is not counted, so for write() the "
+        "relative figure overstates the overhead)"
+    )
 
 
 def main() -> int:

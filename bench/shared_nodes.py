@@ -21,8 +21,7 @@ from pathlib import Path
 
 from iotuner import native, runner, settings
 
-CONFIGS = {"default": {"version": 1},
-           "one aggregator": {"version": 1, "mpiio": {"romio_cb_write": "enable"}}}
+CONFIGS = {"default": {"version": 1}, "one aggregator": {"version": 1, "mpiio": {"romio_cb_write": "enable"}}}
 
 
 def spread(xs):
@@ -33,8 +32,9 @@ def spread(xs):
 def run(doc_path: Path, out: Path, label: str) -> float:
     app = [str(native.executable("h5ior")), "-b", "32M", "-t", "1M", "-o", str(out / label)]
     (out / label).mkdir(parents=True, exist_ok=True)
-    r = runner.run(["mpiexec.mpich", "-n", "2", *app], config=doc_path, report=out / f"{label}.json", capture=True,
-                   timeout=300)
+    r = runner.run(
+        ["mpiexec.mpich", "-n", "2", *app], config=doc_path, report=out / f"{label}.json", capture=True, timeout=300
+    )
     if r.returncode != 0 or r.report is None:
         sys.exit(f"run failed: {r.stderr[-1000:]}")
     return r.report.totals["write_bandwidth_mib_s"]
@@ -62,8 +62,7 @@ def main() -> int:
     print(f"  {'settings':16s} {'alone':>9s} {'spread':>7s} {'shared':>9s} {'spread':>7s} {'shared/alone':>13s}")
     for name in CONFIGS:
         a, s = statistics.median(alone[name]), statistics.median(shared[name])
-        print(f"  {name:16s} {a:9.0f} {spread(alone[name]):6.0%} {s:9.0f} {spread(shared[name]):6.0%} "
-              f"{s / a:13.2f}")
+        print(f"  {name:16s} {a:9.0f} {spread(alone[name]):6.0%} {s:9.0f} {spread(shared[name]):6.0%} {s / a:13.2f}")
     gain_alone = statistics.median(alone["default"]) / statistics.median(alone["one aggregator"])
     gain_shared = statistics.median(shared["default"]) / statistics.median(shared["one aggregator"])
     print(f"  the default's gain over one aggregator: {gain_alone:.2f}x alone, {gain_shared:.2f}x shared")

@@ -34,13 +34,31 @@ from pathlib import Path
 
 from iotuner import native, runner
 
-NO_OP_RULES = {"version": 1, "name": "observe", "description": "benchmark: decide nothing",
-               "rules": [{"id": 1, "title": "observe only", "source": "benchmark", "evaluated": False,
-                          "cases": [{"when": {}, "set": {}}]}]}
+NO_OP_RULES = {
+    "version": 1,
+    "name": "observe",
+    "description": "benchmark: decide nothing",
+    "rules": [
+        {
+            "id": 1,
+            "title": "observe only",
+            "source": "benchmark",
+            "evaluated": False,
+            "cases": [{"when": {}, "set": {}}],
+        }
+    ],
+}
 
 
-def run(app: list[str], workdir: Path, *, smart: bool, rules: Path | None, launcher: list[str],
-        extra_env: dict | None = None) -> tuple[float, dict]:
+def run(
+    app: list[str],
+    workdir: Path,
+    *,
+    smart: bool,
+    rules: Path | None,
+    launcher: list[str],
+    extra_env: dict | None = None,
+) -> tuple[float, dict]:
     for f in workdir.glob("*.h5"):
         f.unlink()
     cfg = workdir / "empty.json"
@@ -63,7 +81,7 @@ def median_interval(xs: list[float], confidence: float = 0.95) -> tuple[float, f
     xs, n = sorted(xs), len(xs)
     k, cdf = -1, 0.0
     for i in range(n):
-        cdf += math.comb(n, i) / 2 ** n
+        cdf += math.comb(n, i) / 2**n
         if cdf > (1 - confidence) / 2:
             break
         k = i
@@ -89,43 +107,72 @@ def overhead(opts, workdir: Path, launcher: list[str], phases: int) -> None:
                 s = rep["smart"]
                 own.append(s["overhead"]["total_s"])
                 learned = s["grammar"]["calls"]
-                calls = sum(p["hdf5"]["dataset_writes"] + p["mpiio"]["write_calls"] for p in rep["phases"]
-                            if p["kind"] == "hdf5") // opts.ranks
+                calls = (
+                    sum(
+                        p["hdf5"]["dataset_writes"] + p["mpiio"]["write_calls"]
+                        for p in rep["phases"]
+                        if p["kind"] == "hdf5"
+                    )
+                    // opts.ranks
+                )
         plain_t.append(times[False])
         smart_t.append(times[True])
         ratios.append(times[True] / times[False])
     lo, hi = median_interval(ratios)
-    print(f"overhead: h5ior -b 16M -t 4K independent, {phases} phases, {opts.ranks} ranks, {opts.rounds} paired rounds: "
-          f"{calls} HDF5 + MPI-IO data calls per rank, {learned} of them learned into the grammar")
+    print(
+        f"overhead: h5ior -b 16M -t 4K independent, {phases} phases, {opts.ranks} ranks, {opts.rounds} paired rounds: "
+        f"{calls} HDF5 + MPI-IO data calls per rank, {learned} of them learned into the grammar"
+    )
     print(f"  pass-through write time  median {statistics.median(plain_t):.4f} s")
     print(f"  smart mode write time    median {statistics.median(smart_t):.4f} s")
-    print(f"  ratio smart / pass-through: median {statistics.median(ratios):.3f} (95% interval of the median "
-          f"{lo:.3f}..{hi:.3f}; target under 1.03)")
-    print(f"  smart mode's own measure of its work: median {statistics.median(own) * 1e3:.2f} ms per run "
-          f"({statistics.median(own) / statistics.median(smart_t) * 100:.1f}% of the write time; slowest rank)")
+    print(
+        f"  ratio smart / pass-through: median {statistics.median(ratios):.3f} (95% interval of the median "
+        f"{lo:.3f}..{hi:.3f}; target under 1.03)"
+    )
+    print(
+        f"  smart mode's own measure of its work: median {statistics.median(own) * 1e3:.2f} ms per run "
+        f"({statistics.median(own) / statistics.median(smart_t) * 100:.1f}% of the write time; slowest rank)"
+    )
 
 
 def speedup(opts, workdir: Path, launcher: list[str]) -> None:
     hints = workdir / "site-romio-hints"
     hints.write_text("romio_cb_write enable\n")  # a site default forcing one collective-buffering aggregator
     cases = {
-        "h5ior (IOR-like, poor site ROMIO_HINTS)": ([str(native.executable("h5ior")), "-b", "32M", "-t", "1M", "-i",
-                                                    str(opts.phases)], {"ROMIO_HINTS": str(hints)}),
+        "h5ior (IOR-like, poor site ROMIO_HINTS)": (
+            [str(native.executable("h5ior")), "-b", "32M", "-t", "1M", "-i", str(opts.phases)],
+            {"ROMIO_HINTS": str(hints)},
+        ),
         "flashio (collective, many small datasets)": [str(native.executable("flashio")), "-t", str(opts.phases)],
-        "h5ior (collective 1 MiB, IOR-like)": [str(native.executable("h5ior")), "-b", "32M", "-t", "1M", "-i",
-                                               str(opts.phases)],
-        "vpicio (collective, 8 variables)": [str(native.executable("vpicio")), "-n", "512K", "-t", str(opts.phases),
-                                             "-F"],
+        "h5ior (collective 1 MiB, IOR-like)": [
+            str(native.executable("h5ior")),
+            "-b",
+            "32M",
+            "-t",
+            "1M",
+            "-i",
+            str(opts.phases),
+        ],
+        "vpicio (collective, 8 variables)": [
+            str(native.executable("vpicio")),
+            "-n",
+            "512K",
+            "-t",
+            str(opts.phases),
+            "-F",
+        ],
     }
-    print(f"\nspeedup per phase: smart mode (built-in rules) / plain run, median over {opts.speed_rounds} paired rounds "
-          f"(phase 0 is learned with the default settings)")
+    print(
+        f"\nspeedup per phase: smart mode (built-in rules) / plain run, median over {opts.speed_rounds} paired rounds "
+        f"(phase 0 is learned with the default settings)"
+    )
     for name, case in cases.items():
         app, extra = case if isinstance(case, tuple) else (case, None)
         per_phase: list[list[float]] = [[] for _ in range(opts.phases)]
         fired = None
         for r in range(opts.speed_rounds):
             reports = {}
-            for smart in ((False, True) if r % 2 == 0 else (True, False)):
+            for smart in (False, True) if r % 2 == 0 else (True, False):
                 reports[smart] = run(app, workdir, smart=smart, rules=None, launcher=launcher, extra_env=extra)[1]
             plain = [p["bandwidth_mib_s"] for p in reports[False]["phases"] if p["created"] and p["kind"] == "hdf5"]
             smart_bw = [p["bandwidth_mib_s"] for p in reports[True]["phases"] if p["created"] and p["kind"] == "hdf5"]
@@ -146,8 +193,11 @@ def main() -> int:
     ap.add_argument("--speed-rounds", type=int, default=5, help="paired rounds for the speedups (default 5)")
     ap.add_argument("--phases", type=int, default=6, help="phases of a run (default 6)")
     ap.add_argument("--long-phases", type=int, default=24, help="phases of the long run for the overhead (default 24)")
-    ap.add_argument("--dir", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None,
-                    help="scratch directory (default /dev/shm: 1-10%% noise here, against 15-35%% on disk)")
+    ap.add_argument(
+        "--dir",
+        default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None,
+        help="scratch directory (default /dev/shm: 1-10%% noise here, against 15-35%% on disk)",
+    )
     ap.add_argument("--skip-speedup", action="store_true")
     opts = ap.parse_args()
     if not shutil.which(opts.mpiexec):

@@ -30,9 +30,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         doc = Path(tmp) / "s.json"
         doc.write_text(json.dumps({"version": 1, "mpiio": {"cb_buffer_size": "4M"}}))
-        commands = {"iotuner --help": [exe, "--help"], "iotuner check FILE": [exe, "check", str(doc)],
-                    "iotuner run -- true": [exe, "run", "--", "true"],
-                    "iotuner tune --help": [exe, "tune", "--help"]}
+        commands = {
+            "iotuner --help": [exe, "--help"],
+            "iotuner check FILE": [exe, "check", str(doc)],
+            "iotuner run -- true": [exe, "run", "--", "true"],
+            "iotuner tune --help": [exe, "tune", "--help"],
+        }
         times: dict[str, list[float]] = {k: [] for k in commands}
         for _ in range(opts.rounds):  # interleaved, so drift hits every command alike
             for name, cmd in commands.items():

@@ -49,8 +49,12 @@ def engine_of(store):
 def worker(args) -> int:
     """One worker: open the study, say it is ready, wait for the start signal, search, write timings."""
     import sqlalchemy
+
     from iotuner import settings
-    from iotuner.tune import objective, space as spaces, store as stores, strategies, synthetic, tuner
+    from iotuner.tune import objective, strategies, synthetic, tuner
+    from iotuner.tune import space as spaces
+    from iotuner.tune import store as stores
+
     store = stores.Store.open(args.storage, args.study, heartbeat_s=10)
     times = {"ask": [], "tell": []}
     real_ask, real_tell = store.ask, store.tell
@@ -62,7 +66,9 @@ def worker(args) -> int:
                 return real(*a, **kw)
             finally:
                 times[kind].append(time.perf_counter() - t0)
+
         return call
+
     store.ask, store.tell = timed("ask", real_ask), timed("tell", real_tell)
     statements = [0]
     counting = [False]
@@ -70,6 +76,7 @@ def worker(args) -> int:
     def count(*_):
         if counting[0]:
             statements[0] += 1
+
     sqlalchemy.event.listen(engine_of(store), "before_cursor_execute", count)
     c = store.config
     sp = spaces.from_json(c.space)
@@ -82,6 +89,7 @@ def worker(args) -> int:
             if label.startswith("t"):
                 measured.append(json.dumps(settings.flatten(doc), sort_keys=True))
             return m
+
     ev = Logged(synthetic.model("ufs"), obj, 0.05, args.delay, c.seed + os.getpid())
     t = tuner.Tuner(store, ev, sp, obj, strategies.make("random", sp, store.worker_seed(c.seed)))
     Path(args.result + ".ready").touch()
@@ -94,9 +102,19 @@ def worker(args) -> int:
     t.search()
     end = time.time()
     counting[0] = False
-    Path(args.result).write_text(json.dumps({"ask": times["ask"], "tell": times["tell"], "measured": measured,
-                                             "start": start, "end": end, "statements": statements[0],
-                                             "trials": len(times["tell"])}))
+    Path(args.result).write_text(
+        json.dumps(
+            {
+                "ask": times["ask"],
+                "tell": times["tell"],
+                "measured": measured,
+                "start": start,
+                "end": end,
+                "statements": statements[0],
+                "trials": len(times["tell"]),
+            }
+        )
+    )
     return 0
 
 
@@ -109,11 +127,14 @@ def fill(store, space, n: int, seed: int) -> None:
     """n completed search trials of distinct random points, written in bulk into Optuna's tables, as the
     tuner records them (their settings, what took effect, one run each)."""
     import datetime as dt
+
     import sqlalchemy as sa
     from optuna.distributions import CategoricalDistribution, distribution_to_json
     from optuna.storages._rdb import models
     from optuna.trial import TrialState
+
     from iotuner.tune.space import complete
+
     if n <= 0:
         return
     rng = random.Random(seed)
@@ -130,23 +151,49 @@ def fill(store, space, n: int, seed: int) -> None:
             labels = {name: rng.choice(d.labels) for name, (d, _) in dists.items()}
             when = dt.datetime.fromtimestamp(now - (n - i) * 0.01, dt.timezone.utc).replace(tzinfo=None)
             points.append((labels, complete(space.point_settings(space.decode(labels)), 1), rng.uniform(100, 2000)))
-            trials.append({"number": base + i, "study_id": study_id, "state": TrialState.COMPLETE,
-                           "datetime_start": when, "datetime_complete": when})
+            trials.append(
+                {
+                    "number": base + i,
+                    "study_id": study_id,
+                    "state": TrialState.COMPLETE,
+                    "datetime_start": when,
+                    "datetime_complete": when,
+                }
+            )
         conn.execute(T.insert(), trials)
-        ids = dict(conn.execute(sa.select(T.c.number, T.c.trial_id).where(T.c.study_id == study_id,
-                                                                          T.c.number >= base)).all())
+        ids = dict(
+            conn.execute(sa.select(T.c.number, T.c.trial_id).where(T.c.study_id == study_id, T.c.number >= base)).all()
+        )
         params, values, attrs = [], [], []
         for i, (labels, flat, value) in enumerate(points):
             tid, end = ids[base + i], now - (n - i) * 0.01
-            params += [{"trial_id": tid, "param_name": name, "param_value": dist.to_internal_repr(labels[name]),
-                        "distribution_json": texts[name]} for name, (_, dist) in dists.items()]
+            params += [
+                {
+                    "trial_id": tid,
+                    "param_name": name,
+                    "param_value": dist.to_internal_repr(labels[name]),
+                    "distribution_json": texts[name],
+                }
+                for name, (_, dist) in dists.items()
+            ]
             stored, kind = models.TrialValueModel.value_to_stored_repr(value)
             values.append({"trial_id": tid, "objective": 0, "value": stored, "value_type": kind})
-            result = {"settings": flat, "runs": [value], "signature": json.dumps(flat, sort_keys=True),
-                      "cost_runs": 1, "duration_s": 1.0, "end": end}
-            attrs += [{"trial_id": tid, "key": k, "value_json": json.dumps(v)} for k, v in
-                      {"settings": flat, "owner": {"host": "fill", "pid": 0, "session": "fill"},
-                       "result": result}.items()]
+            result = {
+                "settings": flat,
+                "runs": [value],
+                "signature": json.dumps(flat, sort_keys=True),
+                "cost_runs": 1,
+                "duration_s": 1.0,
+                "end": end,
+            }
+            attrs += [
+                {"trial_id": tid, "key": k, "value_json": json.dumps(v)}
+                for k, v in {
+                    "settings": flat,
+                    "owner": {"host": "fill", "pid": 0, "session": "fill"},
+                    "result": result,
+                }.items()
+            ]
         conn.execute(P.insert(), params)
         conn.execute(V.insert(), values)
         conn.execute(A.insert(), attrs)
@@ -166,33 +213,73 @@ def held(lock: str | None):
 
 
 def one(storage: str, name: str, workers: int, per_worker: int, size: int, delay: float, lock: str | None) -> dict:
-    from iotuner.tune import config as cfg, objective, space as spaces, store as stores, strategies, synthetic, tuner
+    from iotuner.tune import config as cfg
+    from iotuner.tune import objective, strategies, synthetic, tuner
+    from iotuner.tune import space as spaces
+    from iotuner.tune import store as stores
+
     sp = spaces.load("tunio")  # 3.6 million points: collisions between random workers are rare
     obj = objective.parse("perf")
-    config = cfg.StudyConfig(space=sp.to_json(), strategy="random", synthetic=cfg.SyntheticSpec("ufs", 0.05, delay),
-                             objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit), baseline_every=0)
+    config = cfg.StudyConfig(
+        space=sp.to_json(),
+        strategy="random",
+        synthetic=cfg.SyntheticSpec("ufs", 0.05, delay),
+        objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit),
+        baseline_every=0,
+    )
     prefilled = max(0, size - workers * per_worker)
-    store = stores.Store.create(storage, name, config, cfg.Budget(prefilled + workers * per_worker, None),
-                               heartbeat_s=10)
-    t = tuner.Tuner(store, synthetic.SyntheticEvaluator(synthetic.model("ufs"), obj, 0.05, 0.0, 0), sp, obj,
-                    strategies.make("random", sp, 0))
+    store = stores.Store.create(
+        storage, name, config, cfg.Budget(prefilled + workers * per_worker, None), heartbeat_s=10
+    )
+    t = tuner.Tuner(
+        store,
+        synthetic.SyntheticEvaluator(synthetic.model("ufs"), obj, 0.05, 0.0, 0),
+        sp,
+        obj,
+        strategies.make("random", sp, 0),
+    )
     store.begin_session()
     t._measure_default()  # once, before the workers
     fill(store, sp, prefilled, hash(name) % 1000)
     with tempfile.TemporaryDirectory() as tmp, held(lock):  # the workers' start loads the machine too
         go = Path(tmp) / "go"
         python = [sys.executable] + (["-S"] if sys.flags.no_site else [])  # -S: a tree of the code as it was
-        procs = [subprocess.Popen([*python, __file__, "--worker", "--storage", storage, "--study", name,
-                                   "--delay", str(delay), "--go", str(go), "--result", f"{tmp}/w{i}.json"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-                 for i in range(workers)]
-        while sum(Path(f"{tmp}/w{i}.json.ready").exists() for i in range(workers)) + \
-                sum(p.poll() is not None for p in procs) < workers:
+        procs = [
+            subprocess.Popen(
+                [
+                    *python,
+                    __file__,
+                    "--worker",
+                    "--storage",
+                    storage,
+                    "--study",
+                    name,
+                    "--delay",
+                    str(delay),
+                    "--go",
+                    str(go),
+                    "--result",
+                    f"{tmp}/w{i}.json",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(workers)
+        ]
+        while (
+            sum(Path(f"{tmp}/w{i}.json.ready").exists() for i in range(workers))
+            + sum(p.poll() is not None for p in procs)
+            < workers
+        ):
             time.sleep(0.1)  # every worker has opened the study (imports take a while on 2 cores)
         go.touch()
         errors = [p.communicate()[1] for p in procs]
-        results = [json.loads(Path(f"{tmp}/w{i}.json").read_text()) for i in range(workers)
-                   if Path(f"{tmp}/w{i}.json").exists()]
+        results = [
+            json.loads(Path(f"{tmp}/w{i}.json").read_text())
+            for i in range(workers)
+            if Path(f"{tmp}/w{i}.json").exists()
+        ]
     failed = [e.strip().splitlines()[-1] for e, p in zip(errors, procs) if p.returncode]
     store.refresh()
     trials = [r for r in store.search_trials() if r.state == "COMPLETE" and r.cost_runs]
@@ -201,21 +288,39 @@ def one(storage: str, name: str, workers: int, per_worker: int, size: int, delay
     start = min(r["start"] for r in results)
     end = max(r["end"] for r in results)
     ran = sum(r["trials"] for r in results)
-    return {"workers": workers, "size": len(trials), "prefilled": prefilled, "trials": ran, "seconds": end - start,
-            "per_s": ran / (end - start), "ideal_per_s": workers / delay,
-            "ask": [x for r in results for x in r["ask"]], "tell": [x for r in results for x in r["tell"]],
-            "statements": sum(r["statements"] for r in results) / max(1, ran),
-            "lost": len(set(measured) - recorded), "twice": len(measured) - len(set(measured)),
-            "running": sum(1 for r in store.records() if r.state == "RUNNING"), "failed_workers": failed}
+    return {
+        "workers": workers,
+        "size": len(trials),
+        "prefilled": prefilled,
+        "trials": ran,
+        "seconds": end - start,
+        "per_s": ran / (end - start),
+        "ideal_per_s": workers / delay,
+        "ask": [x for r in results for x in r["ask"]],
+        "tell": [x for r in results for x in r["tell"]],
+        "statements": sum(r["statements"] for r in results) / max(1, ran),
+        "lost": len(set(measured) - recorded),
+        "twice": len(measured) - len(set(measured)),
+        "running": sum(1 for r in store.records() if r.state == "RUNNING"),
+        "failed_workers": failed,
+    }
 
 
 def schema_time(tmp: str) -> float:
     """Seconds to create a study in a new SQLite database (the schema, then the study)."""
-    from iotuner.tune import config as cfg, objective, space as spaces, store as stores
+    from iotuner.tune import config as cfg
+    from iotuner.tune import objective
+    from iotuner.tune import space as spaces
+    from iotuner.tune import store as stores
+
     sp = spaces.load("romio")
     obj = objective.parse("perf")
-    config = cfg.StudyConfig(space=sp.to_json(), strategy="random", synthetic=cfg.SyntheticSpec("ufs", 0.05, 0.0),
-                             objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit))
+    config = cfg.StudyConfig(
+        space=sp.to_json(),
+        strategy="random",
+        synthetic=cfg.SyntheticSpec("ufs", 0.05, 0.0),
+        objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit),
+    )
     t0 = time.perf_counter()
     stores.Store.create(f"sqlite:///{tmp}/schema.db", "schema", config, cfg.Budget(1, None), heartbeat_s=10)
     return time.perf_counter() - t0
@@ -224,8 +329,13 @@ def schema_time(tmp: str) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workers", type=int, nargs="+", default=[8, 32, 64])
-    ap.add_argument("--trials", type=int, nargs="+", default=[5000],
-                    help="study sizes: search trials in the study when the workers are done (default 5000)")
+    ap.add_argument(
+        "--trials",
+        type=int,
+        nargs="+",
+        default=[5000],
+        help="study sizes: search trials in the study when the workers are done (default 5000)",
+    )
     ap.add_argument("--per-worker", type=int, default=4, help="trials each worker runs (default 4)")
     ap.add_argument("--delay", type=float, default=1.0, help="seconds per run (default 1.0)")
     ap.add_argument("--storages", nargs="+", default=["sqlite", "postgresql"])
@@ -241,11 +351,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="iotuner-bench-") as tmp:
         with held(opts.lock):
             print(f"creating a study in a new SQLite database: {schema_time(tmp):.2f} s", flush=True)
-        print(f"study storage under load: local workers, runs of {opts.delay} s, {opts.per_worker} trials per "
-              f"worker, the random strategy (fast: the storage is what is measured)")
-        print(f"  {'storage':11s} {'workers':>7s} {'trials':>7s} {'trials/s':>9s} {'ideal':>6s} {'ask p50':>8s} "
-              f"{'ask p95':>8s} {'tell p50':>9s} {'tell p95':>9s} {'SQL/trial':>9s} {'lost':>5s} {'twice':>6s} "
-              f"{'left running':>13s}", flush=True)
+        print(
+            f"study storage under load: local workers, runs of {opts.delay} s, {opts.per_worker} trials per "
+            f"worker, the random strategy (fast: the storage is what is measured)"
+        )
+        print(
+            f"  {'storage':11s} {'workers':>7s} {'trials':>7s} {'trials/s':>9s} {'ideal':>6s} {'ask p50':>8s} "
+            f"{'ask p95':>8s} {'tell p50':>9s} {'tell p95':>9s} {'SQL/trial':>9s} {'lost':>5s} {'twice':>6s} "
+            f"{'left running':>13s}",
+            flush=True,
+        )
         pg_dir = Path(tempfile.mkdtemp(prefix="iotuner-pg-"))
         pg_url = None
         try:
@@ -254,22 +369,33 @@ def main() -> int:
                     for n in opts.workers:
                         if kind == "postgresql":
                             if pg_url is None:
-                                pg_url = subprocess.run([str(ROOT / "scripts" / "postgres.sh"), "start",
-                                                         str(pg_dir)], capture_output=True, text=True,
-                                                        check=True).stdout.strip()
+                                pg_url = subprocess.run(
+                                    [str(ROOT / "scripts" / "postgres.sh"), "start", str(pg_dir)],
+                                    capture_output=True,
+                                    text=True,
+                                    check=True,
+                                ).stdout.strip()
                             url = pg_url
                         else:
                             url = f"sqlite:///{tmp}/{kind}-{n}-{size}.db"
                         r = one(url, f"load-{kind}-{n}-{size}", n, opts.per_worker, size, opts.delay, opts.lock)
                         ms = lambda xs, q: f"{1000 * pct(xs, q):.0f}ms"  # noqa: E731
-                        print(f"  {kind:11s} {n:7d} {r['size']:7d} {r['per_s']:9.2f} {r['ideal_per_s']:6.1f} "
-                              f"{ms(r['ask'], .5):>8s} {ms(r['ask'], .95):>8s} {ms(r['tell'], .5):>9s} "
-                              f"{ms(r['tell'], .95):>9s} {r['statements']:9.0f} {r['lost']:5d} {r['twice']:6d} "
-                              f"{r['running']:13d}", flush=True)
+                        print(
+                            f"  {kind:11s} {n:7d} {r['size']:7d} {r['per_s']:9.2f} {r['ideal_per_s']:6.1f} "
+                            f"{ms(r['ask'], 0.5):>8s} {ms(r['ask'], 0.95):>8s} {ms(r['tell'], 0.5):>9s} "
+                            f"{ms(r['tell'], 0.95):>9s} {r['statements']:9.0f} {r['lost']:5d} {r['twice']:6d} "
+                            f"{r['running']:13d}",
+                            flush=True,
+                        )
                         for f in r["failed_workers"]:
                             print(f"      a worker failed: {f}")
-                        rows.append({"storage": kind, **{k: v for k, v in r.items() if k not in ("ask", "tell")},
-                                     **{f"{k}_p{q}": pct(r[k], q / 100) for k in ("ask", "tell") for q in (50, 95)}})
+                        rows.append(
+                            {
+                                "storage": kind,
+                                **{k: v for k, v in r.items() if k not in ("ask", "tell")},
+                                **{f"{k}_p{q}": pct(r[k], q / 100) for k in ("ask", "tell") for q in (50, 95)},
+                            }
+                        )
         finally:
             subprocess.run([str(ROOT / "scripts" / "postgres.sh"), "stop", str(pg_dir)], capture_output=True)
     if opts.json:

@@ -52,13 +52,31 @@ import optuna
 from scipy import stats
 
 from iotuner import settings
-from iotuner.tune import config as cfg, objective, replay, space as spaces, store as stores, strategies, synthetic, tuner
+from iotuner.tune import (
+    config as cfg,
+)
+from iotuner.tune import (
+    objective,
+    replay,
+    strategies,
+    synthetic,
+    tuner,
+)
+from iotuner.tune import (
+    space as spaces,
+)
+from iotuner.tune import (
+    store as stores,
+)
 
 REAL_STRATEGIES = ("random", "ga", "bayes")
 CASES = (("tunio", "lustre"), ("h5evolve", "lustre"), ("romio", "ufs"))
 HERE = Path(__file__).resolve().parent
-RECORDINGS = (HERE / "data" / "bandio-sweep.json.gz", HERE / "data" / "h5ior-strided-sweep-48.json.gz",
-              HERE / "data" / "bandio-joint-sweep-48.json.gz")
+RECORDINGS = (
+    HERE / "data" / "bandio-sweep.json.gz",
+    HERE / "data" / "h5ior-strided-sweep-48.json.gz",
+    HERE / "data" / "bandio-joint-sweep-48.json.gz",
+)
 TARGET = 0.95
 SEARCH_RUN = re.compile(r"t\d{4}-|training-")  # run labels of trials and training runs
 
@@ -80,16 +98,34 @@ class Recorder:
         return m
 
 
-def evaluations_until(sp: spaces.SearchSpace, evaluator, reached: Callable[[float | None], bool], strategy: str,
-                      seed: int, budget: int, baseline: dict, spec: dict) -> int | None:
+def evaluations_until(
+    sp: spaces.SearchSpace,
+    evaluator,
+    reached: Callable[[float | None], bool],
+    strategy: str,
+    seed: int,
+    budget: int,
+    baseline: dict,
+    spec: dict,
+) -> int | None:
     """Search runs until one whose noise-free value reached the target; None: not within the budget.
     spec: the study's evaluator field (synthetic= or replay=), as a real study records it."""
     obj = evaluator.objective
-    config = cfg.StudyConfig(space=sp.to_json(), strategy=strategy, seed=seed, baseline=baseline,
-                             objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit), repeats=1,
-                             baseline_every=0, confirm_top=1, confirm_rounds=1, **spec)
-    store = stores.Store.create(optuna.storages.InMemoryStorage(), f"{sp.name}-{strategy}-{seed}", config,
-                                cfg.Budget(budget, None))
+    config = cfg.StudyConfig(
+        space=sp.to_json(),
+        strategy=strategy,
+        seed=seed,
+        baseline=baseline,
+        objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit),
+        repeats=1,
+        baseline_every=0,
+        confirm_top=1,
+        confirm_rounds=1,
+        **spec,
+    )
+    store = stores.Store.create(
+        optuna.storages.InMemoryStorage(), f"{sp.name}-{strategy}-{seed}", config, cfg.Budget(budget, None)
+    )
     rec = Recorder(evaluator)
     tuner.Tuner(store, rec, sp, obj, strategies.make(strategy, sp, seed)).run()
     return next((i for i, v in enumerate(rec.true_values, start=1) if reached(v)), None)
@@ -107,9 +143,11 @@ def cell(counts: list[int | None], budget: int) -> str:
 
 
 def synthetic_part(opts) -> None:
-    print(f"synthetic objective: evaluations until a configuration within 95% of the best known value (the "
-          f"exact optimum) was measured\n(median over {opts.seeds} seeds; budget {opts.budget} evaluations; "
-          f"noise sigma {opts.noise})")
+    print(
+        f"synthetic objective: evaluations until a configuration within 95% of the best known value (the "
+        f"exact optimum) was measured\n(median over {opts.seeds} seeds; budget {opts.budget} evaluations; "
+        f"noise sigma {opts.noise})"
+    )
     print(f"  {'space / model':22s}" + "".join(f"{s:>19s}" for s in opts.synthetic_strategies))
     obj = objective.parse("perf")
     for space_name, model_name in CASES:
@@ -117,15 +155,25 @@ def synthetic_part(opts) -> None:
         target = TARGET * mod.best(sp)  # the models give bandwidths: higher is better
         row = []
         for strategy in opts.synthetic_strategies:
-            counts = [evaluations_until(sp, synthetic.SyntheticEvaluator(mod, obj, opts.noise, 0.0, seed),
-                                        lambda v: v >= target, strategy, seed, opts.budget, {"version": 1},
-                                        {"synthetic": cfg.SyntheticSpec(model_name, opts.noise)})
-                      for seed in range(opts.seeds)]
+            counts = [
+                evaluations_until(
+                    sp,
+                    synthetic.SyntheticEvaluator(mod, obj, opts.noise, 0.0, seed),
+                    lambda v: v >= target,  # noqa: B023 - used inside this iteration
+                    strategy,
+                    seed,
+                    opts.budget,
+                    {"version": 1},
+                    {"synthetic": cfg.SyntheticSpec(model_name, opts.noise)},
+                )
+                for seed in range(opts.seeds)
+            ]
             row.append(cell(counts, opts.budget))
         print(f"  {space_name + ' / ' + model_name:22s}" + "".join(f"{c:>19s}" for c in row), flush=True)
 
 
 # ---- the recorded target
+
 
 class Target:
     """The recorded sweep as a yardstick: a point's true value is the median of its recorded runs;
@@ -178,20 +226,35 @@ def replay_part(opts, path: Path) -> dict[str, list[int | None]]:
     tgt = Target(path, obj, opts.target)
     pct = f"{opts.target:.0%}"
     rec = tgt.rec
-    print(f"\nreplay of the recorded sweep {path.name}: space {rec.space.name} ({len(rec.points)} points, "
-          f"{sum(len(p.runs) for p in rec.points)} recorded runs), objective {obj.name}; "
-          f"{tgt.reaching} points within {pct} of the best median; "
-          + ("a run report of the default and the machine's calibration recorded (the hybrid model's input)"
-             if rec.report and rec.calibration else "no run report of the default recorded"))
+    print(
+        f"\nreplay of the recorded sweep {path.name}: space {rec.space.name} ({len(rec.points)} points, "
+        f"{sum(len(p.runs) for p in rec.points)} recorded runs), objective {obj.name}; "
+        f"{tgt.reaching} points within {pct} of the best median; "
+        + (
+            "a run report of the default and the machine's calibration recorded (the hybrid model's input)"
+            if rec.report and rec.calibration
+            else "no run report of the default recorded"
+        )
+    )
     odd, even, both = tgt.split_half()
-    print(f"  split half: {odd} points within {pct} of the best by the medians of their odd runs, {even} by their "
-          f"even runs, {both} by both" + ("; the recorded runs do not resolve which points reach the target"
-                                          if both < min(odd, even) / 2 else ""))
-    print("  each run answers " + ("the point's recorded median (noise removed)" if opts.replay_noise == "none"
-                                   else "one of the point's recorded runs, drawn at random (the recorded noise)"))
-    print(f"  evaluations until a point whose recorded median is within {pct} of the sweep's best was measured "
-          f"(median over {opts.replay_seeds} seeds, budget {opts.replay_budget}; bootstrap 95% interval of the "
-          f"median)")
+    print(
+        f"  split half: {odd} points within {pct} of the best by the medians of their odd runs, {even} by their "
+        f"even runs, {both} by both"
+        + ("; the recorded runs do not resolve which points reach the target" if both < min(odd, even) / 2 else "")
+    )
+    print(
+        "  each run answers "
+        + (
+            "the point's recorded median (noise removed)"
+            if opts.replay_noise == "none"
+            else "one of the point's recorded runs, drawn at random (the recorded noise)"
+        )
+    )
+    print(
+        f"  evaluations until a point whose recorded median is within {pct} of the sweep's best was measured "
+        f"(median over {opts.replay_seeds} seeds, budget {opts.replay_budget}; bootstrap 95% interval of the "
+        f"median)"
+    )
     results: dict[str, list[int | None]] = {}
     start = time.time()
     for strategy in opts.strategies:
@@ -199,13 +262,25 @@ def replay_part(opts, path: Path) -> dict[str, list[int | None]]:
         counts = []
         for seed in range(opts.replay_seeds):
             ev = (QuietReplay if opts.replay_noise == "none" else replay.ReplayEvaluator)(rec, obj, seed)
-            counts.append(evaluations_until(rec.space, ev, tgt.reached, strategy, seed, opts.replay_budget,
-                                            rec.baseline, {"replay": cfg.ReplaySpec(str(rec.path), rec.sha256)}))
+            counts.append(
+                evaluations_until(
+                    rec.space,
+                    ev,
+                    tgt.reached,
+                    strategy,
+                    seed,
+                    opts.replay_budget,
+                    rec.baseline,
+                    {"replay": cfg.ReplaySpec(str(rec.path), rec.sha256)},
+                )
+            )
         results[strategy] = counts
         lo, hi = bootstrap_median(censored(counts, opts.replay_budget), np.random.default_rng(0))
-        print(f"  {strategy:12s} {cell(counts, opts.replay_budget):>16s}   [{lo:g}, {hi:g}]   "
-              f"({time.time() - t0:.0f}s)   seeds: {' '.join('-' if c is None else str(c) for c in counts)}",
-              flush=True)
+        print(
+            f"  {strategy:12s} {cell(counts, opts.replay_budget):>16s}   [{lo:g}, {hi:g}]   "
+            f"({time.time() - t0:.0f}s)   seeds: {' '.join('-' if c is None else str(c) for c in counts)}",
+            flush=True,
+        )
     names = list(results)
     print("  Mann-Whitney U, two-sided p-values of the counts (censored at the budget), strategy pairs:")
     print("  " + " " * 12 + "".join(f"{n:>13s}" for n in names[1:]))
@@ -215,8 +290,11 @@ def replay_part(opts, path: Path) -> dict[str, list[int | None]]:
             if j <= i:
                 row.append("")
                 continue
-            p = stats.mannwhitneyu(censored(results[a], opts.replay_budget), censored(results[b], opts.replay_budget),
-                                   alternative="two-sided").pvalue
+            p = stats.mannwhitneyu(
+                censored(results[a], opts.replay_budget),
+                censored(results[b], opts.replay_budget),
+                alternative="two-sided",
+            ).pvalue
             row.append(f"{p:.2g}")
         print(f"  {a:12s}" + "".join(f"{c:>13s}" for c in row))
     uniform_against(results, len(rec.points), tgt.reaching)
@@ -239,8 +317,10 @@ def uniform_against(results: dict[str, list[int | None]], points: int, good: int
         return
     med = next(t for t in range(1, points + 1) if uniform_within(t, points, good) >= 0.5)
     share = uniform_within(med, points, good)
-    print(f"  against uniform sampling without repeats (median {med} evaluations for {good} target points of "
-          f"{points}): seeds within {med}, and the two-sided binomial p against uniform sampling")
+    print(
+        f"  against uniform sampling without repeats (median {med} evaluations for {good} target points of "
+        f"{points}): seeds within {med}, and the two-sided binomial p against uniform sampling"
+    )
     for name, counts in results.items():
         k = sum(1 for c in counts if c is not None and c <= med)
         p = stats.binomtest(k, len(counts), share).pvalue
@@ -253,11 +333,15 @@ def real_part(opts, replayed: dict[str, list[int | None]] | None) -> None:
     tgt = Target(path, obj)
     rec = tgt.rec
     app = rec.runnable_command()
-    print(f"\nreal runs of the target: {' '.join(rec.command)} "
-          f"on {opts.real_scratch}, space {rec.space.name}, baseline of the recording, {opts.real_trials} trials, "
-          f"seeds {list(range(opts.real_seeds))}")
-    print(f"  {'strategy':12s} {'evaluations to 95%':>19s} {'replay, same budget':>20s} {'confirmed gain':>15s} "
-          f"{'tuning time':>12s}")
+    print(
+        f"\nreal runs of the target: {' '.join(rec.command)} "
+        f"on {opts.real_scratch}, space {rec.space.name}, baseline of the recording, {opts.real_trials} trials, "
+        f"seeds {list(range(opts.real_seeds))}"
+    )
+    print(
+        f"  {'strategy':12s} {'evaluations to 95%':>19s} {'replay, same budget':>20s} {'confirmed gain':>15s} "
+        f"{'tuning time':>12s}"
+    )
     ratios, inside = [], []
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(dir=opts.real_scratch) as scratch:
         baseline = Path(tmp) / "baseline.json"
@@ -266,11 +350,36 @@ def real_part(opts, replayed: dict[str, list[int | None]] | None) -> None:
             counts, gains, times = [], [], []
             for seed in range(opts.real_seeds):
                 out = Path(tmp) / f"{strategy}-{seed}"
-                r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--baseline", str(baseline),
-                                    "--space", rec.space.name, "--trials", str(opts.real_trials), "--strategy",
-                                    strategy, "--seed", str(seed), "--objective", obj.name, "--study", "s",
-                                    "--out", str(out), "--scratch", scratch, "--", *app],
-                                   capture_output=True, text=True)
+                r = subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "iotuner",
+                        "tune",
+                        "--baseline",
+                        str(baseline),
+                        "--space",
+                        rec.space.name,
+                        "--trials",
+                        str(opts.real_trials),
+                        "--strategy",
+                        strategy,
+                        "--seed",
+                        str(seed),
+                        "--objective",
+                        obj.name,
+                        "--study",
+                        "s",
+                        "--out",
+                        str(out),
+                        "--scratch",
+                        scratch,
+                        "--",
+                        *app,
+                    ],
+                    capture_output=True,
+                    text=True,
+                )
                 if r.returncode != 0:
                     sys.exit(f"tuning with {strategy} failed: {r.stderr[-2000:]}")
                 summary = json.loads((out / "summary.json").read_text())
@@ -284,8 +393,10 @@ def real_part(opts, replayed: dict[str, list[int | None]] | None) -> None:
                         continue
                     runs = json.loads(row["runs"])
                     n += len(runs)
-                    flat = {**settings.flatten(rec.baseline), **settings.flatten(settings.from_flat(
-                        json.loads(row["settings"])))}
+                    flat = {
+                        **settings.flatten(rec.baseline),
+                        **settings.flatten(settings.from_flat(json.loads(row["settings"]))),
+                    }
                     point = rec.find(flat)
                     if point.runs and runs:
                         recorded = [rec.value(x, obj) for x in point.runs]
@@ -298,13 +409,18 @@ def real_part(opts, replayed: dict[str, list[int | None]] | None) -> None:
             if replayed and strategy in replayed:
                 within = [c for c in replayed[strategy] if c is not None and c <= opts.real_trials]
                 predicted = f"{len(within)}/{len(replayed[strategy])} seeds reach"
-            print(f"  {strategy:12s} {cell(counts, opts.real_trials):>19s} {predicted:>20s} "
-                  f"{statistics.median(gains):14.2f}x {statistics.median(times):11.0f}s", flush=True)
+            print(
+                f"  {strategy:12s} {cell(counts, opts.real_trials):>19s} {predicted:>20s} "
+                f"{statistics.median(gains):14.2f}x {statistics.median(times):11.0f}s",
+                flush=True,
+            )
     if ratios:
-        print(f"  the real runs against the recording, same points: median real / recorded median "
-              f"{statistics.median(ratios):.2f} (quartiles {np.percentile(ratios, 25):.2f}-"
-              f"{np.percentile(ratios, 75):.2f}, {len(ratios)} points); {sum(inside) / len(inside):.0%} of the "
-              f"{len(inside)} real runs fall within the recorded range of their point")
+        print(
+            f"  the real runs against the recording, same points: median real / recorded median "
+            f"{statistics.median(ratios):.2f} (quartiles {np.percentile(ratios, 25):.2f}-"
+            f"{np.percentile(ratios, 75):.2f}, {len(ratios)} points); {sum(inside) / len(inside):.0%} of the "
+            f"{len(inside)} real runs fall within the recorded range of their point"
+        )
 
 
 def main() -> int:
@@ -312,25 +428,48 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=10, help="seeds per strategy, synthetic (default 10)")
     ap.add_argument("--budget", type=int, default=250, help="evaluations per synthetic study (default 250)")
     ap.add_argument("--noise", type=float, default=0.05, help="synthetic noise sigma (default 0.05)")
-    ap.add_argument("--synthetic-strategies", nargs="+", default=None,
-                    help="strategies on the synthetic models (default: every registered one but grid, which "
-                         "would enumerate spaces of 10^5 points)")
+    ap.add_argument(
+        "--synthetic-strategies",
+        nargs="+",
+        default=None,
+        help="strategies on the synthetic models (default: every registered one but grid, which "
+        "would enumerate spaces of 10^5 points)",
+    )
     ap.add_argument("--no-synthetic", dest="synthetic", action="store_false", help="skip the synthetic models")
-    ap.add_argument("--strategies", nargs="+", default=None,
-                    help="strategies on the replay (default: every registered one)")
-    ap.add_argument("--recording", type=Path, nargs="+", default=list(RECORDINGS),
-                    help="the recorded sweeps (default: %(default)s); the real runs use the first")
+    ap.add_argument(
+        "--strategies", nargs="+", default=None, help="strategies on the replay (default: every registered one)"
+    )
+    ap.add_argument(
+        "--recording",
+        type=Path,
+        nargs="+",
+        default=list(RECORDINGS),
+        help="the recorded sweeps (default: %(default)s); the real runs use the first",
+    )
     ap.add_argument("--objective", help="objective on the recordings (default: the one each sweep refined by)")
     ap.add_argument("--no-replay", dest="replay", action="store_false", help="skip the replay comparison")
     ap.add_argument("--replay-seeds", type=int, default=20, help="seeds per strategy on the replay (default 20)")
-    ap.add_argument("--replay-noise", choices=("recorded", "none"), default="recorded",
-                    help="recorded: a run draws one of the point's recorded runs (default); none: it answers the "
-                         "point's median, the landscape without the noise")
-    ap.add_argument("--target", type=float, default=TARGET, metavar="SHARE",
-                    help="on the replay: the share of the sweep's best a point must reach (default %(default)s)")
+    ap.add_argument(
+        "--replay-noise",
+        choices=("recorded", "none"),
+        default="recorded",
+        help="recorded: a run draws one of the point's recorded runs (default); none: it answers the "
+        "point's median, the landscape without the noise",
+    )
+    ap.add_argument(
+        "--target",
+        type=float,
+        default=TARGET,
+        metavar="SHARE",
+        help="on the replay: the share of the sweep's best a point must reach (default %(default)s)",
+    )
     ap.add_argument("--replay-budget", type=int, default=200, help="evaluations per replay study (default 200)")
-    ap.add_argument("--no-real", dest="real", action="store_false",
-                    help="skip the real runs of the target (a few minutes on 2 cores)")
+    ap.add_argument(
+        "--no-real",
+        dest="real",
+        action="store_false",
+        help="skip the real runs of the target (a few minutes on 2 cores)",
+    )
     ap.add_argument("--real-strategies", nargs="+", default=list(REAL_STRATEGIES))
     ap.add_argument("--real-trials", type=int, default=40)
     ap.add_argument("--real-seeds", type=int, default=2)

@@ -58,7 +58,9 @@ import numpy as np
 from scipy import stats
 
 from iotuner import settings
-from iotuner.tune import launch, objective as objectives, replay, space as spaces
+from iotuner.tune import launch, replay
+from iotuner.tune import objective as objectives
+from iotuner.tune import space as spaces
 from iotuner.tune.evaluate import JobEvaluator
 from iotuner.tune.strategies.hybrid import calibration
 
@@ -69,8 +71,10 @@ MIB = 1024.0 * 1024.0
 
 # ---- the schedule
 
-def schedule(rec: replay.Recording, seed: int, repeats: int, every: int, refine: list[int],
-             refine_repeats: int) -> list[int]:
+
+def schedule(
+    rec: replay.Recording, seed: int, repeats: int, every: int, refine: list[int], refine_repeats: int
+) -> list[int]:
     """The order of all runs: point indices, -1 for the default. Deterministic, so a resumed sweep
     continues the same order."""
     order: list[int] = [-1]
@@ -93,6 +97,7 @@ def machine(scratch: Path) -> dict:
         except (OSError, subprocess.SubprocessError):
             return None
         return out.splitlines()[0] if out else None
+
     fs = None
     try:
         mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
@@ -100,11 +105,16 @@ def machine(scratch: Path) -> dict:
         fs = f"{best[2]} on {best[1]}"
     except (OSError, ValueError):
         pass
-    return {"host": platform.node(), "cpus": os.cpu_count(), "kernel": platform.release(),
-            "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-            "mpi": first_line(["mpichversion"]) or first_line(["mpiexec", "--version"]),
-            "hdf5": first_line(["pkg-config", "--modversion", "hdf5-mpich"]),
-            "scratch": fs, "python": platform.python_version()}
+    return {
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+        "kernel": platform.release(),
+        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "mpi": first_line(["mpichversion"]) or first_line(["mpiexec", "--version"]),
+        "hdf5": first_line(["pkg-config", "--modversion", "hdf5-mpich"]),
+        "scratch": fs,
+        "python": platform.python_version(),
+    }
 
 
 class CpuMeter:
@@ -119,8 +129,10 @@ class CpuMeter:
     def _now(self) -> tuple[float, float, float]:
         fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
         busy = sum(fields) - fields[3] - (fields[4] if len(fields) > 4 else 0)  # all but idle and iowait
-        mine = sum(resource.getrusage(who)[0] + resource.getrusage(who)[1]
-                   for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        mine = sum(
+            resource.getrusage(who)[0] + resource.getrusage(who)[1]
+            for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
         return time.monotonic(), busy / self.TICK, mine
 
     def start(self) -> None:
@@ -164,8 +176,9 @@ def scratch_dir(opts):
 
 def evaluator(opts, rec: replay.Recording, obj: objectives.Objective, scratch: str) -> JobEvaluator:
     """Runs the recording's application on --ranks local ranks, in `scratch`."""
-    return JobEvaluator(rec.runnable_command(), launch.make("local", opts.ranks, opts.mpiexec), obj, Path(scratch),
-                        opts.timeout)
+    return JobEvaluator(
+        rec.runnable_command(), launch.make("local", opts.ranks, opts.mpiexec), obj, Path(scratch), opts.timeout
+    )
 
 
 def run_sweep(opts, rec: replay.Recording, out: Path) -> bool:
@@ -176,8 +189,14 @@ def run_sweep(opts, rec: replay.Recording, out: Path) -> bool:
         ev = evaluator(opts, rec, obj, scratch)
         chunks = 0
         while True:
-            order = schedule(rec, sched["seed"], sched["repeats"], sched["default_every"],
-                             sched["refine"] or [], sched["refine_repeats"])
+            order = schedule(
+                rec,
+                sched["seed"],
+                sched["repeats"],
+                sched["default_every"],
+                sched["refine"] or [],
+                sched["refine_repeats"],
+            )
             if sched["done"] >= len(order):
                 if sched["refine"] is not None or not sched["refine_top"]:
                     return True
@@ -191,8 +210,9 @@ def run_sweep(opts, rec: replay.Recording, out: Path) -> bool:
             first = sched["done"]
             with Lock(opts.lock):
                 chunk_start = time.monotonic()  # the chunk's time counts from holding the lock
-                while sched["done"] < len(order) and (time.monotonic() - chunk_start < opts.chunk
-                                                      or sched["done"] == first):
+                while sched["done"] < len(order) and (
+                    time.monotonic() - chunk_start < opts.chunk or sched["done"] == first
+                ):
                     index = order[sched["done"]]
                     measure(ev, rec, rec.default if index < 0 else rec.points[index], index, sched["done"])
                     sched["done"] += 1
@@ -202,8 +222,11 @@ def run_sweep(opts, rec: replay.Recording, out: Path) -> bool:
                 rec.meta["updated"] = now()
                 rec.save(out)
             measured = sum(1 for _ in rec.measured())
-            print(f"  {sched['done']}/{len(order)} runs, {measured}/{len(rec.points)} points measured "
-                  f"({time.monotonic() - chunk_start:.0f}s chunk)", flush=True)
+            print(
+                f"  {sched['done']}/{len(order)} runs, {measured}/{len(rec.points)} points measured "
+                f"({time.monotonic() - chunk_start:.0f}s chunk)",
+                flush=True,
+            )
             if sched["done"] < len(order):
                 print(f"  the lock is free for {opts.pause:.0f}s", flush=True)
                 time.sleep(opts.pause)
@@ -241,8 +264,9 @@ def portable(report: dict | None, rec: replay.Recording, ev: JobEvaluator) -> di
     if report is None:
         return None
     # the scratch directory, also where a name's numbers are folded to # (a phase's identity)
-    folded = "".join(r"(?:\d+|#)" if part.isdigit() else re.escape(part)
-                     for part in re.split(r"(\d+)", str(ev.scratch)) if part)
+    folded = "".join(
+        r"(?:\d+|#)" if part.isdigit() else re.escape(part) for part in re.split(r"(\d+)", str(ev.scratch)) if part
+    )
     text = re.sub(folded, "{scratch}", json.dumps(report))
     exe = rec.runnable_command()[0]
     if exe != rec.command[0]:
@@ -269,8 +293,9 @@ def model_input(opts, out: Path) -> int:
         except FileNotFoundError as e:
             print(f"no calibration added: {e.filename} does not exist (`iotuner calibrate` makes it)")
     if added:
-        rec.meta.setdefault("notes", []).append(f"{now()}: --model-input added {' and '.join(added)}; the runs "
-                                                f"are as recorded")
+        rec.meta.setdefault("notes", []).append(
+            f"{now()}: --model-input added {' and '.join(added)}; the runs are as recorded"
+        )
         rec.save(out)
     print(f"{out}: {'added ' + ' and '.join(added) if added else 'has a report and a calibration already'}")
     return 0
@@ -281,6 +306,7 @@ def now() -> str:
 
 
 # ---- analysis
+
 
 def best_points(rec: replay.Recording, obj: objectives.Objective, k: int) -> list[int]:
     meds = [(rec.median(p, obj), i) for i, p in enumerate(rec.points) if p.runs]
@@ -294,7 +320,7 @@ def baseline_values(rec: replay.Recording) -> tuple | None:
     MPI-IO hints are; else the library's documented default). An application may set HDF5 knobs
     itself (bandio asks for collective transfers): a baseline that names them avoids the guess."""
     base = settings.flatten(rec.baseline)
-    seen = (rec.default.effective or {})
+    seen = rec.default.effective or {}
 
     def same(knob, value) -> bool:
         if knob in base:
@@ -329,10 +355,18 @@ def analyse(rec: replay.Recording, obj: objectives.Objective, boot: int = 2000, 
     def idx_with(values: tuple) -> int | None:
         return by_values.get(tuple(json.dumps(v) for v in values))
 
-    out: dict = {"objective": obj.name, "points": len(rec.points), "measured": len(meds),
-                 "runs": sum(len(p.runs) for p in rec.points), "failures": sum(p.failures for p in rec.points),
-                 "best": best, "best_median": meds[best], "default_median": statistics.median(default_runs),
-                 "default_runs": len(default_runs), "baseline_point": base_idx}
+    out: dict = {
+        "objective": obj.name,
+        "points": len(rec.points),
+        "measured": len(meds),
+        "runs": sum(len(p.runs) for p in rec.points),
+        "failures": sum(p.failures for p in rec.points),
+        "best": best,
+        "best_median": meds[best],
+        "default_median": statistics.median(default_runs),
+        "default_runs": len(default_runs),
+        "baseline_point": base_idx,
+    }
     # noise: the default's spread, each point's spread, and how well two halves of the runs agree
     dm = statistics.median(default_runs)
     out["default_cv"] = 1.4826 * statistics.median(abs(v - dm) for v in default_runs) / dm
@@ -343,9 +377,14 @@ def analyse(rec: replay.Recording, obj: objectives.Objective, boot: int = 2000, 
             m = statistics.median(vals)
             cvs.append(1.4826 * statistics.median(abs(v - m) for v in vals) / m)
     out["point_cv_median"] = statistics.median(cvs) if cvs else None
-    halves = [(obj.key(statistics.median(rec.value(r, obj) for r in p.runs[0::2])),
-               obj.key(statistics.median(rec.value(r, obj) for r in p.runs[1::2])))
-              for p in rec.points if len(p.runs) >= 2]
+    halves = [
+        (
+            obj.key(statistics.median(rec.value(r, obj) for r in p.runs[0::2])),
+            obj.key(statistics.median(rec.value(r, obj) for r in p.runs[1::2])),
+        )
+        for p in rec.points
+        if len(p.runs) >= 2
+    ]
     if len(halves) > 2:
         a, b = np.array(halves).T
         out["halves_rank_correlation"] = float(np.corrcoef(np.argsort(np.argsort(a)), np.argsort(np.argsort(b)))[0, 1])
@@ -365,8 +404,9 @@ def analyse(rec: replay.Recording, obj: objectives.Objective, boot: int = 2000, 
         vals = list(best_vals)
         vals[j] = base_vals[j]
         i = idx_with(tuple(vals))
-        out["leave_one_out"].append({"dimension": dims[j].name, "back_to": base_vals[j], "point": i,
-                                     "median": meds.get(i)})
+        out["leave_one_out"].append(
+            {"dimension": dims[j].name, "back_to": base_vals[j], "point": i, "median": meds.get(i)}
+        )
     # single-knob changes from the baseline
     singles = []
     for j, d in enumerate(dims):
@@ -413,17 +453,23 @@ def refine_points(rec: replay.Recording, obj: objectives.Objective, k: int) -> l
     """The points measured again after the main rounds: the k best, and those the analysis compares
     (the point that is the baseline, its single-knob changes, the best point with one change undone)."""
     a = analyse(rec, obj, boot=0)
-    extra = [a.get("baseline_point")] + [s["point"] for s in a.get("singles", [])] + \
-        [x["point"] for x in a.get("leave_one_out", [])]
+    extra = (
+        [a.get("baseline_point")]
+        + [s["point"] for s in a.get("singles", [])]
+        + [x["point"] for x in a.get("leave_one_out", [])]
+    )
     out = best_points(rec, obj, k)
     return out + sorted({i for i in extra if i is not None} - set(out))
 
 
 def quiet(rec: replay.Recording, limit: float) -> replay.Recording:
     """The recording with only the runs during which other processes used at most `limit` cores."""
+
     def keep(p: replay.RecordedPoint) -> replay.RecordedPoint:
-        return replay.RecordedPoint(p.values, [r for r in p.runs if len(r) > 2 and r[2] <= limit], p.failures,
-                                    p.error, p.effective)
+        return replay.RecordedPoint(
+            p.values, [r for r in p.runs if len(r) > 2 and r[2] <= limit], p.failures, p.error, p.effective
+        )
+
     out = copy.copy(rec)
     out.default, out.points, out._index = keep(rec.default), [keep(p) for p in rec.points], None
     return out
@@ -440,8 +486,10 @@ def load_effect(rec: replay.Recording, obj: objectives.Objective, limit: float) 
     busy = [v for v, x in zip(vals, load) if x > limit]
     text = f"the default's runs against the CPU other processes used meanwhile: rank correlation {rho:.2f}"
     if calm and busy:
-        text += (f"; median {fmt(statistics.median(calm), obj)} at most {limit:g} cores ({len(calm)} runs), "
-                 f"{fmt(statistics.median(busy), obj)} above ({len(busy)} runs)")
+        text += (
+            f"; median {fmt(statistics.median(calm), obj)} at most {limit:g} cores ({len(calm)} runs), "
+            f"{fmt(statistics.median(busy), obj)} above ({len(busy)} runs)"
+        )
     return text
 
 
@@ -454,15 +502,21 @@ def fmt(v, obj) -> str:
 def report(rec: replay.Recording, obj: objectives.Objective) -> dict:
     a = analyse(rec, obj)
     dims = rec.space.dimensions
-    print(f"\nsweep of space {rec.space.name} ({a['points']} points, {a['measured']} measured; {a['runs']} runs, "
-          f"{a['failures']} failed; default {a['default_runs']} runs), objective {obj.name}")
+    print(
+        f"\nsweep of space {rec.space.name} ({a['points']} points, {a['measured']} measured; {a['runs']} runs, "
+        f"{a['failures']} failed; default {a['default_runs']} runs), objective {obj.name}"
+    )
     print(f"  command: {' '.join(rec.command)}")
     point_cv = f"{a['point_cv_median']:.0%}" if a["point_cv_median"] is not None else "-"
-    print(f"  noise: the default's runs {fmt(a['default_median'], obj)} median, robust CV {a['default_cv']:.0%}, "
-          f"last third / first third {a['default_drift']:.2f}; median robust CV of a point's runs {point_cv}")
+    print(
+        f"  noise: the default's runs {fmt(a['default_median'], obj)} median, robust CV {a['default_cv']:.0%}, "
+        f"last third / first third {a['default_drift']:.2f}; median robust CV of a point's runs {point_cv}"
+    )
     if "halves_rank_correlation" in a:
-        print(f"  repeatability: rank correlation of the points' medians over odd and even runs "
-              f"{a['halves_rank_correlation']:.2f}")
+        print(
+            f"  repeatability: rank correlation of the points' medians over odd and even runs "
+            f"{a['halves_rank_correlation']:.2f}"
+        )
     b = a["best_median"]
     effect = load_effect(rec, obj, QUIET)
     if effect:
@@ -472,62 +526,90 @@ def report(rec: replay.Recording, obj: objectives.Objective) -> dict:
     if "note" in a:
         print(f"  {a['note']}")
         return a
-    print(f"  the point that is the baseline: {fmt(a['baseline_median'], obj)}; the best changes "
-          + ", ".join(f"{k}={json.dumps(v)}" for k, v in a["best_changes"].items()))
+    print(
+        f"  the point that is the baseline: {fmt(a['baseline_median'], obj)}; the best changes "
+        + ", ".join(f"{k}={json.dumps(v)}" for k, v in a["best_changes"].items())
+    )
     print("  the best point with one of its changes undone:")
     for x in a["leave_one_out"]:
         m = x["median"]
-        print(f"    {x['dimension']:28s} back to {json.dumps(x['back_to']):14s} "
-              + (f"{fmt(m, obj):>10s}  {obj.gain(m, b):6.0%} of the best" if m else "not measured"))
+        print(
+            f"    {x['dimension']:28s} back to {json.dumps(x['back_to']):14s} "
+            + (f"{fmt(m, obj):>10s}  {obj.gain(m, b):6.0%} of the best" if m else "not measured")
+        )
     print("  single-knob changes from the baseline (gain over the default's runs; share of the best point's speed):")
     base_m = a["default_median"]
     for s in sorted(a["singles"], key=lambda s: obj.key(s["median"]), reverse=True):
-        print(f"    {s['dimension']:28s} = {json.dumps(s['value']):16s} {fmt(s['median'], obj):>10s}  "
-              f"{obj.gain(s['median'], base_m):5.2f}x  {obj.gain(s['median'], b):6.0%}")
+        print(
+            f"    {s['dimension']:28s} = {json.dumps(s['value']):16s} {fmt(s['median'], obj):>10s}  "
+            f"{obj.gain(s['median'], base_m):5.2f}x  {obj.gain(s['median'], b):6.0%}"
+        )
     if "best_pair" in a:
         p = a["best_pair"]
-        print(f"  best two-knob change: {', '.join(f'{k}={json.dumps(v)}' for k, v in p['changes'].items())}: "
-              f"{fmt(p['median'], obj)}, {obj.gain(p['median'], b):.0%} of the best")
+        print(
+            f"  best two-knob change: {', '.join(f'{k}={json.dumps(v)}' for k, v in p['changes'].items())}: "
+            f"{fmt(p['median'], obj)}, {obj.gain(p['median'], b):.0%} of the best"
+        )
     lo, hi = a.get("single_over_best_ci", (float("nan"), float("nan")))
-    print(f"  the best single-knob change reaches {a['single_over_best']:.0%} of the best point's speed "
-          f"(bootstrap 95% interval {lo:.0%}-{hi:.0%})")
+    print(
+        f"  the best single-knob change reaches {a['single_over_best']:.0%} of the best point's speed "
+        f"(bootstrap 95% interval {lo:.0%}-{hi:.0%})"
+    )
 
     q = quiet(rec, QUIET)
     share = sum(len(p.runs) for p in q.points) / max(1, sum(len(p.runs) for p in rec.points))
     if share > 0.05 and q.default.runs:
         qa = analyse(q, obj, boot=500)
-        loo = ", ".join(f"{x['dimension']} {obj.gain(x['median'], qa['best_median']):.0%}" for x in
-                        qa.get("leave_one_out", []) if x["median"] is not None)
+        loo = ", ".join(
+            f"{x['dimension']} {obj.gain(x['median'], qa['best_median']):.0%}"
+            for x in qa.get("leave_one_out", [])
+            if x["median"] is not None
+        )
         if "single_over_best" in qa:
             lo, hi = qa.get("single_over_best_ci", (float("nan"), float("nan")))
-            print(f"  on quiet runs only (other processes at most {QUIET:g} cores: {share:.0%} of the runs): best "
-                  f"{fmt(qa['best_median'], obj)}; the best single-knob change reaches {qa['single_over_best']:.0%} "
-                  f"of it ({lo:.0%}-{hi:.0%}); one change undone: {loo}")
+            print(
+                f"  on quiet runs only (other processes at most {QUIET:g} cores: {share:.0%} of the runs): best "
+                f"{fmt(qa['best_median'], obj)}; the best single-knob change reaches {qa['single_over_best']:.0%} "
+                f"of it ({lo:.0%}-{hi:.0%}); one change undone: {loo}"
+            )
     top = best_points(rec, obj, 5)
     print("  top points:")
     for i in top:
         p = rec.points[i]
-        ch = {d.name: v for d, v, bv in zip(dims, p.values, baseline_values(rec))
-              if json.dumps(v) != json.dumps(bv)}
-        print(f"    {fmt(rec.median(p, obj), obj):>10s} ({len(p.runs)} runs)  "
-              + " ".join(f"{k}={json.dumps(v)}" for k, v in ch.items()))
+        ch = {d.name: v for d, v, bv in zip(dims, p.values, baseline_values(rec)) if json.dumps(v) != json.dumps(bv)}
+        print(
+            f"    {fmt(rec.median(p, obj), obj):>10s} ({len(p.runs)} runs)  "
+            + " ".join(f"{k}={json.dumps(v)}" for k, v in ch.items())
+        )
     return a
 
 
 # ---- command line
 
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--space", required=True, metavar="NAME|FILE", help="search space (as iotuner tune --space)")
     ap.add_argument("--baseline", metavar="FILE", help="settings every run has under its point (default none)")
-    ap.add_argument("--out", required=True, metavar="FILE", help="the recording (.json or .json.gz); resumed "
-                                                                  "when it exists")
+    ap.add_argument(
+        "--out", required=True, metavar="FILE", help="the recording (.json or .json.gz); resumed when it exists"
+    )
     ap.add_argument("--objective", default="io-time", help="for the refinement and the analysis (default io-time)")
     ap.add_argument("--repeats", type=int, default=3, help="rounds over every point (default 3)")
-    ap.add_argument("--default-every", type=int, default=20, metavar="K",
-                    help="a run of the default after every K points (default 20)")
-    ap.add_argument("--refine-top", type=int, default=30, metavar="K",
-                    help="best points measured again, with those the analysis compares (default 30; 0: none)")
+    ap.add_argument(
+        "--default-every",
+        type=int,
+        default=20,
+        metavar="K",
+        help="a run of the default after every K points (default 20)",
+    )
+    ap.add_argument(
+        "--refine-top",
+        type=int,
+        default=30,
+        metavar="K",
+        help="best points measured again, with those the analysis compares (default 30; 0: none)",
+    )
     ap.add_argument("--refine-repeats", type=int, default=6, metavar="R", help="their extra rounds (default 6)")
     ap.add_argument("--seed", type=int, default=0, help="of the random orders (default 0)")
     ap.add_argument("--ranks", type=int, default=2)
@@ -539,15 +621,25 @@ def main() -> int:
     ap.add_argument("--pause", type=float, default=20, metavar="S", help="seconds between chunks (default 20)")
     ap.add_argument("--max-chunks", type=int, metavar="N", help="stop after N chunks (run again to continue)")
     ap.add_argument("--analyse", action="store_true", help="only print the analysis of --out")
-    ap.add_argument("--model-input", action="store_true",
-                    help="only add what the hybrid and auto strategies predict from to --out, when it lacks it: a "
-                         "run report of one more run of the default (not added to its runs) and the calibration")
-    ap.add_argument("--calibration", metavar="FILE",
-                    help="keep this calibration (`iotuner calibrate` on the machine the sweep runs on) in the "
-                         "recording, for the strategies that price the default's operations (default: this "
-                         "machine's calibration file, when there is one)")
-    ap.add_argument("command", nargs=argparse.REMAINDER, metavar="-- APP ARGS",
-                    help="the application (a bundled kernel's name or a path); {scratch} is each run's directory")
+    ap.add_argument(
+        "--model-input",
+        action="store_true",
+        help="only add what the hybrid and auto strategies predict from to --out, when it lacks it: a "
+        "run report of one more run of the default (not added to its runs) and the calibration",
+    )
+    ap.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="keep this calibration (`iotuner calibrate` on the machine the sweep runs on) in the "
+        "recording, for the strategies that price the default's operations (default: this "
+        "machine's calibration file, when there is one)",
+    )
+    ap.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- APP ARGS",
+        help="the application (a bundled kernel's name or a path); {scratch} is each run's directory",
+    )
     opts = ap.parse_args()
     out = Path(opts.out)
     obj = objectives.parse(opts.objective)
@@ -577,21 +669,37 @@ def main() -> int:
             if opts.calibration:
                 raise
         scratch = Path(opts.scratch or tempfile.gettempdir())
-        rec.meta = {"created": now(), "machine": machine(scratch), "scratch": str(scratch),
-                    "launcher": f"{opts.mpiexec} -n {opts.ranks}",
-                    "sweep_command": " ".join(shlex.quote(a) for a in sys.argv),
-                    "schedule": {"seed": opts.seed, "repeats": opts.repeats, "default_every": opts.default_every,
-                                 "refine_top": opts.refine_top, "refine_repeats": opts.refine_repeats,
-                                 "objective": opts.objective, "done": 0, "refine": None}}
+        rec.meta = {
+            "created": now(),
+            "machine": machine(scratch),
+            "scratch": str(scratch),
+            "launcher": f"{opts.mpiexec} -n {opts.ranks}",
+            "sweep_command": " ".join(shlex.quote(a) for a in sys.argv),
+            "schedule": {
+                "seed": opts.seed,
+                "repeats": opts.repeats,
+                "default_every": opts.default_every,
+                "refine_top": opts.refine_top,
+                "refine_repeats": opts.refine_repeats,
+                "objective": opts.objective,
+                "done": 0,
+                "refine": None,
+            },
+        }
         out.parent.mkdir(parents=True, exist_ok=True)
         rec.save(out)
     total = len(schedule(rec, opts.seed, opts.repeats, opts.default_every, [], 0))
-    print(f"sweep of {space.name}: {len(rec.points)} points x {opts.repeats} + the default every "
-          f"{opts.default_every}: {total} runs, then {opts.refine_top} best x {opts.refine_repeats}", flush=True)
+    print(
+        f"sweep of {space.name}: {len(rec.points)} points x {opts.repeats} + the default every "
+        f"{opts.default_every}: {total} runs, then {opts.refine_top} best x {opts.refine_repeats}",
+        flush=True,
+    )
     start = time.time()
     if opts.objective != rec.meta["schedule"]["objective"]:
-        sys.exit(f"sweep: {out} refines by {rec.meta['schedule']['objective']}; --objective only applies to "
-                 f"--analyse of a finished sweep")
+        sys.exit(
+            f"sweep: {out} refines by {rec.meta['schedule']['objective']}; --objective only applies to "
+            f"--analyse of a finished sweep"
+        )
     if not run_sweep(opts, rec, out):
         return 0
     print(f"complete ({time.time() - start:.0f}s in this session)")
@@ -602,6 +710,11 @@ def main() -> int:
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except (spaces.SpaceError, settings.SettingsError, objectives.ObjectiveError, launch.LaunchError,
-            replay.ReplayError) as e:
+    except (
+        spaces.SpaceError,
+        settings.SettingsError,
+        objectives.ObjectiveError,
+        launch.LaunchError,
+        replay.ReplayError,
+    ) as e:
         sys.exit(f"sweep: {e}")

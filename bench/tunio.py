@@ -42,9 +42,28 @@ import numpy as np
 import optuna
 
 from iotuner import settings
+from iotuner.tune import (
+    config as cfg,
+)
+from iotuner.tune import (
+    objective as objectives,
+)
+from iotuner.tune import (
+    space as spaces,
+)
+from iotuner.tune import (
+    stoppers,
+    strategies,
+    synthetic,
+    tuner,
+)
+from iotuner.tune import (
+    store as stores,
+)
+from iotuner.tune import (
+    trajectory as traj,
+)
 from iotuner.tune.strategies.tunio import stopper as learned_stopper
-from iotuner.tune import (config as cfg, objective as objectives, space as spaces, stoppers, store as stores,
-                          strategies, synthetic, trajectory as traj, tuner)
 
 POPULATION = 8
 CONFIRMATION_RUNS = 16  # a confirmation round of 3 candidates and the default, 4 rounds
@@ -65,18 +84,30 @@ class Target:
 def synthetic_target(space_name: str, model_name: str, noise: float) -> Target:
     sp, m = spaces.load(space_name), synthetic.model(model_name)
     obj = objectives.parse("perf")
-    return Target(f"{space_name} / {model_name}", sp, {"version": 1},
-                  lambda seed: synthetic.SyntheticEvaluator(m, obj, noise, 0.0, seed), m.value, m.best(sp))
+    return Target(
+        f"{space_name} / {model_name}",
+        sp,
+        {"version": 1},
+        lambda seed: synthetic.SyntheticEvaluator(m, obj, noise, 0.0, seed),
+        m.value,
+        m.best(sp),
+    )
 
 
 def replay_target(path: str) -> Target:
     from iotuner.tune import replay  # the replay objective (bench/sweep.py's recordings)
+
     rec = replay.load(path)
     obj = objectives.parse("perf")
     medians = [rec.median(p, obj) for p in rec.measured()]
-    return Target(f"recording {Path(path).name}", rec.space, rec.baseline,
-                  lambda seed: replay.ReplayEvaluator(rec, obj, seed),
-                  lambda flat: rec.median(rec.find(flat), obj) or 0.0, max(m for m in medians if m is not None))
+    return Target(
+        f"recording {Path(path).name}",
+        rec.space,
+        rec.baseline,
+        lambda seed: replay.ReplayEvaluator(rec, obj, seed),
+        lambda flat: rec.median(rec.find(flat), obj) or 0.0,
+        max(m for m in medians if m is not None),
+    )
 
 
 class Clocked:
@@ -108,11 +139,20 @@ class Study:
 
 def run(target: Target, strategy: str, seed: int, generations: int, stop_at_target: bool = False) -> Study:
     obj = objectives.parse("perf")
-    config = cfg.StudyConfig(space=target.space.to_json(), strategy=strategy, seed=seed, baseline=target.baseline,
-                             objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit),
-                             synthetic=cfg.SyntheticSpec(target.name), confirm_top=1, confirm_rounds=1, stop="none")
-    store = stores.Store.create(optuna.storages.InMemoryStorage(), f"{strategy}-{seed}", config,
-                                cfg.Budget(None, None), heartbeat_s=None)
+    config = cfg.StudyConfig(
+        space=target.space.to_json(),
+        strategy=strategy,
+        seed=seed,
+        baseline=target.baseline,
+        objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit),
+        synthetic=cfg.SyntheticSpec(target.name),
+        confirm_top=1,
+        confirm_rounds=1,
+        stop="none",
+    )
+    store = stores.Store.create(
+        optuna.storages.InMemoryStorage(), f"{strategy}-{seed}", config, cfg.Budget(None, None), heartbeat_s=None
+    )
     ev = Clocked(target.evaluator(seed), lambda flat: target.true(flat))
     store.now = ev.now
     goal = 0.95 * target.optimum
@@ -128,6 +168,7 @@ def run(target: Target, strategy: str, seed: int, generations: int, stop_at_targ
 
         def check(self, state):
             return "reached" if ev.search and max(ev.search) >= goal else None
+
     rules = [Iterations(), *([Reached()] if stop_at_target else []), *stops_default()]
     t = tuner.Tuner(store, ev, target.space, obj, strategies.make(strategy, target.space, seed), rules=rules)
     t.run()
@@ -146,6 +187,7 @@ def run(target: Target, strategy: str, seed: int, generations: int, stop_at_targ
 
 def stops_default():
     from iotuner.tune import stop
+
     return stop.default_rules()
 
 
@@ -170,23 +212,24 @@ def kept_truth(store, its, target: Target, obj) -> list[float]:
             default = statistics.median(default_runs)
             best = max(pools, key=lambda k: statistics.median(pools[k]), default=None)
             keep = best is not None and obj.better(statistics.median(pools[best]), default)
-            out[at[r.id]] = target.true({**settings.flatten(target.baseline), **first[best]}) if keep \
-                else default_true
+            out[at[r.id]] = target.true({**settings.flatten(target.baseline), **first[best]}) if keep else default_true
     return [out.get(it.at_s, default_true) for it in its]
 
 
 # ---- part 1 ----
 
+
 def part1(targets: list[Target], opts) -> None:
-    print(f"\n1. impact-first search (Fig. 9; paper: {PAPER_FIG9})\n   iterations (generations of {POPULATION}) "
-          f"and evaluations until a configuration within 95% of the best was measured; median of {opts.seeds} "
-          f"seeds, budget {opts.generations} generations")
+    print(
+        f"\n1. impact-first search (Fig. 9; paper: {PAPER_FIG9})\n   iterations (generations of {POPULATION}) "
+        f"and evaluations until a configuration within 95% of the best was measured; median of {opts.seeds} "
+        f"seeds, budget {opts.generations} generations"
+    )
     print(f"   {'target':34s}" + "".join(f"{s:>24s}" for s in opts.strategies))
     for target in targets:
         cells = []
         for strategy in opts.strategies:
-            found = [run(target, strategy, seed, opts.generations, stop_at_target=True).reached
-                     for seed in seeds(opts)]
+            found = [run(target, strategy, seed, opts.generations, stop_at_target=True).reached for seed in seeds(opts)]
             missed = sum(1 for f in found if f is None)
             big = (opts.generations + 1, opts.generations * POPULATION + 1)
             its = statistics.median([f[0] if f else big[0] for f in found])
@@ -208,15 +251,17 @@ def _cell(x: float, censored: float) -> str:
 
 # ---- part 2 ----
 
+
 def roti(study: Study, k: int) -> float:
-    return (study.truth[k] - study.default) / (study.iterations[k].at_s - study.iterations[0].at_s + 1
-                                               + CONFIRMATION_RUNS)
+    return (study.truth[k] - study.default) / (
+        study.iterations[k].at_s - study.iterations[0].at_s + 1 + CONFIRMATION_RUNS
+    )
 
 
 def stop_iteration(study: Study, decide) -> int:
     its = study.iterations
     for k in range(1, len(its)):
-        if decide(its[:k + 1]):
+        if decide(its[: k + 1]):
             return k
     return len(its) - 1
 
@@ -225,25 +270,37 @@ def part2(targets: list[Target], opts) -> None:
     obj = objectives.parse("perf")
     policy = learned_stopper.load_policy()
     prod = traj.Production(1.0, 1.0, "one run")
-    rules = {"learned": lambda its: learned_stopper.learned(its, obj, policy),
-             "heuristic": lambda its: stoppers.heuristic(its, obj)}
+    rules = {
+        "learned": lambda its: learned_stopper.learned(its, obj, policy),
+        "heuristic": lambda its: stoppers.heuristic(its, obj),
+    }
     for n in opts.production_runs:
-        rules[f"production-runs {n}"] = (lambda n: lambda its: stoppers.production_runs(its, obj, n, prod))(n)
-    print(f"\n2. early stopping (Fig. 10b; paper, RoTI as a share of the perfect one: learned 90.5%, "
-          f"maximize-performance 86.1%, heuristic 59.3%, fixed 50 iterations 77.9%)\n   strategy "
-          f"{opts.stop_strategy}, {opts.generations} generations, {opts.seeds} seeds; RoTI counts the "
-          f"confirmation round ({CONFIRMATION_RUNS} runs); stop iteration: median; the rest: means")
+        rules[f"production-runs {n}"] = (lambda n: lambda its: stoppers.production_runs(its, obj, n, prod))(n)  # noqa: B023 - n is bound by the outer lambda
+    print(
+        f"\n2. early stopping (Fig. 10b; paper, RoTI as a share of the perfect one: learned 90.5%, "
+        f"maximize-performance 86.1%, heuristic 59.3%, fixed 50 iterations 77.9%)\n   strategy "
+        f"{opts.stop_strategy}, {opts.generations} generations, {opts.seeds} seeds; RoTI counts the "
+        f"confirmation round ({CONFIRMATION_RUNS} runs); stop iteration: median; the rest: means"
+    )
     for target in targets:
         studies = [run(target, opts.stop_strategy, seed, opts.generations) for seed in seeds(opts)]
         studies = [s for s in studies if len(s.iterations) > 1]
-        print(f"\n   {target.name}: final gain {statistics.median(s.truth[-1] / s.default for s in studies):.2f}x "
-              f"(median); best RoTI in hindsight at iteration "
-              f"{statistics.median(max(range(1, len(s.truth)), key=lambda k: roti(s, k)) for s in studies):g}")
-        print(f"   {'stopper':22s} {'stop iteration':>15s} {'RoTI % of perfect':>18s} {'(paper)':>8s} "
-              f"{'time saved':>11s} {'gain kept':>10s} {'lifecycle / best':>17s}")
+        print(
+            f"\n   {target.name}: final gain {statistics.median(s.truth[-1] / s.default for s in studies):.2f}x "
+            f"(median); best RoTI in hindsight at iteration "
+            f"{statistics.median(max(range(1, len(s.truth)), key=lambda k: roti(s, k)) for s in studies):g}"
+        )
+        print(
+            f"   {'stopper':22s} {'stop iteration':>15s} {'RoTI % of perfect':>18s} {'(paper)':>8s} "
+            f"{'time saved':>11s} {'gain kept':>10s} {'lifecycle / best':>17s}"
+        )
         table = {name: [stop_iteration(s, decide) for s in studies] for name, decide in rules.items()}
-        table["max-performance"] = [next(k for k in range(1, len(s.truth)) if s.truth[k] >= s.truth[-1] - 1e-9)
-                                    if s.truth[-1] > s.default else 1 for s in studies]
+        table["max-performance"] = [
+            next(k for k in range(1, len(s.truth)) if s.truth[k] >= s.truth[-1] - 1e-9)
+            if s.truth[-1] > s.default
+            else 1
+            for s in studies
+        ]
         table[f"fixed {opts.generations}"] = [len(s.iterations) - 1 for s in studies]
         for name, ks in table.items():
             shares, saved, kept, life = [], [], [], []
@@ -256,19 +313,28 @@ def part2(targets: list[Target], opts) -> None:
                 kept.append((s.truth[k] - s.default) / gain if gain > 0 else 1.0)
                 if name.startswith("production-runs"):
                     n = int(name.split()[-1])
-                    cost = [s.iterations[j].at_s - s.iterations[0].at_s + 1 + CONFIRMATION_RUNS
-                            + n * s.default / s.truth[j] for j in range(1, len(s.truth))]
+                    cost = [
+                        s.iterations[j].at_s - s.iterations[0].at_s + 1 + CONFIRMATION_RUNS + n * s.default / s.truth[j]
+                        for j in range(1, len(s.truth))
+                    ]
                     life.append(cost[k - 1] / min(cost))
             paper = PAPER_FIG10B.get(name.split()[0])
-            print(f"   {name:22s} {statistics.median(ks):15g} {100 * np.mean(shares):17.1f}% "
-                  f"{(f'{paper:.1f}%' if paper else '-'):>8s} {100 * np.mean(saved):10.1f}% {100 * np.mean(kept):9.1f}% "
-                  f"{(f'{np.mean(life):.3f}' if life else '-'):>17s}", flush=True)
+            print(
+                f"   {name:22s} {statistics.median(ks):15g} {100 * np.mean(shares):17.1f}% "
+                f"{(f'{paper:.1f}%' if paper else '-'):>8s} {100 * np.mean(saved):10.1f}% {100 * np.mean(kept):9.1f}% "
+                f"{(f'{np.mean(life):.3f}' if life else '-'):>17s}",
+                flush=True,
+            )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", nargs="+", default=["ufs", "lustre"],
-                    help="ufs (romio space, ufs model), lustre (tunio space, lustre model), recording")
+    ap.add_argument(
+        "--cases",
+        nargs="+",
+        default=["ufs", "lustre"],
+        help="ufs (romio space, ufs model), lustre (tunio space, lustre model), recording",
+    )
     ap.add_argument("--recording", help="an exhaustive recorded sweep (bench/sweep.py) for the case 'recording'")
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")

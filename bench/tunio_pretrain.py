@@ -22,7 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-from iotuner.tune.strategies.tunio import impact, pretrain, stopper as stoppers
+from iotuner.tune.strategies.tunio import impact, pretrain
+from iotuner.tune.strategies.tunio import stopper as stoppers
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,9 +45,11 @@ def main() -> int:
         policy = pretrain.train_picker(sweeps, seed=opts.seed, episodes=opts.episodes or 3000)
         out = Path(opts.out or impact.POLICY_FILE)
         policy.save(out)
-        print(f"picker: {len(sweeps)} sweeps ({', '.join(s.name for s in sweeps)}), {policy.meta['episodes']} "
-              f"episodes; share of the best gain reached in the last episodes "
-              f"{policy.meta['share_of_best_gain_reached_last_episodes']:.1%}")
+        print(
+            f"picker: {len(sweeps)} sweeps ({', '.join(s.name for s in sweeps)}), {policy.meta['episodes']} "
+            f"episodes; share of the best gain reached in the last episodes "
+            f"{policy.meta['share_of_best_gain_reached_last_episodes']:.1%}"
+        )
         top = sorted(policy.priors.items(), key=lambda kv: -kv[1])[:5]
         print("  strongest priors: " + ", ".join(f"{k} {v:.2f}" for k, v in top))
     else:
@@ -56,8 +59,10 @@ def main() -> int:
             sys.exit(f"tunio_pretrain.py: {e}")
         out = Path(opts.out or stoppers.POLICY_FILE)
         policy.save(out)
-        print(f"stopper: {policy.meta['episodes']} curves; share of the best RoTI in the last episodes "
-              f"{policy.meta['mean_share_of_best_roti_last_episodes']:.1%}")
+        print(
+            f"stopper: {policy.meta['episodes']} curves; share of the best RoTI in the last episodes "
+            f"{policy.meta['mean_share_of_best_roti_last_episodes']:.1%}"
+        )
     print(f"  wrote {out} ({out.stat().st_size:,} bytes) in {time.time() - start:.0f}s")
     return 0
 

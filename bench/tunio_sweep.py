@@ -39,10 +39,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from iotuner import native, settings
-from iotuner.tune import launch, objective as objectives, space as spaces
-from iotuner.tune.strategies.tunio import pretrain
+from iotuner.tune import launch
+from iotuner.tune import objective as objectives
+from iotuner.tune import space as spaces
 from iotuner.tune.evaluate import JobEvaluator, reference_of
 from iotuner.tune.store import signature
+from iotuner.tune.strategies.tunio import pretrain
 from iotuner.tune.tuner import effective_of, trial_doc
 
 HERE = Path(__file__).resolve().parent
@@ -134,17 +136,33 @@ def main() -> int:
         if doc["space"] != space.to_json() or doc["meta"]["seed"] != opts.seed or len(doc["points"]) != len(points):
             sys.exit(f"{out} is a different sweep (space, seed or points); give another --out")
     else:
-        doc = {"format": pretrain.SWEEP_FORMAT, "version": pretrain.SWEEP_VERSION, "name": opts.name,
-               "command": [Path(command[0]).name] + command[1:], "ranks": opts.ranks, "nodes": 1,
-               "space": space.to_json(), "baseline": baseline,
-               "objective": {"name": obj.name, "direction": obj.direction, "unit": obj.unit},
-               "default": {"runs": [], "reference": None},
-               "points": [{"values": [space.dimensions[i].values[j] for i, j in enumerate(p)], "runs": [],
-                           "took_effect": None} for p in points],
-               "meta": {"seed": opts.seed, "repeats": opts.repeats, "default_every": opts.default_every,
-                        "host": platform.node(), "python": platform.python_version(), "scratch": opts.scratch,
-                        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "done": 0,
-                        "failures": 0}}
+        doc = {
+            "format": pretrain.SWEEP_FORMAT,
+            "version": pretrain.SWEEP_VERSION,
+            "name": opts.name,
+            "command": [Path(command[0]).name] + command[1:],
+            "ranks": opts.ranks,
+            "nodes": 1,
+            "space": space.to_json(),
+            "baseline": baseline,
+            "objective": {"name": obj.name, "direction": obj.direction, "unit": obj.unit},
+            "default": {"runs": [], "reference": None},
+            "points": [
+                {"values": [space.dimensions[i].values[j] for i, j in enumerate(p)], "runs": [], "took_effect": None}
+                for p in points
+            ],
+            "meta": {
+                "seed": opts.seed,
+                "repeats": opts.repeats,
+                "default_every": opts.default_every,
+                "host": platform.node(),
+                "python": platform.python_version(),
+                "scratch": opts.scratch,
+                "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "done": 0,
+                "failures": 0,
+            },
+        }
     lock = TimingLock(opts.lock, opts.chunk, opts.pause)
     scratch = Path(tempfile.mkdtemp(prefix="tunio-sweep-", dir=opts.scratch))
     evaluator = JobEvaluator(command, launch.make("local", opts.ranks), obj, scratch, opts.timeout)
@@ -156,8 +174,9 @@ def main() -> int:
             if entry == DEFAULT:
                 flat, rec = {}, doc["default"]
             else:
-                flat = spaces.complete(space.point_settings(dict(zip((d.name for d in space.dimensions),
-                                                                     doc["points"][entry]["values"]))))
+                flat = spaces.complete(
+                    space.point_settings(dict(zip((d.name for d in space.dimensions), doc["points"][entry]["values"])))
+                )
                 rec = doc["points"][entry]
             run_doc = trial_doc(baseline, flat)
             m = evaluator.evaluate(run_doc, f"run-{step:05d}")
@@ -184,8 +203,10 @@ def main() -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     doc["meta"]["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     out.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
-    print(f"{opts.name}: {len(order)} runs in {time.monotonic() - start:.0f}s, {doc['meta']['failures']} failed; "
-          f"saved {out}")
+    print(
+        f"{opts.name}: {len(order)} runs in {time.monotonic() - start:.0f}s, {doc['meta']['failures']} failed; "
+        f"saved {out}"
+    )
     return 0
 
 

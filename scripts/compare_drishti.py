@@ -19,13 +19,34 @@ from pathlib import Path
 
 # Drishti's codes -> the check of iotuner's table that looks for the same thing
 DRISHTI_TO_IOTUNER = {
-    "S01": "stdio-heavy", "M01": "no-mpiio", "P05": "small-reads", "P15": "small-reads", "P06": "small-writes",
-    "P16": "small-writes", "P07": "misaligned-memory", "P08": "misaligned-file", "P09": "redundant-reads",
-    "P10": "redundant-writes", "P11": "random-reads", "P13": "random-writes", "P12": "sequential-access",
-    "P14": "sequential-access", "P17": "metadata-time", "P18": "shared-imbalance-bytes",
-    "P19": "shared-imbalance-time", "P21": "rank-imbalance", "P22": "rank-imbalance", "M02": "no-collective-reads",
-    "M03": "no-collective-writes", "M04": "collective-used", "M05": "collective-used", "M06": "blocking-io",
-    "M07": "blocking-io", "M08": "aggregators-nodes", "M09": "aggregators-nodes", "M10": "aggregators-nodes",
+    "S01": "stdio-heavy",
+    "M01": "no-mpiio",
+    "P05": "small-reads",
+    "P15": "small-reads",
+    "P06": "small-writes",
+    "P16": "small-writes",
+    "P07": "misaligned-memory",
+    "P08": "misaligned-file",
+    "P09": "redundant-reads",
+    "P10": "redundant-writes",
+    "P11": "random-reads",
+    "P13": "random-writes",
+    "P12": "sequential-access",
+    "P14": "sequential-access",
+    "P17": "metadata-time",
+    "P18": "shared-imbalance-bytes",
+    "P19": "shared-imbalance-time",
+    "P21": "rank-imbalance",
+    "P22": "rank-imbalance",
+    "M02": "no-collective-reads",
+    "M03": "no-collective-writes",
+    "M04": "collective-used",
+    "M05": "collective-used",
+    "M06": "blocking-io",
+    "M07": "blocking-io",
+    "M08": "aggregators-nodes",
+    "M09": "aggregators-nodes",
+    "M10": "aggregators-nodes",
 }
 INFO_ONLY = {"P01", "P02", "P03", "P04"}  # read/write intensive: statements, no finding in iotuner
 
@@ -51,21 +72,27 @@ def drishti_codes(python: str, log: Path, out: Path) -> set[str]:
 
 def main() -> int:
     import darshan
+
     python = sys.argv[1]
     logs = sorted((Path(darshan.__file__).parent / "examples" / "example_logs").glob("*.darshan"))
     print("| log | both | Drishti only | iotuner only |\n|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for log in logs:
             d = drishti_codes(python, log, Path(tmp)) - INFO_ONLY
-            adv = json.loads(subprocess.run([sys.executable, "-m", "iotuner", "advise", str(log), "--json"],
-                                            capture_output=True, text=True).stdout)
+            adv = json.loads(
+                subprocess.run(
+                    [sys.executable, "-m", "iotuner", "advise", str(log), "--json"], capture_output=True, text=True
+                ).stdout
+            )
             ours = {f["code"] for f in adv["findings"] if not f["code"].startswith("smartio-")}
             mapped = {c: DRISHTI_TO_IOTUNER.get(c, "?") for c in d}
             both = sorted(f"{c}={m}" for c, m in mapped.items() if m in ours)
             only_d = sorted(f"{c}" for c, m in mapped.items() if m not in ours)
             only_i = sorted(ours - set(mapped.values()))
-            print(f"| {log.name[:28]} | {', '.join(both) or '-'} | {', '.join(only_d) or '-'} | "
-                  f"{', '.join(only_i) or '-'} |")
+            print(
+                f"| {log.name[:28]} | {', '.join(both) or '-'} | {', '.join(only_d) or '-'} | "
+                f"{', '.join(only_i) or '-'} |"
+            )
     return 0
 
 

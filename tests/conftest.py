@@ -39,6 +39,7 @@ def importorskip(name: str, reason: str | None = None):
         return importlib.import_module(name)
     except Exception as e:  # noqa: BLE001 - broken counts as missing (iotuner/optional.py)
         from iotuner.optional import reason as why
+
         pytest.skip(f"{reason or name}: {why(e)}", allow_module_level=True)
 
 
@@ -57,8 +58,9 @@ def h5diff(a: Path, b: Path) -> subprocess.CompletedProcess:
 
 
 def _pkg_config(*args: str) -> list[str]:
-    return subprocess.run(["pkg-config", *args, "hdf5-mpich"], check=True, capture_output=True,
-                          text=True).stdout.split()
+    return subprocess.run(
+        ["pkg-config", *args, "hdf5-mpich"], check=True, capture_output=True, text=True
+    ).stdout.split()
 
 
 @pytest.fixture(scope="session")
@@ -70,8 +72,9 @@ def programs(tmp_path_factory) -> dict[str, Path]:
 
     def build(name: str, *, uses_hdf5: bool = True) -> None:
         exe = out / name
-        subprocess.run([MPICC, "-O1", str(PROGRAMS / f"{name}.c"), "-o", str(exe)] + (hdf5 if uses_hdf5 else []),
-                       check=True)
+        subprocess.run(
+            [MPICC, "-O1", str(PROGRAMS / f"{name}.c"), "-o", str(exe)] + (hdf5 if uses_hdf5 else []), check=True
+        )
         built[name] = exe
 
     build("serial_h5")
@@ -89,8 +92,18 @@ def programs(tmp_path_factory) -> dict[str, Path]:
     serial_lib = Path("/usr/lib/x86_64-linux-gnu/libhdf5_serial.so.103")
     if serial_lib.exists():  # same program against the serial HDF5 build: no MPI anywhere in the process
         exe = out / "serial_h5_serialhdf5"
-        subprocess.run(["gcc", "-O1", *_pkg_config("--cflags"), str(PROGRAMS / "serial_h5.c"), "-o", str(exe),
-                        f"-l:{serial_lib.name}"], check=True)
+        subprocess.run(
+            [
+                "gcc",
+                "-O1",
+                *_pkg_config("--cflags"),
+                str(PROGRAMS / "serial_h5.c"),
+                "-o",
+                str(exe),
+                f"-l:{serial_lib.name}",
+            ],
+            check=True,
+        )
         built["serial_h5_serialhdf5"] = exe
     return built
 
@@ -107,8 +120,11 @@ def pytest_collection_modifyitems(config, items):
         if needs and "programs" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.mpi)
         if needs and missing:
-            item.add_marker(pytest.mark.skip(reason=f"needs MPI and parallel HDF5 (missing: {', '.join(missing)}); "
-                                                    f"run scripts/setup.sh"))
+            item.add_marker(
+                pytest.mark.skip(
+                    reason=f"needs MPI and parallel HDF5 (missing: {', '.join(missing)}); run scripts/setup.sh"
+                )
+            )
 
 
 @pytest.fixture(scope="session", autouse=True)

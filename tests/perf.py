@@ -19,9 +19,10 @@ from __future__ import annotations
 import math
 import statistics
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable
 
 from scipy.stats import t as student_t
 
@@ -34,6 +35,7 @@ REFUTE_AFTER = 6  # samples before a refutation is believed (a claim that holds 
 @dataclass(frozen=True)
 class Claim:
     """The ratio lies above `above` and below `below` (either may be None)."""
+
     above: float | None = None
     below: float | None = None
 
@@ -60,9 +62,11 @@ class Judgement:
         return self.state.startswith("holds")
 
     def __str__(self) -> str:
-        return (f"ratio {self.estimate:.3g} (interval {self.low:.3g}-{self.high:.3g} at {CONFIDENCE:.0%} per side, "
-                f"{len(self.ratios)} samples: {', '.join(f'{r:.3g}' for r in self.ratios)}), claimed "
-                f"{self.claim.describe()}: {self.state}")
+        return (
+            f"ratio {self.estimate:.3g} (interval {self.low:.3g}-{self.high:.3g} at {CONFIDENCE:.0%} per side, "
+            f"{len(self.ratios)} samples: {', '.join(f'{r:.3g}' for r in self.ratios)}), claimed "
+            f"{self.claim.describe()}: {self.state}"
+        )
 
 
 def judge(ratios: list[float], claim: Claim, confidence: float = CONFIDENCE) -> Judgement:
@@ -82,8 +86,9 @@ def judge(ratios: list[float], claim: Claim, confidence: float = CONFIDENCE) -> 
     return Judgement(claim, list(ratios), low, high, math.exp(mean), state)
 
 
-def decide(sample: Callable[[int], Mapping[str, float]], claims: Mapping[str, Claim], *, first: int = 3,
-           most: int = 15) -> dict[str, Judgement]:
+def decide(
+    sample: Callable[[int], Mapping[str, float]], claims: Mapping[str, Claim], *, first: int = 3, most: int = 15
+) -> dict[str, Judgement]:
     """Calls sample(i) for i = 0, 1, ... (each call one interleaved pair, giving a ratio per claim) until every
     claim holds or one is refuted, taking at least `first` samples (`REFUTE_AFTER` to refute) and at most
     `most`. At `most`, an undecided claim holds if its geometric mean lies inside the claimed range."""
@@ -109,8 +114,9 @@ def decide(sample: Callable[[int], Mapping[str, float]], claims: Mapping[str, Cl
     return judged
 
 
-def assert_claims(sample: Callable[[int], Mapping[str, float]], claims: Mapping[str, Claim], **kw) \
-        -> dict[str, Judgement]:
+def assert_claims(
+    sample: Callable[[int], Mapping[str, float]], claims: Mapping[str, Claim], **kw
+) -> dict[str, Judgement]:
     judged = decide(sample, claims, **kw)
     for name, j in judged.items():
         assert j.holds, f"{name}: {j}"
@@ -124,12 +130,14 @@ def assert_ratio(sample: Callable[[int], float], claim: Claim, **kw) -> Judgemen
 
 def interleaved(a: Callable[[int], float], b: Callable[[int], float]) -> Callable[[int], float]:
     """A sample of a(i) / b(i), measured as a pair: a first in even pairs, b first in odd ones."""
+
     def pair(i: int) -> float:
         if i % 2 == 0:
             x = a(i)
             return x / b(i)
         y = b(i)
         return a(i) / y
+
     return pair
 
 
@@ -143,6 +151,8 @@ def write_bandwidth(command: list, config: Path, report: Path) -> float:
 def settings_ratio(better: Path, worse: Path, command: list, out: Path) -> Callable[[int], float]:
     """Interleaved pairs of one command under two settings files: the write bandwidth under `better` over the
     one under `worse`. Run reports go to out/STEM-I.json."""
+
     def side(config: Path) -> Callable[[int], float]:
         return lambda i: write_bandwidth(command, config, out / f"{config.stem}-{i}.json")
+
     return interleaved(side(better), side(worse))

@@ -13,8 +13,10 @@ BLOCK, COUNT = 4096, 8
 
 
 def run(tmp_path, programs, pattern, calls):
-    result = run_job(mpi() + [programs["two_phase"], tmp_path / "d.bin", BLOCK, COUNT, pattern, "both", calls],
-                     report=tmp_path / "r.json")
+    result = run_job(
+        mpi() + [programs["two_phase"], tmp_path / "d.bin", BLOCK, COUNT, pattern, "both", calls],
+        report=tmp_path / "r.json",
+    )
     assert result.ok and "two_phase: ok" in result.stdout, result.stderr
     validate_report(json.loads((tmp_path / "r.json").read_text()))
     (write_phase, read_phase) = result.report.data_phases()
@@ -43,8 +45,11 @@ def test_strided_view_is_flattened(tmp_path, programs):
     for phase, direction in ((w, "write"), (r, "read")):
         for x in rep.access(rep.phases.index(phase)):
             d = x[direction]
-            assert x["view"] == {"filetype_size": COUNT * BLOCK, "filetype_extent": (2 * COUNT - 1) * BLOCK,
-                                 "filetype_requests": COUNT}
+            assert x["view"] == {
+                "filetype_size": COUNT * BLOCK,
+                "filetype_extent": (2 * COUNT - 1) * BLOCK,
+                "filetype_requests": COUNT,
+            }
             assert (d["calls"], d["requests"], d["call_requests"]) == (2, COUNT, COUNT // 2)
             assert d["request_min"] == d["request_max"] == BLOCK and d["request_stride"] == 2 * BLOCK
             assert d["offset"] == x["rank"] * BLOCK and d["end"] == (2 * COUNT - 2 + x["rank"] + 1) * BLOCK
@@ -52,19 +57,27 @@ def test_strided_view_is_flattened(tmp_path, programs):
 
 
 def test_independent_calls_have_no_access_entry(tmp_path, programs):
-    result = run_job(mpi() + [programs["mpiio_write"], tmp_path / "d.bin", 4096, 4, "independent"],
-                     report=tmp_path / "r.json")
+    result = run_job(
+        mpi() + [programs["mpiio_write"], tmp_path / "d.bin", 4096, 4, "independent"], report=tmp_path / "r.json"
+    )
     assert result.ok
     assert "access" not in result.report.data
 
 
 def test_one_process_phases_have_their_pattern_and_folded_ones_none():
     from iotuner.report import Report
+
     entry = {"write": {"calls": 1}}
-    rep = Report({"phases": [{"group_size": 1}, {"group_size": 1}, {"group_size": 2}],
-                  "access": [{"phase": 0, "ranks_total": 1, "ranks": [{"rank": 0, **entry}]},
-                             {"phase": 1, "ranks_total": 2, "ranks": [{"rank": 0, **entry}, {"rank": 1, **entry}]},
-                             {"phase": 2, "ranks_total": 2, "ranks": [{"rank": 0, **entry}, {"rank": 1, **entry}]}]})
+    rep = Report(
+        {
+            "phases": [{"group_size": 1}, {"group_size": 1}, {"group_size": 2}],
+            "access": [
+                {"phase": 0, "ranks_total": 1, "ranks": [{"rank": 0, **entry}]},
+                {"phase": 1, "ranks_total": 2, "ranks": [{"rank": 0, **entry}, {"rank": 1, **entry}]},
+                {"phase": 2, "ranks_total": 2, "ranks": [{"rank": 0, **entry}, {"rank": 1, **entry}]},
+            ],
+        }
+    )
     assert [x["rank"] for x in rep.access(0)] == [0]  # a job of one process: one collective of one
     assert rep.access(1) == []  # files each opened by one process, folded: not one collective of two
     assert [x["rank"] for x in rep.access(2)] == [0, 1]
@@ -77,8 +90,9 @@ def test_subarray_view_is_flattened(tmp_path, programs, order, rows):
     Fortran order) is flattened: one request per row, one row of the array apart, each rank COLS doubles
     after the one before. 8,192 rows is more pieces than the first 4,096 the flattening holds before it grows."""
     cols = 16
-    result = run_job(mpi() + [programs["subarray_view"], tmp_path / "d.bin", rows, cols, order],
-                     report=tmp_path / "r.json")
+    result = run_job(
+        mpi() + [programs["subarray_view"], tmp_path / "d.bin", rows, cols, order], report=tmp_path / "r.json"
+    )
     assert result.ok and "subarray_view: ok" in result.stdout, result.stderr
     validate_report(json.loads((tmp_path / "r.json").read_text()))
     [phase] = result.report.data_phases()  # written and read back while open: one phase
@@ -86,8 +100,11 @@ def test_subarray_view_is_flattened(tmp_path, programs, order, rows):
     for direction in ("write", "read"):
         for x in result.report.access(result.report.phases.index(phase)):
             d = x[direction]
-            assert x["view"] == {"filetype_size": rows * cols * 8, "filetype_extent": rows * row,
-                                 "filetype_requests": rows}
+            assert x["view"] == {
+                "filetype_size": rows * cols * 8,
+                "filetype_extent": rows * row,
+                "filetype_requests": rows,
+            }
             assert d["unflattened_calls"] == 0 and (d["calls"], d["requests"], d["call_requests"]) == (1, rows, rows)
             assert d["request_min"] == d["request_max"] == cols * 8 and d["request_stride"] == row
             assert d["offset"] == x["rank"] * cols * 8 and d["end"] == (rows - 1) * row + (x["rank"] + 1) * cols * 8
@@ -98,8 +115,10 @@ def test_views_set_again_and_again_do_not_grow_memory(tmp_path, programs):
     4,000 views of 8,192 pieces (128 KiB each once flattened) grow a rank by far less than keeping them would
     (500 MiB), and the pattern afterwards is still exact."""
     import re
-    result = run_job(mpi() + [programs["subarray_view"], tmp_path / "d.bin", 8192, 16, "c", 2000],
-                     report=tmp_path / "r.json")
+
+    result = run_job(
+        mpi() + [programs["subarray_view"], tmp_path / "d.bin", 8192, 16, "c", 2000], report=tmp_path / "r.json"
+    )
     assert result.ok and "subarray_view: ok" in result.stdout, result.stderr
     grew = int(re.search(r"4000 views, memory grew (-?\d+) KiB", result.stdout).group(1))
     assert grew < 32 * 1024

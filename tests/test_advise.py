@@ -14,7 +14,6 @@ from iotuner.advise import advise, checks
 from iotuner.advise.profile import Direction, FileFacts, Job, Profile
 
 
-
 def _example_logs() -> Path | None:
     """The darshan wheel's example logs; None where PyDarshan is missing or broken (the tests of run reports and
     of the checks still run)."""
@@ -27,8 +26,9 @@ def _example_logs() -> Path | None:
 
 EXAMPLES = _example_logs()
 LOGS = sorted(EXAMPLES.glob("*.darshan")) if EXAMPLES else []
-needs_darshan = pytest.mark.skipif(EXAMPLES is None, reason="PyDarshan (the darshan extra) reads Darshan logs; "
-                                                            "missing or broken here")
+needs_darshan = pytest.mark.skipif(
+    EXAMPLES is None, reason="PyDarshan (the darshan extra) reads Darshan logs; missing or broken here"
+)
 DATA = Path(__file__).parent / "data"
 
 
@@ -44,6 +44,7 @@ def advice_of():
         if path not in cache:
             cache[path] = advise(path)
         return cache[path]
+
     return get
 
 
@@ -66,8 +67,12 @@ def test_every_example_log(log, tmp_path):
         assert f["level"] in checks.LEVELS and f["code"] and f["message"] and f["source"]
     doc = settings.load(tmp_path / "fixes.json")  # the runtime's validator
     flat_fixes = {(k["files"], k["knob"]) for k in advice["fixes"]["knobs"]}
-    in_doc = {(g.get("file"), f"{layer}.{k}") for g in doc.get("groups", []) for layer in ("hdf5", "mpiio", "lustre")
-              for k in g.get(layer, {})}
+    in_doc = {
+        (g.get("file"), f"{layer}.{k}")
+        for g in doc.get("groups", [])
+        for layer in ("hdf5", "mpiio", "lustre")
+        for k in g.get(layer, {})
+    }
     assert flat_fixes <= in_doc
     assert (tmp_path / "fixes.html").stat().st_size > 1000
 
@@ -117,7 +122,7 @@ def test_vpic_log_insights_and_rule_10(advice_of):
     chain = next(c for c in a["smartio"] if c["identity"].endswith("vpicio.hdf5"))
     ins = chain["insights"]
     assert ins["files"] == "shared" and ins["file_system"] == "lustre" and ins["write_transfer"] == "mixed"
-    assert ins["file_size"] > 4 * 2 ** 40 // 4
+    assert ins["file_size"] > 4 * 2**40 // 4
     c = codes(a)
     assert any(f["knobs"] == {"lustre.stripe_count": -1} for f in c["smartio-10"])
     assert c["collective-used"][0]["level"] == "ok"
@@ -157,8 +162,14 @@ def test_damaged_log_gives_one_clear_line_and_exit_2(damage, tmp_path):
     assert out.returncode == 2, (out.returncode, out.stderr)
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("iotuner advise: ") and "Traceback" not in out.stderr
-    expect = {"truncated-half": "truncated", "truncated-header": "truncated", "corrupt": "corrupt",
-              "empty": "empty", "text": "not a Darshan log", "old": "format 2.06"}[damage]
+    expect = {
+        "truncated-half": "truncated",
+        "truncated-header": "truncated",
+        "corrupt": "corrupt",
+        "empty": "empty",
+        "text": "not a Darshan log",
+        "old": "format 2.06",
+    }[damage]
     assert expect in lines[0] and str(bad) in lines[0]
 
 
@@ -185,8 +196,11 @@ def test_threshold_overrides(tmp_path):
     th.write_text(json.dumps({"small_count": small}))
     out = iotuner("advise", log, "--thresholds", th, "--json")
     assert "small-writes" not in codes(json.loads(out.stdout))
-    for bad, msg in (({"small_cuont": 5}, "unknown threshold 'small_cuont'"), ({"small_fraction": 2}, "fraction"),
-                     ({"small_count": "many"}, "non-negative number")):
+    for bad, msg in (
+        ({"small_cuont": 5}, "unknown threshold 'small_cuont'"),
+        ({"small_fraction": 2}, "fraction"),
+        ({"small_count": "many"}, "non-negative number"),
+    ):
         th.write_text(json.dumps(bad))
         out = iotuner("advise", log, "--thresholds", th)
         assert out.returncode == 3 and msg in out.stderr, out.stderr
@@ -213,17 +227,24 @@ def test_bad_run_report_maps_to_the_fix(tmp_path):
 
 
 def _profile(**file_kw) -> Profile:
-    f = FileFacts(path="/run/out.h5", identity="/run/out.h5", ranks=4, shared=True,
-                  interfaces=["hdf5", "mpiio", "posix"], **file_kw)
+    f = FileFacts(
+        path="/run/out.h5",
+        identity="/run/out.h5",
+        ranks=4,
+        shared=True,
+        interfaces=["hdf5", "mpiio", "posix"],
+        **file_kw,
+    )
     return Profile(Job(source="darshan", input="x", processes=4), [f])
 
 
 def _hist(small: int, large: int) -> dict:
-    return {1024: small, 4 * 1024 ** 2: large}
+    return {1024: small, 4 * 1024**2: large}
 
 
-@pytest.mark.parametrize("small,large,fires", [(1001, 9000, True), (1000, 9000, False), (1001, 10000, False),
-                                               (5000, 0, True)])
+@pytest.mark.parametrize(
+    "small,large,fires", [(1001, 9000, True), (1000, 9000, False), (1001, 10000, False), (5000, 0, True)]
+)
 def test_small_writes_thresholds(small, large, fires):
     """Fires when small requests are above 10% of all and above 1000 (Drishti's defaults), not at them."""
     w = Direction(ops=small + large, bytes=1, size_histogram=_hist(small, large))
@@ -235,8 +256,11 @@ def test_small_writes_thresholds(small, large, fires):
 def test_collective_fix_only_when_every_rank_makes_the_same_calls():
     th = checks.thresholds()
     check = checks.CHECKS[[c.code for c in checks.CHECKS].index("no-collective-writes")]
-    for per_rank, expect in (({0: 500, 1: 500, 2: 500, 3: 500}, {"hdf5.transfer_mode": "collective"}),
-                             ({0: 600, 1: 500, 2: 500, 3: 400}, {}), (None, {})):
+    for per_rank, expect in (
+        ({0: 500, 1: 500, 2: 500, 3: 500}, {"hdf5.transfer_mode": "collective"}),
+        ({0: 600, 1: 500, 2: 500, 3: 400}, {}),
+        (None, {}),
+    ):
         w = Direction(ops=2000, bytes=1, per_rank_ops=per_rank)
         p = _profile(write=w, collective_writes=0, independent_writes=2000)
         [hit] = check.test(p, th)
@@ -245,8 +269,10 @@ def test_collective_fix_only_when_every_rank_makes_the_same_calls():
 
 def test_advise_commands_import_light():
     """`iotuner --help` stays fast: the command modules import nothing heavy."""
-    code = ("import sys, iotuner.commands.advise, iotuner.commands.report; "
-            "print(sorted(m for m in ('rich', 'pandas', 'darshan', 'numpy', 'optuna') if m in sys.modules))")
+    code = (
+        "import sys, iotuner.commands.advise, iotuner.commands.report; "
+        "print(sorted(m for m in ('rich', 'pandas', 'darshan', 'numpy', 'optuna') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -264,26 +290,58 @@ def _pnetcdf_log_facts(collective: bool) -> dict:
     PNETCDF_FILE and PNETCDF_VAR counters; none of the darshan wheel's example logs has them): one shared file
     of 2 ranks (Darshan's reduced records, rank -1), 24 variables posted with iput in 200 steps and completed
     by one wait per step (collective or not), below them one large MPI-IO write per step and POSIX's writes."""
-    MiB = 1024 ** 2
-    var = {"PNETCDF_VAR_NB_WRITES": 4800, "PNETCDF_VAR_BYTES_WRITTEN": 4800 * MiB // 4,
-           "PNETCDF_VAR_SIZE_WRITE_AGG_100K_1M": 4800, "PNETCDF_VAR_ACCESS1_ACCESS": MiB // 4,
-           "PNETCDF_VAR_ACCESS1_COUNT": 4800, "PNETCDF_VAR_NDIMS": 3, "PNETCDF_VAR_IS_RECORD_VAR": 1}
-    file_counters = {"PNETCDF_FILE_CREATES": 2, ("PNETCDF_FILE_COLL_WAITS" if collective
-                                                 else "PNETCDF_FILE_INDEP_WAITS"): 400}
+    MiB = 1024**2
+    var = {
+        "PNETCDF_VAR_NB_WRITES": 4800,
+        "PNETCDF_VAR_BYTES_WRITTEN": 4800 * MiB // 4,
+        "PNETCDF_VAR_SIZE_WRITE_AGG_100K_1M": 4800,
+        "PNETCDF_VAR_ACCESS1_ACCESS": MiB // 4,
+        "PNETCDF_VAR_ACCESS1_COUNT": 4800,
+        "PNETCDF_VAR_NDIMS": 3,
+        "PNETCDF_VAR_IS_RECORD_VAR": 1,
+    }
+    file_counters = {
+        "PNETCDF_FILE_CREATES": 2,
+        ("PNETCDF_FILE_COLL_WAITS" if collective else "PNETCDF_FILE_INDEP_WAITS"): 400,
+    }
     return {
-        "job": {"nprocs": 2, "run_time": 10.0, "jobid": 7}, "exe": "/e3sm/e3sm.exe", "mounts": [["/scratch", "lustre"]],
+        "job": {"nprocs": 2, "run_time": 10.0, "jobid": 7},
+        "exe": "/e3sm/e3sm.exe",
+        "mounts": [["/scratch", "lustre"]],
         "names": {"1": "/scratch/run/e3sm.h0.nc", "2": "/scratch/run/e3sm.h0.nc:T"},
-        "modules": {m: {"ver": 1, "partial": False, "records": 1}
-                    for m in ("POSIX", "MPI-IO", "PNETCDF_FILE", "PNETCDF_VAR")},
+        "modules": {
+            m: {"ver": 1, "partial": False, "records": 1} for m in ("POSIX", "MPI-IO", "PNETCDF_FILE", "PNETCDF_VAR")
+        },
         "records": {
-            "POSIX": [{"id": "1", "rank": -1, "counters": {"POSIX_WRITES": 400, "POSIX_BYTES_WRITTEN": 1200 * MiB,
-                                                           "POSIX_SIZE_WRITE_1M_4M": 400}, "fcounters": {}}],
-            "MPI-IO": [{"id": "1", "rank": -1, "counters": {"MPIIO_COLL_WRITES" if collective else
-                                                            "MPIIO_INDEP_WRITES": 400,
-                                                            "MPIIO_BYTES_WRITTEN": 1200 * MiB}, "fcounters": {}}],
+            "POSIX": [
+                {
+                    "id": "1",
+                    "rank": -1,
+                    "counters": {"POSIX_WRITES": 400, "POSIX_BYTES_WRITTEN": 1200 * MiB, "POSIX_SIZE_WRITE_1M_4M": 400},
+                    "fcounters": {},
+                }
+            ],
+            "MPI-IO": [
+                {
+                    "id": "1",
+                    "rank": -1,
+                    "counters": {
+                        "MPIIO_COLL_WRITES" if collective else "MPIIO_INDEP_WRITES": 400,
+                        "MPIIO_BYTES_WRITTEN": 1200 * MiB,
+                    },
+                    "fcounters": {},
+                }
+            ],
             "PNETCDF_FILE": [{"id": "1", "rank": -1, "counters": file_counters, "fcounters": {}}],
-            "PNETCDF_VAR": [{"id": "2", "rank": -1, "file_rec_id": "1", "counters": var,
-                             "fcounters": {"PNETCDF_VAR_F_WRITE_TIME": 3.5}}],
+            "PNETCDF_VAR": [
+                {
+                    "id": "2",
+                    "rank": -1,
+                    "file_rec_id": "1",
+                    "counters": var,
+                    "fcounters": {"PNETCDF_VAR_F_WRITE_TIME": 3.5},
+                }
+            ],
         },
         "dxt": {},
     }
@@ -294,13 +352,15 @@ def test_darshan_pnetcdf_counters_are_the_applications_level(collective):
     """A PnetCDF file's puts (PNETCDF_VAR) are what the application asked for: its calls, bytes and sizes, and
     whether the wait that completed them was collective; advice for PnetCDF names PnetCDF's own fix."""
     from iotuner.advise import analysis, from_darshan
+
     profile = from_darshan.build(_pnetcdf_log_facts(collective), "e3sm.darshan")
     [f] = profile.files  # the variable is folded into its file
     assert f.pnetcdf and f.interfaces[0] == "pnetcdf" and checks.file_format(f) == "netcdf"
-    assert (f.write.ops, f.write.bytes, f.write.time_s) == (4800, 1200 * 1024 ** 2, 3.5)
+    assert (f.write.ops, f.write.bytes, f.write.time_s) == (4800, 1200 * 1024**2, 3.5)
     assert f.write.common_size == 256 * 1024
     assert (f.collective_writes, f.independent_writes, f.nonblocking_writes) == (
-        (4800, 0, 4800) if collective else (0, 4800, 4800))
+        (4800, 0, 4800) if collective else (0, 4800, 4800)
+    )
     advice = analysis.advise_profile(profile, checks.thresholds(), "e3sm.darshan")
     codes = {x["code"]: x for x in advice["findings"]}
     if collective:

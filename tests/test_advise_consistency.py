@@ -23,11 +23,27 @@ def shared_sequential_hdf5(small: int, path: str = "/run/chk_0001.h5") -> Profil
     calls: SmartIO's rules 1 (independent transfers) and 7 (no collective buffering) fire on it; with small
     writes, the small-writes check recommends collective aggregation instead."""
     w = Direction(ops=5000, bytes=5000 * 4096, per_rank_ops={r: 1250 for r in range(4)}, median_size=4096)
-    pw = Direction(ops=5000, bytes=5000 * 4096, size_histogram={10 * 1024: small, 4 * 1024 ** 2: 5000 - small},
-                   consecutive_ops=4990, sequential_ops=4996, max_offset=5000 * 4096)
-    f = FileFacts(path=path, identity=path.replace("0001", "#"), ranks=4, shared=True,
-                  interfaces=["hdf5", "mpiio", "posix"], write=w, posix_write=pw, posix_read=Direction(),
-                  collective_writes=5000, independent_writes=0, file_system="ext4")
+    pw = Direction(
+        ops=5000,
+        bytes=5000 * 4096,
+        size_histogram={10 * 1024: small, 4 * 1024**2: 5000 - small},
+        consecutive_ops=4990,
+        sequential_ops=4996,
+        max_offset=5000 * 4096,
+    )
+    f = FileFacts(
+        path=path,
+        identity=path.replace("0001", "#"),
+        ranks=4,
+        shared=True,
+        interfaces=["hdf5", "mpiio", "posix"],
+        write=w,
+        posix_write=pw,
+        posix_read=Direction(),
+        collective_writes=5000,
+        independent_writes=0,
+        file_system="ext4",
+    )
     return Profile(Job(source="darshan", input="x", processes=4), [f])
 
 
@@ -81,8 +97,11 @@ def consistent(advice) -> list[str]:
         for knob, value in f.get("keeps") or []:
             for k in advice["fixes"]["knobs"]:
                 scope = f.get("scope")
-                same_files = scope is None or k["files"] is None or any(
-                    fnmatch(k["files"], s) or fnmatch(s, k["files"]) for s in scope)
+                same_files = (
+                    scope is None
+                    or k["files"] is None
+                    or any(fnmatch(k["files"], s) or fnmatch(s, k["files"]) for s in scope)
+                )
                 if k["knob"] == knob and k["value"] == value and same_files:
                     bad.append(f"{knob}={value} from {k['from']} undoes {f['code']}")
     return bad
@@ -98,9 +117,19 @@ def test_no_example_input_gets_a_fix_that_undoes_a_finding():
 
 def misaligned(path: str, interfaces: list[str], requests: int = 5000, pnetcdf: bool = False) -> Profile:
     pw = Direction(ops=requests, bytes=requests * 1000)
-    f = FileFacts(path=path, identity=path, ranks=4, shared=True, interfaces=interfaces, posix_write=pw,
-                  posix_read=Direction(), write=pw, file_not_aligned=requests, file_alignment=1 << 20,
-                  pnetcdf=pnetcdf)
+    f = FileFacts(
+        path=path,
+        identity=path,
+        ranks=4,
+        shared=True,
+        interfaces=interfaces,
+        posix_write=pw,
+        posix_read=Direction(),
+        write=pw,
+        file_not_aligned=requests,
+        file_alignment=1 << 20,
+        pnetcdf=pnetcdf,
+    )
     return Profile(Job(source="darshan", input="x", processes=4), [f])
 
 
@@ -108,13 +137,16 @@ def finding(profile: Profile, code: str, **th) -> dict:
     return next(f for f in advise_profile(profile, checks.thresholds(th), "x")["findings"] if f["code"] == code)
 
 
-@pytest.mark.parametrize("path,interfaces,pnetcdf,says,knob", [
-    ("/run/ocean.nc", ["mpiio", "posix"], False, "PnetCDF's hints", False),           # classic netCDF / PnetCDF
-    ("/run/ocean.dat", ["mpiio", "posix"], True, "PnetCDF's hints", False),           # Darshan's PnetCDF module
-    ("/run/ocean.nc", ["hdf5", "mpiio", "posix"], False, "under netCDF-4", True),     # netCDF-4 is HDF5 inside
-    ("/run/out.h5", ["hdf5", "mpiio", "posix"], False, "align HDF5 objects", True),
-    ("/run/out.bin", ["mpiio", "posix"], False, "multiples of the block", False),
-])
+@pytest.mark.parametrize(
+    "path,interfaces,pnetcdf,says,knob",
+    [
+        ("/run/ocean.nc", ["mpiio", "posix"], False, "PnetCDF's hints", False),  # classic netCDF / PnetCDF
+        ("/run/ocean.dat", ["mpiio", "posix"], True, "PnetCDF's hints", False),  # Darshan's PnetCDF module
+        ("/run/ocean.nc", ["hdf5", "mpiio", "posix"], False, "under netCDF-4", True),  # netCDF-4 is HDF5 inside
+        ("/run/out.h5", ["hdf5", "mpiio", "posix"], False, "align HDF5 objects", True),
+        ("/run/out.bin", ["mpiio", "posix"], False, "multiples of the block", False),
+    ],
+)
 def test_alignment_advice_names_what_the_file_format_has(path, interfaces, pnetcdf, says, knob):
     f = finding(misaligned(path, interfaces, pnetcdf=pnetcdf), "misaligned-file")
     assert says in f["recommendation"]
@@ -126,8 +158,12 @@ def test_a_handful_of_requests_is_info_not_high():
     few = finding(misaligned("/run/out.h5", ["hdf5", "posix"], requests=4), "misaligned-file")
     assert few["level"] == "info" and "only 4 requests, below the count floor high_min_requests = 100" in few["message"]
     assert finding(misaligned("/run/out.h5", ["hdf5", "posix"], requests=100), "misaligned-file")["level"] == "high"
-    assert finding(misaligned("/run/out.h5", ["hdf5", "posix"], requests=4), "misaligned-file",
-                   high_min_requests=0)["level"] == "high"
+    assert (
+        finding(misaligned("/run/out.h5", ["hdf5", "posix"], requests=4), "misaligned-file", high_min_requests=0)[
+            "level"
+        ]
+        == "high"
+    )
 
 
 def test_the_ior_example_with_59_requests_has_no_high_finding():
@@ -135,8 +171,7 @@ def test_the_ior_example_with_59_requests_has_no_high_finding():
     info (Drishti calls both high); exit status 0."""
     darshan = importorskip("darshan")
     log = Path(darshan.__file__).parent / "examples" / "example_logs" / "ior_hdf5_example.darshan"
-    r = subprocess.run([sys.executable, "-m", "iotuner", "advise", str(log), "--json"], capture_output=True,
-                       text=True)
+    r = subprocess.run([sys.executable, "-m", "iotuner", "advise", str(log), "--json"], capture_output=True, text=True)
     a = json.loads(r.stdout)
     levels = {f["code"]: f["level"] for f in a["findings"]}
     assert levels["misaligned-file"] == "info" and levels["shared-imbalance-time"] == "info"

@@ -20,8 +20,11 @@ from perf import Claim, assert_ratio, settings_ratio, write_bandwidth
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
-BAD = {"version": 1, "description": "ROMIO forced to collective buffering on one aggregator",
-       "mpiio": {"romio_cb_write": "enable"}}
+BAD = {
+    "version": 1,
+    "description": "ROMIO forced to collective buffering on one aggregator",
+    "mpiio": {"romio_cb_write": "enable"},
+}
 
 
 def iotuner(*args, **kw) -> subprocess.CompletedProcess:
@@ -46,8 +49,10 @@ def test_advice_on_a_bad_run_gives_fixes_3x_faster(tmp_path):
         codes = {f["code"]: f for f in advice["findings"]}
         assert codes["write-amplification"]["level"] == "high"
         assert codes["write-amplification"]["evidence"]["write_amplification"] > 3
-        assert codes["write-amplification"]["knobs"] == {"mpiio.romio_cb_write": "automatic",
-                                                         "hdf5.transfer_mode": "independent"}
+        assert codes["write-amplification"]["knobs"] == {
+            "mpiio.romio_cb_write": "automatic",
+            "hdf5.transfer_mode": "independent",
+        }
         assert (tmp_path / "fixes.html").exists()  # the page written next to -o
 
         check = iotuner("check", tmp_path / "fixes.json")
@@ -69,8 +74,22 @@ def test_fixes_are_a_tune_baseline(tmp_path):
     (tmp_path / "run.json").write_text(json.dumps(report))
     adv = iotuner("advise", tmp_path / "run.json", "-o", tmp_path / "fixes.json")
     assert adv.returncode == 1, adv.stderr
-    tune = iotuner("tune", "--synthetic", "ufs", "--strategy", "random", "--trials", "3", "--baseline",
-                   tmp_path / "fixes.json", "--out", tmp_path / "tune", "--study", "fx", cwd=tmp_path)
+    tune = iotuner(
+        "tune",
+        "--synthetic",
+        "ufs",
+        "--strategy",
+        "random",
+        "--trials",
+        "3",
+        "--baseline",
+        tmp_path / "fixes.json",
+        "--out",
+        tmp_path / "tune",
+        "--study",
+        "fx",
+        cwd=tmp_path,
+    )
     assert tune.returncode == 0, tune.stderr + tune.stdout
     summary = json.loads((tmp_path / "tune" / "summary.json").read_text())
     assert summary["trials"] == 3

@@ -22,14 +22,18 @@ CASES = {
     "wrong_type": ('{"version": 1, "mpiio": {"cb_nodes": "two"}}', 'cb_nodes: expected a whole number, got "two"'),
     "missing": (None, "cannot read settings file"),
     # the first value of a repeated key would be lost without a word
-    "repeated_key": ('{"version": 1, "hdf5": {"alignmnet": [0, 4096]},\n "hdf5": {"alignment": [0, 4096]}}',
-                     "line 2, column 2: key 'hdf5' appears twice"),
+    "repeated_key": (
+        '{"version": 1, "hdf5": {"alignmnet": [0, 4096]},\n "hdf5": {"alignment": [0, 4096]}}',
+        "line 2, column 2: key 'hdf5' appears twice",
+    ),
     # written raw into the report, bytes that are not UTF-8 made every reader of it fail
     "invalid_utf8": (b'{"version": 1, "mpiio": {"cb_config_list": "*:2\xff"}}', "invalid UTF-8 in string"),
     "fifo": (FIFO, "is not a regular file (a FIFO)"),
     # several errors: the one warning line names the first and where to see them all
-    "several_errors": ('{"version": 1, "mpiio": {"cb_nodes": "two", "romio_cb_write": "on"}}',
-                       "cb_nodes: expected a whole number, got \"two\" (and more: 'iotuner check' lists every error)"),
+    "several_errors": (
+        '{"version": 1, "mpiio": {"cb_nodes": "two", "romio_cb_write": "on"}}',
+        "cb_nodes: expected a whole number, got \"two\" (and more: 'iotuner check' lists every error)",
+    ),
 }
 
 
@@ -51,8 +55,12 @@ def test_bad_settings_run_untuned(tmp_path, reference, case):
         cfg.write_bytes(text)
     elif text is not None:
         write_json(cfg, text)
-    result = run_job(mpi() + [kernel("vpicio"), "-n", "64K", "-r", "-o", tmp_path / "out"], config=cfg,
-                     report=tmp_path / "report.json", timeout=120)
+    result = run_job(
+        mpi() + [kernel("vpicio"), "-n", "64K", "-r", "-o", tmp_path / "out"],
+        config=cfg,
+        report=tmp_path / "report.json",
+        timeout=120,
+    )
     assert not result.timed_out and result.returncode == 0
     assert "vpicio verify: ok" in result.stdout
     warnings = [line for line in result.stderr.splitlines() if "iotuner: warning" in line]
@@ -78,8 +86,12 @@ def test_hints_the_mpi_library_refuses_are_dropped_and_the_file_opened(tmp_path,
     """cb_config_list "nomatch" passes the validator (it is ROMIO's syntax), but ROMIO finds no aggregator
     to match and MPI_File_open fails: the open is retried with the application's own hints."""
     cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": {"cb_config_list": "nomatch"}})
-    result = run_job(mpi() + [kernel("vpicio"), "-n", "64K", "-r", "-o", tmp_path / "out"], config=cfg,
-                     report=tmp_path / "report.json", timeout=120)
+    result = run_job(
+        mpi() + [kernel("vpicio"), "-n", "64K", "-r", "-o", tmp_path / "out"],
+        config=cfg,
+        report=tmp_path / "report.json",
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "vpicio verify: ok" in result.stdout
     warnings = [line for line in result.stderr.splitlines() if "iotuner: warning" in line]
@@ -91,8 +103,10 @@ def test_hints_the_mpi_library_refuses_are_dropped_and_the_file_opened(tmp_path,
     checks = rep.checks(knob="cb_config_list")
     assert len(checks) == 2 and {c["status"] for c in checks} == {"failed"}  # the write and the read phase
     assert all("opened with the application's own" in c["reason"] for c in checks)
-    assert [(p["bytes_written"], p["bytes_read"]) for p in rep.data_phases()] == [(2 * 64 * 1024 * 4 * 8, 0),
-                                                                                  (0, 2 * 64 * 1024 * 4 * 8)]
+    assert [(p["bytes_written"], p["bytes_read"]) for p in rep.data_phases()] == [
+        (2 * 64 * 1024 * 4 * 8, 0),
+        (0, 2 * 64 * 1024 * 4 * 8),
+    ]
     assert h5diff(reference, tmp_path / "out" / "vpicio.h5").returncode == 0
 
 
@@ -100,16 +114,24 @@ def test_hints_the_mpi_library_refuses_are_dropped_and_the_file_opened(tmp_path,
 # knows the libraries' limits, and the runtime refuses legal but ruinous chunking at H5Dcreate.
 # (document, where it shows: "rejected" or a check's status, text of the one warning)
 HARMFUL = {
-    "cb_buffer_size_4G": ({"version": 1, "mpiio": {"cb_buffer_size": "4G", "romio_cb_write": "enable"}},
-                          "rejected", "4G is above the maximum 2147483647 (ROMIO keeps it in a C int)"),
-    "cb_buffer_size_2G": ({"version": 1, "mpiio": {"cb_buffer_size": "2G", "romio_cb_write": "enable"}},
-                          "rejected", "2G is above the maximum 2147483647"),
+    "cb_buffer_size_4G": (
+        {"version": 1, "mpiio": {"cb_buffer_size": "4G", "romio_cb_write": "enable"}},
+        "rejected",
+        "4G is above the maximum 2147483647 (ROMIO keeps it in a C int)",
+    ),
+    "cb_buffer_size_2G": (
+        {"version": 1, "mpiio": {"cb_buffer_size": "2G", "romio_cb_write": "enable"}},
+        "rejected",
+        "2G is above the maximum 2147483647",
+    ),
     "alignment_1T": ({"version": 1, "hdf5": {"alignment": [1, "1T"]}}, "rejected", "1T is above the maximum 4G"),
     "chunk_bytes_1": ({"version": 1, "hdf5": {"chunk_bytes": 1}}, "failed", "131072 chunks of 4 bytes"),
     "chunk_dims_1": ({"version": 1, "hdf5": {"chunk_dims": [1]}}, "failed", "131072 chunks of 4 bytes"),
-    "dataset_glob_unmatched": ({"version": 1, "groups": [{"dataset": "no_such_dataset*",
-                                                          "hdf5": {"transfer_mode": "collective"}}]},
-                               "unmatched", "'no_such_dataset*' matched no dataset"),
+    "dataset_glob_unmatched": (
+        {"version": 1, "groups": [{"dataset": "no_such_dataset*", "hdf5": {"transfer_mode": "collective"}}]},
+        "unmatched",
+        "'no_such_dataset*' matched no dataset",
+    ),
 }
 
 
@@ -121,8 +143,12 @@ def _vpicio(tmp_path, name, config=None):
     argv = [sys.executable, "-m", "iotuner", "run", "--report", str(report)]
     argv += ["--config", str(config)] if config else []
     t0 = time.monotonic()
-    r = subprocess.run([*argv, "--", *mpi(), kernel("vpicio"), "-n", "64K", "-r", "-o", str(out)],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [*argv, "--", *mpi(), kernel("vpicio"), "-n", "64K", "-r", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return r, time.monotonic() - t0, out / "vpicio.h5", report
 
 
@@ -164,9 +190,16 @@ def test_chunks_under_4k_stay_applied_on_small_datasets(tmp_path):
 
 
 def test_a_dataset_glob_that_matches_is_not_reported(tmp_path):
-    cfg = write_json(tmp_path / "s.json", {"version": 1, "groups": [{"dataset": "x", "hdf5": {"chunk_bytes": "4K"}},
-                                                                    {"dataset": "nothing_*", "hdf5": {
-                                                                        "chunk_bytes": "8K"}}]})
+    cfg = write_json(
+        tmp_path / "s.json",
+        {
+            "version": 1,
+            "groups": [
+                {"dataset": "x", "hdf5": {"chunk_bytes": "4K"}},
+                {"dataset": "nothing_*", "hdf5": {"chunk_bytes": "8K"}},
+            ],
+        },
+    )
     result = run_job(mpi() + [kernel("vpicio"), "-n", "4K", "-o", tmp_path], config=cfg, report=tmp_path / "r.json")
     assert result.ok, result.stderr
     warnings = [w for w in result.report.warnings if "matched no dataset" in w]

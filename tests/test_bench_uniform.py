@@ -28,8 +28,9 @@ def test_uniform_within_matches_sampling_without_repeats(capsys):
     assert bench.uniform_within(points - good + 1, points, good) == 1.0
     # counts drawn from uniform sampling pass the sign test; a strategy that finds a target point at once does not
     bench.uniform_against({"blind": firsts[:60], "sharp": [1] * 60}, points, good)
-    lines = {line.split()[0]: float(line.split("p = ")[1]) for line in capsys.readouterr().out.splitlines()
-             if "p = " in line}
+    lines = {
+        line.split()[0]: float(line.split("p = ")[1]) for line in capsys.readouterr().out.splitlines() if "p = " in line
+    }
     assert lines["blind"] > 0.01 and lines["sharp"] < 1e-6
 
 
@@ -50,6 +51,7 @@ class _Recording:
 
 def _target(bench, points):
     from iotuner.tune import objective
+
     tgt = bench.Target.__new__(bench.Target)
     tgt.rec, tgt.obj, tgt.share = _Recording(points), objective.parse("perf"), 0.95
     return tgt

@@ -26,8 +26,12 @@ MIB = 8  # per rank, in 1 MiB calls
 BINDINGS = {"f08": "-DF08", "mpi": "-DMPI", "mpifh": "-DMPIFH"}
 MPIS = {  # compiler, HDF5 compiler, launcher, extra flags
     "mpich": ("mpifort.mpich", "h5pfc.mpich", ["mpiexec.mpich"], []),
-    "openmpi": ("mpifort.openmpi", "h5pfc.openmpi", ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe"],
-                [f"-L{OPENMPI_LIB}"]),
+    "openmpi": (
+        "mpifort.openmpi",
+        "h5pfc.openmpi",
+        ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe"],
+        [f"-L{OPENMPI_LIB}"],
+    ),
 }
 
 
@@ -51,10 +55,14 @@ def fortran(tmp_path_factory):
         key = (source, mpi_name, binding)
         if key not in built:
             exe = out / f"{source}_{mpi_name}_{binding}"
-            subprocess.run(_compiler(mpi_name, hdf5) + [BINDINGS[binding], str(PROGRAMS / f"{source}.F90"), "-o",
-                                                         str(exe)], check=True, cwd=out)
+            subprocess.run(
+                _compiler(mpi_name, hdf5) + [BINDINGS[binding], str(PROGRAMS / f"{source}.F90"), "-o", str(exe)],
+                check=True,
+                cwd=out,
+            )
             built[key] = exe
         return built[key]
+
     return build
 
 
@@ -64,8 +72,14 @@ def _launch(mpi_name: str) -> list[str]:
 
 def _run(mpi_name, command, tmp_path, settings):
     cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": settings})
-    return runner.run([str(c) for c in _launch(mpi_name) + command], config=cfg, report=tmp_path / "r.json",
-                      env=dict(os.environ, **OMPI_ROOT), capture=True, timeout=300)
+    return runner.run(
+        [str(c) for c in _launch(mpi_name) + command],
+        config=cfg,
+        report=tmp_path / "r.json",
+        env=dict(os.environ, **OMPI_ROOT),
+        capture=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("binding", ["f08", "mpi", "mpifh"])
@@ -85,7 +99,9 @@ def test_fortran_mpiio_is_measured_and_tuned(tmp_path, fortran, mpi_name, bindin
     assert report.run["mpi_library"].startswith({"mpich": "MPICH", "openmpi": "Open MPI"}[mpi_name])
     total = 2 * MIB << 20
     assert [(p["kind"], p["ranks"], p["bytes_written"], p["bytes_read"]) for p in report.phases] == [
-        ("mpiio", 2, total, 0), ("mpiio", 2, 0, total)]
+        ("mpiio", 2, total, 0),
+        ("mpiio", 2, 0, total),
+    ]
     write, read = report.phases
     assert write["mpiio"]["write_calls"] == 2 * MIB and read["mpiio"]["read_calls"] == 2 * MIB
     for phase in report.phases:
@@ -108,7 +124,9 @@ def test_fortran_hdf5_is_measured_and_tuned(tmp_path, fortran, mpi_name, binding
     assert report.incomplete is None and report.run["ranks"] == 2 and report.run["hdf5_library"]
     total = 2 * mib << 20
     assert [(p["kind"], p["ranks"], p["bytes_written"], p["bytes_read"]) for p in report.phases] == [
-        ("hdf5", 2, total, 0), ("hdf5", 2, 0, total)]
+        ("hdf5", 2, total, 0),
+        ("hdf5", 2, 0, total),
+    ]
     for phase in report.phases:
         (check,) = phase["settings"]
         assert (check["knob"], check["status"], check["effective"]) == ("cb_buffer_size", "applied", "2097152")
@@ -132,8 +150,11 @@ def test_a_job_whose_mpi_init_went_around_the_runtime_reports_incomplete(tmp_pat
     (phase,) = report.phases
     assert phase["kind"] == "mpiio" and phase["bytes_written"] == share  # one rank's, and said so
     assert not list(tmp_path.glob("r.json.tmp*"))
-    shown = subprocess.run([str(Path(os.sys.executable).parent / "iotuner"), "show", str(tmp_path / "r.json")],
-                           capture_output=True, text=True)
+    shown = subprocess.run(
+        [str(Path(os.sys.executable).parent / "iotuner"), "show", str(tmp_path / "r.json")],
+        capture_output=True,
+        text=True,
+    )
     assert shown.returncode == 0 and "incomplete report" in flat(shown.stdout), shown.stdout + shown.stderr
     assert json.loads((tmp_path / "r.json").read_text())["incomplete"] == report.incomplete
 
@@ -150,14 +171,16 @@ def test_the_mpi_library_s_own_io_inside_mpi_init_is_not_a_phase(tmp_path, progr
     """A file the MPI library reads inside MPI_Init (MPICH 4.2's launcher topology file): its I/O, not the
     application's, so neither a phase nor in the totals. A shim preloaded after the runtime plays the MPI."""
     shim = tmp_path / "init_io_shim.so"
-    subprocess.run(["gcc", "-O1", "-shared", "-fPIC", str(PROGRAMS / "init_io_shim.c"), "-o", str(shim), "-ldl"],
-                   check=True)
+    subprocess.run(
+        ["gcc", "-O1", "-shared", "-fPIC", str(PROGRAMS / "init_io_shim.c"), "-o", str(shim), "-ldl"], check=True
+    )
     own = tmp_path / "hydra_hwloc_xmlfile_test"
     own.write_bytes(b"<topology/>" * 1000)
     out = tmp_path / "data.bin"
     env = dict(os.environ, LD_PRELOAD=str(shim), INIT_IO_FILE=str(own))
-    result = run_job(mpi() + [programs["mpiio_write"], out, 4096, 4, "independent"], report=tmp_path / "r.json",
-                     env=env)
+    result = run_job(
+        mpi() + [programs["mpiio_write"], out, 4096, 4, "independent"], report=tmp_path / "r.json", env=env
+    )
     assert result.ok, result.stderr
     assert result.stderr.count("init_io_shim: read 11000 bytes") == 2  # both ranks read it, inside MPI_Init
     report = result.report
@@ -171,14 +194,16 @@ def test_an_mpi_function_that_reaches_its_own_pmpi_one_is_counted_once(tmp_path,
     the call passes two of the runtime's wrappers; the outer measures, the inner forwards, so the bytes, the
     calls and the run (MPI_Init, the report at MPI_Finalize) are there once."""
     shim = tmp_path / "mpi_to_pmpi_shim.so"
-    subprocess.run([MPICC, "-O1", "-shared", "-fPIC", str(PROGRAMS / "mpi_to_pmpi_shim.c"), "-o", str(shim)],
-                   check=True)
+    subprocess.run(
+        [MPICC, "-O1", "-shared", "-fPIC", str(PROGRAMS / "mpi_to_pmpi_shim.c"), "-o", str(shim)], check=True
+    )
     out = tmp_path / "data.bin"
     block, count = 65536, 8
     env = dict(os.environ, LD_PRELOAD=str(shim))
     cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": {"cb_buffer_size": "1M"}})
-    result = run_job(mpi() + [programs["mpiio_write"], out, block, count, mode], config=cfg,
-                     report=tmp_path / "r.json", env=env)
+    result = run_job(
+        mpi() + [programs["mpiio_write"], out, block, count, mode], config=cfg, report=tmp_path / "r.json", env=env
+    )
     assert result.ok, result.stderr
     assert out.stat().st_size == 2 * block * count
     report = result.report
@@ -198,8 +223,13 @@ def test_the_build_of_the_other_mpi_forwards_a_fortran_job_untouched(tmp_path, f
     if native.library_abi(other) == mpi_name:
         pytest.skip("no runtime built for the other MPI")
     env = dict(os.environ, **OMPI_ROOT, LD_PRELOAD=str(other), IOTUNER_REPORT=str(tmp_path / "r.json"))
-    r = subprocess.run([str(c) for c in _launch(mpi_name) + [exe, tmp_path / "data.bin", 2]], env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [str(c) for c in _launch(mpi_name) + [exe, tmp_path / "data.bin", 2]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0 and "mpiio_fortran: ok" in r.stdout, r.stdout + r.stderr
     warnings = [line for line in r.stderr.splitlines() if "warning" in line]
     assert len(warnings) == 1 and "not the MPI libiotuner.so was built for" in warnings[0], r.stderr

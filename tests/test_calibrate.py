@@ -16,18 +16,37 @@ pytestmark = pytest.mark.mpi
 def calibrated(tmp_path_factory):
     d = tmp_path_factory.mktemp("cal")
     out = d / "cal.json"
-    proc = subprocess.run([sys.executable, "-m", "iotuner", "calibrate", "--passes", "1", "--max-bytes", "1048576",
-                           "--dir", str(d), "--output", str(out)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "calibrate",
+            "--passes",
+            "1",
+            "--max-bytes",
+            "1048576",
+            "--dir",
+            str(d),
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout, out
 
 
 def test_prints_every_surrogate_with_cv_scores(calibrated):
     stdout, out = calibrated
-    rows = {m.group(1): m for m in re.finditer(r"^(\w+)\s+(knn|svr-rbf|random-forest)\s+(\d+)\s+(-?[\d.]+)\s+([\d.e+-]+)",
-                                                  stdout, re.M)}
+    rows = {
+        m.group(1): m
+        for m in re.finditer(r"^(\w+)\s+(knn|svr-rbf|random-forest)\s+(\d+)\s+(-?[\d.]+)\s+([\d.e+-]+)", stdout, re.M)
+    }
     assert set(rows) == set(calibration.SURROGATES)
-    for name, m in rows.items():
+    for m in rows.values():
         assert int(m.group(3)) >= 6 and float(m.group(4)) <= 1.0
 
 
@@ -36,8 +55,16 @@ def test_calibration_file_reloads_and_costs_grow_with_size(calibrated):
     cal = calibration.Calibration.load(out)
     assert cal.meta["ranks"] == 2 and set(cal.surrogates) == set(calibration.SURROGATES)
     doc = json.loads(out.read_text())
-    assert {r["op"] for r in doc["measurements"]} == {"allgather", "alltoall", "allreduce", "bcast", "p2p", "pwrite",
-                                                      "pread", "copy_cold"}
+    assert {r["op"] for r in doc["measurements"]} == {
+        "allgather",
+        "alltoall",
+        "allreduce",
+        "bcast",
+        "p2p",
+        "pwrite",
+        "pread",
+        "copy_cold",
+    }
     # a megabyte costs more than a few bytes, whatever learner was chosen
     assert cal.cost("p2p", 1 << 20, nprocs=2) > cal.cost("p2p", 8, nprocs=2)
     assert cal.cost("pwrite", 1 << 20, writers=1) > cal.cost("pwrite", 4096, writers=1)
@@ -60,12 +87,19 @@ def test_microbench_measures_only_the_groups_asked(tmp_path):
     """--ops p2p: exchanges at every size and rank count, no collective and no storage record; a list that
     names no group is refused with a message naming it."""
     from conftest import kernel, mpi
-    run = subprocess.run(mpi(2) + [kernel("iotuner-microbench"), "--ops", "p2p", "--reps", "1", "--max-bytes", "4096",
-                                   "--dir", str(tmp_path)], capture_output=True, text=True, timeout=300)
+
+    run = subprocess.run(
+        mpi(2)
+        + [kernel("iotuner-microbench"), "--ops", "p2p", "--reps", "1", "--max-bytes", "4096", "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     records = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
     assert {r["op"] for r in records} == {"p2p"}
     assert {(r["nprocs"], r["bytes"]) for r in records} == {(n, 1 << k) for n in (1, 2) for k in range(13)}
-    bad = subprocess.run(mpi(1) + [kernel("iotuner-microbench"), "--ops", "pwrites"], capture_output=True,
-                         text=True, timeout=120)
+    bad = subprocess.run(
+        mpi(1) + [kernel("iotuner-microbench"), "--ops", "pwrites"], capture_output=True, text=True, timeout=120
+    )
     assert bad.returncode != 0 and "--ops pwrites names no group" in bad.stderr

@@ -70,7 +70,10 @@ def test_gcrmio_chunks_are_whole_rows_under_the_request(tmp_path):
         assert chunk == dims or (prod(chunk[1:]) * (chunk[0] + 1)) * size > 64 << 10, name
         c = checks[name]
         assert (c["requested"], c["effective"], c["status"]) == (
-            "65536", f"{nbytes} ({','.join(map(str, chunk))})", status), name
+            "65536",
+            f"{nbytes} ({','.join(map(str, chunk))})",
+            status,
+        ), name
         assert reason in c["reason"], name
 
     # chunk_dims wins where both apply, and says so

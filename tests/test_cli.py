@@ -29,10 +29,12 @@ def test_run_help_explains_usage():
 
 def test_tune_options_load_without_the_tuner_stack():
     # a mistyped option of tune or worker answers at once: parsing them must not pull in Optuna, SciPy or SQLAlchemy
-    code = ("import sys; from iotuner import cli\n"
-            "for argv in (['tune', '--trials', '3', '--', 'app'], ['worker', '--study', 's', '--storage', 'x']):\n"
-            "    cli.build_parser(argv).parse_args(argv)\n"
-            "print(sorted(m for m in ('optuna', 'scipy', 'sqlalchemy', 'sklearn') if m in sys.modules))")
+    code = (
+        "import sys; from iotuner import cli\n"
+        "for argv in (['tune', '--trials', '3', '--', 'app'], ['worker', '--study', 's', '--storage', 'x']):\n"
+        "    cli.build_parser(argv).parse_args(argv)\n"
+        "print(sorted(m for m in ('optuna', 'scipy', 'sqlalchemy', 'sklearn') if m in sys.modules))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
@@ -43,11 +45,13 @@ def test_tune_options_load_without_the_tuner_stack():
 def test_tune_help_lists_the_strategies_without_their_libraries():
     # `tune --help` imports every strategy (to list them) but none of what they compute with: Optuna and NumPy
     # alone cost more than the rest of the command (issue 22: under 0.25 s)
-    code = ("import sys, contextlib, io; from iotuner import cli\n"
-            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
-            "    try:\n        cli.main(['tune', '--help'])\n    except SystemExit:\n        pass\n"
-            "assert 'tunio-fanova' in out.getvalue()\n"
-            "print(sorted(m for m in ('optuna', 'numpy', 'scipy', 'sqlalchemy', 'sklearn') if m in sys.modules))")
+    code = (
+        "import sys, contextlib, io; from iotuner import cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    try:\n        cli.main(['tune', '--help'])\n    except SystemExit:\n        pass\n"
+        "assert 'tunio-fanova' in out.getvalue()\n"
+        "print(sorted(m for m in ('optuna', 'numpy', 'scipy', 'sqlalchemy', 'sklearn') if m in sys.modules))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
@@ -78,8 +82,10 @@ def test_check(tmp_path):
 
 def test_check_lists_every_error_with_its_line(tmp_path):
     bad = tmp_path / "bad.json"
-    bad.write_text('{"version": 1,\n "mpiio": {"cb_nodes": "two", "romio_cb_write": "on"},\n'
-                   ' "groups": [{"hdf5": {"alignmnet": 1, "sieve_buf_size": "16MB"}}]}')
+    bad.write_text(
+        '{"version": 1,\n "mpiio": {"cb_nodes": "two", "romio_cb_write": "on"},\n'
+        ' "groups": [{"hdf5": {"alignmnet": 1, "sieve_buf_size": "16MB"}}]}'
+    )
     r = iotuner("check", bad)
     assert r.returncode == 1
     lines = r.stderr.splitlines()
@@ -100,8 +106,21 @@ def test_knobs_and_kernels():
 def test_run_prints_phases_and_settings_and_keeps_exit_status(tmp_path):
     cfg = tmp_path / "s.json"
     cfg.write_text('{"version": 1, "mpiio": {"romio_cb_write": "enable", "striping_factor": 4}}')
-    r = iotuner("run", "--config", cfg, "--report", "r.json", "--",
-                *mpi(), kernel("vpicio"), "-n", "32K", "-o", ".", cwd=tmp_path)
+    r = iotuner(
+        "run",
+        "--config",
+        cfg,
+        "--report",
+        "r.json",
+        "--",
+        *mpi(),
+        kernel("vpicio"),
+        "-n",
+        "32K",
+        "-o",
+        ".",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     text = " ".join(r.stdout.split())  # the tables wrap their long cells
     assert "vpicio.h5" in text and "hdf5/mpio" in text
@@ -124,11 +143,16 @@ def test_every_command_describes_itself_in_help_that_fits_the_terminal():
     """Each command has a description beyond its one-line summary, refilled to the width (COLUMNS=80 here):
     no line of --help is wider, and the description is there word for word."""
     from iotuner import commands
+
     for name in commands.names():
         mod = commands.get(name)
         assert len(getattr(mod, "DESCRIPTION", "")) > len(mod.HELP), f"{name} has no description"
-        r = subprocess.run([sys.executable, "-m", "iotuner", name, "--help"], capture_output=True, text=True,
-                           env=dict(os.environ, COLUMNS="80"))
+        r = subprocess.run(
+            [sys.executable, "-m", "iotuner", name, "--help"],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, COLUMNS="80"),
+        )
         assert r.returncode == 0, r.stderr
         assert max(map(len, r.stdout.splitlines())) <= 80, name
         assert " ".join(mod.DESCRIPTION.split()) in " ".join(r.stdout.split()), name
@@ -138,6 +162,7 @@ def test_knobs_json_gives_integer_limits_the_validator_accepts():
     """Limits as integers (a double printed 2147483647 as 2147483650.0, which the validator then refused): every
     int and size knob set to its own max from `knobs --json` is a valid document."""
     from iotuner import native
+
     out = subprocess.run([sys.executable, "-m", "iotuner", "knobs", "--json"], capture_output=True, text=True)
     knobs = json.loads(out.stdout)["knobs"]
     bounded = [k for k in knobs if k["type"] in ("int", "size") and k["max"] is not None]
@@ -154,6 +179,7 @@ def test_knobs_json_gives_integer_limits_the_validator_accepts():
 def test_the_unknown_key_message_lists_every_layer(doc):
     """Every layer of the catalogue (ompio and pnetcdf were left out) is named where a key is unknown."""
     from iotuner import native
+
     layers = {k["layer"] for k in native.core().catalogue()["knobs"]}
     with pytest.raises(ValueError) as e:
         native.core().check_settings(json.dumps(doc))

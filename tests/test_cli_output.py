@@ -78,8 +78,10 @@ def test_run_json_out_keeps_the_application_stdout_clean(programs, tmp_path):
 
 def test_check_warns_on_near_misses_in_every_layer(tmp_path):
     doc = tmp_path / "s.json"
-    doc.write_text('{"version": 1, "mpiio": {"cb_nodez": 4, "romio_lustre_co_ratio": 2, "site_hint": 1},'
-                   ' "groups": [{"file": "a.h5", "mpiio": {"romio_cb_writ": "enable"}}]}')
+    doc.write_text(
+        '{"version": 1, "mpiio": {"cb_nodez": 4, "romio_lustre_co_ratio": 2, "site_hint": 1},'
+        ' "groups": [{"file": "a.h5", "mpiio": {"romio_cb_writ": "enable"}}]}'
+    )
     r = iotuner("check", doc)
     assert r.returncode == 0  # unknown hints pass through
     warnings = [ln for ln in r.stderr.splitlines() if "warning" in ln]
@@ -95,8 +97,9 @@ def test_check_warns_on_near_misses_in_every_layer(tmp_path):
 @pytest.mark.mpi
 def test_h5ior_takes_iors_letters_with_iors_meanings(tmp_path):
     def h5ior(*args, out):
-        return subprocess.run([*mpi(), kernel("h5ior"), *args, "-r", "-o", str(out)], capture_output=True, text=True,
-                              timeout=120)
+        return subprocess.run(
+            [*mpi(), kernel("h5ior"), *args, "-r", "-o", str(out)], capture_output=True, text=True, timeout=120
+        )
 
     # -t is the transfer size, -s segments in one shared file
     r = h5ior("-b", "64K", "-t", "16K", "-s", "3", "-c", out=tmp_path / "seg")
@@ -108,8 +111,9 @@ def test_h5ior_takes_iors_letters_with_iors_meanings(tmp_path):
     # phase of both ranks, and every byte is counted once.
     out = tmp_path / "fpp"
     rep = tmp_path / "fpp.json"
-    r = iotuner("run", "--report", rep, "--", *mpi(), "h5ior", "-b", "256K", "-t", "64K", "-F", "-i", "2", "-r",
-                "-o", out)
+    r = iotuner(
+        "run", "--report", rep, "--", *mpi(), "h5ior", "-b", "256K", "-t", "64K", "-F", "-i", "2", "-r", "-o", out
+    )
     assert r.returncode == 0, r.stderr
     assert "files=per-process-and-step" in r.stdout and "h5ior verify: ok" in r.stdout
     names = [f"h5ior_000{i}.0000000{rank}.h5" for i in (0, 1) for rank in (0, 1)]

@@ -54,8 +54,10 @@ def test_several_options_give_their_values_one_a_line_in_helps_order():
 def test_an_mpi_without_a_runtime_is_one_line():
     r = config("--runtime", "nompi")
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == f"iotuner config: no runtime built for MPI 'nompi' here (built: " \
-                       f"{', '.join(native.runtime_abis())})\n"
+    assert (
+        r.stderr == f"iotuner config: no runtime built for MPI 'nompi' here (built: "
+        f"{', '.join(native.runtime_abis())})\n"
+    )
 
 
 def test_libs_are_pkg_configs_with_the_rpath(tmp_path):
@@ -64,16 +66,23 @@ def test_libs_are_pkg_configs_with_the_rpath(tmp_path):
     if not shutil.which("pkg-config") or not shutil.which("cc"):
         pytest.skip("pkg-config or cc is not installed")
     env = dict(os.environ, PKG_CONFIG_PATH=one("--pkgconfig-path"))
-    libs = subprocess.run(["pkg-config", "--libs", "iotuner"], capture_output=True, text=True, env=env,
-                          check=True).stdout.split()
+    libs = subprocess.run(
+        ["pkg-config", "--libs", "iotuner"], capture_output=True, text=True, env=env, check=True
+    ).stdout.split()
     normal = [re.sub(r"^(-Wl,-rpath,|-L)(.*)", lambda m: m.group(1) + os.path.normpath(m.group(2)), f) for f in libs]
     assert normal == one("--libs").split()
     assert f"-Wl,-rpath,{native.lib_dir()}" in normal
     exe = tmp_path / "core_client"
-    subprocess.run(["cc", str(ROOT / "tests" / "programs" / "core_client.c"), *one("--cflags", "--libs").split(),
-                    "-o", str(exe)], check=True)
+    subprocess.run(
+        ["cc", str(ROOT / "tests" / "programs" / "core_client.c"), *one("--cflags", "--libs").split(), "-o", str(exe)],
+        check=True,
+    )
     doc = tmp_path / "s.json"
     doc.write_text('{"version": 1, "mpiio": {"cb_nodes": 2}}')
-    r = subprocess.run([str(exe), str(doc), "x"], capture_output=True, text=True,
-                       env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"})
+    r = subprocess.run(
+        [str(exe), str(doc), "x"],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"},
+    )
     assert r.returncode == 0 and r.stdout.splitlines()[0] == "mpiio.cb_nodes=2", r.stderr

@@ -9,15 +9,17 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from iotuner import catalogue, native, report, settings
-
 from conftest import kernel, mpi, run_job
+from iotuner import catalogue, native, report, settings
 
 DOCS = Path(__file__).parent.parent / "docs"
 SETTINGS_SCHEMA = json.loads((DOCS / "settings.schema.json").read_text())
 REPORT_SCHEMA = json.loads((DOCS / "report.schema.json").read_text())
-REGISTRY = Registry().with_resource(SETTINGS_SCHEMA["$id"], Resource.from_contents(SETTINGS_SCHEMA)) \
+REGISTRY = (
+    Registry()
+    .with_resource(SETTINGS_SCHEMA["$id"], Resource.from_contents(SETTINGS_SCHEMA))
     .with_resource("settings-1.json", Resource.from_contents(SETTINGS_SCHEMA))
+)
 
 
 def validate_report(data):
@@ -60,26 +62,47 @@ def test_the_library_exports_its_call_tables_and_nothing_else():
     every row has its wrapper, and the library interposes nothing the tables do not list."""
     import re
     import subprocess
+
     include = Path(__file__).parent.parent / "native" / "include"
-    tables = subprocess.run(["cc", "-E", "-P", "-x", "c", "-I", str(include), "-"], input=(
-        '#include "iotuner/calls.h"\n#define FUNCTION(ret, name, ...) name\n#define MPI_DATA(name, ...) name\n'
-        '#define PMPI_FUNCTION(ret, name, ...) P##name\n#define PMPI_DATA(name, ...) P##name\n'
-        "#define T(table, form) table(form)\nIOT_CALL_TABLES(T)\n"),
-        capture_output=True, text=True, check=True).stdout.split()
-    nm = subprocess.run(["nm", "-D", "--defined-only", str(native.runtime_library())], capture_output=True,
-                        text=True, check=True).stdout
+    tables = subprocess.run(
+        ["cc", "-E", "-P", "-x", "c", "-I", str(include), "-"],
+        input=(
+            '#include "iotuner/calls.h"\n#define FUNCTION(ret, name, ...) name\n#define MPI_DATA(name, ...) name\n'
+            "#define PMPI_FUNCTION(ret, name, ...) P##name\n#define PMPI_DATA(name, ...) P##name\n"
+            "#define T(table, form) table(form)\nIOT_CALL_TABLES(T)\n"
+        ),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    nm = subprocess.run(
+        ["nm", "-D", "--defined-only", str(native.runtime_library())], capture_output=True, text=True, check=True
+    ).stdout
     exported = {line.split()[-1].split("@")[0] for line in nm.splitlines() if re.match(r"\S+ [TW] ", line)}
     assert len(tables) == len(set(tables))
     # iotuner_* entry points: the knob query, counting mode's hooks for libiotuner_ops.so, and the module
     # interface (native/include/iotuner/module.h)
-    entry_points = {"iotuner_runtime_knobs", "iotuner_op_active", "iotuner_op_note", "iotuner_module_register",
-                    "iotuner_phase_path", "iotuner_phase_kind", "iotuner_phase_key", "iotuner_phase_state",
-                    "iotuner_phase_swap_state", "iotuner_link_register"}
+    entry_points = {
+        "iotuner_runtime_knobs",
+        "iotuner_op_active",
+        "iotuner_op_note",
+        "iotuner_module_register",
+        "iotuner_phase_path",
+        "iotuner_phase_kind",
+        "iotuner_phase_key",
+        "iotuner_phase_state",
+        "iotuner_phase_swap_state",
+        "iotuner_link_register",
+    }
     assert entry_points <= exported
     # `iotuner link-flags`: the HDF5 wrappers under ld --wrap's names, for a program with HDF5 linked in
-    hdf5 = subprocess.run(["cc", "-E", "-P", "-x", "c", "-I", str(include), "-"], input=(
-        '#include "iotuner/calls.h"\n#define F(ret, name, ...) __wrap_##name\nIOT_HDF5_CALLS(F)\n'),
-        capture_output=True, text=True, check=True).stdout.split()
+    hdf5 = subprocess.run(
+        ["cc", "-E", "-P", "-x", "c", "-I", str(include), "-"],
+        input=('#include "iotuner/calls.h"\n#define F(ret, name, ...) __wrap_##name\nIOT_HDF5_CALLS(F)\n'),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert {n for n in exported if n.startswith("__wrap_")} == set(hdf5)
     assert exported - entry_points - set(hdf5) == set(tables)
     assert {"H5Dopen1", "H5Dcreate1", "H5Dwrite_multi", "MPI_File_write_all_begin", "chdir"} <= exported
@@ -97,13 +120,21 @@ def test_examples_are_valid(example):
 
 @pytest.mark.mpi
 def test_python_writes_runtime_reads_runtime_writes_python_reads(tmp_path):
-    doc = settings.from_flat({"hdf5.alignment": [0, "64K"], "hdf5.sieve_buf_size": "512K",
-                              "mpiio.romio_cb_write": "disable", "mpiio.vendor_hint": "x"},
-                             description="written by Python", meta={"trial": 7})
+    doc = settings.from_flat(
+        {
+            "hdf5.alignment": [0, "64K"],
+            "hdf5.sieve_buf_size": "512K",
+            "mpiio.romio_cb_write": "disable",
+            "mpiio.vendor_hint": "x",
+        },
+        description="written by Python",
+        meta={"trial": 7},
+    )
     path = settings.save(doc, tmp_path / "settings.json")
     validate_settings(json.loads(path.read_text()))
-    result = run_job(mpi() + [kernel("vpicio"), "-n", "32K", "-r", "-o", tmp_path], config=path,
-                     report=tmp_path / "report.json")
+    result = run_job(
+        mpi() + [kernel("vpicio"), "-n", "32K", "-r", "-o", tmp_path], config=path, report=tmp_path / "report.json"
+    )
     assert result.ok, result.stderr
     raw = json.loads((tmp_path / "report.json").read_text())
     validate_report(raw)
@@ -112,7 +143,11 @@ def test_python_writes_runtime_reads_runtime_writes_python_reads(tmp_path):
     assert rep.settings["document"] == settings.validate(doc)  # the runtime read exactly what Python wrote
     assert rep.settings["document"]["meta"] == {"trial": 7}
     assert {c["knob"]: c["effective"] for c in rep.checks() if c["phase"] == 0} == {
-        "alignment": "0,65536", "sieve_buf_size": "524288", "romio_cb_write": "disable", "vendor_hint": None}
+        "alignment": "0,65536",
+        "sieve_buf_size": "524288",
+        "romio_cb_write": "disable",
+        "vendor_hint": None,
+    }
 
 
 def test_serial_report_matches_schema(tmp_path, programs):
@@ -121,13 +156,16 @@ def test_serial_report_matches_schema(tmp_path, programs):
     validate_report(json.loads((tmp_path / "r.json").read_text()))
 
 
-@pytest.mark.parametrize("text,message", [
-    ("", "is empty, not a run report"),
-    ("{", "is not JSON"),
-    ('{"kind": "something-else"}', "not an iotuner run report"),
-    ('{"kind": "iotuner-run-report", "version": 99}', "version 99"),
-    ('{"kind": "iotuner-run-report", "version": 1, "run": {}}', "lacks"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("", "is empty, not a run report"),
+        ("{", "is not JSON"),
+        ('{"kind": "something-else"}', "not an iotuner run report"),
+        ('{"kind": "iotuner-run-report", "version": 99}', "version 99"),
+        ('{"kind": "iotuner-run-report", "version": 1, "run": {}}', "lacks"),
+    ],
+)
 def test_bad_reports_are_named(tmp_path, text, message):
     path = tmp_path / "r.json"
     path.write_text(text)
@@ -157,8 +195,12 @@ def test_flat_settings_round_trip():
 @pytest.mark.mpi
 def test_smart_report_matches_schema(tmp_path):
     import os
-    result = run_job(mpi() + [kernel("h5ior"), "-b", "2M", "-i", "3", "-o", tmp_path],
-                     report=tmp_path / "r.json", env=dict(os.environ, IOTUNER_SMART="1"))
+
+    result = run_job(
+        mpi() + [kernel("h5ior"), "-b", "2M", "-i", "3", "-o", tmp_path],
+        report=tmp_path / "r.json",
+        env=dict(os.environ, IOTUNER_SMART="1"),
+    )
     assert result.ok
     data = json.loads((tmp_path / "r.json").read_text())
     assert [p["role"] for p in data["smart"]["phases"]] == ["learn", "optimized", "optimized"]
@@ -168,36 +210,103 @@ def test_smart_report_matches_schema(tmp_path):
 def test_a_version_1_report_is_still_read_and_printed():
     """Reports written before phases were keyed by who opened them (version 1) lack the new fields."""
     import io
+
     from rich.console import Console
+
     from iotuner import render
     from iotuner import smart as smart_cli
+
     level = {"bytes_written": 0, "bytes_read": 0, "write_time_s": 0, "read_time_s": 0}
-    phase = {"id": 0, "kind": "hdf5", "file": "/run/a.h5", "occurrence": 0, "created": True, "open_at_exit": False,
-             "driver": "mpio", "file_system": "ext4", "mpiio_driver": "ufs", "ranks": 2, "data_level": "hdf5",
-             "bytes_written": 1 << 20, "bytes_read": 0, "wall_time_s": 0.5, "bandwidth_mib_s": 2.0,
-             "write_bandwidth_mib_s": 2.0, "read_bandwidth_mib_s": 0, "write_amplification": 1.0, "io_time_s": 0.1,
-             "io_time_sum_s": 0.2, "time_sampled": False,
-             "posix": {**level, "write_calls": 1, "read_calls": 0, "sync_time_s": 0, "meta_time_s": 0},
-             "mpiio": {**level, "write_calls": 1, "read_calls": 0}, "hdf5": {**level, "dataset_writes": 1,
-                                                                             "dataset_reads": 0},
-             "settings": []}
-    old = {"version": 1, "kind": "iotuner-run-report", "iotuner": "0.1.0", "created": "2026-01-01T00:00:00Z",
-           "run": {"mpi": True, "ranks": 2, "nodes": 1, "host": "h", "cwd": "/run", "command": [],
-                   "mpi_library": None, "hdf5_library": None, "timer": "tsc", "wall_time_s": 1.0},
-           "settings": {"path": None, "status": "none", "message": None},
-           "phases": [phase, {**phase, "id": 1, "bytes_written": 0}],
-           "totals": {"phases": 2, "bytes_written": 1 << 20, "bytes_read": 0, "write_time_s": 0.5, "read_time_s": 0,
-                      "io_time_s": 0.1, "write_bandwidth_mib_s": 2.0, "read_bandwidth_mib_s": 0,
-                      "posix_bytes_written": 1 << 20, "posix_bytes_read": 0},
-           "smart": {"rules_table": "built-in", "margin": 0.25,
-                     "prediction": {"predictions": 0, "hits": 0, "misses": 0, "superseded": 0, "unpredicted": 0,
-                                    "hit_fraction": None, "rule": {"predictions": 0}, "repeat": {"predictions": 0}},
-                     "overhead": {"prediction_s": 0, "extraction_s": 0, "optimization_s": 0, "total_s": 0},
-                     "grammar": {}, "phases": [
-                         {"identity": "/run/a.h5", "file": "/run/a.h5", "occurrence": 0, "role": "learn",
-                          "rules_applied": None, "prediction": {"method": "none", "calls": 0, "hits": 0, "misses": 0},
-                          "bandwidth_mib_s": 2.0, "reference_mib_s": 2.0, "settings": [], "feedback": None}]},
-           "warnings": []}
+    phase = {
+        "id": 0,
+        "kind": "hdf5",
+        "file": "/run/a.h5",
+        "occurrence": 0,
+        "created": True,
+        "open_at_exit": False,
+        "driver": "mpio",
+        "file_system": "ext4",
+        "mpiio_driver": "ufs",
+        "ranks": 2,
+        "data_level": "hdf5",
+        "bytes_written": 1 << 20,
+        "bytes_read": 0,
+        "wall_time_s": 0.5,
+        "bandwidth_mib_s": 2.0,
+        "write_bandwidth_mib_s": 2.0,
+        "read_bandwidth_mib_s": 0,
+        "write_amplification": 1.0,
+        "io_time_s": 0.1,
+        "io_time_sum_s": 0.2,
+        "time_sampled": False,
+        "posix": {**level, "write_calls": 1, "read_calls": 0, "sync_time_s": 0, "meta_time_s": 0},
+        "mpiio": {**level, "write_calls": 1, "read_calls": 0},
+        "hdf5": {**level, "dataset_writes": 1, "dataset_reads": 0},
+        "settings": [],
+    }
+    old = {
+        "version": 1,
+        "kind": "iotuner-run-report",
+        "iotuner": "0.1.0",
+        "created": "2026-01-01T00:00:00Z",
+        "run": {
+            "mpi": True,
+            "ranks": 2,
+            "nodes": 1,
+            "host": "h",
+            "cwd": "/run",
+            "command": [],
+            "mpi_library": None,
+            "hdf5_library": None,
+            "timer": "tsc",
+            "wall_time_s": 1.0,
+        },
+        "settings": {"path": None, "status": "none", "message": None},
+        "phases": [phase, {**phase, "id": 1, "bytes_written": 0}],
+        "totals": {
+            "phases": 2,
+            "bytes_written": 1 << 20,
+            "bytes_read": 0,
+            "write_time_s": 0.5,
+            "read_time_s": 0,
+            "io_time_s": 0.1,
+            "write_bandwidth_mib_s": 2.0,
+            "read_bandwidth_mib_s": 0,
+            "posix_bytes_written": 1 << 20,
+            "posix_bytes_read": 0,
+        },
+        "smart": {
+            "rules_table": "built-in",
+            "margin": 0.25,
+            "prediction": {
+                "predictions": 0,
+                "hits": 0,
+                "misses": 0,
+                "superseded": 0,
+                "unpredicted": 0,
+                "hit_fraction": None,
+                "rule": {"predictions": 0},
+                "repeat": {"predictions": 0},
+            },
+            "overhead": {"prediction_s": 0, "extraction_s": 0, "optimization_s": 0, "total_s": 0},
+            "grammar": {},
+            "phases": [
+                {
+                    "identity": "/run/a.h5",
+                    "file": "/run/a.h5",
+                    "occurrence": 0,
+                    "role": "learn",
+                    "rules_applied": None,
+                    "prediction": {"method": "none", "calls": 0, "hits": 0, "misses": 0},
+                    "bandwidth_mib_s": 2.0,
+                    "reference_mib_s": 2.0,
+                    "settings": [],
+                    "feedback": None,
+                }
+            ],
+        },
+        "warnings": [],
+    }
     rep = report.parse(old)
     assert rep.application_value("hdf5.transfer_mode") is None and len(rep.empty_phases()) == 1
     out = io.StringIO()
@@ -212,12 +321,15 @@ def test_the_tuner_reads_the_applications_own_transfer_mode(tmp_path):
     """A default run of an application that chose collective transfers itself: the tuner's reference says so,
     so a best setting of "independent" is not called "the library's default" for it."""
     from iotuner.tune.evaluate import Measurement, read_back, reference_of
+
     result = run_job(mpi() + [kernel("h5ior"), "-b", "2M", "-m", "collective", "-o", tmp_path])
     assert result.ok, result.stderr
     assert result.report.application_value("hdf5.transfer_mode") == "collective"
     effective, observed = read_back(result.report)
     assert observed["hdf5.transfer_mode"] == "collective"
-    assert reference_of(Measurement(True, 1.0, 1.0, effective=effective, observed=observed))[
-        "hdf5.transfer_mode"] == "collective"
+    assert (
+        reference_of(Measurement(True, 1.0, 1.0, effective=effective, observed=observed))["hdf5.transfer_mode"]
+        == "collective"
+    )
     independent = run_job(mpi() + [kernel("h5ior"), "-b", "2M", "-m", "independent", "-o", tmp_path])
     assert "hdf5.transfer_mode" not in read_back(independent.report)[1]  # the library's default: not reported

@@ -24,12 +24,23 @@ def calibration_doc() -> dict:
     """A calibration of this machine's committed measurements (their first pass), every surrogate a kNN but
     p2p's, an SVR."""
     recorded = json.loads(gzip.decompress((BENCH / "simulate-calibration.json.gz").read_bytes()))
-    knn = {"learner": "knn", "params": {"kneighborsregressor__n_neighbors": 3}, "cv_r2": 0.9, "cv_rmse_s": 1e-5,
-           "cv_rmse_log10": 0.1, "points": 20}
+    knn = {
+        "learner": "knn",
+        "params": {"kneighborsregressor__n_neighbors": 3},
+        "cv_r2": 0.9,
+        "cv_rmse_s": 1e-5,
+        "cv_rmse_log10": 0.1,
+        "points": 20,
+    }
     surrogates = {op: dict(knn) for op in OPS}
     surrogates["p2p"] = {**knn, "learner": "svr-rbf", "params": {"svr__C": 10.0, "svr__gamma": "scale"}}
-    return {"format": "iotuner-calibration", "version": 1, "host": "vm", "surrogates": surrogates,
-            "measurements": [r for r in recorded["records"] if r["pass"] == 0]}
+    return {
+        "format": "iotuner-calibration",
+        "version": 1,
+        "host": "vm",
+        "surrogates": surrogates,
+        "measurements": [r for r in recorded["records"] if r["pass"] == 0],
+    }
 
 
 def _no_op(d):
@@ -52,11 +63,13 @@ def _svr_c(d):
     d["surrogates"]["p2p"]["params"]["svr__C"] = "4MB"
 
 
-DAMAGE = {"measurement without op": (_no_op, "measurements[0].op: is missing"),
-          "measurement that is a number": (_a_number, "measurements[3]: expected object, got an integer"),
-          "unknown learner": (_learner, 'surrogates.pwrite.learner: "xgboost" is not one of'),
-          "nprocs Infinity": (_infinity, "measurements[5].nprocs: expected integer, got inf"),
-          "svr__C 4MB": (_svr_c, "surrogates.p2p.params.svr__C: expected number, got a string")}
+DAMAGE = {
+    "measurement without op": (_no_op, "measurements[0].op: is missing"),
+    "measurement that is a number": (_a_number, "measurements[3]: expected object, got an integer"),
+    "unknown learner": (_learner, 'surrogates.pwrite.learner: "xgboost" is not one of'),
+    "nprocs Infinity": (_infinity, "measurements[5].nprocs: expected integer, got inf"),
+    "svr__C 4MB": (_svr_c, "surrogates.p2p.params.svr__C: expected number, got a string"),
+}
 
 
 def damaged(tmp_path: Path, kind: str) -> tuple[Path, str]:
@@ -69,13 +82,15 @@ def damaged(tmp_path: Path, kind: str) -> tuple[Path, str]:
 
 
 def iotuner(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "iotuner", *map(str, args)], capture_output=True, text=True,
-                          timeout=600, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "iotuner", *map(str, args)], capture_output=True, text=True, timeout=600, env=env
+    )
 
 
 def test_the_undamaged_calibration_loads():
     """The damage below is what the readers refuse: the same document undamaged is a calibration."""
     from iotuner.tune.strategies.hybrid import calibration
+
     cal = calibration.Calibration.from_doc(calibration_doc())
     assert set(cal.surrogates) == set(OPS) and cal.cost("p2p", 1 << 20, nprocs=2) > 0
 
@@ -83,10 +98,27 @@ def test_the_undamaged_calibration_loads():
 @pytest.mark.parametrize("kind", DAMAGE)
 def test_tune_with_a_damaged_calibration_completes_without_a_prior(tmp_path, kind):
     import os
+
     cal, field = damaged(tmp_path, kind)
     out = tmp_path / "study"
-    r = iotuner("tune", "--trials", "1", "--confirm-rounds", "1", "--out", out, "--", "h5ior", "-b", "1M", "-t",
-                "256K", "-o", "/dev/shm", env=dict(os.environ, IOTUNER_CALIBRATION=str(cal)))
+    r = iotuner(
+        "tune",
+        "--trials",
+        "1",
+        "--confirm-rounds",
+        "1",
+        "--out",
+        out,
+        "--",
+        "h5ior",
+        "-b",
+        "1M",
+        "-t",
+        "256K",
+        "-o",
+        "/dev/shm",
+        env=dict(os.environ, IOTUNER_CALIBRATION=str(cal)),
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads((out / "summary.json").read_text())["trials"]
     said = flat(r.stdout)

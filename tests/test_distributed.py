@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import importorskip, kernel
 from iotuner.tune import config as cfg
 from iotuner.tune.launch import local, slurm
 from iotuner.tune.store import Store
-
-from conftest import importorskip, kernel
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,14 +25,16 @@ ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable"}}
 
 
 def script(name, *args, env=None):
-    r = subprocess.run([str(ROOT / "scripts" / name), *map(str, args)], capture_output=True, text=True, env=env,
-                       timeout=180)
+    r = subprocess.run(
+        [str(ROOT / "scripts" / name), *map(str, args)], capture_output=True, text=True, env=env, timeout=180
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
 
 
 def postgres_missing():
     import glob
+
     return not glob.glob("/usr/lib/postgresql/*/bin/postgres")
 
 
@@ -85,8 +86,13 @@ def cluster():
 
 
 def tune(*args, **kw):
-    return subprocess.Popen([sys.executable, "-m", "iotuner", "tune", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "iotuner", "tune", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
 
 
 def squeue(name):
@@ -106,11 +112,24 @@ def wait_for(predicate, timeout, what):
 
 # ---- no shell from content ----
 
-HOSTILE = ["two words", "it's", 'say "hi"', "a;b", "$(touch /tmp/iotuner-pwned)", "`id`", "line\nbreak", "*",
-           "--", "$HOME", "back\\slash"]
-ECHO_APP = ("import json, os, sys\n"
-            "json.dump({'argv': sys.argv[1:], 'cwd': os.getcwd()}, open(os.path.join(os.getcwd(), 'seen.json'), 'w'))\n"
-            "print('bandwidth=1')\n")
+HOSTILE = [
+    "two words",
+    "it's",
+    'say "hi"',
+    "a;b",
+    "$(touch /tmp/iotuner-pwned)",
+    "`id`",
+    "line\nbreak",
+    "*",
+    "--",
+    "$HOME",
+    "back\\slash",
+]
+ECHO_APP = (
+    "import json, os, sys\n"
+    "json.dump({'argv': sys.argv[1:], 'cwd': os.getcwd()}, open(os.path.join(os.getcwd(), 'seen.json'), 'w'))\n"
+    "print('bandwidth=1')\n"
+)
 
 
 def check_hostile(launcher, tmp_path):
@@ -120,8 +139,9 @@ def check_hostile(launcher, tmp_path):
     app.write_text(ECHO_APP)
     cwd = tmp_path / "run; $(id) 'q' \"d\"\nnl"
     cwd.mkdir()
-    result = launcher.run([sys.executable, str(app), *HOSTILE], config=None, report=cwd / "report.json", cwd=cwd,
-                          timeout=120)
+    result = launcher.run(
+        [sys.executable, str(app), *HOSTILE], config=None, report=cwd / "report.json", cwd=cwd, timeout=120
+    )
     assert result.returncode == 0, (result.stdout, result.stderr)
     seen = json.loads((cwd / "seen.json").read_text())
     assert seen["argv"] == HOSTILE and seen["cwd"] == str(cwd)
@@ -138,12 +158,14 @@ def test_hostile_arguments_and_paths_through_a_slurm_job(tmp_path, cluster):
 
 def test_hostile_study_names_and_storage_urls_in_a_worker_script(tmp_path):
     from iotuner.tune import workers
+
     study, storage = "a b;$(touch /tmp/iotuner-pwned)'\"\nx", "sqlite:////tmp/it's; $(id)/study.db"
     text = workers.worker_script(study, 7)
     assert storage not in text  # the workers get the URL in their environment
     probe = tmp_path / "probe.sh"  # the same script with a program that prints its arguments
-    probe.write_text(text.replace(sys.executable, f"{sys.executable} -c 'import json,sys; "
-                                                   f"print(json.dumps(sys.argv[1:]))'", 1))
+    probe.write_text(
+        text.replace(sys.executable, f"{sys.executable} -c 'import json,sys; print(json.dumps(sys.argv[1:]))'", 1)
+    )
     r = subprocess.run(["sh", str(probe)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     argv = json.loads(r.stdout)
@@ -153,29 +175,51 @@ def test_hostile_study_names_and_storage_urls_in_a_worker_script(tmp_path):
 
 # ---- PostgreSQL ----
 
+
 def test_a_study_on_postgresql_survives_a_lost_connection(tmp_path, postgres):
     url, d = postgres
-    args = ["--synthetic", "ufs", "--synthetic-delay", 0.2, "--trials", 20, "--study", "pg", "--storage", url,
-            "--out", tmp_path / "out", "--heartbeat", 1]
+    args = [
+        "--synthetic",
+        "ufs",
+        "--synthetic-delay",
+        0.2,
+        "--trials",
+        20,
+        "--study",
+        "pg",
+        "--storage",
+        url,
+        "--out",
+        tmp_path / "out",
+        "--heartbeat",
+        1,
+    ]
     proc = tune(*args)
-    store = Store.open(url, "pg", heartbeat_s=None) if wait_for(
-        lambda: _has_study(url, "pg"), 60, "the study") else None
+    store = (
+        Store.open(url, "pg", heartbeat_s=None) if wait_for(lambda: _has_study(url, "pg"), 60, "the study") else None
+    )
 
     def done():
         store.refresh()
         return store.trials_run() >= 5
+
     wait_for(done, 120, "5 trials")
     before = {r.id: r.runs for r in store.records() if r.state == "COMPLETE"}
     script("postgres.sh", "halt", d)  # the server goes away mid-study
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1 and "Traceback" not in err, err
     # one line that says what happened, and no statement SQLAlchemy failed with
-    assert [line for line in err.splitlines() if line.strip()] == [next(
-        line for line in err.splitlines() if "the study storage failed" in line)], err
+    assert [line for line in err.splitlines() if line.strip()] == [
+        next(line for line in err.splitlines() if "the study storage failed" in line)
+    ], err
     assert "--resume" in err and not any(w in out + err for w in ("SELECT", "INSERT", "UPDATE", "[SQL"))
     script("postgres.sh", "start", d)
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--resume", "--study", "pg", "--storage", url,
-                        "--heartbeat", "1"], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "iotuner", "tune", "--resume", "--study", "pg", "--storage", url, "--heartbeat", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     store = Store.open(url, "pg", heartbeat_s=None)
     after = {r.id: r.runs for r in store.records() if r.state == "COMPLETE"}
@@ -197,21 +241,49 @@ def _has_study(url, name):
 
 # a trial's run (its directory t0000-r0, ...) lasts long enough to be caught running; the default's and the
 # confirmation's runs need not wait
-SLOW_APP = ("import os, time\n"
-            "time.sleep(2 if os.path.basename(os.getcwd()).startswith('t') else 0)\n"
-            "print('bandwidth=100')\n")
+SLOW_APP = (
+    "import os, time\ntime.sleep(2 if os.path.basename(os.getcwd()).startswith('t') else 0)\nprint('bandwidth=100')\n"
+)
 
 
 def test_a_trial_whose_job_slurm_cancels_runs_again_once(tmp_path, cluster):
     app = tmp_path / "app.py"
     app.write_text(SLOW_APP)
     space = tmp_path / "space.json"
-    space.write_text(json.dumps({"name": "s", "dimensions": [
-        {"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable", "disable"]}]}))
+    space.write_text(
+        json.dumps(
+            {
+                "name": "s",
+                "dimensions": [{"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable", "disable"]}],
+            }
+        )
+    )
     study = "cancelled"
-    proc = tune("--space", space, "--strategy", "grid", "--trials", 2, "--launcher", "slurm", "--ranks", 1,
-                "--objective", "regex:bandwidth=([0-9.]+)", "--baseline-every", 0, "--confirm-top", 1,
-                "--study", study, "--out", tmp_path / "out", "--", sys.executable, app)
+    proc = tune(
+        "--space",
+        space,
+        "--strategy",
+        "grid",
+        "--trials",
+        2,
+        "--launcher",
+        "slurm",
+        "--ranks",
+        1,
+        "--objective",
+        "regex:bandwidth=([0-9.]+)",
+        "--baseline-every",
+        0,
+        "--confirm-top",
+        1,
+        "--study",
+        study,
+        "--out",
+        tmp_path / "out",
+        "--",
+        sys.executable,
+        app,
+    )
     # the first trial's job: cancel it while it runs (baseline first, then trials t0000...)
     storage = f"sqlite:///{tmp_path / 'out' / 'study.db'}"
     wait_for(lambda: _has_study(storage, study), 60, "the study")
@@ -223,6 +295,7 @@ def test_a_trial_whose_job_slurm_cancels_runs_again_once(tmp_path, cluster):
             return None
         running = [j for j, state in squeue(f"iotuner-{study}") if state == "RUNNING"]
         return running[0] if running else None
+
     job = wait_for(trial_job, 90, "a trial's job")
     subprocess.run(["scancel", job], check=True)
     out, err = proc.communicate(timeout=300)
@@ -240,22 +313,53 @@ def test_a_killed_tuner_leaves_no_job_and_resumes(tmp_path, cluster):
     app = tmp_path / "app.py"
     app.write_text(SLOW_APP)
     space = tmp_path / "space.json"
-    space.write_text(json.dumps({"name": "s", "dimensions": [
-        {"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable", "disable"]},
-        {"knob": "mpiio.romio_ds_write", "values": ["automatic", "enable", "disable"]}]}))
+    space.write_text(
+        json.dumps(
+            {
+                "name": "s",
+                "dimensions": [
+                    {"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable", "disable"]},
+                    {"knob": "mpiio.romio_ds_write", "values": ["automatic", "enable", "disable"]},
+                ],
+            }
+        )
+    )
     study = "killed"
     args = ["--study", study, "--storage", f"sqlite:///{tmp_path / 'study.db'}"]
-    proc = tune("--space", space, "--strategy", "random", "--trials", 4, "--launcher", "slurm", "--ranks", 1,
-                "--objective", "regex:bandwidth=([0-9.]+)", "--confirm-top", 1, "--confirm-rounds", 2,
-                "--out", tmp_path / "out", *args, "--", sys.executable, app)
+    proc = tune(
+        "--space",
+        space,
+        "--strategy",
+        "random",
+        "--trials",
+        4,
+        "--launcher",
+        "slurm",
+        "--ranks",
+        1,
+        "--objective",
+        "regex:bandwidth=([0-9.]+)",
+        "--confirm-top",
+        1,
+        "--confirm-rounds",
+        2,
+        "--out",
+        tmp_path / "out",
+        *args,
+        "--",
+        sys.executable,
+        app,
+    )
     try:
         wait_for(lambda: _has_study(args[3], study), 60, "the study")
         store = Store.open(args[3], study, heartbeat_s=None)
 
         def trial_running():  # a trial's job, not the default's
             store.refresh()
-            return any(r.state == "RUNNING" for r in store.search_trials()) and \
-                [j for j, s in squeue(f"iotuner-{study}") if s == "RUNNING"]
+            return any(r.state == "RUNNING" for r in store.search_trials()) and [
+                j for j, s in squeue(f"iotuner-{study}") if s == "RUNNING"
+            ]
+
         wait_for(trial_running, 90, "a trial's running job")
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -263,34 +367,71 @@ def test_a_killed_tuner_leaves_no_job_and_resumes(tmp_path, cluster):
     finally:
         if proc.poll() is None:
             proc.kill()
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--resume", *args], capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "iotuner", "tune", "--resume", *args], capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     store = Store.open(args[3], study, heartbeat_s=None)
     assert store.trials_run() == 4
     assert any(rec.interrupted for rec in store.search_trials())
 
 
-def test_two_workers_on_slurm_and_postgresql_tune_a_kernel_and_survive_a_cancelled_worker(tmp_path, cluster,
-                                                                                           postgres):
+def test_two_workers_on_slurm_and_postgresql_tune_a_kernel_and_survive_a_cancelled_worker(tmp_path, cluster, postgres):
     url, _ = postgres
     baseline = tmp_path / "one-aggregator.json"
     baseline.write_text(json.dumps(ONE_AGGREGATOR))
     study = "twoworkers"
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        proc = tune("--baseline", baseline, "--space", "romio", "--strategy", "random", "--trials", 10,
-                    "--objective", "write-bw", "--launcher", "slurm", "--workers", 2, "--submit", "--heartbeat", 2,
-                    "--baseline-every", 0, "--study", study, "--storage", url, "--out", tmp_path / "out",
-                    "--scratch", scratch, "--", kernel("h5ior"), "-b", "16M", "-t", "1M", "-o", "{scratch}")
+        proc = tune(
+            "--baseline",
+            baseline,
+            "--space",
+            "romio",
+            "--strategy",
+            "random",
+            "--trials",
+            10,
+            "--objective",
+            "write-bw",
+            "--launcher",
+            "slurm",
+            "--workers",
+            2,
+            "--submit",
+            "--heartbeat",
+            2,
+            "--baseline-every",
+            0,
+            "--study",
+            study,
+            "--storage",
+            url,
+            "--out",
+            tmp_path / "out",
+            "--scratch",
+            scratch,
+            "--",
+            kernel("h5ior"),
+            "-b",
+            "16M",
+            "-t",
+            "1M",
+            "-o",
+            "{scratch}",
+        )
         try:
             wait_for(lambda: _has_study(url, study), 60, "the study")
             store = Store.open(url, study, heartbeat_s=None)
 
             def busy_workers():
                 store.refresh()
-                jobs = {r.attrs["owner"].get("slurm_job") for r in store.search_trials() if r.state == "RUNNING"
-                        and "settings" in r.attrs and store.trials_run() >= 2}
+                jobs = {
+                    r.attrs["owner"].get("slurm_job")
+                    for r in store.search_trials()
+                    if r.state == "RUNNING" and "settings" in r.attrs and store.trials_run() >= 2
+                }
                 return sorted(j for j in jobs if j) if len(jobs) == 2 else None
+
             jobs = wait_for(busy_workers, 240, "two workers inside trials")
             before = {r.id: r.runs for r in store.records() if r.state == "COMPLETE"}
             running = {r.attrs["owner"]["slurm_job"]: r for r in store.search_trials() if r.state == "RUNNING"}
@@ -320,27 +461,54 @@ def test_two_workers_on_slurm_and_postgresql_tune_a_kernel_and_survive_a_cancell
 
 # ---- the dashboard ----
 
+
 def test_the_dashboard_shows_kinds_plain_settings_and_the_confirmed_winner(tmp_path):
     importorskip("optuna_dashboard")
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--synthetic", "ufs", "--trials", "10", "--study",
-                        "dash", "--out", out], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            "--synthetic",
+            "ufs",
+            "--trials",
+            "10",
+            "--study",
+            "dash",
+            "--out",
+            out,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     import socket
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "iotuner", "dashboard", "--out", out, "--port", str(port)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "iotuner", "dashboard", "--out", out, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
     def get(path):
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as f:
                 return json.load(f)
         except OSError:
             return None
+
     try:
-        ids = {st["study_name"]: st["study_id"] for st in wait_for(lambda: get("/api/studies"), 60,
-                                                                   "the dashboard")["study_summaries"]}
+        ids = {
+            st["study_name"]: st["study_id"]
+            for st in wait_for(lambda: get("/api/studies"), 60, "the dashboard")["study_summaries"]
+        }
         data = get(f"/api/studies/{ids['dash']}?after=0")
         companion = get(f"/api/studies/{ids['dash.iotuner']}?after=0")
     finally:
@@ -349,10 +517,13 @@ def test_the_dashboard_shows_kinds_plain_settings_and_the_confirmed_winner(tmp_p
 
     def kinds(study):
         return {next((a["value"] for a in t["user_attrs"] if a["key"] == "kind"), "trial") for t in study["trials"]}
+
     # the study is its search trials (its best is one of them); the other runs are in its companion
     assert kinds(data) == {"trial"} and len(data["trials"]) == 10
     assert {"baseline", "confirmation"} <= kinds(companion)
-    values = {p["param_external_value"] for t in data["trials"] for p in t["params"] if p["name"] == "mpiio.romio_cb_write"}
+    values = {
+        p["param_external_value"] for t in data["trials"] for p in t["params"] if p["name"] == "mpiio.romio_cb_write"
+    }
     assert values <= {"automatic", "enable", "disable"}  # plain strings, not JSON-quoted
     summary = json.loads((out / "summary.json").read_text())
     assert f"Confirmed winner: search trial {summary['winner']['trial']}" in data["note"]["body"]
@@ -361,10 +532,12 @@ def test_the_dashboard_shows_kinds_plain_settings_and_the_confirmed_winner(tmp_p
 
 # ---- one study, one answer ----
 
+
 def _one_round(out: Path, logs: list[str], storage: str, study: str):
     """The study's confirmation: one round in trials.csv, none superseded, the same verdict printed by every
     process, the results written by one of them."""
     import csv
+
     rows = list(csv.DictReader(open(out / "trials.csv")))
     kinds = [r["kind"] for r in rows]
     assert "confirmation-superseded" not in kinds
@@ -384,8 +557,26 @@ def _one_round(out: Path, logs: list[str], storage: str, study: str):
     return store
 
 
-TINY = ["--space", "romio", "--strategy", "random", "--repeats", 1, "--ranks", 1, "--confirm-top", 1,
-        "--confirm-rounds", 4, "--baseline-every", 0, "--objective", "write-bw", "--heartbeat", 2]
+TINY = [
+    "--space",
+    "romio",
+    "--strategy",
+    "random",
+    "--repeats",
+    1,
+    "--ranks",
+    1,
+    "--confirm-top",
+    1,
+    "--confirm-rounds",
+    4,
+    "--baseline-every",
+    0,
+    "--objective",
+    "write-bw",
+    "--heartbeat",
+    2,
+]
 
 
 @pytest.mark.mpi
@@ -396,11 +587,42 @@ def test_three_local_workers_run_one_confirmation_round(tmp_path, kind, request)
     baseline.write_text(json.dumps(ONE_AGGREGATOR))
     out = tmp_path / "out"
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, TINY), "--workers", "3",
-                            "--trials", "24", "--baseline", str(baseline), "--mpiexec", local.default_mpiexec(),
-                            "--study", "w3", "--storage", storage, "--out", str(out), "--scratch", scratch,
-                            "--", "h5ior", "-b", "256K", "-t", "64K", "-o", "{scratch}"],
-                           capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "iotuner",
+                "tune",
+                *map(str, TINY),
+                "--workers",
+                "3",
+                "--trials",
+                "24",
+                "--baseline",
+                str(baseline),
+                "--mpiexec",
+                local.default_mpiexec(),
+                "--study",
+                "w3",
+                "--storage",
+                storage,
+                "--out",
+                str(out),
+                "--scratch",
+                scratch,
+                "--",
+                "h5ior",
+                "-b",
+                "256K",
+                "-t",
+                "64K",
+                "-o",
+                "{scratch}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     logs = [r.stdout] + [(out / f"worker-{k}.log").read_text() for k in (1, 2)]
     assert r.returncode == 0, r.stderr + "\n".join(logs)
     store = _one_round(out, logs, storage, "w3")
@@ -431,14 +653,31 @@ def _cmdlines(pattern: str, root: int) -> dict[int, str]:
             if pid == root:
                 return True
         return False
+
     return {pid: t for pid, t in text.items() if pattern in t and descends(pid)}
 
 
 def test_the_storage_password_is_never_shown(tmp_path, postgres_with_password):
     url, _, _ = postgres_with_password
     out = tmp_path / "out"
-    proc = tune("--synthetic", "ufs", "--synthetic-delay", 0.3, "--trials", 12, "--workers", 3, "--study", "secret",
-                "--storage", url, "--out", out, "--heartbeat", 1)
+    proc = tune(
+        "--synthetic",
+        "ufs",
+        "--synthetic-delay",
+        0.3,
+        "--trials",
+        12,
+        "--workers",
+        3,
+        "--study",
+        "secret",
+        "--storage",
+        url,
+        "--out",
+        out,
+        "--heartbeat",
+        1,
+    )
     seen = {}
     try:
         end = time.time() + 120
@@ -460,8 +699,12 @@ def test_the_storage_password_is_never_shown(tmp_path, postgres_with_password):
         assert SECRET.encode() not in p.read_bytes(), p
     # a wrong password: the error names the storage without showing what was given
     wrong = url.replace(SECRET, "Wr0ng-" + SECRET)
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--resume", "--study", "secret", "--storage", wrong],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "iotuner", "tune", "--resume", "--study", "secret", "--storage", wrong],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and "password authentication failed" in r.stderr, r.stderr
     assert SECRET not in r.stdout + r.stderr and "iotuner:***@" in r.stderr
 
@@ -470,33 +713,104 @@ def test_pgpassword_and_pgpass_give_the_password(tmp_path, postgres_with_passwor
     url, bare, d = postgres_with_password
     common = ["--synthetic", "ufs", "--trials", 3, "--confirm-rounds", 2, "--confirm-top", 1]
     env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"}
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, common), "--study", "nopw", "--storage",
-                        bare, "--out", str(tmp_path / "a")], capture_output=True, text=True, timeout=300, env=env)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            *map(str, common),
+            "--study",
+            "nopw",
+            "--storage",
+            bare,
+            "--out",
+            str(tmp_path / "a"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert r.returncode == 2 and "password" in r.stderr  # no password anywhere: refused
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, common), "--study", "env", "--storage", bare,
-                        "--out", str(tmp_path / "b")], capture_output=True, text=True, timeout=300,
-                       env={**env, "PGPASSWORD": SECRET})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            *map(str, common),
+            "--study",
+            "env",
+            "--storage",
+            bare,
+            "--out",
+            str(tmp_path / "b"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "PGPASSWORD": SECRET},
+    )
     assert r.returncode == 0, r.stderr
     home = tmp_path / "home"
     home.mkdir()
     port = bare.split("127.0.0.1:")[1].split("/")[0]
     (home / ".pgpass").write_text(f"127.0.0.1:{port}:iotuner:iotuner:{SECRET}\n")
     (home / ".pgpass").chmod(0o600)
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, common), "--study", "pgpass", "--storage",
-                        bare, "--out", str(tmp_path / "c")], capture_output=True, text=True, timeout=300,
-                       env={**env, "HOME": str(home)})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            *map(str, common),
+            "--study",
+            "pgpass",
+            "--storage",
+            bare,
+            "--out",
+            str(tmp_path / "c"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "HOME": str(home)},
+    )
     assert r.returncode == 0, r.stderr
     assert Store.open(url, "pgpass", heartbeat_s=None).trials_run() == 3
 
 
 def test_an_empty_storage_url_is_an_error_not_the_default(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--synthetic", "ufs", "--trials", "2", "--storage", "",
-                        "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            "--synthetic",
+            "ufs",
+            "--trials",
+            "2",
+            "--storage",
+            "",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and "--storage is empty" in r.stderr
     assert not (tmp_path / "out" / "study.db").exists()
     env = {**os.environ, "IOTUNER_STORAGE": " "}
-    r = subprocess.run([sys.executable, "-m", "iotuner", "worker", "--study", "x"], capture_output=True, text=True,
-                       timeout=120, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "iotuner", "worker", "--study", "x"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert r.returncode == 2 and "empty" in r.stderr
 
 
@@ -506,10 +820,41 @@ def test_two_workers_on_slurm_run_one_confirmation_round(tmp_path, cluster, post
     baseline = tmp_path / "one-aggregator.json"
     baseline.write_text(json.dumps(ONE_AGGREGATOR))
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, TINY), "--launcher", "slurm", "--workers",
-                        "2", "--submit", "--trials", "4", "--baseline", str(baseline), "--study", "s2",
-                        "--storage", url, "--out", str(out), "--", "h5ior", "-b", "256K", "-t", "64K", "-o",
-                        "{scratch}"], capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            *map(str, TINY),
+            "--launcher",
+            "slurm",
+            "--workers",
+            "2",
+            "--submit",
+            "--trials",
+            "4",
+            "--baseline",
+            str(baseline),
+            "--study",
+            "s2",
+            "--storage",
+            url,
+            "--out",
+            str(out),
+            "--",
+            "h5ior",
+            "-b",
+            "256K",
+            "-t",
+            "64K",
+            "-o",
+            "{scratch}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     logs = sorted(out.glob("worker-*_*.log"))
     assert r.returncode == 0, r.stderr + r.stdout[-2000:] + "".join(p.read_text()[-2000:] for p in logs)
     assert len(logs) == 2
@@ -519,10 +864,36 @@ def test_two_workers_on_slurm_run_one_confirmation_round(tmp_path, cluster, post
 
 def test_bundled_kernels_are_on_the_path_of_a_job_per_trial(tmp_path, cluster):
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, TINY), "--launcher", "slurm", "--trials",
-                        "2", "--confirm-rounds", "2", "--study", "path", "--out", str(out), "--",
-                        "h5ior", "-b", "64K", "-t", "64K", "-o", "{scratch}"],
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            *map(str, TINY),
+            "--launcher",
+            "slurm",
+            "--trials",
+            "2",
+            "--confirm-rounds",
+            "2",
+            "--study",
+            "path",
+            "--out",
+            str(out),
+            "--",
+            "h5ior",
+            "-b",
+            "64K",
+            "-t",
+            "64K",
+            "-o",
+            "{scratch}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr + r.stdout[-3000:]
     store = Store.open(f"sqlite:///{out / 'study.db'}", "path", heartbeat_s=None)
     runs = store.records()

@@ -20,8 +20,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "kernels" / "README.md",
-        ROOT / "packaging" / "spack" / "README.md"]
+DOCS = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "kernels" / "README.md",
+    ROOT / "packaging" / "spack" / "README.md",
+]
 
 
 def test_every_linked_file_exists():
@@ -64,8 +68,14 @@ RUNNABLE_DOCS = [d for d in DOCS if any("runnable" in info.split() for info, _ i
 def test_the_docs_that_show_commands_have_runnable_blocks():
     """The documents whose commands a new user runs first are checked by running them."""
     names = {str(d.relative_to(ROOT)) for d in RUNNABLE_DOCS}
-    assert {"README.md", "docs/smart.md", "docs/tuning.md", "docs/advise.md", "docs/settings.md",
-            "kernels/README.md"} <= names, names
+    assert {
+        "README.md",
+        "docs/smart.md",
+        "docs/tuning.md",
+        "docs/advise.md",
+        "docs/settings.md",
+        "kernels/README.md",
+    } <= names, names
 
 
 def user_environment() -> dict[str, str]:
@@ -84,25 +94,38 @@ def test_runnable_blocks_run_verbatim(doc):
             if name:
                 (Path(tmp) / name).write_text(body)
                 continue
-            r = subprocess.run(["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", body], cwd=tmp,
-                               env=user_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                               timeout=300)
-            assert r.returncode == 0, (f"{doc.relative_to(ROOT)}: this block failed with status {r.returncode}:\n"
-                                       f"{body}\n--- stdout\n{r.stdout[-3000:]}\n--- stderr\n{r.stderr[-3000:]}")
+            r = subprocess.run(
+                ["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", body],
+                cwd=tmp,
+                env=user_environment(),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert r.returncode == 0, (
+                f"{doc.relative_to(ROOT)}: this block failed with status {r.returncode}:\n"
+                f"{body}\n--- stdout\n{r.stdout[-3000:]}\n--- stderr\n{r.stderr[-3000:]}"
+            )
     print(f"{doc.relative_to(ROOT)}: runnable blocks ran in {time.monotonic() - start:.1f} s")
 
 
 def variables_read_by_the_code() -> set[str]:
     """IOTUNER_* variables the code reads: getenv / flag_env in C, os.environ in Python, ${VAR} in scripts."""
     found = set()
-    sources = [*(ROOT / "native" / "src").rglob("*.c"), *(ROOT / "python").rglob("*.c"),
-               *(ROOT / "python").rglob("*.py"), *(ROOT / "packaging").rglob("*.in"), *(ROOT / "scripts").glob("*.sh")]
+    sources = [
+        *(ROOT / "native" / "src").rglob("*.c"),
+        *(ROOT / "python").rglob("*.c"),
+        *(ROOT / "python").rglob("*.py"),
+        *(ROOT / "packaging").rglob("*.in"),
+        *(ROOT / "scripts").glob("*.sh"),
+    ]
     for path in sources:
         text = path.read_text()
         found |= set(re.findall(r'(?:getenv|flag_env)\("(IOTUNER_[A-Z_]+)"\)', text))
         found |= set(re.findall(r'environ(?:\.get\(|\[)"(IOTUNER_[A-Z_]+)"', text))
-        found |= set(re.findall(r'\$\{?(IOTUNER_[A-Z_]+)', text))
-        found |= set(re.findall(r'^(IOTUNER_[A-Z_]+)=', text, re.M))
+        found |= set(re.findall(r"\$\{?(IOTUNER_[A-Z_]+)", text))
+        found |= set(re.findall(r"^(IOTUNER_[A-Z_]+)=", text, re.M))
     return found
 
 

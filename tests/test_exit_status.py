@@ -6,13 +6,13 @@ import sys
 
 import pytest
 
-
 KILL_ITSELF = "import os, signal, sys; os.kill(os.getpid(), getattr(signal, sys.argv[1]))"
 
 
 def iotuner(*args):
-    return subprocess.run([sys.executable, "-m", "iotuner", *map(str, args)], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "iotuner", *map(str, args)], capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.parametrize("command", ["run", "smart"])

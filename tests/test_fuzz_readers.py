@@ -24,8 +24,25 @@ from iotuner import cli
 DATA = Path(__file__).parent / "data"
 N = 2000
 
-ODD_VALUES = [None, "", "[bold]x[/bold]", "\udcff" if False else "\u00e9\u00e8", -1, 0, 2 ** 70, 1e308,
-              float("nan"), True, [], {}, [1, 2], {"a": 1}, "1", 3.5, "x" * 300]
+ODD_VALUES = [
+    None,
+    "",
+    "[bold]x[/bold]",
+    "\udcff" if False else "\u00e9\u00e8",
+    -1,
+    0,
+    2**70,
+    1e308,
+    float("nan"),
+    True,
+    [],
+    {},
+    [1, 2],
+    {"a": 1},
+    "1",
+    3.5,
+    "x" * 300,
+]
 
 
 def _paths(node, prefix=()):
@@ -65,7 +82,7 @@ def _mutate_bytes(data: bytes, rng: random.Random) -> bytes:
     data = bytearray(data)
     op = rng.random()
     if op < 0.3:
-        return bytes(data[:rng.randrange(len(data))])
+        return bytes(data[: rng.randrange(len(data))])
     if op < 0.6:
         for _ in range(rng.randint(1, 8)):
             data[rng.randrange(len(data))] = rng.randrange(256)
@@ -85,14 +102,15 @@ def _call(argv: list[str]) -> str | None:
             status = cli.main(argv)
     except SystemExit as e:  # argparse
         status = e.code
-    except Exception as e:  # noqa: BLE001: any escape is the finding
+    except Exception as e:  # noqa: BLE001 - any escape is the finding
         last = traceback.extract_tb(e.__traceback__)[-1]
         return f"{type(e).__name__} at {Path(last.filename).name}:{last.lineno} ({e!s:.80})"
     return None if status in (0, 1, 2) else f"exit status {status}"
 
 
-def _fuzz(seeds: list[bytes], argv_of, tmp_path: Path, suffix: str, tree_mutator,
-          n: int = N) -> tuple[int, dict[str, str]]:
+def _fuzz(
+    seeds: list[bytes], argv_of, tmp_path: Path, suffix: str, tree_mutator, n: int = N
+) -> tuple[int, dict[str, str]]:
     crashes: dict[str, str] = {}
     rng = random.Random(16)
     target = tmp_path / f"damaged{suffix}"
@@ -112,8 +130,8 @@ def reports(tmp_path_factory) -> list[bytes]:
     seeds = [(DATA / "bad_run_report.json").read_bytes()]
     d = tmp_path_factory.mktemp("fuzz-seed")
     import os
-    r = run_job([*mpi(), kernel("flashio"), "-o", str(d)], report=d / "r.json",
-                env=dict(os.environ, IOTUNER_SMART="1"))
+
+    r = run_job([*mpi(), kernel("flashio"), "-o", str(d)], report=d / "r.json", env=dict(os.environ, IOTUNER_SMART="1"))
     if r.report is not None:
         seeds.append((d / "r.json").read_bytes())
     return seeds
@@ -128,23 +146,25 @@ def test_show_survives_damaged_run_reports(reports, tmp_path):
     assert any(b'"smart"' in r for r in reports), "the seed from smart mode is missing"
     n, crashes = _fuzz(reports, lambda p: ["show", str(p)], tmp_path, ".json", _json_tree)
     assert not crashes, f"show crashed on damaged reports at {len(crashes)} places:\n" + "\n".join(
-        f"{k}: {v}" for k, v in list(crashes.items())[:15])
+        f"{k}: {v}" for k, v in list(crashes.items())[:15]
+    )
 
 
 XML_SEEDS = [
     b'<?xml version="1.0"?>\n<Parameters><High_Level_IO_Library><alignment>0,65536</alignment>'
     b'<sieve_buf_size>262144</sieve_buf_size><chunk FileName="out.h5" VariableName="x">8,16</chunk>'
-    b'</High_Level_IO_Library><Middleware_Layer><cb_buffer_size>8388608</cb_buffer_size><cb_nodes>2</cb_nodes>'
+    b"</High_Level_IO_Library><Middleware_Layer><cb_buffer_size>8388608</cb_buffer_size><cb_nodes>2</cb_nodes>"
     b'</Middleware_Layer><Parallel_File_System><striping_factor FileName="a.h5">4</striping_factor>'
-    b'<striping_unit>1048576</striping_unit></Parallel_File_System></Parameters>\n',
+    b"<striping_unit>1048576</striping_unit></Parallel_File_System></Parameters>\n",
     '<?xml version="1.0" encoding="ISO-8859-1"?>\n<Parameters><cb_nodes FileName="donn\u00e9es.h5">2</cb_nodes>'
-    '<IBM_lockless_io>1</IBM_lockless_io></Parameters>\n'.encode("latin-1"),
+    "<IBM_lockless_io>1</IBM_lockless_io></Parameters>\n".encode("latin-1"),
 ]
 
 
 def _xml_tree(seed: bytes, rng: random.Random) -> bytes:
     """Damage at the element level: values, attributes, tags replaced or dropped."""
     import xml.etree.ElementTree as ET
+
     root = ET.fromstring(seed)
     for _ in range(rng.randint(1, 3)):
         elements = list(root.iter())
@@ -165,7 +185,8 @@ def _xml_tree(seed: bytes, rng: random.Random) -> bytes:
 def test_convert_survives_damaged_xml(tmp_path):
     n, crashes = _fuzz(XML_SEEDS, lambda p: ["convert", str(p)], tmp_path, ".xml", _xml_tree)
     assert not crashes, f"convert crashed on damaged XML at {len(crashes)} places:\n" + "\n".join(
-        f"{k}: {v}" for k, v in list(crashes.items())[:15])
+        f"{k}: {v}" for k, v in list(crashes.items())[:15]
+    )
 
 
 def test_a_phase_without_its_file_is_named(tmp_path):
@@ -196,15 +217,17 @@ def _crash_list(crashes: dict[str, str]) -> str:
 def test_report_survives_damaged_run_reports(reports, tmp_path):
     out = tmp_path / "page.html"
     n, crashes = _fuzz(reports, lambda p: ["report", str(p), "-o", str(out)], tmp_path, ".json", _json_tree, N_REPORT)
-    assert n >= 1000 and not crashes, f"report crashed on damaged run reports at {len(crashes)} places:\n" + \
-        _crash_list(crashes)
+    assert n >= 1000 and not crashes, (
+        f"report crashed on damaged run reports at {len(crashes)} places:\n" + _crash_list(crashes)
+    )
 
 
 @pytest.mark.mpi
 def test_advise_survives_damaged_run_reports(reports, tmp_path):
     n, crashes = _fuzz(reports, lambda p: ["advise", str(p), "--json"], tmp_path, ".json", _json_tree, N_REPORT)
-    assert n >= 1000 and not crashes, f"advise crashed on damaged run reports at {len(crashes)} places:\n" + \
-        _crash_list(crashes)
+    assert n >= 1000 and not crashes, (
+        f"advise crashed on damaged run reports at {len(crashes)} places:\n" + _crash_list(crashes)
+    )
 
 
 @pytest.mark.mpi
@@ -219,8 +242,7 @@ def test_report_survives_damaged_advice(reports, tmp_path):
         advices.append(out.getvalue().encode())
     assert all(b'"kind": "iotuner-advice"' in a for a in advices)
     page = tmp_path / "page.html"
-    n, crashes = _fuzz(advices, lambda p: ["report", str(p), "-o", str(page)], tmp_path, ".json", _json_tree,
-                       N_REPORT)
+    n, crashes = _fuzz(advices, lambda p: ["report", str(p), "-o", str(page)], tmp_path, ".json", _json_tree, N_REPORT)
     assert not crashes, f"report crashed on damaged advice at {len(crashes)} places:\n" + _crash_list(crashes)
 
 
@@ -255,8 +277,7 @@ def test_report_survives_damaged_tune_directories(tune_dir, tmp_path):
         where = _call(["report", str(damaged), "-o", str(page)])
         if where and where not in crashes:
             crashes[where] = f"case {i} ({name}): {data[:160]!r}"
-    assert not crashes, f"report crashed on damaged tune directories at {len(crashes)} places:\n" + \
-        _crash_list(crashes)
+    assert not crashes, f"report crashed on damaged tune directories at {len(crashes)} places:\n" + _crash_list(crashes)
 
 
 # ---- calibration and platform files (issue 39: 257 tracebacks in 500 damaged calibrations to calibrate, 73 from
@@ -272,19 +293,38 @@ def calibrations() -> list[bytes]:
     """Calibration files made of this machine's committed measurements (one pass of them), with a surrogate of
     each learner."""
     import gzip
+
     recorded = json.loads(gzip.decompress((BENCH / "simulate-calibration.json.gz").read_bytes()))
     records = [r for r in recorded["records"] if r["pass"] == 0]
-    params = {"knn": {"kneighborsregressor__n_neighbors": 3, "kneighborsregressor__weights": "distance"},
-              "svr-rbf": {"svr__C": 10.0, "svr__gamma": "scale", "svr__epsilon": 0.1},
-              "random-forest": {"min_samples_leaf": 3}}
+    params = {
+        "knn": {"kneighborsregressor__n_neighbors": 3, "kneighborsregressor__weights": "distance"},
+        "svr-rbf": {"svr__C": 10.0, "svr__gamma": "scale", "svr__epsilon": 0.1},
+        "random-forest": {"min_samples_leaf": 3},
+    }
     seeds = []
     for first in params:
         learners = [first, *(k for k in params if k != first)]
-        surrogates = {op: {"learner": learners[i % 3], "params": params[learners[i % 3]], "cv_r2": 0.9,
-                           "cv_rmse_s": 1e-5, "cv_rmse_log10": 0.1, "points": 20}
-                      for i, op in enumerate(["allgather", "alltoall", "allreduce", "bcast", "p2p", "pwrite", "pread"])}
-        doc = {"format": "iotuner-calibration", "version": 1, "host": "vm", "created": "2026-11-26T14:20:34Z",
-               "ranks": 2, "dir": "/dev/shm", "surrogates": surrogates, "measurements": records}
+        surrogates = {
+            op: {
+                "learner": learners[i % 3],
+                "params": params[learners[i % 3]],
+                "cv_r2": 0.9,
+                "cv_rmse_s": 1e-5,
+                "cv_rmse_log10": 0.1,
+                "points": 20,
+            }
+            for i, op in enumerate(["allgather", "alltoall", "allreduce", "bcast", "p2p", "pwrite", "pread"])
+        }
+        doc = {
+            "format": "iotuner-calibration",
+            "version": 1,
+            "host": "vm",
+            "created": "2026-11-26T14:20:34Z",
+            "ranks": 2,
+            "dir": "/dev/shm",
+            "surrogates": surrogates,
+            "measurements": records,
+        }
         seeds.append(json.dumps(doc).encode())
     return seeds
 
@@ -293,32 +333,51 @@ def _small_grid(monkeypatch):
     """calibrate's model selection with one candidate: the fuzzer is after the reader, not scikit-learn's
     grid search (a minute a file here)."""
     from iotuner.tune.strategies.hybrid import calibration
+
     full = calibration._candidates
-    monkeypatch.setattr(calibration, "_candidates", lambda seed: {
-        "knn": (full(seed)["knn"][0], {"kneighborsregressor__n_neighbors": [2]})})
+    monkeypatch.setattr(
+        calibration,
+        "_candidates",
+        lambda seed: {"knn": (full(seed)["knn"][0], {"kneighborsregressor__n_neighbors": [2]})},
+    )
 
 
 def test_calibrate_from_measurements_survives_damaged_calibrations(calibrations, tmp_path, monkeypatch):
     _small_grid(monkeypatch)
     out = tmp_path / "refit.json"
-    n, crashes = _fuzz(calibrations, lambda p: ["calibrate", "--from-measurements", str(p), "--output", str(out)],
-                       tmp_path, ".json", _json_tree, N_DOCS)
-    assert n >= 500 and not crashes, f"calibrate crashed on damaged calibrations at {len(crashes)} places:\n" + \
-        _crash_list(crashes)
+    n, crashes = _fuzz(
+        calibrations,
+        lambda p: ["calibrate", "--from-measurements", str(p), "--output", str(out)],
+        tmp_path,
+        ".json",
+        _json_tree,
+        N_DOCS,
+    )
+    assert n >= 500 and not crashes, (
+        f"calibrate crashed on damaged calibrations at {len(crashes)} places:\n" + _crash_list(crashes)
+    )
 
 
 def test_simulate_here_survives_damaged_calibrations(calibrations, tmp_path):
     report = str(DATA / "bad_run_report.json")
-    n, crashes = _fuzz(calibrations, lambda p: ["simulate", report, "--platform", "here", "--calibration", str(p)],
-                       tmp_path, ".json", _json_tree, N_DOCS)
-    assert n >= 500 and not crashes, f"simulate crashed on damaged calibrations at {len(crashes)} places:\n" + \
-        _crash_list(crashes)
+    n, crashes = _fuzz(
+        calibrations,
+        lambda p: ["simulate", report, "--platform", "here", "--calibration", str(p)],
+        tmp_path,
+        ".json",
+        _json_tree,
+        N_DOCS,
+    )
+    assert n >= 500 and not crashes, (
+        f"simulate crashed on damaged calibrations at {len(crashes)} places:\n" + _crash_list(crashes)
+    )
 
 
 def test_the_tuners_calibration_reader_says_why_or_loads(calibrations, tmp_path):
     """What tune's prior (auto, hybrid) reads: a damaged calibration is a CalibrationError with its reason (the
     study then has no prior), never another exception."""
     from iotuner.tune.strategies.hybrid import calibration
+
     rng = random.Random(39)
     target = tmp_path / "cal.json"
     crashes: dict[str, str] = {}
@@ -332,7 +391,7 @@ def test_the_tuners_calibration_reader_says_why_or_loads(calibrations, tmp_path)
             loaded += 1
         except calibration.CalibrationError as e:
             assert "\n" not in str(e) and str(target) in str(e)
-        except Exception as e:  # noqa: BLE001: any other escape is the finding
+        except Exception as e:  # noqa: BLE001 - any other escape is the finding
             last = traceback.extract_tb(e.__traceback__)[-1]
             crashes.setdefault(f"{type(e).__name__} at {Path(last.filename).name}:{last.lineno}", f"case {i}")
     assert not crashes, _crash_list(crashes)
@@ -340,10 +399,20 @@ def test_the_tuners_calibration_reader_says_why_or_loads(calibrations, tmp_path)
 
 
 def test_simulate_survives_damaged_platforms(tmp_path):
-    seeds = [(PLATFORMS / "hopper.json").read_bytes(), (PLATFORMS / "lustre-template.json").read_bytes(),
-             (BENCH / "simulate-here.json").read_bytes()]
+    seeds = [
+        (PLATFORMS / "hopper.json").read_bytes(),
+        (PLATFORMS / "lustre-template.json").read_bytes(),
+        (BENCH / "simulate-here.json").read_bytes(),
+    ]
     report = str(DATA / "bad_run_report.json")
-    n, crashes = _fuzz(seeds, lambda p: ["simulate", report, "--platform", str(p), "--ranks", "8", "--nodes", "1"],
-                       tmp_path, ".json", _json_tree, N_DOCS)
-    assert n >= 500 and not crashes, f"simulate crashed on damaged platforms at {len(crashes)} places:\n" + \
-        _crash_list(crashes)
+    n, crashes = _fuzz(
+        seeds,
+        lambda p: ["simulate", report, "--platform", str(p), "--ranks", "8", "--nodes", "1"],
+        tmp_path,
+        ".json",
+        _json_tree,
+        N_DOCS,
+    )
+    assert n >= 500 and not crashes, f"simulate crashed on damaged platforms at {len(crashes)} places:\n" + _crash_list(
+        crashes
+    )

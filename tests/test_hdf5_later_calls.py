@@ -20,8 +20,18 @@ SETTINGS = {"version": 1, "hdf5": {"transfer_mode": "collective"}}
 @pytest.fixture(scope="module")
 def program(tmp_path_factory) -> Path:
     exe = tmp_path_factory.mktemp("later") / "h5_later_calls"
-    subprocess.run([MPICC, "-O1", str(PROGRAMS / "h5_later_calls.c"), "-o", str(exe),
-                    *_pkg_config("--cflags"), *_pkg_config("--libs")], check=True)
+    subprocess.run(
+        [
+            MPICC,
+            "-O1",
+            str(PROGRAMS / "h5_later_calls.c"),
+            "-o",
+            str(exe),
+            *_pkg_config("--cflags"),
+            *_pkg_config("--libs"),
+        ],
+        check=True,
+    )
     return exe
 
 

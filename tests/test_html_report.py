@@ -19,9 +19,17 @@ from conftest import importorskip, kernel, mpi, run_job
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
 VIEWPORT = (1280, 900)
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--hide-scrollbars"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+]
 
 
 def iotuner(*args, **kw) -> subprocess.CompletedProcess:
@@ -35,8 +43,10 @@ def chromium() -> str:
         subprocess.run([str(ROOT / "scripts" / "setup-browser.sh")], capture_output=True, timeout=900)
         found = shutil.which("chromium") or shutil.which("chromium-browser")
     if not found:
-        pytest.skip("chromium is not installed and could not be installed (scripts/setup-browser.sh needs root "
-                    "and Debian's package archive)")
+        pytest.skip(
+            "chromium is not installed and could not be installed (scripts/setup-browser.sh needs root "
+            "and Debian's package archive)"
+        )
     return found
 
 
@@ -45,9 +55,19 @@ def browse(chromium: str, page: Path, tmp: Path, viewport: tuple[int, int] = VIE
     shot = tmp / (page.stem + ".png")
     for args in (["--dump-dom"], [f"--screenshot={shot}"]):
         with tempfile.TemporaryDirectory(prefix="iotuner-chromium-") as profile:
-            out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--window-size={viewport[0]},{viewport[1]}",
-                                  f"--user-data-dir={profile}", *args, page.resolve().as_uri()],
-                                 capture_output=True, text=True, timeout=120)
+            out = subprocess.run(
+                [
+                    chromium,
+                    *CHROMIUM_FLAGS,
+                    f"--window-size={viewport[0]},{viewport[1]}",
+                    f"--user-data-dir={profile}",
+                    *args,
+                    page.resolve().as_uri(),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
         if args == ["--dump-dom"]:
             dom = out.stdout
     assert "<body" in dom, out.stderr[-2000:]
@@ -63,6 +83,7 @@ def body_attrs(dom: str) -> dict:
 def ink_fraction(png: Path) -> float:
     """Share of pixels that differ from the background (the most common colour)."""
     from PIL import Image
+
     img = Image.open(png).convert("RGB")
     colors = img.getcolors(maxcolors=img.width * img.height)
     background = max(colors)[0]
@@ -80,8 +101,20 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     """One page of each kind: study, run, smart run, advice."""
     tmp = tmp_path_factory.mktemp("pages")
     out = {}
-    tune = iotuner("tune", "--synthetic", "ufs", "--strategy", "random", "--trials", "12", "--out", tmp / "tune",
-                   "--study", "html", cwd=tmp)
+    tune = iotuner(
+        "tune",
+        "--synthetic",
+        "ufs",
+        "--strategy",
+        "random",
+        "--trials",
+        "12",
+        "--out",
+        tmp / "tune",
+        "--study",
+        "html",
+        cwd=tmp,
+    )
     assert tune.returncode == 0, tune.stderr
     for kind, src in (("study", tmp / "tune"), ("run", DATA / "bad_run_report.json")):
         r = iotuner("report", src, "-o", tmp / f"{kind}.html")
@@ -93,8 +126,11 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     assert r.returncode == 0 and "(advice page" in r.stdout
     out["advice"] = tmp / "advice.html"
     with tempfile.TemporaryDirectory(prefix="iotuner-html-") as scratch:
-        res = run_job(mpi() + [kernel("h5ior"), "-b", "4M", "-t", "1M", "-i", "3", "-o", scratch],
-                      report=tmp / "smart.json", env=dict(os.environ, IOTUNER_SMART="1"))
+        res = run_job(
+            mpi() + [kernel("h5ior"), "-b", "4M", "-t", "1M", "-i", "3", "-o", scratch],
+            report=tmp / "smart.json",
+            env=dict(os.environ, IOTUNER_SMART="1"),
+        )
         assert res.ok, res.stderr
     r = iotuner("report", tmp / "smart.json", "-o", tmp / "smart.html")
     assert r.returncode == 0 and "(smart page" in r.stdout, r.stderr
@@ -178,6 +214,7 @@ def test_study_page_says_one_trial_count_and_significance_in_words(pages):
 
 def test_run_page_shows_time_in_io_calls_and_pages_format_bytes(pages):
     from iotuner.render import fmt_seconds
+
     run = pages["run"].read_text()
     doc = json.loads((DATA / "bad_run_report.json").read_text())
     assert "in I/O calls" in run and "of it in I/O calls" in run
@@ -191,12 +228,25 @@ def test_run_page_shows_time_in_io_calls_and_pages_format_bytes(pages):
 
 def _study_dir(tmp: Path, rows: list[list], summary: dict) -> Path:
     import csv
+
     d = tmp / "study"
     d.mkdir()
     with open(d / "trials.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["kind", "trial", "state", "tuning_time_s", "value", "runs", "duplicate_of", "settings", "effective",
-                    "error"])
+        w.writerow(
+            [
+                "kind",
+                "trial",
+                "state",
+                "tuning_time_s",
+                "value",
+                "runs",
+                "duplicate_of",
+                "settings",
+                "effective",
+                "error",
+            ]
+        )
         w.writerows(rows)
     (d / "summary.json").write_text(json.dumps(summary))
     return d
@@ -206,14 +256,28 @@ def test_importance_without_a_study_database(tmp_path):
     """The fallback: the share of the trials' variance each knob explains alone. A knob that decides the
     value explains all of it; one that varies independently of the value, none."""
     from iotuner.htmlreport import study
+
     rows = []
     for i in range(12):
         cb = ["enable", "disable"][i % 2]
         other = [1, 2, 3][i // 4]  # balanced against cb
-        rows.append(["trial", i, "COMPLETE", i * 0.5, 100.0 if cb == "enable" else 400.0, "[]", "",
-                     json.dumps({"mpiio.romio_cb_write": cb, "mpiio.cb_nodes": other}), "", ""])
-    d = _study_dir(tmp_path, rows, {"study": "x", "objective": {"name": "write-bw", "direction": "maximize"},
-                                    "verdict": None})
+        rows.append(
+            [
+                "trial",
+                i,
+                "COMPLETE",
+                i * 0.5,
+                100.0 if cb == "enable" else 400.0,
+                "[]",
+                "",
+                json.dumps({"mpiio.romio_cb_write": cb, "mpiio.cb_nodes": other}),
+                "",
+                "",
+            ]
+        )
+    d = _study_dir(
+        tmp_path, rows, {"study": "x", "objective": {"name": "write-bw", "direction": "maximize"}, "verdict": None}
+    )
     imp, how = study.importance(study.read_tune_dir(d))
     assert "eta squared" in how
     assert dict(imp)["mpiio.romio_cb_write"] == pytest.approx(1.0)
@@ -224,18 +288,28 @@ def test_importance_from_the_study_database_is_fanovas(tmp_path):
     """With the study's database the page names Optuna's fANOVA, so the numbers must be fANOVA's whatever
     Optuna's default evaluator is (PED-ANOVA since Optuna 5): a knob that decides the value gets nearly all."""
     import optuna
+
     from iotuner.htmlreport import study
+
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     db = tmp_path / "study.db"
     st = optuna.create_study(study_name="x", storage=f"sqlite:///{db}", direction="maximize")
-    dist = {"cb": optuna.distributions.CategoricalDistribution(["enable", "disable"]),
-            "nodes": optuna.distributions.IntDistribution(1, 4)}
+    dist = {
+        "cb": optuna.distributions.CategoricalDistribution(["enable", "disable"]),
+        "nodes": optuna.distributions.IntDistribution(1, 4),
+    }
     for i in range(16):
         cb, nodes = ["enable", "disable"][i % 2], 1 + (i // 2) % 4
-        st.add_trial(optuna.trial.create_trial(params={"cb": cb, "nodes": nodes}, distributions=dist,
-                                               value=(100.0 if cb == "enable" else 400.0) + 0.01 * nodes))
-    d = _study_dir(tmp_path, [], {"study": "x", "objective": {"name": "write-bw", "direction": "maximize"},
-                                  "verdict": None})
+        st.add_trial(
+            optuna.trial.create_trial(
+                params={"cb": cb, "nodes": nodes},
+                distributions=dist,
+                value=(100.0 if cb == "enable" else 400.0) + 0.01 * nodes,
+            )
+        )
+    d = _study_dir(
+        tmp_path, [], {"study": "x", "objective": {"name": "write-bw", "direction": "maximize"}, "verdict": None}
+    )
     tune = study.read_tune_dir(d)
     tune["db"] = db
     imp, how = study.importance(tune)
@@ -243,7 +317,8 @@ def test_importance_from_the_study_database_is_fanovas(tmp_path):
     search = optuna.create_study(direction="maximize")
     search.add_trials(st.get_trials())
     expected = optuna.importance.get_param_importances(
-        search, evaluator=optuna.importance.FanovaImportanceEvaluator(seed=0))
+        search, evaluator=optuna.importance.FanovaImportanceEvaluator(seed=0)
+    )
     assert dict(imp) == pytest.approx(dict(expected))
     assert dict(imp)["cb"] > 0.9
 
@@ -251,21 +326,39 @@ def test_importance_from_the_study_database_is_fanovas(tmp_path):
 def test_study_page_reads_the_new_tune_fields(tmp_path):
     """The tuner-core rewrite's fields: training / confirmation rows with times, roti.curve, viability, stop."""
     from iotuner.htmlreport import render
-    rows = [["baseline", "", "COMPLETE", 0.1, 100, "[100]", "", "{}", "", ""],
-            ["training", 0, "COMPLETE", 1.0, 150, "[150]", "", '{"mpiio.cb_nodes": 2}', "", ""],
-            ["trial", 1, "COMPLETE", 2.0, 300, "[300]", "", '{"mpiio.cb_nodes": 4}', "", ""],
-            ["confirmation", 1, "COMPLETE", 3.0, 290, "[290]", "", '{"mpiio.cb_nodes": 4}', "", ""]]
-    summary = {"study": "new", "objective": {"name": "write-bw", "direction": "maximize", "unit": "MB/s"},
-               "default": 100, "winner": {"median": 290}, "verdict": {"gain": 2.9, "significant": True},
-               "roti": {"unit": "MB/s per minute", "curve": [{"t_s": 1, "roti": 10}, {"t_s": 3, "roti": 20}],
-                        "peak": 20, "final": 18},
-               "viability": {"production_runtime_s": 3600, "runs": 12, "reason": "pays back after 12 runs", "t_s": 2.5},
-               "stop": {"rule": "plateau", "reason": "no gain in 10 trials"}}
+
+    rows = [
+        ["baseline", "", "COMPLETE", 0.1, 100, "[100]", "", "{}", "", ""],
+        ["training", 0, "COMPLETE", 1.0, 150, "[150]", "", '{"mpiio.cb_nodes": 2}', "", ""],
+        ["trial", 1, "COMPLETE", 2.0, 300, "[300]", "", '{"mpiio.cb_nodes": 4}', "", ""],
+        ["confirmation", 1, "COMPLETE", 3.0, 290, "[290]", "", '{"mpiio.cb_nodes": 4}', "", ""],
+    ]
+    summary = {
+        "study": "new",
+        "objective": {"name": "write-bw", "direction": "maximize", "unit": "MB/s"},
+        "default": 100,
+        "winner": {"median": 290},
+        "verdict": {"gain": 2.9, "significant": True},
+        "roti": {
+            "unit": "MB/s per minute",
+            "curve": [{"t_s": 1, "roti": 10}, {"t_s": 3, "roti": 20}],
+            "peak": 20,
+            "final": 18,
+        },
+        "viability": {"production_runtime_s": 3600, "runs": 12, "reason": "pays back after 12 runs", "t_s": 2.5},
+        "stop": {"rule": "plateau", "reason": "no gain in 10 trials"},
+    }
     d = _study_dir(tmp_path, rows, summary)
     html, kind = render(d)
     assert kind == "study"
-    for text in ("Return on tuning investment over time", "viability point", "confirmation run",
-                 "pays back after 12 runs", "no gain in 10 trials", "training"):
+    for text in (
+        "Return on tuning investment over time",
+        "viability point",
+        "confirmation run",
+        "pays back after 12 runs",
+        "no gain in 10 trials",
+        "training",
+    ):
         assert text in html, text
     assert_self_contained(html)
 
@@ -273,8 +366,12 @@ def test_study_page_reads_the_new_tune_fields(tmp_path):
 def test_report_of_something_else(tmp_path):
     (tmp_path / "x.json").write_text('{"kind": "other"}')
     (tmp_path / "bin").write_bytes(b"\x00\xff" * 10)
-    for path, msg in ((tmp_path / "x.json", "neither a run report"), (tmp_path / "bin", "is binary data"),
-                      (tmp_path, "without summary.json"), (tmp_path / "none.json", "cannot read")):
+    for path, msg in (
+        (tmp_path / "x.json", "neither a run report"),
+        (tmp_path / "bin", "is binary data"),
+        (tmp_path, "without summary.json"),
+        (tmp_path / "none.json", "cannot read"),
+    ):
         r = iotuner("report", path, "-o", tmp_path / "out.html")
         assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not (tmp_path / "out.html").exists()

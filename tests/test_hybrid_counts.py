@@ -18,8 +18,12 @@ MODES = {
     "two-phase": {"romio_cb_write": "enable", "romio_cb_read": "enable"},
     "automatic": {},
     "sieving": {"romio_cb_write": "disable", "romio_cb_read": "disable"},
-    "naive": {"romio_cb_write": "disable", "romio_cb_read": "disable", "romio_ds_write": "disable",
-              "romio_ds_read": "disable"},
+    "naive": {
+        "romio_cb_write": "disable",
+        "romio_cb_read": "disable",
+        "romio_ds_write": "disable",
+        "romio_ds_read": "disable",
+    },
 }
 
 
@@ -31,8 +35,11 @@ def racing_eof_read(m: verify.Mismatch, mode: str) -> bool:
     if mode != "sieving" or m.direction != "write":
         return False
     keys = set(m.predicted) | set(m.measured)
-    return all(op == "pread" and m.measured.get((op, b), 0) <= m.predicted.get((op, b), 0)
-               for op, b in keys if m.predicted.get((op, b), 0) != m.measured.get((op, b), 0))
+    return all(
+        op == "pread" and m.measured.get((op, b), 0) <= m.predicted.get((op, b), 0)
+        for op, b in keys
+        if m.predicted.get((op, b), 0) != m.measured.get((op, b), 0)
+    )
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
@@ -43,8 +50,12 @@ def test_predicted_counts_equal_measured(tmp_path, programs, layout, mode):
         hints = {"cb_buffer_size": buffer, "cb_nodes": str(nodes), "cb_config_list": "*:2", **MODES[mode]}
         cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": hints})
         data = tmp_path / f"{block}-{buffer}-{nodes}.bin"
-        result = run_job(mpi() + [programs["two_phase"], data, block, COUNT, layout, "both", PER_CALL], config=cfg,
-                         report=tmp_path / "r.json", count_ops=True)
+        result = run_job(
+            mpi() + [programs["two_phase"], data, block, COUNT, layout, "both", PER_CALL],
+            config=cfg,
+            report=tmp_path / "r.json",
+            count_ops=True,
+        )
         assert result.ok and "two_phase: ok" in result.stdout, result.stderr
         checked, mismatches = verify.compare(result.report, hints)
         assert checked == 2  # the write phase and the read phase
@@ -65,8 +76,12 @@ def test_counted_operations_follow_the_hints(tmp_path, programs):
     for buffer, nodes in (("65536", 1), ("1M", 1), ("65536", 2)):
         hints = {"cb_buffer_size": buffer, "cb_nodes": str(nodes), "cb_config_list": "*:2", **MODES["two-phase"]}
         cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": hints})
-        result = run_job(mpi() + [programs["two_phase"], tmp_path / "d.bin", block, COUNT, "strided", "write"],
-                         config=cfg, report=tmp_path / "r.json", count_ops=True)
+        result = run_job(
+            mpi() + [programs["two_phase"], tmp_path / "d.bin", block, COUNT, "strided", "write"],
+            config=cfg,
+            report=tmp_path / "r.json",
+            count_ops=True,
+        )
         assert result.ok
         (acc,) = [result.report.access(i) for i in range(len(result.report.phases)) if result.report.access(i)]
         writes = {r["rank"]: sum(o["calls"] for o in r["operations"] if o["op"] == "pwrite") for r in acc}
@@ -91,9 +106,14 @@ def test_file_domains_and_aggregators():
 
 def test_counting_report_matches_schema(tmp_path, programs):
     from test_contracts import validate_report
+
     cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": {"cb_buffer_size": "4096", **MODES["two-phase"]}})
-    result = run_job(mpi() + [programs["two_phase"], tmp_path / "d.bin", 4096, COUNT, "strided", "both"], config=cfg,
-                     report=tmp_path / "r.json", count_ops=True)
+    result = run_job(
+        mpi() + [programs["two_phase"], tmp_path / "d.bin", 4096, COUNT, "strided", "both"],
+        config=cfg,
+        report=tmp_path / "r.json",
+        count_ops=True,
+    )
     assert result.ok
     raw = json.loads((tmp_path / "r.json").read_text())
     validate_report(raw)
@@ -109,8 +129,21 @@ def test_one_process_counts_equal_measured(tmp_path, programs, mode):
     for block, buffer, layout in itertools.product(BLOCKS, BUFFERS, ("contiguous", "sparse")):
         hints = {"cb_buffer_size": buffer, **MODES[mode]}
         cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": hints})
-        result = run_job(mpi(1) + [programs["two_phase"], tmp_path / f"{block}-{buffer}-{layout}.bin", block, COUNT,
-                                   layout, "both", PER_CALL], config=cfg, report=tmp_path / "r.json", count_ops=True)
+        result = run_job(
+            mpi(1)
+            + [
+                programs["two_phase"],
+                tmp_path / f"{block}-{buffer}-{layout}.bin",
+                block,
+                COUNT,
+                layout,
+                "both",
+                PER_CALL,
+            ],
+            config=cfg,
+            report=tmp_path / "r.json",
+            count_ops=True,
+        )
         assert result.ok and "two_phase: ok" in result.stdout, result.stderr
         checked, mismatches = verify.compare(result.report, hints)
         assert checked == 2
@@ -124,7 +157,9 @@ def test_a_call_counted_once_and_looked_up_counts_as_if_counted_again():
     the stripes, reads of a file the phase itself extends, and sparse calls with read-modify-write."""
     import random
 
-    from iotuner.tune.strategies.hybrid import count, fileio, ops as hybrid_ops, pattern as hybrid_pattern
+    from iotuner.tune.strategies.hybrid import count, fileio
+    from iotuner.tune.strategies.hybrid import ops as hybrid_ops
+    from iotuner.tune.strategies.hybrid import pattern as hybrid_pattern
 
     def afresh(pat, h, size):
         f, total = fileio.File(size), hybrid_ops.Ops(pat.nprocs)
@@ -139,15 +174,25 @@ def test_a_call_counted_once_and_looked_up_counts_as_if_counted_again():
         block, per_call = rng.choice((1000, 4096, 65536)), rng.randint(1, 4)
         gap = rng.choice((0, 0, 512))  # holes: read-modify-write
         step = nprocs * per_call * (block + gap) + rng.choice((0, 100))
-        ranks = [hybrid_pattern.RankPattern(r, [[(k * step + (j * nprocs + r) * (block + gap), block)
-                                                   for j in range(per_call)] for k in range(calls)])
-                 for r in range(nprocs)]
+        ranks = [
+            hybrid_pattern.RankPattern(
+                r,
+                [[(k * step + (j * nprocs + r) * (block + gap), block) for j in range(per_call)] for k in range(calls)],
+            )
+            for r in range(nprocs)
+        ]
         for direction in ("write", "read"):
             pat = hybrid_pattern.Pattern(direction, ranks)
             mode = rng.choice(list(MODES.values()))
-            h = hybrid_hints.Hints.from_mapping({**mode, "cb_nodes": str(rng.randint(1, nprocs)),
-                                                 "cb_config_list": "*:*",
-                                                 "cb_buffer_size": rng.choice(("4096", "65536")),
-                                                 "striping_unit": rng.choice(("0", "0", "65536"))}, nprocs)
+            h = hybrid_hints.Hints.from_mapping(
+                {
+                    **mode,
+                    "cb_nodes": str(rng.randint(1, nprocs)),
+                    "cb_config_list": "*:*",
+                    "cb_buffer_size": rng.choice(("4096", "65536")),
+                    "striping_unit": rng.choice(("0", "0", "65536")),
+                },
+                nprocs,
+            )
             size = rng.choice((0, step * calls // 2, step * calls)) if direction == "read" else rng.choice((0, 0, step))
             assert count.phase_ops(pat, h, size, memo=memo).ranks == afresh(pat, h, size), (case, direction, h)

@@ -28,14 +28,44 @@ def test_hybrid_reaches_a_confirmed_gain_in_five_runs(tmp_path):
         r = iotuner("calibrate", "--passes", 1, "--dir", scratch, "--output", cal, timeout=600)
         assert r.returncode == 0, r.stderr
         app = [kernel("h5ior"), "-b", "32M", "-t", "1M", "-o"]
-        r = iotuner("tune", "--baseline", baseline, "--space", "twophase", "--strategy", "hybrid",
-                    "--strategy-option", "top=3", "--strategy-option", f"calibration={cal}", "--trials", 10,
-                    "--objective", "write-bw", "--confirm-top", 1, "--confirm-rounds", 8, "--study", "hybrid",
-                    "--out", tmp_path / "out", "--scratch", scratch, "--", *app, "{scratch}", timeout=900)
+        r = iotuner(
+            "tune",
+            "--baseline",
+            baseline,
+            "--space",
+            "twophase",
+            "--strategy",
+            "hybrid",
+            "--strategy-option",
+            "top=3",
+            "--strategy-option",
+            f"calibration={cal}",
+            "--trials",
+            10,
+            "--objective",
+            "write-bw",
+            "--confirm-top",
+            1,
+            "--confirm-rounds",
+            8,
+            "--study",
+            "hybrid",
+            "--out",
+            tmp_path / "out",
+            "--scratch",
+            scratch,
+            "--",
+            *app,
+            "{scratch}",
+            timeout=900,
+        )
         assert r.returncode == 0, r.stderr + r.stdout[-3000:]
         # the confirmed winner, as best.json, against the baseline: at least 2x (3.1x measured here under load)
-        assert_ratio(settings_ratio(tmp_path / "out" / "best.json", baseline, mpi() + app + [scratch], tmp_path),
-                     Claim(above=2.0), most=12)
+        assert_ratio(
+            settings_ratio(tmp_path / "out" / "best.json", baseline, mpi() + app + [scratch], tmp_path),
+            Claim(above=2.0),
+            most=12,
+        )
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     rows = list(csv.DictReader(open(tmp_path / "out" / "trials.csv")))
     searched = [x for x in rows if x["kind"] in ("baseline", "trial", "training")]
@@ -56,10 +86,35 @@ def test_auto_reaches_a_confirmed_gain_within_five_application_runs(tmp_path):
         r = iotuner("calibrate", "--passes", 1, "--dir", scratch, "--output", cal, timeout=600)
         assert r.returncode == 0, r.stderr
         app = [kernel("h5ior"), "-b", "32M", "-t", "1M", "-o"]
-        r = iotuner("tune", "--baseline", baseline, "--space", "romio", "--strategy", "auto",
-                    "--strategy-option", f"calibration={cal}", "--runs", 5, "--objective", "write-bw",
-                    "--confirm-top", 1, "--confirm-rounds", 8, "--study", "auto", "--out", tmp_path / "out",
-                    "--scratch", scratch, "--", *app, "{scratch}", timeout=900)
+        r = iotuner(
+            "tune",
+            "--baseline",
+            baseline,
+            "--space",
+            "romio",
+            "--strategy",
+            "auto",
+            "--strategy-option",
+            f"calibration={cal}",
+            "--runs",
+            5,
+            "--objective",
+            "write-bw",
+            "--confirm-top",
+            1,
+            "--confirm-rounds",
+            8,
+            "--study",
+            "auto",
+            "--out",
+            tmp_path / "out",
+            "--scratch",
+            scratch,
+            "--",
+            *app,
+            "{scratch}",
+            timeout=900,
+        )
         assert r.returncode == 0, r.stderr + r.stdout[-3000:]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     runs = summary["application_runs"]

@@ -24,13 +24,16 @@ def test_balanced_fraction_is_a_latin_square_for_two_three_level_knobs():
     assert len(big) == len(set(big)) and len(big) >= 20  # repeated combinations dropped, most kept
 
 
-@pytest.mark.parametrize("name, options, message", [
-    ("auto", {"prior": "two"}, "strategy auto: prior='two' is not a number"),
-    ("auto", {"warm": "-1"}, "strategy auto: warm must be at least 0"),
-    ("ml", {"train": "1"}, "strategy ml: train must be at least 2"),
-    ("ml", {"top": "x"}, "strategy ml: top='x' is not a number"),
-    ("hybrid", {"top": "0"}, "strategy hybrid: top must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "name, options, message",
+    [
+        ("auto", {"prior": "two"}, "strategy auto: prior='two' is not a number"),
+        ("auto", {"warm": "-1"}, "strategy auto: warm must be at least 0"),
+        ("ml", {"train": "1"}, "strategy ml: train must be at least 2"),
+        ("ml", {"top": "x"}, "strategy ml: top='x' is not a number"),
+        ("hybrid", {"top": "0"}, "strategy hybrid: top must be at least 1"),
+    ],
+)
 def test_a_bad_numeric_option_names_the_strategy_and_the_option(name, options, message):
     with pytest.raises(ValueError, match=f"^{message}$"):
         strategies.make(name, spaces.load("twophase"), 0, options)
@@ -50,6 +53,7 @@ def test_without_a_prior_auto_searches_as_bayes_does_seed_for_seed(tmp_path):
     """No run report (a synthetic target), so no prior and no changes one at a time: TPE's start-up count adds
     only the runs auto made before it, none here, and every proposal is bayes's."""
     from tune_helpers import make_study
+
     points = {}
     for strategy in ("bayes", "auto"):
         store, t = make_study(tmp_path, space="romio", strategy=strategy, trials=16, seed=3, name=strategy)
@@ -62,9 +66,28 @@ def test_without_a_prior_auto_searches_as_bayes_does_seed_for_seed(tmp_path):
 
 
 def test_ml_trains_on_the_design_then_runs_its_top_k(tmp_path):
-    r = iotuner("tune", "--synthetic", "ufs", "--space", "twophase", "--strategy", "ml", "--strategy-option", "train=12",
-                "--strategy-option", "top=3", "--objective", "write-bw", "--trials", 20, "--study", "ml",
-                "--out", tmp_path / "out", timeout=600)
+    r = iotuner(
+        "tune",
+        "--synthetic",
+        "ufs",
+        "--space",
+        "twophase",
+        "--strategy",
+        "ml",
+        "--strategy-option",
+        "train=12",
+        "--strategy-option",
+        "top=3",
+        "--objective",
+        "write-bw",
+        "--trials",
+        20,
+        "--study",
+        "ml",
+        "--out",
+        tmp_path / "out",
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(open(tmp_path / "out" / "trials.csv")))
     training = [x for x in rows if x["kind"] == "training"]
@@ -81,8 +104,9 @@ def test_strategy_options_are_checked():
         strategies.make("hybrid", sp, 0, {"top": "0"})
     with pytest.raises(ValueError, match="ml"):
         strategies.make("ml", sp, 0, {"train": "many"})
-    tunio_hdf5 = spaces.SearchSpace("h", [d for d in spaces.tunio().dimensions
-                                          if d.name.startswith("hdf5") and d.name != "hdf5.transfer_mode"])
+    tunio_hdf5 = spaces.SearchSpace(
+        "h", [d for d in spaces.tunio().dimensions if d.name.startswith("hdf5") and d.name != "hdf5.transfer_mode"]
+    )
     with pytest.raises(ValueError, match="no MPI-IO hint"):
         strategies.make("hybrid", tunio_hdf5, 0, {})
 
@@ -90,14 +114,44 @@ def test_strategy_options_are_checked():
 def test_without_a_run_report_hybrid_stops_and_says_why_unless_told_to_fall_back(tmp_path):
     """The synthetic target writes no run report: hybrid has nothing to predict from. It stops with the
     reason (it once searched at random without a word), or samples at random under fallback=random."""
-    r = iotuner("tune", "--synthetic", "ufs", "--space", "twophase", "--strategy", "hybrid", "--trials", 6,
-                "--study", "h", "--out", tmp_path / "stop", timeout=600)
+    r = iotuner(
+        "tune",
+        "--synthetic",
+        "ufs",
+        "--space",
+        "twophase",
+        "--strategy",
+        "hybrid",
+        "--trials",
+        6,
+        "--study",
+        "h",
+        "--out",
+        tmp_path / "stop",
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "stop" / "summary.json").read_text())
     assert "wrote no run report" in summary["stop"]["reason"], summary["stop"]
     assert not [x for x in csv.DictReader(open(tmp_path / "stop" / "trials.csv")) if x["kind"] == "trial"]
-    r = iotuner("tune", "--synthetic", "ufs", "--space", "twophase", "--strategy", "hybrid", "--trials", 6,
-                "--strategy-option", "fallback=random", "--study", "h", "--out", tmp_path / "random", timeout=600)
+    r = iotuner(
+        "tune",
+        "--synthetic",
+        "ufs",
+        "--space",
+        "twophase",
+        "--strategy",
+        "hybrid",
+        "--trials",
+        6,
+        "--strategy-option",
+        "fallback=random",
+        "--study",
+        "h",
+        "--out",
+        tmp_path / "random",
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "random" / "summary.json").read_text())
     assert any("fallback=random" in n for n in summary["notes"]), summary["notes"]
@@ -111,9 +165,11 @@ def strided_report(tmp_path_factory):
     """A real run report of 2 ranks writing, then reading, 16 KiB blocks interleaved across the ranks, 64
     calls of 8 blocks each: two phases, both collective."""
     from conftest import kernel, mpi, run_job
+
     tmp = tmp_path_factory.mktemp("hybrid")
-    res = run_job([*mpi(2), kernel("bench_two_phase"), tmp / "f.bin", 16384, 512, "strided", "both", 8],
-                  report=tmp / "r.json")
+    res = run_job(
+        [*mpi(2), kernel("bench_two_phase"), tmp / "f.bin", 16384, 512, "strided", "both", 8], report=tmp / "r.json"
+    )
     assert res.ok, res.stderr
     return json.loads((tmp / "r.json").read_text())
 
@@ -136,6 +192,7 @@ def calibration():
 
         def cost(self, op, nbytes, nprocs=1, writers=1, first=False):
             return 2e-6 + nbytes * (1e-9 if op in ("pwrite", "pread") else 2e-10) * (writers if first else 1)
+
     return Linear()
 
 
@@ -146,6 +203,7 @@ def test_the_predicted_objective_of_the_baseline_is_the_measured_one(strided_rep
     from iotuner.report import parse
     from iotuner.tune import objective
     from iotuner.tune.strategies.hybrid.predict import Predictor
+
     for name in ("perf", "write-bw", "read-bw", "io-time"):
         obj = objective.parse(name)
         value, _ = Predictor(strided_report, calibration, obj).score({})
@@ -159,6 +217,7 @@ def test_hybrid_ranks_by_the_studys_objective(strided_report, calibration):
     predicted: the I/O time ranks, and the strategy says why."""
     from iotuner.tune import objective
     from iotuner.tune.strategies.hybrid.predict import Predictor
+
     reads = Predictor(strided_report, calibration, objective.parse("read-bw"))
     writes = Predictor(strided_report, calibration, objective.parse("write-bw"))
     one, other = {"romio_cb_write": "enable", "cb_nodes": "1"}, {"romio_cb_write": "disable", "cb_nodes": "1"}
@@ -168,6 +227,7 @@ def test_hybrid_ranks_by_the_studys_objective(strided_report, calibration):
     # the ranking follows the objective, best first
     sp = spaces.twophase()
     from iotuner.tune.strategies.hybrid import predict
+
     ranked = predict.rank_points(sp, writes, strategies.make("hybrid", sp, 0, {}).fixed())
     values = [score[0] for score, _ in ranked]
     assert values == sorted(values, reverse=True) and values[0] > values[-1]
@@ -183,6 +243,7 @@ def test_a_run_under_ompio_gives_no_prior_and_says_why(strided_report, calibrati
     from iotuner.tune.strategies.auto import prior
     from iotuner.tune.strategies.hybrid import calibration as calibrations
     from iotuner.tune.strategies.hybrid.strategy import nothing_to_predict
+
     monkeypatch.setattr(calibrations, "for_study", lambda config, option: calibration)
     ompio = json.loads(json.dumps(strided_report))
     ompio["run"]["mpi_io_component"] = "ompio"
@@ -199,6 +260,7 @@ def test_hdf5s_independent_transfer_is_predicted_as_romios_independent_path(stri
     independent calls, the path of collective buffering disabled, whatever the cb hints say."""
     from iotuner.tune import objective
     from iotuner.tune.strategies.hybrid import predict
+
     sp = spaces.romio()
     assert "hdf5.transfer_mode" in predict.modelled(sp) and "hdf5.alignment" not in predict.modelled(sp)
     p = predict.Predictor(strided_report, calibration, objective.parse("perf"))
@@ -206,18 +268,21 @@ def test_hdf5s_independent_transfer_is_predicted_as_romios_independent_path(stri
     assert independent["romio_cb_write"] == independent["romio_cb_read"] == "disable"
     disabled = {"romio_cb_write": "disable", "romio_cb_read": "disable"}
     assert p.score(independent) == pytest.approx(p.score(disabled))
-    assert p.score(predict.hint_overrides({"hdf5.transfer_mode": "collective"}))[1] != \
-        pytest.approx(p.score(disabled)[1])
+    assert p.score(predict.hint_overrides({"hdf5.transfer_mode": "collective"}))[1] != pytest.approx(
+        p.score(disabled)[1]
+    )
     # one path to the model, two to the application: among equal predictions (after the pinned hints, see
     # test_among_equal_predictions_the_prior_pins_what_automatic_would_decide) the fewest changes come first
     default = {d.name: d.labels[0] for d in sp.dimensions}
-    default.update({"hdf5.transfer_mode": "collective", "mpiio.romio_cb_write": "enable",
-                    "mpiio.romio_cb_read": "enable"})
+    default.update(
+        {"hdf5.transfer_mode": "collective", "mpiio.romio_cb_write": "enable", "mpiio.romio_cb_read": "enable"}
+    )
     fixed = {n: v for n, v in default.items() if n not in predict.modelled(sp)}
     ranked = predict.rank_points(sp, p, fixed, 1, default)
     hints = lambda pt: predict.hint_overrides(sp.point_settings(sp.decode(pt)))  # what ROMIO is given
-    order = [(sum(v == "automatic" for v in hints(pt).values()), sum(pt[n] != default[n] for n in pt))
-             for _, pt in ranked]
+    order = [
+        (sum(v == "automatic" for v in hints(pt).values()), sum(pt[n] != default[n] for n in pt)) for _, pt in ranked
+    ]
     ties = [(order[i], order[i + 1]) for i in range(len(ranked) - 1) if ranked[i][0] == ranked[i + 1][0]]
     assert ties and all(a <= b for a, b in ties)
     assert any(a[0] == b[0] and a[1] < b[1] for a, b in ties)  # the changes decide some ties
@@ -232,9 +297,12 @@ def test_among_equal_predictions_the_prior_pins_what_automatic_would_decide():
     buffering off, and what the model predicted is lost. The recording bears it out: one chunk change from the
     prior's point is the surface's best, the same change from the `automatic` twin is not within 95% of it."""
     from pathlib import Path
+
     from iotuner.tune import objective, replay
     from iotuner.tune.strategies.auto import prior
-    from iotuner.tune.strategies.hybrid import calibration as calibrations, predict
+    from iotuner.tune.strategies.hybrid import calibration as calibrations
+    from iotuner.tune.strategies.hybrid import predict
+
     rec = replay.load(Path(__file__).resolve().parents[1] / "bench" / "data" / "bandio-joint-sweep-48.json.gz")
     obj = objective.parse("io-time")
     p = predict.Predictor(rec.report, calibrations.Calibration.from_doc(rec.calibration), obj)
@@ -250,6 +318,7 @@ def test_among_equal_predictions_the_prior_pins_what_automatic_would_decide():
     def median(pt):
         [q] = [q for q in rec.measured() if rec.point_of(q) == sp.decode(pt)]
         return rec.median(q, obj)
+
     best = min(rec.median(q, obj) for q in rec.measured())
     chunked = {"hdf5.chunk_dims": sp.dimension("hdf5.chunk_dims").labels[1]}
     assert median({**first, **chunked}) <= best / 0.95
@@ -263,6 +332,7 @@ def test_a_call_shape_is_counted_once_per_setting(strided_report, calibration, m
     --predict times it)."""
     from iotuner.tune import objective
     from iotuner.tune.strategies.hybrid import count, predict
+
     calls = []
     real = count.collective
     monkeypatch.setattr(count, "collective", lambda *a, **k: calls.append(1) or real(*a, **k))
@@ -274,14 +344,18 @@ def test_a_call_shape_is_counted_once_per_setting(strided_report, calibration, m
 
 
 @pytest.mark.mpi
-def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(strided_report, calibration, tmp_path,
-                                                                       monkeypatch):
+def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(
+    strided_report, calibration, tmp_path, monkeypatch
+):
     """auto's first point is the hybrid model's best prediction of the objective, changing only the MPI-IO hints
-    (HDF5's stay as the default has them); then multivariate TPE, which counts those runs as its first, proposes points never
+    (HDF5's stay as the default has them); then multivariate TPE, which counts those runs as its first, proposes
+    points never
     measured before, HDF5's among them."""
-    from tune_helpers import make_study
     from iotuner.tune.store import BASELINE
-    from iotuner.tune.strategies.hybrid import calibration as calibrations, predict
+    from iotuner.tune.strategies.hybrid import calibration as calibrations
+    from iotuner.tune.strategies.hybrid import predict
+    from tune_helpers import make_study
+
     monkeypatch.setattr(calibrations.Calibration, "load", classmethod(lambda cls, path=None: calibration))
     keep_every_layer(monkeypatch)
     store, t = make_study(tmp_path, space="romio", strategy="auto", trials=8)
@@ -293,16 +367,19 @@ def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(strided_r
     assert all(first[n] == default[n] for n in first if n not in covered)
     pred = predict.Predictor(strided_report, calibration, ctx.objective)
     ranked = predict.rank_points(t.space, pred, {n: default[n] for n in first if n not in covered})
-    assert pred.score(predict.hint_overrides(t.space.point_settings(t.space.decode(first))))[0] == \
-        pytest.approx(ranked[0][0][0])
+    assert pred.score(predict.hint_overrides(t.space.point_settings(t.space.decode(first))))[0] == pytest.approx(
+        ranked[0][0][0]
+    )
     assert any("auto: prior: the predicted perf" in n for n in t.notes)
     # the rest of a study: every trial a new point, and the search leaves the MPI-IO hints' corner
     outcome = t.run()
     points = [r.key for r in store.search_trials()]
     assert len(points) == len(set(points)) == 8
-    assert any(r.settings.get("hdf5.transfer_mode") != store.search_trials()[0].settings.get("hdf5.transfer_mode")
-               or r.settings.get("hdf5.alignment") != store.search_trials()[0].settings.get("hdf5.alignment")
-               for r in store.search_trials())
+    assert any(
+        r.settings.get("hdf5.transfer_mode") != store.search_trials()[0].settings.get("hdf5.transfer_mode")
+        or r.settings.get("hdf5.alignment") != store.search_trials()[0].settings.get("hdf5.alignment")
+        for r in store.search_trials()
+    )
     assert outcome.stop.rule == "trial-budget"
 
 
@@ -312,15 +389,23 @@ def test_auto_then_changes_what_no_model_covers_one_at_a_time(strided_report, ca
     romio space: HDF5's alignment and collective metadata), one change at a time from the best point measured
     so far, `explore` runs in all (default 4), each saying why; then TPE. explore=0: TPE right after the
     prior."""
-    from tune_helpers import make_study
     from iotuner.tune.store import BASELINE
-    from iotuner.tune.strategies.hybrid import calibration as calibrations, predict
+    from iotuner.tune.strategies.hybrid import calibration as calibrations
+    from iotuner.tune.strategies.hybrid import predict
+    from tune_helpers import make_study
+
     monkeypatch.setattr(calibrations.Calibration, "load", classmethod(lambda cls, path=None: calibration))
     keep_every_layer(monkeypatch)
     whys = {}
     for explore in (None, "0"):
-        store, t = make_study(tmp_path, space="romio", strategy="auto", trials=8, name=f"explore{explore}",
-                              strategy_options={"explore": explore} if explore else None)
+        store, t = make_study(
+            tmp_path,
+            space="romio",
+            strategy="auto",
+            trials=8,
+            name=f"explore{explore}",
+            strategy_options={"explore": explore} if explore else None,
+        )
         store.add_run(BASELINE, settings={}, value=500.0, report=strided_report)
         t.run()
         trials = store.search_trials()
@@ -345,31 +430,42 @@ def test_auto_warm_starts_from_an_earlier_study_of_the_same_run(tmp_path):
     """A second study of the same application and space in the same storage starts from what the first one
     measured: its first point is as good as the first study's best (within the synthetic model's noise),
     where without the earlier study it knows nothing (no run report here, so no prior)."""
-    from tune_helpers import make_study
     from iotuner.tune import synthetic
+    from tune_helpers import make_study
+
     storage = f"sqlite:///{tmp_path}/shared.db"
-    first_store, first = make_study(tmp_path, space="romio", strategy="random", trials=40, name="first",
-                                    storage=storage, app=("app", "-n", "8"))
+    first_store, first = make_study(
+        tmp_path, space="romio", strategy="random", trials=40, name="first", storage=storage, app=("app", "-n", "8")
+    )
     first.run()
     best = first_store.best_pool()
     model = synthetic.model("ufs")
-    store, t = make_study(tmp_path, space="romio", strategy="auto", trials=1, name="second", storage=storage,
-                          app=("app", "-n", "8"), seed=3)
+    store, t = make_study(
+        tmp_path,
+        space="romio",
+        strategy="auto",
+        trials=1,
+        name="second",
+        storage=storage,
+        app=("app", "-n", "8"),
+        seed=3,
+    )
     t.run()
     assert any("warm start from" in n and "first" in n for n in t.notes), t.notes
     trial = store.search_trials()[0]
     assert model.value(trial.settings) >= 0.9 * model.value(best.settings)
-    alone_store, alone = make_study(tmp_path, space="romio", strategy="auto", trials=1, name="alone",
-                                    app=("another-app",), seed=3, storage=storage)
+    alone_store, alone = make_study(
+        tmp_path, space="romio", strategy="auto", trials=1, name="alone", app=("another-app",), seed=3, storage=storage
+    )
     alone.run()
     assert not any("warm start" in n for n in alone.notes)
 
 
 @pytest.mark.mpi
-def test_hdf5s_independent_transfers_are_predicted_as_the_collective_calls_they_would_make(tmp_path,
-                                                                                           calibration):
+def test_hdf5s_independent_transfers_are_predicted_as_the_collective_calls_they_would_make(tmp_path, calibration):
     """bandio's column bands (2 ranks, 8 H5Dwrite calls of 1,024 rows of 16 float64 a rank) with independent
-    transfers without data sieving (its study's baseline): HDF5 makes an MPI-IO call per 128-byte piece, no collective call, so the report has no access
+    transfers without data sieving (its study's baseline): HDF5 makes an MPI-IO call per 128-byte piece, no
+    collective call, so the report has no access
     section. The model rebuilds each H5Dwrite as the collective call it would be, its pieces interleaved
     across the ranks: the same requests as the access section of the collective run records. As run it
     predicts the independent path whatever the collective-buffering hints say; collective transfers are
@@ -379,12 +475,34 @@ def test_hdf5s_independent_transfers_are_predicted_as_the_collective_calls_they_
     from iotuner.tune import objective
     from iotuner.tune.strategies.auto import prior
     from iotuner.tune.strategies.hybrid import pattern, predict
+
     reps = {}
     no_sieving = tmp_path / "no-sieving.json"  # bench/data/bandio-baseline.json's
-    no_sieving.write_text(json.dumps({"version": 1, "mpiio": {"romio_ds_write": "disable", "romio_ds_read": "disable"}}))
+    no_sieving.write_text(
+        json.dumps({"version": 1, "mpiio": {"romio_ds_write": "disable", "romio_ds_read": "disable"}})
+    )
     for mode in ("independent", "collective"):
-        res = run_job([*mpi(2), kernel("bandio"), "-n", "8K", "-c", "16", "-s", "1K", "-g", "1", "-r", "-m", mode,
-                       "-o", tmp_path / mode], report=tmp_path / f"{mode}.json", config=no_sieving)
+        res = run_job(
+            [
+                *mpi(2),
+                kernel("bandio"),
+                "-n",
+                "8K",
+                "-c",
+                "16",
+                "-s",
+                "1K",
+                "-g",
+                "1",
+                "-r",
+                "-m",
+                mode,
+                "-o",
+                tmp_path / mode,
+            ],
+            report=tmp_path / f"{mode}.json",
+            config=no_sieving,
+        )
         assert res.ok, res.stderr
         reps[mode] = json.loads((tmp_path / f"{mode}.json").read_text())
     indep = reports.parse(reps["independent"])
@@ -405,8 +523,9 @@ def test_hdf5s_independent_transfers_are_predicted_as_the_collective_calls_they_
     as_run = p.score({})
     cb = predict.hint_overrides({"mpiio.romio_cb_write": "enable", "mpiio.romio_cb_read": "enable"})
     assert p.score(cb) == pytest.approx(as_run)
-    assert p.score(predict.hint_overrides({"hdf5.transfer_mode": "independent"}), "independent") == \
-        pytest.approx(as_run)
+    assert p.score(predict.hint_overrides({"hdf5.transfer_mode": "independent"}), "independent") == pytest.approx(
+        as_run
+    )
     collective = p.score(predict.hint_overrides({"hdf5.transfer_mode": "collective"}), "collective")
     assert collective[1] < as_run[1]
     for m in p.phases:  # 1,024 file calls a call a rank against an exchange round and one file call

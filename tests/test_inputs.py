@@ -22,8 +22,13 @@ def darshan_example() -> Path:
 def png(path: Path) -> Path:
     def chunk(tag: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
-                     + chunk(b"IDAT", zlib.compress(b"\0\0")) + chunk(b"IEND", b""))
+
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(b"\0\0"))
+        + chunk(b"IEND", b"")
+    )
     return path
 
 
@@ -37,9 +42,14 @@ def bad_files(tmp_path_factory):
 
 # every command (and option) that reads a file the user names; {f} is the file
 COMMANDS = [
-    ["show", "{f}"], ["check", "{f}"], ["convert", "{f}"], ["smart", "--explain", "{f}"], ["report", "{f}"],
+    ["show", "{f}"],
+    ["check", "{f}"],
+    ["convert", "{f}"],
+    ["smart", "--explain", "{f}"],
+    ["report", "{f}"],
     ["tune", "--baseline", "{f}", "--synthetic", "ufs", "--trials", "1", "--out", "{out}"],
-    ["advise", "--thresholds", "{f}", "{log}"], ["export", "{f}", "--to", "romio-hints"],
+    ["advise", "--thresholds", "{f}", "{log}"],
+    ["export", "{f}", "--to", "romio-hints"],
 ]
 KINDS = {"darshan": "Darshan log", "png": "PNG image", "empty": "empty"}
 
@@ -60,22 +70,31 @@ def test_a_foreign_file_is_one_line_and_exit_2(argv, kind, bad_files, tmp_path):
 
 def test_advise_names_a_png_and_an_empty_file(bad_files):
     for kind in ("png", "empty"):
-        r = subprocess.run([sys.executable, "-m", "iotuner", "advise", str(bad_files[kind])], capture_output=True,
-                           text=True, timeout=60)
+        r = subprocess.run(
+            [sys.executable, "-m", "iotuner", "advise", str(bad_files[kind])],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert r.returncode == 2 and "Traceback" not in r.stderr
         assert KINDS[kind] in r.stderr and bad_files[kind].name in r.stderr
 
 
 def test_run_with_a_foreign_settings_file_warns_and_runs_untuned(bad_files):
     """The documented contract of run: a bad settings file never stops the job."""
-    r = subprocess.run([sys.executable, "-m", "iotuner", "run", "--config", str(bad_files["png"]), "--", "true"],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "iotuner", "run", "--config", str(bad_files["png"]), "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0 and "Traceback" not in r.stderr + r.stdout
     assert "plot.png" in r.stderr and "PNG image" in r.stderr
 
 
 def test_the_sniffer_leaves_text_alone():
     from iotuner import inputs
+
     assert inputs.sniff(b'{"version": 1}') is None
     assert inputs.sniff(b"3.41\0\0\0\0" + bytes(16)) == "a Darshan log"
     assert inputs.sniff(b"3.5") is None  # a JSON number, too short to be a Darshan header
@@ -89,6 +108,7 @@ def _in_thread(argv: list[str]) -> tuple[int | None, float, str]:
     import time
 
     from iotuner import cli
+
     out, result = io.StringIO(), {}
 
     def call():
@@ -108,6 +128,7 @@ def test_a_fifo_a_device_or_a_directory_is_refused_at_once(tmp_path, argv, speci
     """Reading a FIFO would wait for a writer forever; /dev/zero never ends: exit 2 within a second, before
     anything is read (and, for run, before the job starts)."""
     import os
+
     f = {"fifo": tmp_path / "settings.json", "/dev/zero": Path("/dev/zero"), "directory": tmp_path}[special]
     if special == "fifo":
         os.mkfifo(f)
@@ -119,6 +140,7 @@ def test_a_fifo_a_device_or_a_directory_is_refused_at_once(tmp_path, argv, speci
 
 def test_a_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path):
     from iotuner import inputs, settings
+
     big = tmp_path / "big.json"
     with open(big, "wb") as f:
         f.truncate(settings.MAX_BYTES + 1)  # sparse: no memory, no disk
@@ -126,12 +148,22 @@ def test_a_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path):
         settings.load(big)
 
 
-@pytest.mark.parametrize("argv", [["show", "{f}"], ["report", "{f}"], ["convert", "{f}"], ["advise", "{f}"],
-                                  ["smart", "--explain", "{f}"], ["export", "{f}", "--to", "romio-hints"],
-                                  ["tune", "--space", "{f}", "--synthetic", "ufs", "--trials", "1", "--out", "{out}"]],
-                         ids=lambda a: "-".join(w for w in a[:2] if "{" not in w))
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["show", "{f}"],
+        ["report", "{f}"],
+        ["convert", "{f}"],
+        ["advise", "{f}"],
+        ["smart", "--explain", "{f}"],
+        ["export", "{f}", "--to", "romio-hints"],
+        ["tune", "--space", "{f}", "--synthetic", "ufs", "--trials", "1", "--out", "{out}"],
+    ],
+    ids=lambda a: "-".join(w for w in a[:2] if "{" not in w),
+)
 def test_every_reader_refuses_a_fifo_without_waiting(tmp_path, argv):
     import os
+
     fifo = tmp_path / "input"
     os.mkfifo(fifo)
     status, seconds, out = _in_thread([w.format(f=fifo, out=tmp_path / "out") for w in argv])
@@ -141,6 +173,17 @@ def test_every_reader_refuses_a_fifo_without_waiting(tmp_path, argv):
 
 
 def test_tune_names_a_png_given_as_its_space(tmp_path, bad_files):
-    status, _, out = _in_thread(["tune", "--space", str(bad_files["png"]), "--synthetic", "ufs", "--trials", "1",
-                                 "--out", str(tmp_path / "out")])
+    status, _, out = _in_thread(
+        [
+            "tune",
+            "--space",
+            str(bad_files["png"]),
+            "--synthetic",
+            "ufs",
+            "--trials",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     assert status == 2 and out.strip() == f"iotuner tune: {bad_files['png']} is a PNG image, not a search space (JSON)"

@@ -11,8 +11,13 @@ pytestmark = pytest.mark.mpi
 # settings that change the file layout and the I/O path, not the data
 TUNED = {
     "version": 1,
-    "hdf5": {"alignment": [4096, "64K"], "sieve_buf_size": "256K", "meta_block_size": "64K",
-             "mdc_initial_size": "4M", "transfer_mode": "independent"},
+    "hdf5": {
+        "alignment": [4096, "64K"],
+        "sieve_buf_size": "256K",
+        "meta_block_size": "64K",
+        "mdc_initial_size": "4M",
+        "transfer_mode": "independent",
+    },
     "mpiio": {"romio_cb_write": "enable", "cb_config_list": "*:2", "cb_nodes": 2, "cb_buffer_size": "1M"},
     "groups": [{"dataset": "p*", "hdf5": {"chunk_dims": [65536]}}],
 }
@@ -27,11 +32,13 @@ def test_tuned_and_untuned_vpicio_are_equal(tmp_path):
     assert "vpicio verify: ok" in result.stdout
 
     # the settings really changed the file: px, py, pz are chunked, the rest is not
-    chunked = {c["dataset"].rsplit("/", 1)[-1] for c in result.report.checks(knob="chunk_dims")
-               if c["status"] == "applied"}
+    chunked = {
+        c["dataset"].rsplit("/", 1)[-1] for c in result.report.checks(knob="chunk_dims") if c["status"] == "applied"
+    }
     assert chunked == {"px", "py", "pz"}
-    layout = subprocess.run(["h5dump", "-p", "-H", str(tmp_path / "tuned" / "vpicio.h5")], capture_output=True,
-                            text=True).stdout
+    layout = subprocess.run(
+        ["h5dump", "-p", "-H", str(tmp_path / "tuned" / "vpicio.h5")], capture_output=True, text=True
+    ).stdout
     assert layout.count("CHUNKED") == 6  # 3 datasets x 2 steps
     assert result.report.checks(knob="transfer_mode")[0]["effective"] == "independent"
 
@@ -42,7 +49,10 @@ def test_tuned_and_untuned_vpicio_are_equal(tmp_path):
 def test_h5diff_notices_a_difference(tmp_path):
     """The comparison above can fail: different timestep counts differ under h5diff."""
     for name, steps in (("a", "1"), ("b", "2")):
-        r = subprocess.run(mpi() + [kernel("vpicio"), "-n", "4K", "-t", steps, "-o", str(tmp_path / name)],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            mpi() + [kernel("vpicio"), "-n", "4K", "-t", steps, "-o", str(tmp_path / name)],
+            capture_output=True,
+            text=True,
+        )
         assert r.returncode == 0
     assert h5diff(tmp_path / "a" / "vpicio.h5", tmp_path / "b" / "vpicio.h5").returncode != 0

@@ -19,9 +19,9 @@ from conftest import h5diff, importorskip
 
 importorskip("clang.cindex")
 
-from perf import Claim, assert_ratio  # noqa: E402
 from iotuner import kernel as kernel_api  # noqa: E402
 from iotuner.kernel import discover, validate  # noqa: E402
+from perf import Claim, assert_ratio  # noqa: E402
 
 pytestmark = pytest.mark.mpi
 
@@ -49,8 +49,7 @@ def app_kernel(kernel_apps, tmp_path_factory):
 @pytest.fixture(scope="module")
 def mpiio_kernel(kernel_apps, tmp_path_factory):
     app = kernel_apps["kernel_mpiio"]
-    return make(app, tmp_path_factory.mktemp("mpiio") / "kern", MPIIO_ARGS, repeats=2,
-                compile_commands=app.database)
+    return make(app, tmp_path_factory.mktemp("mpiio") / "kern", MPIIO_ARGS, repeats=2, compile_commands=app.database)
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +58,9 @@ def solver_kernel(kernel_apps, tmp_path_factory):
     d = tmp_path_factory.mktemp("solver")
     params = d / "params.txt"
     params.write_text(SOLVER_PARAMS)
-    return make(kernel_apps["kernel_solver"], d / "kern", [str(params), "{scratch}"], repeats=2,
-                path_prefix=str(d / "shm"))
+    return make(
+        kernel_apps["kernel_solver"], d / "kern", [str(params), "{scratch}"], repeats=2, path_prefix=str(d / "shm")
+    )
 
 
 def phases(k: kernel_api.Kernel) -> dict[str, dict]:
@@ -72,8 +72,9 @@ def test_hdf5_app_kernel_writes_exactly_the_applications_bytes(app_kernel):
     k = app_kernel
     assert k.status == "validated", k.reason
     ph = phases(k)
-    assert sorted(ph) == sorted([f"{{scratch}}/step_{i:04d}.h5" for i in range(4)]
-                                + ["{scratch}/checkpoint.h5", "{scratch}/index.bin"])
+    assert sorted(ph) == sorted(
+        [f"{{scratch}}/step_{i:04d}.h5" for i in range(4)] + ["{scratch}/checkpoint.h5", "{scratch}/index.bin"]
+    )
     for p in ph.values():
         assert p["app"]["written"] > 0 and p["kernel"]["written"] == p["app"]["written"], p
         assert p["kernel"]["calls"] == p["app"]["calls"]
@@ -81,10 +82,10 @@ def test_hdf5_app_kernel_writes_exactly_the_applications_bytes(app_kernel):
     fns = k.data["functions"]
     # compute only the log sees, and (the default) compute that only makes the values written
     assert fns["dropped"] == ["diagnostic", "field_values", "relax"]
-    assert {"cells_of_rank", "write_index"} <= set(fns["kept"])   # sizes and offsets stay
+    assert {"cells_of_rank", "write_index"} <= set(fns["kept"])  # sizes and offsets stay
     assert k.data["compute"]["kept"] is False
     cl = k.validation["console_lines"]
-    assert cl["app"] >= 5 and cl["kernel"] == 0               # the logging is gone
+    assert cl["app"] >= 5 and cl["kernel"] == 0  # the logging is gone
     assert k.data["build"]["flags_from"] == "derived"
 
 
@@ -105,16 +106,22 @@ def test_mpiio_kernel_from_a_compilation_database(mpiio_kernel):
     assert k.status == "validated", k.reason
     assert k.data["build"]["flags_from"] == "compile_commands.json"
     ph = phases(k)
-    assert sorted(ph) == ["{scratch}/dump_000.dat", "{scratch}/dump_003.dat", "{scratch}/dump_006.dat",
-                          "{scratch}/dump_009.dat", "{scratch}/final.dat", "{scratch}/final.dat#1"]
+    assert sorted(ph) == [
+        "{scratch}/dump_000.dat",
+        "{scratch}/dump_003.dat",
+        "{scratch}/dump_006.dat",
+        "{scratch}/dump_009.dat",
+        "{scratch}/final.dat",
+        "{scratch}/final.dat#1",
+    ]
     back = ph.pop("{scratch}/final.dat#1")
-    assert back["app"]["read"] > 0 and back["kernel"]["read"] == back["app"]["read"]   # the chunked read-back
+    assert back["app"]["read"] > 0 and back["kernel"]["read"] == back["app"]["read"]  # the chunked read-back
     assert back["kernel"]["calls"] == back["app"]["calls"] > 2
     assert all(p["kernel"]["written"] == p["app"]["written"] > 0 for p in ph.values())
     assert k.data["functions"]["dropped"] == ["interactions"]
     kernel_main = (k.outdir / "src" / "sim.c").read_text()
     assert "MPI_Bcast(&prm" in kernel_main and "MPI_Exscan(&p.n, &before" in kernel_main
-    assert 'MPI_Info_set(info, "romio_no_indep_rw", "false");' in kernel_main   # a handle changed by value
+    assert 'MPI_Info_set(info, "romio_no_indep_rw", "false");' in kernel_main  # a handle changed by value
 
 
 def assert_faster(k: kernel_api.Kernel, claim: Claim) -> None:
@@ -138,6 +145,7 @@ def assert_faster(k: kernel_api.Kernel, claim: Claim) -> None:
             kern = elapsed("kernel", i, k.kernel_command(), k.path_prefix, {"IOTUNER_KERNEL_LOOP_FRACTION": "1"})
         print(f"{k.outdir.parent.name} pair {i}: application {app:.2f} s, kernel {kern:.2f} s", file=sys.stderr)
         return app / kern
+
     assert_ratio(app_over_kernel, claim, first=len(measured), most=10)
 
 
@@ -158,7 +166,7 @@ def test_a_solvers_kernel_writes_its_bytes_without_the_solver(solver_kernel):
     assert sorted(ph) == [f"{{scratch}}/field_{i:04d}.h5" for i in range(4)]
     for p in ph.values():
         assert p["app"]["written"] >= 256 * 256 * 8 * 2 and p["kernel"]["written"] == p["app"]["written"], p
-        assert p["kernel"]["calls"] == p["app"]["calls"] == 4   # two datasets, two attributes
+        assert p["kernel"]["calls"] == p["app"]["calls"] == 4  # two datasets, two attributes
     assert k.data["functions"]["dropped"] == ["exchange_halos", "gradient", "initial_field", "jacobi_sweep"]
     main = (k.outdir / "src" / "main.c").read_text()
     assert "double *u = iotk_malloc(cells * sizeof *u);" in main and "MPI_Exscan(&g.rows, &g.row0" in main
@@ -173,7 +181,7 @@ def test_path_prefix_moves_the_outputs_and_leaves_the_input(solver_kernel):
     params = k.app_command()[1]
     scratch = k.outdir / "validation" / "kernel-0"
     opened = set()
-    for f in (k.outdir / "validation" / "kernel-0.iotk").glob("loops.*.json"):   # one per rank
+    for f in (k.outdir / "validation" / "kernel-0.iotk").glob("loops.*.json"):  # one per rank
         opened |= {path for path, _ in json.loads(f.read_text())["opens"]}
     mirror = f"{k.path_prefix}/{str(scratch).lstrip('/')}"
     assert opened == {params} | {f"{mirror}/field_{i:04d}.h5" for i in range(4)}
@@ -193,39 +201,57 @@ def test_loop_reduction_scales_back_and_paths_move(kernel_apps, tmp_path):
     red = k.validation["reduction"]
     loops = {lp["file"]: lp for lp in k.data["loops"]}
     assert loops["sim.c"]["reduced"] and "step < prm.steps" in loops["sim.c"]["header"]
-    assert not loops["dump.c"]["reduced"] and "while loop" in loops["dump.c"]["reason"]   # read_back's chunks
+    assert not loops["dump.c"]["reduced"] and "while loop" in loops["dump.c"]["reason"]  # read_back's chunks
     (loop,) = red["loops_run"].values()
-    assert loop["trips"] == 2 * 12 and loop["run"] == 2 * 3 and red["loop_scale"] == 4.0   # two ranks
+    assert loop["trips"] == 2 * 12 and loop["run"] == 2 * 3 and red["loop_scale"] == 4.0  # two ranks
     pred = red["prediction"]
     # the one dump of the 3 steps that ran, times the factor of the loop that opened it, gives the
     # application's 4 dumps; final.dat (outside the loop) is not scaled
     assert pred["written"]["kernel"] < pred["written"]["app"]
     assert pred["written"]["error_pct"] == 0.0 and pred["read"]["error_pct"] == 0.0
     assert pred["calls"]["error_pct"] == 0.0
-    assert k.scale == pytest.approx((pred["written"]["app"] + pred["read"]["app"]) /
-                                    (pred["written"]["kernel"] + pred["read"]["kernel"]))
+    assert k.scale == pytest.approx(
+        (pred["written"]["app"] + pred["read"]["app"]) / (pred["written"]["kernel"] + pred["read"]["kernel"])
+    )
     scratch = k.outdir / "validation" / "kernel-0"
     opened = {}
-    for f in (k.outdir / "validation" / "kernel-0.iotk").glob("loops.*.json"):   # one per rank
+    for f in (k.outdir / "validation" / "kernel-0.iotk").glob("loops.*.json"):  # one per rank
         opened.update(json.loads(f.read_text())["opens"])
     mirror = str(prefix / str(scratch).lstrip("/"))
     assert {p: lid for p, lid in opened.items() if p.endswith(".dat")} == {
-        f"{mirror}/dump_000.dat": int(next(iter(red["loops_run"]))), f"{mirror}/final.dat": 0}
+        f"{mirror}/dump_000.dat": int(next(iter(red["loops_run"]))),
+        f"{mirror}/final.dat": 0,
+    }
     assert set(opened) == {f"{mirror}/{n}" for n in ("dump_000.dat", "final.dat", "sim.log")}
-    assert not list(scratch.glob("*.dat"))                  # nothing written at the application's paths
-    assert not list(prefix.rglob("*.dat"))                  # and the validation cleaned up under the prefix
+    assert not list(scratch.glob("*.dat"))  # nothing written at the application's paths
+    assert not list(prefix.rglob("*.dat"))  # and the validation cleaned up under the prefix
 
 
 def test_function_pointer_io_falls_back_with_its_reason(kernel_apps, tmp_path):
     app = kernel_apps["kernel_fnptr"]
     out = tmp_path / "kern"
-    r = subprocess.run([sys.executable, "-m", "iotuner", "kernel", *map(str, app.sources), "-o", str(out),
-                        "--", str(app.exe), "{scratch}"], capture_output=True, text=True, cwd=tmp_path)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "kernel",
+            *map(str, app.sources),
+            "-o",
+            str(out),
+            "--",
+            str(app.exe),
+            "{scratch}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert r.returncode == 1, r.stdout + r.stderr
     assert "status: fallback" in r.stdout and "function pointer" in r.stdout and "write_hdf5" in r.stdout
     k = kernel_api.load(out)
     assert not k.usable and "write_hdf5" in k.reason and "main.c:6" in k.reason
-    assert k.command() == [str(app.exe), "{scratch}"]      # tools run the application itself
+    assert k.command() == [str(app.exe), "{scratch}"]  # tools run the application itself
     assert not (out / "kernel").exists() and k.validation == {}
     assert "fallback" in (out / "validation.txt").read_text()
 
@@ -241,8 +267,9 @@ def test_a_kernel_that_differs_falls_back(kernel_apps, tmp_path):
     assert line in text
     main.write_text(text.replace(line, line.rstrip("\n") + " // iotuner:drop\n"))
     k_sources = sorted(src.glob("*.c"))
-    k = discover.discover_io(discover.Options(k_sources, tmp_path / "kern",
-                                              app_command=[str(app.exe), "{scratch}", "2", "4096", "1"]))
+    k = discover.discover_io(
+        discover.Options(k_sources, tmp_path / "kern", app_command=[str(app.exe), "{scratch}", "2", "4096", "1"])
+    )
     assert k.status == "fallback"
     assert "checkpoint.h5" in k.reason and "bytes written" in k.reason
     assert k.command() == k.app_command()
@@ -251,8 +278,11 @@ def test_a_kernel_that_differs_falls_back(kernel_apps, tmp_path):
 
 def test_a_kernel_that_does_not_build_falls_back(kernel_apps, tmp_path):
     app = kernel_apps["kernel_app"]
-    k = discover.discover_io(discover.Options(app.sources, tmp_path / "kern", app_command=[str(app.exe)],
-                                              ldflags="-lno_such_library_iotuner"))
+    k = discover.discover_io(
+        discover.Options(
+            app.sources, tmp_path / "kern", app_command=[str(app.exe)], ldflags="-lno_such_library_iotuner"
+        )
+    )
     assert k.status == "fallback" and "does not build" in k.reason and "no_such_library_iotuner" in k.reason
     assert k.data["build"]["ok"] is False and (tmp_path / "kern" / "build.log").exists()
 
@@ -261,8 +291,11 @@ def test_cli_builds_without_validating_and_refuses_bad_input(kernel_apps, tmp_pa
     app = kernel_apps["kernel_mpiio"]
     out = tmp_path / "kern"
     cli = [sys.executable, "-m", "iotuner", "kernel"]
-    r = subprocess.run(cli + [*map(str, app.sources), "-o", str(out), "--no-validate", "--keep-compute"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        cli + [*map(str, app.sources), "-o", str(out), "--no-validate", "--keep-compute"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0 and "status: unvalidated" in r.stdout, r.stdout + r.stderr
     assert "compute of the values written: asked for (--keep-compute)" in r.stdout
     k = kernel_api.load(out)
@@ -280,13 +313,22 @@ def test_bundled_benchmark_kernels(tmp_path):
     switch tables): VPIC-IO's kernel reproduces its bytes; FLASH-IO writes its header through a hook
     in a struct of function pointers, which the extractor refuses."""
     from iotuner import native
+
     root = Path(__file__).resolve().parents[1] / "kernels"
-    k = discover.discover_io(discover.Options(
-        [root / "vpicio.c", root / "common.c", root / "k_hdf5.c"], tmp_path / "vpic",
-        app_command=[str(native.executable("vpicio")), "-o", "{scratch}", "-t", "2", "-r"]))
+    k = discover.discover_io(
+        discover.Options(
+            [root / "vpicio.c", root / "common.c", root / "k_hdf5.c"],
+            tmp_path / "vpic",
+            app_command=[str(native.executable("vpicio")), "-o", "{scratch}", "-t", "2", "-r"],
+        )
+    )
     assert k.status == "validated", k.reason
     assert k.validation["totals"]["written"]["app"] > 0 and k.validation["totals"]["read"]["app"] > 0
-    k = discover.discover_io(discover.Options(
-        [root / "flashio.c", root / "common.c", root / "k_hdf5.c"], tmp_path / "flash",
-        app_command=[str(native.executable("flashio")), "-o", "{scratch}"]))
+    k = discover.discover_io(
+        discover.Options(
+            [root / "flashio.c", root / "common.c", root / "k_hdf5.c"],
+            tmp_path / "flash",
+            app_command=[str(native.executable("flashio")), "-o", "{scratch}"],
+        )
+    )
     assert k.status == "fallback" and "function pointer" in k.reason and "write_header" in k.reason

@@ -29,8 +29,18 @@ def kernel_of(tmp_path: Path, code: str, name: str = "t.c", **kw) -> tuple[extra
     out = tmp_path / f"kernel_{name}"
     out.write_bytes(ex.emitted.files[0].text)
     unit = tc.units[0]
-    r = subprocess.run([unit.compiler, *unit.flags, "-fsyntax-only", "-Werror=implicit-function-declaration",
-                        f"-I{Path(kernel_api.__file__).parent}", str(out)], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            unit.compiler,
+            *unit.flags,
+            "-fsyntax-only",
+            "-Werror=implicit-function-declaration",
+            f"-I{Path(kernel_api.__file__).parent}",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0 or ex.unsupported, r.stderr
     return ex, ex.emitted.files[0].text.decode()
 
@@ -94,8 +104,10 @@ def test_the_papers_figure_5(tmp_path):
     assert "int data[10][10];" not in kept and "int temp = 0;" not in kept and "temp = i * j;" not in kept
     assert "data_ptr = (int *)malloc(10 * 10 * sizeof(int));" in kept
     assert "*(data_ptr + i * 10 + j) = i * j;" in kept
-    assert "dataset_id = H5Dcreate2(file_id, \"data\", H5T_NATIVE_INT, dataspace_id, H5P_DEFAULT, H5P_DEFAULT, " \
-           "H5P_DEFAULT);" in kept  # the two lines of the original are one after clang-format
+    assert (
+        'dataset_id = H5Dcreate2(file_id, "data", H5T_NATIVE_INT, dataspace_id, H5P_DEFAULT, H5P_DEFAULT, '
+        "H5P_DEFAULT);" in kept
+    )  # the two lines of the original are one after clang-format
     assert "H5Dwrite(dataset_id, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data_ptr);" in kept
     assert "free(data_ptr);" in kept and "return 0;" in kept
     # the only loops left are the initialisation of data_ptr (two) and the write loop
@@ -113,13 +125,16 @@ def test_figure_5_without_the_compute(tmp_path):
     assert "data_ptr = (int *)iotk_malloc(10 * 10 * sizeof(int));" in kept and "free(data_ptr);" in kept
     assert "*(data_ptr + i * 10 + j) = i * j;" not in kept
     assert "H5Dwrite(dataset_id, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data_ptr);" in kept
-    assert len([ln for ln in kept if ln.startswith("for (")]) == 1   # the write loop
+    assert len([ln for ln in kept if ln.startswith("for (")]) == 1  # the write loop
 
 
 def test_a_compression_filter_keeps_the_compute(tmp_path):
     """With deflate the bytes written depend on the values, so the compute that makes them stays."""
-    code = FIG5.replace("    // Create dataset\n", "    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);\n"
-                        "    H5Pset_chunk(dcpl, 2, dims);\n    H5Pset_deflate(dcpl, 6);\n")
+    code = FIG5.replace(
+        "    // Create dataset\n",
+        "    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);\n"
+        "    H5Pset_chunk(dcpl, 2, dims);\n    H5Pset_deflate(dcpl, 6);\n",
+    )
     code = code.replace("H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);", "H5P_DEFAULT, dcpl, H5P_DEFAULT);")
     assert "H5Pset_deflate" in code and "dcpl, H5P_DEFAULT);" in code
     ex, text = kernel_of(tmp_path, code)
@@ -128,7 +143,9 @@ def test_a_compression_filter_keeps_the_compute(tmp_path):
 
 
 def test_dependences_through_pointers_members_globals_and_calls(tmp_path):
-    _, text = kernel_of(tmp_path, """\
+    _, text = kernel_of(
+        tmp_path,
+        """\
         #include <fcntl.h>
         #include <stdio.h>
         #include <stdlib.h>
@@ -156,25 +173,34 @@ def test_dependences_through_pointers_members_globals_and_calls(tmp_path):
             close(fd);
             return 0;
         }
-        """)
+        """,
+    )
     kept = lines(text)
-    for needed in ("b.n = 100;", "b.v = iotk_malloc(b.n * sizeof(double));", "double *alias = b.v + 10;",
-                   "alias[0] = 42.0;",        # a write through an alias of the written buffer
-                   "fill(b.v, 10);",          # writes the buffer through a pointer parameter
-                   "set_scale(2.0);",         # writes a global that fill reads
-                   "g_scale = s;", "out[i] = g_scale * i;",
-                   "write(fd, b.v, b.n * sizeof(double));", "close(fd);"):
+    for needed in (
+        "b.n = 100;",
+        "b.v = iotk_malloc(b.n * sizeof(double));",
+        "double *alias = b.v + 10;",
+        "alias[0] = 42.0;",  # a write through an alias of the written buffer
+        "fill(b.v, 10);",  # writes the buffer through a pointer parameter
+        "set_scale(2.0);",  # writes a global that fill reads
+        "g_scale = s;",
+        "out[i] = g_scale * i;",
+        "write(fd, b.v, b.n * sizeof(double));",
+        "close(fd);",
+    ):
         assert needed in kept, needed
-    assert "unused_compute" not in text           # neither the function nor its call
-    assert "fill(other, 4);" not in kept          # same function, but it writes nothing the I/O needs
+    assert "unused_compute" not in text  # neither the function nor its call
+    assert "fill(other, 4);" not in kept  # same function, but it writes nothing the I/O needs
     assert "double other[4];" not in kept
     assert not any(ln.startswith("printf") for ln in kept)
-    assert 'write(1, "log\\n", 4);' not in kept   # console output is logging
+    assert 'write(1, "log\\n", 4);' not in kept  # console output is logging
 
 
 def test_markers_keep_and_drop(tmp_path):
     """With the compute kept (without it, nothing needs the values of heavy and solo anyway)."""
-    ex, text = kernel_of(tmp_path, """\
+    ex, text = kernel_of(
+        tmp_path,
+        """\
         #include <stdio.h>
         int main(void) {
             double e = 0;
@@ -194,26 +220,33 @@ def test_markers_keep_and_drop(tmp_path):
             fclose(f);
             return 0;
         }
-        """, keep_compute=True)
+        """,
+        keep_compute=True,
+    )
     kept = lines(text)
-    assert 'printf("energy %f\\n", e);' in kept and "e += i;" in kept   # kept by hand, with its dependence
+    assert 'printf("energy %f\\n", e);' in kept and "e += i;" in kept  # kept by hand, with its dependence
     assert "heavy *= 3.0;" not in kept and "fwrite(&heavy, sizeof heavy, 1, f);" in kept
     assert "double solo = 2;" in kept and "solo *= 5; // iotuner:drop" not in kept
     # the kernel is told what a drop marker removed although the I/O needed it
     assert any("heavy" in b for b in ex.blocked) and any("solo" in b for b in ex.blocked)
 
 
-@pytest.mark.parametrize("code, message", [
-    ("int main(void) {\n/* iotuner:keep begin */\nreturn 0;\n}\n", "has no 'iotuner:keep end'"),
-    ("int main(void) {\n/* iotuner:drop end */\nreturn 0;\n}\n", "'iotuner:drop end' without a begin"),
-])
+@pytest.mark.parametrize(
+    "code, message",
+    [
+        ("int main(void) {\n/* iotuner:keep begin */\nreturn 0;\n}\n", "has no 'iotuner:keep end'"),
+        ("int main(void) {\n/* iotuner:drop end */\nreturn 0;\n}\n", "'iotuner:drop end' without a begin"),
+    ],
+)
 def test_unbalanced_markers_are_refused_with_their_line(tmp_path, code, message):
     with pytest.raises(MarkerError, match=re.escape(message)):
         kernel_of(tmp_path, code)
 
 
 def test_loop_reduction_rewrites_counted_loops_only(tmp_path):
-    ex, text = kernel_of(tmp_path, """\
+    ex, text = kernel_of(
+        tmp_path,
+        """\
         #include <fcntl.h>
         #include <unistd.h>
         static void put(int fd, const double *b) { write(fd, b, 8); }
@@ -229,9 +262,11 @@ def test_loop_reduction_rewrites_counted_loops_only(tmp_path):
             close(fd);
             return 0;
         }
-        """, loop_fraction=0.1)
+        """,
+        loop_fraction=0.1,
+    )
     loops = {lp.line: lp for lp in ex.emitted.loops}
-    assert [lp.reduced for lp in ex.emitted.loops] == [True, False, False]   # the compute loop is not listed
+    assert [lp.reduced for lp in ex.emitted.loops] == [True, False, False]  # the compute loop is not listed
     reasons = [lp.reason for lp in ex.emitted.loops if not lp.reduced]
     assert "the body changes n" in reasons[0] and "while loop" in reasons[1]
     assert "IOTK_LOOP(1, iotk_trip((long long)(0), (long long)(n), (long long)(2), 1, 0));" in text
@@ -244,7 +279,9 @@ def test_loop_reduction_rewrites_counted_loops_only(tmp_path):
 def test_loop_reduction_never_cuts_cleanup_loops(tmp_path):
     """Cut to 2 of 8 iterations, the H5Tclose loop would leave six types open; a loop that closes through a
     helper is cleanup too. The loop that writes is cut."""
-    ex, text = kernel_of(tmp_path, """\
+    ex, text = kernel_of(
+        tmp_path,
+        """\
         #include "hdf5.h"
         static void release(hid_t t) { if (t >= 0) H5Tclose(t); }
         int main(void) {
@@ -270,7 +307,9 @@ def test_loop_reduction_never_cuts_cleanup_loops(tmp_path):
             H5Fclose(file);
             return 0;
         }
-        """, loop_fraction=0.25)
+        """,
+        loop_fraction=0.25,
+    )
     assert [lp.reduced for lp in ex.emitted.loops] == [True, False, False]
     for lp in ex.emitted.loops[1:]:
         assert lp.reason.startswith("a cleanup loop"), lp
@@ -278,7 +317,9 @@ def test_loop_reduction_never_cuts_cleanup_loops(tmp_path):
 
 
 def test_path_switching_wraps_every_path_argument(tmp_path):
-    ex, text = kernel_of(tmp_path, """\
+    ex, text = kernel_of(
+        tmp_path,
+        """\
         #include <fcntl.h>
         #include <stdio.h>
         #include <sys/stat.h>
@@ -301,19 +342,23 @@ def test_path_switching_wraps_every_path_argument(tmp_path):
             close(open(argv[7], flags_of(argc)));
             return 0;
         }
-        """, path_prefix="/dev/shm/x")
+        """,
+        path_prefix="/dev/shm/x",
+    )
     assert "mkdir(iotk_path(argv[1], 1), 0755);" in text
     assert 'FILE *f = fopen(iotk_open_path(argv[2], iotk_fopen_writes("w")), "w");' in text
     assert "rename(iotk_path(argv[2], 1), iotk_path(argv[3], 1));" in text
     # reads stay where they are unless the kernel wrote the file: the mode decides at run time
-    assert 'FILE *in = fopen(iotk_open_path(argv[4], iotk_fopen_writes(mode)), mode);' in text
+    assert "FILE *in = fopen(iotk_open_path(argv[4], iotk_fopen_writes(mode)), mode);" in text
     assert "iotk_open_path(argv[5], ((H5F_ACC_RDONLY) & H5F_ACC_RDWR) != 0)" in text
     assert "iotk_open_path(argv[6], ((MPI_MODE_RDONLY) & MPI_MODE_RDONLY) == 0)" in text
     assert "iotk_open_path(argv[7], 1)" in text and "the mode of open is not read" in " ".join(ex.emitted.notes)
 
 
 def test_nonlocal_jumps_are_unsupported(tmp_path):
-    ex, _ = kernel_of(tmp_path, """\
+    ex, _ = kernel_of(
+        tmp_path,
+        """\
         #include <setjmp.h>
         #include <stdio.h>
         static jmp_buf env;
@@ -323,13 +368,16 @@ def test_nonlocal_jumps_are_unsupported(tmp_path):
             fclose(f);
             return 0;
         }
-        """)
+        """,
+    )
     assert ex.unsupported and "setjmp" in ex.unsupported[0].what
 
 
 def test_a_received_value_keeps_every_send(tmp_path):
     """The data of a kept MPI_Recv comes from a send elsewhere: dropping it would deadlock."""
-    _, text = kernel_of(tmp_path, """\
+    _, text = kernel_of(
+        tmp_path,
+        """\
         #include <mpi.h>
         int main(int argc, char **argv) {
             MPI_Init(&argc, &argv);
@@ -344,7 +392,8 @@ def test_a_received_value_keeps_every_send(tmp_path):
             MPI_Finalize();
             return 0;
         }
-        """)
+        """,
+    )
     kept = lines(text)
     assert "MPI_Recv(&n, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);" in kept
     assert "MPI_Send(&n, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);" in kept and "n = 42;" in kept
@@ -361,7 +410,9 @@ def test_missing_source_and_bad_fraction_are_bad_input(tmp_path):
 def test_values_errno_and_functions_that_never_return(tmp_path):
     """Found on the bundled kernels: a switch of returns whose value kept code uses, errno (a write
     through a call's result) and a usage error that exits."""
-    _, text = kernel_of(tmp_path, """\
+    _, text = kernel_of(
+        tmp_path,
+        """\
         #include <errno.h>
         #include <stdio.h>
         #include <stdlib.h>
@@ -384,18 +435,22 @@ def test_values_errno_and_functions_that_never_return(tmp_path):
             fclose(f);
             return 0;
         }
-        """)
+        """,
+    )
     kept = lines(text)
-    assert ["return 1;", "return 4;", "return 8;"] == [ln for ln in kept if ln.startswith("return") and
-                                                        ln[7:8].isdigit() and ln != "return 0;"]
-    assert "errno = 0;" in kept                              # read by the check below it
+    assert ["return 1;", "return 4;", "return 8;"] == [
+        ln for ln in kept if ln.startswith("return") and ln[7:8].isdigit() and ln != "return 0;"
+    ]
+    assert "errno = 0;" in kept  # read by the check below it
     assert "usage_error(arg);" in kept and "exit(2);" in kept  # a check that ends the run stays
 
 
 def test_statements_from_a_macro_stay_whole(tmp_path):
     """A checking macro expands to statements that share its invocation's text: cutting the logging
     out of it would cut the write inside it too."""
-    _, text = kernel_of(tmp_path, """\
+    _, text = kernel_of(
+        tmp_path,
+        """\
         #include <stdio.h>
         #include <stdlib.h>
         #define CHECK(x) do { if ((x) != 1) { fprintf(stderr, "failed\\n"); exit(1); } } while (0)
@@ -407,14 +462,17 @@ def test_statements_from_a_macro_stay_whole(tmp_path):
             fclose(f);
             return 0;
         }
-        """)
+        """,
+    )
     kept = lines(text)
     assert "CHECK(fwrite(&v, sizeof v, 1, f));" in kept and "double v = 3;" in kept
     assert "double unused = v * 2;" not in kept
 
 
 def test_local_types_and_cleanup_labels(tmp_path):
-    _, text = kernel_of(tmp_path, """\
+    _, text = kernel_of(
+        tmp_path,
+        """\
         #include <stdio.h>
         int main(void) {
             typedef struct { int magic; double v; } header_t;
@@ -430,7 +488,8 @@ def test_local_types_and_cleanup_labels(tmp_path):
             fprintf(stderr, "cannot write (%f)\\n", junk);
             return 1;
         }
-        """)
+        """,
+    )
     kept = lines(text)
     assert "typedef struct" in text and "header_t h = {7, 1.5};" in kept
     assert kept.count("goto fail;") == 2 and "fail:;" not in kept and "fail:" in kept

@@ -54,8 +54,22 @@ def support_program(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("iotk")
     (d / "t.c").write_text(PROGRAM)
     exe = d / "t"
-    subprocess.run(["gcc", "-std=gnu99", "-Wall", "-Werror", f"-I{SUPPORT}", "-DIOTK_FRACTION=0.25",
-                    "-DIOTK_NLOOPS=4", str(d / "t.c"), str(SUPPORT / "iotk.c"), "-o", str(exe)], check=True)
+    subprocess.run(
+        [
+            "gcc",
+            "-std=gnu99",
+            "-Wall",
+            "-Werror",
+            f"-I{SUPPORT}",
+            "-DIOTK_FRACTION=0.25",
+            "-DIOTK_NLOOPS=4",
+            str(d / "t.c"),
+            str(SUPPORT / "iotk.c"),
+            "-o",
+            str(exe),
+        ],
+        check=True,
+    )
     return exe
 
 
@@ -64,8 +78,14 @@ def run(exe: Path, *args: str, **env: str) -> tuple[list[str], dict | None]:
     stats.mkdir(exist_ok=True)
     for f in stats.iterdir():
         f.unlink()
-    r = subprocess.run([str(exe), *args], capture_output=True, text=True, check=True, cwd=exe.parent,
-                       env={"IOTUNER_KERNEL_STATS": str(stats), "PATH": "/usr/bin:/bin", **env})
+    r = subprocess.run(
+        [str(exe), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=exe.parent,
+        env={"IOTUNER_KERNEL_STATS": str(stats), "PATH": "/usr/bin:/bin", **env},
+    )
     files = list(stats.iterdir())
     return r.stdout.split("\n"), (json.loads(files[0].read_text()) if files else None)
 
@@ -77,26 +97,27 @@ def test_loops_run_a_fraction_of_their_trips_never_below_one(support_program):
     assert out[0] == "3 21 0 1"
     loops = {lp["id"]: lp for lp in stats["loops"]}
     assert loops[1] == {"id": 1, "entries": 1, "reduced_entries": 1, "trips": 10, "run": 3}
-    assert loops[2]["entries"] == 3 and loops[2]["reduced_entries"] == 0   # nested: not reduced
+    assert loops[2]["entries"] == 3 and loops[2]["reduced_entries"] == 0  # nested: not reduced
     assert loops[4]["trips"] == 4 and loops[4]["run"] == 1
     assert stats["fraction"] == 0.25
 
 
 def test_fraction_is_overridden_at_run_time(support_program):
     out, stats = run(support_program, IOTUNER_KERNEL_LOOP_FRACTION="1")
-    assert out[0] == "10 70 0 1"   # the whole kernel: the validation's exact comparison runs this
+    assert out[0] == "10 70 0 1"  # the whole kernel: the validation's exact comparison runs this
     assert all(lp["reduced_entries"] == 0 for lp in stats["loops"])
 
 
 def test_paths_move_under_the_prefix(support_program, tmp_path):
     prefix = tmp_path / "shm"
-    out, stats = run(support_program, "+/abs/dir/f.h5", "+rel/g.h5", "+ufs:/x/y.dat",
-                     IOTUNER_KERNEL_PATH_PREFIX=str(prefix) + "/")
+    out, stats = run(
+        support_program, "+/abs/dir/f.h5", "+rel/g.h5", "+ufs:/x/y.dat", IOTUNER_KERNEL_PATH_PREFIX=str(prefix) + "/"
+    )
     cwd = support_program.parent
     assert out[1:4] == [f"{prefix}/abs/dir/f.h5", f"{prefix}{cwd}/rel/g.h5", f"ufs:{prefix}/x/y.dat"]
     assert (prefix / "abs" / "dir").is_dir() and (prefix / str(cwd).lstrip("/") / "rel").is_dir()
     assert [o[0] for o in stats["opens"]] == out[1:4] and all(o[1] == 0 for o in stats["opens"])
-    out, _ = run(support_program, f"+{prefix}/already/here")   # no prefix set at run time: unchanged
+    out, _ = run(support_program, f"+{prefix}/already/here")  # no prefix set at run time: unchanged
     assert out[1] == f"{prefix}/already/here"
 
 
@@ -109,18 +130,31 @@ def test_only_outputs_move_under_the_prefix(support_program, tmp_path):
     written = prefix / str(tmp_path).lstrip("/") / "out.h5"
     written.parent.mkdir(parents=True)
     written.write_text("")
-    out, stats = run(support_program, f"-{inp}", f"-{tmp_path}/out.h5", f"+{inp}", "-ufs:/no/such.dat",
-                     IOTUNER_KERNEL_PATH_PREFIX=str(prefix))
+    out, stats = run(
+        support_program,
+        f"-{inp}",
+        f"-{tmp_path}/out.h5",
+        f"+{inp}",
+        "-ufs:/no/such.dat",
+        IOTUNER_KERNEL_PATH_PREFIX=str(prefix),
+    )
     assert out[1:5] == [str(inp), str(written), f"{prefix}{inp}", "ufs:/no/such.dat"]
-    assert not (prefix / "no").exists()   # a read creates no directories
+    assert not (prefix / "no").exists()  # a read creates no directories
     assert [o[0] for o in stats["opens"]] == out[1:5]
 
 
 def manifest(tmp_path: Path, **changes) -> Path:
-    doc = {"kind": kernel_api.KIND, "version": 1, "status": "validated", "reason": None,
-           "application": {"command": ["./app", "{scratch}"], "cwd": "/w"},
-           "kernel": {"executable": "kernel", "command": ["/k/kernel", "{scratch}"]},
-           "scale": 4.0, "loop_fraction": 0.25, "validation": {"speedup": 20.0}}
+    doc = {
+        "kind": kernel_api.KIND,
+        "version": 1,
+        "status": "validated",
+        "reason": None,
+        "application": {"command": ["./app", "{scratch}"], "cwd": "/w"},
+        "kernel": {"executable": "kernel", "command": ["/k/kernel", "{scratch}"]},
+        "scale": 4.0,
+        "loop_fraction": 0.25,
+        "validation": {"speedup": 20.0},
+    }
     doc.update(changes)
     kernel_api.save(tmp_path, doc)
     return tmp_path
@@ -138,13 +172,16 @@ def test_api_falls_back_to_the_application(tmp_path):
     assert k.reason == "the kernel does not build"
 
 
-@pytest.mark.parametrize("text, message", [
-    (None, "kernel.json is missing"),
-    ("{not json", "is corrupt"),
-    ('{"kind": "iotuner-run-report", "version": 1}', "not an iotuner kernel manifest"),
-    ('{"kind": "iotuner-kernel", "version": 99, "status": "validated"}', "manifest version 99"),
-    ('{"kind": "iotuner-kernel", "version": 1, "status": "maybe"}', "unknown status"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (None, "kernel.json is missing"),
+        ("{not json", "is corrupt"),
+        ('{"kind": "iotuner-run-report", "version": 1}', "not an iotuner kernel manifest"),
+        ('{"kind": "iotuner-kernel", "version": 99, "status": "validated"}', "manifest version 99"),
+        ('{"kind": "iotuner-kernel", "version": 1, "status": "maybe"}', "unknown status"),
+    ],
+)
 def test_api_names_what_is_wrong_with_a_manifest(tmp_path, text, message):
     if text is not None:
         (tmp_path / kernel_api.MANIFEST).write_text(text)

@@ -23,8 +23,10 @@ def writers(tmp_path_factory) -> dict[str, Path]:
         pytest.skip("needs Open MPI (openmpi-bin, libopenmpi-dev)")
     out = tmp_path_factory.mktemp("writers")
     built = {}
-    for abi, cc, extra in (("mpich", "mpicc.mpich", []),
-                           ("openmpi", "mpicc.openmpi", ["-L/usr/lib/x86_64-linux-gnu/openmpi/lib"])):
+    for abi, cc, extra in (
+        ("mpich", "mpicc.mpich", []),
+        ("openmpi", "mpicc.openmpi", ["-L/usr/lib/x86_64-linux-gnu/openmpi/lib"]),
+    ):
         exe = out / f"mpiio_write_{abi}"
         subprocess.run([cc, "-O1", str(PROGRAMS / "mpiio_write.c"), "-o", str(exe), *extra], check=True)
         assert mpiabi.program_abi(str(exe)) == abi
@@ -33,19 +35,28 @@ def writers(tmp_path_factory) -> dict[str, Path]:
 
 
 def iotuner(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "iotuner", *map(str, args)], capture_output=True, text=True,
-                          timeout=120, cwd=cwd, env=dict(os.environ, **OMPI_ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "iotuner", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=dict(os.environ, **OMPI_ROOT),
+    )
 
 
-CASES = [("mpiexec.mpich", "openmpi", "MPICH's launcher", "an Open MPI program", "mpirun.openmpi"),
-         ("mpirun.openmpi", "mpich", "Open MPI's launcher", "an MPICH program", "mpiexec.mpich")]
+CASES = [
+    ("mpiexec.mpich", "openmpi", "MPICH's launcher", "an Open MPI program", "mpirun.openmpi"),
+    ("mpirun.openmpi", "mpich", "Open MPI's launcher", "an MPICH program", "mpiexec.mpich"),
+]
 
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("command", ["run", "smart"])
 @pytest.mark.parametrize("launcher,abi,says_launcher,says_program,fix", CASES)
-def test_run_and_smart_name_the_launcher_and_its_fix(tmp_path, writers, command, launcher, abi, says_launcher,
-                                                     says_program, fix):
+def test_run_and_smart_name_the_launcher_and_its_fix(
+    tmp_path, writers, command, launcher, abi, says_launcher, says_program, fix
+):
     out = tmp_path / "d.bin"
     r = iotuner(command, "--", launcher, "-n", "2", writers[abi], out, 4096, 4, "collective")
     assert r.returncode == 2, r.stdout + r.stderr
@@ -58,8 +69,22 @@ def test_run_and_smart_name_the_launcher_and_its_fix(tmp_path, writers, command,
 @pytest.mark.mpi
 @pytest.mark.parametrize("launcher,abi,says_launcher,says_program,fix", CASES)
 def test_tune_names_the_mpiexec_to_give(tmp_path, writers, launcher, abi, says_launcher, says_program, fix):
-    r = iotuner("tune", "--mpiexec", launcher, "--trials", 1, "--out", tmp_path / "t", "--",
-                writers[abi], tmp_path / "d.bin", 4096, 4, "collective", cwd=tmp_path)
+    r = iotuner(
+        "tune",
+        "--mpiexec",
+        launcher,
+        "--trials",
+        1,
+        "--out",
+        tmp_path / "t",
+        "--",
+        writers[abi],
+        tmp_path / "d.bin",
+        4096,
+        4,
+        "collective",
+        cwd=tmp_path,
+    )
     assert r.returncode == 2, r.stdout + r.stderr
     [line] = r.stderr.splitlines()
     assert f"{launcher} is {says_launcher}, but {writers[abi]} is {says_program}" in line
@@ -73,10 +98,22 @@ def test_matching_launchers_run(tmp_path, writers):
     for launcher, abi in (("mpiexec.mpich", "mpich"), ("mpirun.openmpi", "openmpi")):
         assert mpiabi.mismatch([launcher, "-n", "2", str(writers[abi])]) is None
         extra = ["--oversubscribe"] if abi == "openmpi" else []
-        r = iotuner("run", "--json", "--", launcher, *extra, "-n", "2", writers[abi], tmp_path / f"{abi}.bin",
-                    4096, 4, "collective")
+        r = iotuner(
+            "run",
+            "--json",
+            "--",
+            launcher,
+            *extra,
+            "-n",
+            "2",
+            writers[abi],
+            tmp_path / f"{abi}.bin",
+            4096,
+            4,
+            "collective",
+        )
         assert r.returncode == 0, r.stdout + r.stderr
-        assert json.loads(r.stdout[r.stdout.index("{"):])["run"]["ranks"] == 2
+        assert json.loads(r.stdout[r.stdout.index("{") :])["run"]["ranks"] == 2
         assert (tmp_path / f"{abi}.bin").stat().st_size == 2 * 4 * 4096
 
 

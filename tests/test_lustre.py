@@ -54,6 +54,7 @@ def lustre(tmp_path, monkeypatch):
 
 def calls(log):
     import json
+
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 

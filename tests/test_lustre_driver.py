@@ -32,20 +32,33 @@ class Recorder:
 
 
 def lustre_hints(ranks: int, per_node: int, cb_nodes: int, stripes: int, stripe: int, buffer: int) -> Hints:
-    h = Hints.from_mapping({"romio_cb_write": "enable", "romio_cb_read": "enable", "cb_nodes": str(cb_nodes),
-                            "cb_config_list": f"*:{per_node}", "cb_buffer_size": str(buffer),
-                            "striping_unit": str(stripe), "striping_factor": str(stripes)}, ranks, per_node)
+    h = Hints.from_mapping(
+        {
+            "romio_cb_write": "enable",
+            "romio_cb_read": "enable",
+            "cb_nodes": str(cb_nodes),
+            "cb_config_list": f"*:{per_node}",
+            "cb_buffer_size": str(buffer),
+            "striping_unit": str(stripe),
+            "striping_factor": str(stripes),
+        },
+        ranks,
+        per_node,
+    )
     return replace(h, lustre=True)
 
 
-@pytest.mark.parametrize("cb_nodes, stripes, co_ratio, want", [
-    (42, 20, 3, 40),    # the driver's own example: a multiple of the stripe count, at most co_ratio per OST
-    (60, 20, 1, 20),
-    (8, 60, 1, 6),      # the driver's other example: the largest divisor of the stripe count not above cb_nodes
-    (96, 156, 1, 78),
-    (3, 7, 1, 1),       # a prime stripe count above cb_nodes: one aggregator
-    (512, 156, 1, 156),
-])
+@pytest.mark.parametrize(
+    "cb_nodes, stripes, co_ratio, want",
+    [
+        (42, 20, 3, 40),  # the driver's own example: a multiple of the stripe count, at most co_ratio per OST
+        (60, 20, 1, 20),
+        (8, 60, 1, 6),  # the driver's other example: the largest divisor of the stripe count not above cb_nodes
+        (96, 156, 1, 78),
+        (3, 7, 1, 1),  # a prime stripe count above cb_nodes: one aggregator
+        (512, 156, 1, 156),
+    ],
+)
 def test_aggregators_divide_or_multiply_the_stripe_count(cb_nodes, stripes, co_ratio, want):
     assert lustre.aggregators(cb_nodes, stripes, co_ratio) == want
 
@@ -68,7 +81,7 @@ def test_each_aggregator_writes_its_own_stripes_and_every_round_spans_the_osts()
     # 512 stripes in rounds of 16 aggregators x 4 stripes: 8 rounds, each writing 64 consecutive stripes
     rounds = rec.collectives.count("alltoall") - 1  # the first is the offset lists'
     assert rounds == 8
-    by_round = [sorted(off // MIB for _, off, _ in writes[64 * m:64 * (m + 1)]) for m in range(8)]
+    by_round = [sorted(off // MIB for _, off, _ in writes[64 * m : 64 * (m + 1)]) for m in range(8)]
     assert by_round == [list(range(64 * m, 64 * (m + 1))) for m in range(8)]
 
 
@@ -84,7 +97,11 @@ def test_one_stripe_per_round_at_least_and_holes_read_first():
     reads = [(off, n) for _, op, off, n in rec.files if op == "pread"]
     assert reads == [(3 * MIB, MIB)]  # from the first to the last received byte of stripe 3
     assert sorted((off, n) for _, op, off, n in rec.files if op == "pwrite") == [
-        (0, MIB), (MIB, MIB), (2 * MIB, MIB), (3 * MIB, MIB)]
+        (0, MIB),
+        (MIB, MIB),
+        (2 * MIB, MIB),
+        (3 * MIB, MIB),
+    ]
 
 
 def test_reads_and_other_file_systems_keep_the_generic_driver():
@@ -93,8 +110,10 @@ def test_reads_and_other_file_systems_keep_the_generic_driver():
     generic = replace(h, lustre=False)
     read = twophase.collective(call, h, "read", File(512 * MIB))
     assert read.ranks == twophase.collective(call, generic, "read", File(512 * MIB)).ranks
-    assert twophase.collective(call, h, "write", File(0)).ranks != twophase.collective(call, generic, "write",
-                                                                                      File(0)).ranks
+    assert (
+        twophase.collective(call, h, "write", File(0)).ranks
+        != twophase.collective(call, generic, "write", File(0)).ranks
+    )
     assert generic.write_aggregators == 16 and replace(h, cb_nodes=12).write_aggregators == 8
 
 
@@ -104,6 +123,7 @@ def test_calls_counted_once_keep_the_aggregator_their_first_stripe_picks():
     count. 5 ranks write 3 MiB per call (VPIC-IO's layout): call k starts on stripe 15k, 4 aggregators."""
     from iotuner.simulate import workload
     from iotuner.tune.strategies.hybrid.count import phase_ops
+
     pattern = workload.segmented("write", 4, 3 * MIB, 5)
     h = lustre_hints(5, 5, 4, 4, MIB, MIB)
     assert phase_ops(pattern, h).ranks == phase_ops(pattern, h, trace=Recorder()).ranks

@@ -44,8 +44,10 @@ def test_collective_phases_and_a_ranks_own_checks(tmp_path, programs, n):
     of all n ranks per collective open, rank 0's checks apart, every byte once."""
     result = run_many(n, [programs["ior_check"], tmp_path, 2, 1])
     rep, own = result.report, told(result, "ior_check")
-    shape = [("w" if p["bytes_written"] else "r" if p["bytes_read"] else "c", p["ranks"], p["group_size"],
-              p["grouped_by"]) for p in rep.phases]
+    shape = [
+        ("w" if p["bytes_written"] else "r" if p["bytes_read"] else "c", p["ranks"], p["group_size"], p["grouped_by"])
+        for p in rep.phases
+    ]
     assert shape == [("w", n, n, "communicator"), ("r", n, n, "communicator"), ("c", 1, 1, "rank")] * 2, shape
     assert [p["step"] for p in rep.phases if p["grouped_by"] == "communicator"] == [0, 1, 2, 3]
     assert rep.totals["bytes_written"] == own["bytes_written"] == rep.totals["bytes_read"] == 2 * n << 20
@@ -56,8 +58,9 @@ def test_collective_phases_and_a_ranks_own_checks(tmp_path, programs, n):
 def test_file_per_process_steps_with_a_late_rank(tmp_path, programs, n):
     """One file per rank per step, the last rank 200 ms late at every step: 3 phases of n ranks each."""
     rep = run_many(n, [programs["fpp_steps"], tmp_path, 3, 1, 200]).report
-    assert [(p["ranks"], p["files"], p["grouped_by"], p["step"], p["bytes_written"]) for p in rep.phases] == \
-        [(n, n, "step", step, n << 20) for step in range(3)]
+    assert [(p["ranks"], p["files"], p["grouped_by"], p["step"], p["bytes_written"]) for p in rep.phases] == [
+        (n, n, "step", step, n << 20) for step in range(3)
+    ]
     assert [os.path.basename(p["file"]) for p in rep.phases] == [f"ckpt_{s:04d}_0000.dat" for s in range(3)]
 
 
@@ -67,8 +70,11 @@ def test_smart_insights_and_settings_agree_across_ranks(tmp_path, programs, n):
     every rank agrees (no phase runs 'off'), and the recurring phases run with the decided settings. A margin
     of 0.99 keeps the feedback loop (timing) out of it."""
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        rep = run_many(n, [programs["ior_hdf5"], scratch, 3, 1, "collective"],
-                       env={"IOTUNER_SMART": "1", "IOTUNER_SMART_MARGIN": "0.99"}).report
+        rep = run_many(
+            n,
+            [programs["ior_hdf5"], scratch, 3, 1, "collective"],
+            env={"IOTUNER_SMART": "1", "IOTUNER_SMART_MARGIN": "0.99"},
+        ).report
     smart = rep.data["smart"]
     kinds = {p["id"]: p for p in rep.phases}
     data = [p for p in smart["phases"] if kinds[p["phase"]]["kind"] == "hdf5"]
@@ -92,10 +98,12 @@ TWO_PHASE = {"romio_cb_write": "enable", "romio_cb_read": "enable"}
 # (layout, block, cb_buffer_size, aggregators (cb_nodes), cb_config_list, ROMIO's collective mode): one
 # aggregator by default, three, every rank, and the automatic mode that decides between two-phase and
 # independent by the ranks' interleaving
-COUNT_CASES = [("strided", 1000, "4096", "1", None, TWO_PHASE),
-               ("sparse", 1000, "4096", "3", "*:{n}", TWO_PHASE),
-               ("strided", 4096, "65536", "{n}", "*:{n}", TWO_PHASE),
-               ("sparse", 4096, "65536", "3", "*:{n}", {})]
+COUNT_CASES = [
+    ("strided", 1000, "4096", "1", None, TWO_PHASE),
+    ("sparse", 1000, "4096", "3", "*:{n}", TWO_PHASE),
+    ("strided", 4096, "65536", "{n}", "*:{n}", TWO_PHASE),
+    ("sparse", 4096, "65536", "3", "*:{n}", {}),
+]
 
 
 @pytest.mark.parametrize("n", RANKS)
@@ -109,8 +117,13 @@ def test_hybrid_model_counts_equal_romios(tmp_path, programs, n):
             hints["cb_config_list"] = config_list.format(n=n)
         cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": hints})
         data = tmp_path / f"{layout}-{block}-{buffer}-{nodes}.bin"
-        result = run_many(n, [programs["two_phase"], data, block, 8, layout, "both", 4], config=cfg,
-                          report=tmp_path / "r.json", count_ops=True)
+        result = run_many(
+            n,
+            [programs["two_phase"], data, block, 8, layout, "both", 4],
+            config=cfg,
+            report=tmp_path / "r.json",
+            count_ops=True,
+        )
         assert "two_phase: ok" in result.stdout
         checked, mismatches = verify.compare(result.report, hints)
         assert checked == 2

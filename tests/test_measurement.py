@@ -35,11 +35,15 @@ def test_sampled_time_estimates_the_write_loop(tmp_path):
         assert h5["hdf5"]["dataset_writes"] == h5writes
         assert h5["data_level"] == "hdf5" and h5["bytes_written"] == h5writes * 64  # 8 doubles per call
         assert h5["time_sampled"] is True
-        return {"posix": posix["posix"]["write_time_s"] / float(fields["posix_s"]),
-                "hdf5": h5["hdf5"]["write_time_s"] / float(fields["h5_s"])}
+        return {
+            "posix": posix["posix"]["write_time_s"] / float(fields["posix_s"]),
+            "hdf5": h5["hdf5"]["write_time_s"] / float(fields["h5_s"]),
+        }
+
     # time inside the calls is most of each loop; a wrong weight (1 instead of 16) would give ~6%
-    assert_claims(estimate_over_clock, {"posix": Claim(above=0.5, below=1.1), "hdf5": Claim(above=0.5, below=1.1)},
-                  most=24)  # under load a preempted sampled call weighs 16 calls: more samples
+    assert_claims(
+        estimate_over_clock, {"posix": Claim(above=0.5, below=1.1), "hdf5": Claim(above=0.5, below=1.1)}, most=24
+    )  # under load a preempted sampled call weighs 16 calls: more samples
 
 
 def test_few_calls_are_timed_exactly(tmp_path):

@@ -20,18 +20,37 @@ EVENTS = ("phase_begin", "file_open", "call", "data", "operation", "phase_end", 
 def toy_module(tmp_path_factory):
     out = tmp_path_factory.mktemp("toy") / "libtoy.so"
     env = dict(os.environ, PKG_CONFIG_PATH=str(native.lib_dir() / "pkgconfig"))
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "iotuner"], env=env, check=True,
-                           capture_output=True, text=True).stdout.split()
-    subprocess.run([MPICC, "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-O1",
-                    str(PROGRAMS / "toy_module.c"), "-o", str(out), *flags, f"-Wl,-rpath,{native.lib_dir()}"],
-                   check=True)
+    flags = subprocess.run(
+        ["pkg-config", "--cflags", "--libs", "iotuner"], env=env, check=True, capture_output=True, text=True
+    ).stdout.split()
+    subprocess.run(
+        [
+            MPICC,
+            "-shared",
+            "-fPIC",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-O1",
+            str(PROGRAMS / "toy_module.c"),
+            "-o",
+            str(out),
+            *flags,
+            f"-Wl,-rpath,{native.lib_dir()}",
+        ],
+        check=True,
+    )
     return out
 
 
 @pytest.mark.mpi
 def test_a_module_from_outside_hears_every_event_and_writes_its_section(programs, toy_module, tmp_path):
-    res = run_job([*mpi(), programs["module_events"], tmp_path, BLOCK], report=tmp_path / "report.json",
-                  env=dict(os.environ, LD_PRELOAD=str(toy_module)), count_ops=True)
+    res = run_job(
+        [*mpi(), programs["module_events"], tmp_path, BLOCK],
+        report=tmp_path / "report.json",
+        env=dict(os.environ, LD_PRELOAD=str(toy_module)),
+        count_ops=True,
+    )
     assert res.returncode == 0, res.stderr
     assert res.report is not None, res.report_error  # the toy's section is valid in a report
     doc = res.report.data
@@ -53,4 +72,3 @@ def test_a_module_from_outside_hears_every_event_and_writes_its_section(programs
         for p in seen.values():  # the report context maps the module's phase to the report's
             assert report_phases[p["phase"]]["file"] == p["file"], where
             assert report_phases[p["phase"]]["kind"] == p["kind"], where
-

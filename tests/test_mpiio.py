@@ -15,8 +15,13 @@ def expected_file(ranks):
 
 @pytest.mark.parametrize("mode", ["independent", "collective"])
 def test_mpiio_program(tmp_path, programs, mode):
-    cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": {"romio_cb_write": "enable", "cb_config_list": "*:2",
-                                                                   "cb_nodes": 2, "cb_buffer_size": "256K"}})
+    cfg = write_json(
+        tmp_path / "s.json",
+        {
+            "version": 1,
+            "mpiio": {"romio_cb_write": "enable", "cb_config_list": "*:2", "cb_nodes": 2, "cb_buffer_size": "256K"},
+        },
+    )
     out = tmp_path / "data.bin"
     result = run_job(mpi() + [programs["mpiio_write"], out, BLOCK, COUNT, mode], config=cfg)
     assert result.ok, result.stderr
@@ -31,7 +36,11 @@ def test_mpiio_program(tmp_path, programs, mode):
     assert phase["wall_time_s"] > 0 and phase["write_bandwidth_mib_s"] > 0
     checks = {c["knob"]: c for c in phase["settings"]}
     assert {k: c["status"] for k, c in checks.items()} == {
-        "romio_cb_write": "applied", "cb_config_list": "applied", "cb_nodes": "applied", "cb_buffer_size": "applied"}
+        "romio_cb_write": "applied",
+        "cb_config_list": "applied",
+        "cb_nodes": "applied",
+        "cb_buffer_size": "applied",
+    }
     assert phase["mpi_hints"]["cb_buffer_size"] == "262144"
 
 
@@ -48,6 +57,7 @@ def test_repeated_opens_are_separate_phases(tmp_path, programs):
 def test_files_on_dev_shm_are_tracked(programs):
     import tempfile
     from pathlib import Path
+
     with tempfile.TemporaryDirectory(dir="/dev/shm") as d:
         out = Path(d) / "data.bin"
         result = run_job(mpi() + [programs["mpiio_write"], out, 4096, 4, "independent"])

@@ -58,16 +58,42 @@ def vpicio_openmpi(tmp_path_factory) -> Path:
     """The vpicio kernel, built with Open MPI and Open MPI's HDF5 (1.10.8 too: the same HDF5 API, other MPI)."""
     flags = _openmpi_hdf5()
     exe = tmp_path_factory.mktemp("openmpi") / "vpicio"
-    subprocess.run(["mpicc.openmpi", "-O1", f"-I{KERNELS}", str(KERNELS / "vpicio.c"), str(KERNELS / "common.c"),
-                    str(KERNELS / "k_hdf5.c"),
-                    "-o", str(exe), *flags, "-lm"], check=True)
+    subprocess.run(
+        [
+            "mpicc.openmpi",
+            "-O1",
+            f"-I{KERNELS}",
+            str(KERNELS / "vpicio.c"),
+            str(KERNELS / "common.c"),
+            str(KERNELS / "k_hdf5.c"),
+            "-o",
+            str(exe),
+            *flags,
+            "-lm",
+        ],
+        check=True,
+    )
     return exe
 
 
 def _openmpi_job(exe: Path, out: Path, *mca: str) -> list[str]:
     out.mkdir()
-    return ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", *mca, "-n", "2", str(exe), "-n", "16K",
-            "-t", "2", "-r", "-o", str(out)]
+    return [
+        "mpirun.openmpi",
+        "--allow-run-as-root",
+        "--oversubscribe",
+        *mca,
+        "-n",
+        "2",
+        str(exe),
+        "-n",
+        "16K",
+        "-t",
+        "2",
+        "-r",
+        "-o",
+        str(out),
+    ]
 
 
 BYTES = 2 * 16384 * 8 * 4 * 2  # ranks x particles x variables x 4 bytes x steps
@@ -87,12 +113,19 @@ def test_iotuner_run_tunes_and_measures_an_open_mpi_job(tmp_path, vpicio_openmpi
     once (Open MPI's own files in its session directory are not phases)."""
     _openmpi_runtime()
     env = dict(os.environ, **OMPI_ROOT)
-    plain = subprocess.run(_openmpi_job(vpicio_openmpi, tmp_path / "plain"), env=env, capture_output=True,
-                           text=True, timeout=120)
+    plain = subprocess.run(
+        _openmpi_job(vpicio_openmpi, tmp_path / "plain"), env=env, capture_output=True, text=True, timeout=120
+    )
     assert plain.returncode == 0 and "vpicio verify: ok" in plain.stdout, plain.stderr
     cfg = write_json(tmp_path / "s.json", {"version": 1, "hdf5": {"chunk_dims": [1024], "alignment": [0, "64K"]}})
-    result = runner.run(_openmpi_job(vpicio_openmpi, tmp_path / "tuned"), config=cfg, report=tmp_path / "r.json",
-                        env=env, capture=True, timeout=120)
+    result = runner.run(
+        _openmpi_job(vpicio_openmpi, tmp_path / "tuned"),
+        config=cfg,
+        report=tmp_path / "r.json",
+        env=env,
+        capture=True,
+        timeout=120,
+    )
     assert result.ok and "vpicio verify: ok" in result.stdout, result.stdout + result.stderr
     assert "warning" not in result.stderr, result.stderr
     report = result.report
@@ -100,12 +133,15 @@ def test_iotuner_run_tunes_and_measures_an_open_mpi_job(tmp_path, vpicio_openmpi
     assert report.data["run"]["mpi_io_component"] == "ompio"  # Open MPI 4.1's and 5.0's default
     phases = report.phases
     assert [(p["kind"], p["ranks"], p["bytes_written"], p["bytes_read"]) for p in phases] == [
-        ("hdf5", 2, BYTES, 0), ("hdf5", 2, 0, BYTES)]
+        ("hdf5", 2, BYTES, 0),
+        ("hdf5", 2, 0, BYTES),
+    ]
     assert report.data["totals"]["bytes_written"] == BYTES and report.data["totals"]["bytes_read"] == BYTES
     chunks = [c for c in report.checks(knob="chunk_dims") if c.get("dataset")]
     assert len(chunks) == 16 and {c["status"] for c in chunks} == {"applied"}  # 8 variables x 2 steps
-    layout = subprocess.run(["h5dump", "-p", "-H", str(tmp_path / "tuned" / "vpicio.h5")], capture_output=True,
-                            text=True).stdout
+    layout = subprocess.run(
+        ["h5dump", "-p", "-H", str(tmp_path / "tuned" / "vpicio.h5")], capture_output=True, text=True
+    ).stdout
     assert "CHUNKED" in layout and "CONTIGUOUS" not in layout
     assert h5diff(tmp_path / "plain" / "vpicio.h5", tmp_path / "tuned" / "vpicio.h5").returncode == 0
 
@@ -121,12 +157,17 @@ def test_hints_are_explained_by_the_io_component_that_opened_the_file(tmp_path, 
     hints = {"romio_cb_write": "enable", "cb_config_list": "*:2", "cb_nodes": 2, "cb_buffer_size": "4M"}
     cfg = write_json(tmp_path / "s.json", {"version": 1, "mpiio": hints})
     mca = ["--mca", "io", component] if component != "ompio" else []
-    result = runner.run(_openmpi_job(vpicio_openmpi, tmp_path / "out", *mca), config=cfg,
-                        report=tmp_path / "r.json", env=dict(os.environ, **OMPI_ROOT), capture=True, timeout=120)
+    result = runner.run(
+        _openmpi_job(vpicio_openmpi, tmp_path / "out", *mca),
+        config=cfg,
+        report=tmp_path / "r.json",
+        env=dict(os.environ, **OMPI_ROOT),
+        capture=True,
+        timeout=120,
+    )
     assert result.ok, result.stdout + result.stderr
     assert result.report.data["run"]["mpi_io_component"] == component
-    status = {c["knob"]: (c["status"], c.get("reason") or "") for c in result.report.checks()
-              if c["knob"] in hints}
+    status = {c["knob"]: (c["status"], c.get("reason") or "") for c in result.report.checks() if c["knob"] in hints}
     assert status["cb_nodes"][0] == status["cb_buffer_size"][0] == "applied"
     if component == "ompio":
         assert status["romio_cb_write"] == ("dropped", "ignored by OMPIO, use ompio.fcoll instead")
@@ -140,23 +181,26 @@ def test_the_mpich_build_leaves_an_open_mpi_job_untouched(tmp_path, vpicio_openm
     """A site that preloads the MPICH build for every job (no `iotuner run` to pick): the Open MPI job runs
     as without it (it was a segmentation fault in MPI_Init, exit 139), with one warning."""
     env = dict(os.environ, **OMPI_ROOT)
-    plain = subprocess.run(_openmpi_job(vpicio_openmpi, tmp_path / "plain"), env=env, capture_output=True,
-                           text=True, timeout=120)
+    plain = subprocess.run(
+        _openmpi_job(vpicio_openmpi, tmp_path / "plain"), env=env, capture_output=True, text=True, timeout=120
+    )
     assert plain.returncode == 0 and "vpicio verify: ok" in plain.stdout, plain.stderr
     # settings that would change the file's layout if they were applied
     cfg = write_json(tmp_path / "s.json", {"version": 1, "hdf5": {"chunk_dims": [1024], "alignment": [0, "64K"]}})
     env = dict(runner.environment(cfg, tmp_path / "r.json"), **OMPI_ROOT)  # no command: the main (MPICH) build
     assert native.library_abi(Path(env["LD_PRELOAD"].split(":")[0])) == "mpich"
-    r = subprocess.run(_openmpi_job(vpicio_openmpi, tmp_path / "tuned"), env=env, capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        _openmpi_job(vpicio_openmpi, tmp_path / "tuned"), env=env, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "vpicio verify: ok" in r.stdout
     warnings = [line for line in (r.stdout + r.stderr).splitlines() if "warning" in line]
     assert len(warnings) == 1, r.stdout + r.stderr  # rank 0 only
     assert f"this job uses Open MPI v{OMPI_MAJOR}" in warnings[0] and "built for (MPICH)" in warnings[0]
     assert h5diff(tmp_path / "plain" / "vpicio.h5", tmp_path / "tuned" / "vpicio.h5").returncode == 0
-    layout = subprocess.run(["h5dump", "-p", "-H", str(tmp_path / "tuned" / "vpicio.h5")], capture_output=True,
-                            text=True).stdout
+    layout = subprocess.run(
+        ["h5dump", "-p", "-H", str(tmp_path / "tuned" / "vpicio.h5")], capture_output=True, text=True
+    ).stdout
     assert "CONTIGUOUS" in layout and "CHUNKED" not in layout  # no settings applied
     assert not (tmp_path / "r.json").exists()
 
@@ -166,8 +210,13 @@ def test_the_open_mpi_build_leaves_an_mpich_job_untouched(tmp_path):
     """The other way round: the Open MPI build preloaded into an MPICH job forwards everything."""
     env = runner.environment(None, tmp_path / "r.json")
     env["LD_PRELOAD"] = str(_openmpi_runtime())
-    r = subprocess.run([*mpi(), kernel("vpicio"), "-n", "16K", "-r", "-o", str(tmp_path)], env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [*mpi(), kernel("vpicio"), "-n", "16K", "-r", "-o", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0 and "vpicio verify: ok" in r.stdout, r.stdout + r.stderr
     warnings = [line for line in (r.stdout + r.stderr).splitlines() if "warning" in line]
     assert len(warnings) == 1 and "built for (Open MPI)" in warnings[0], r.stdout + r.stderr
@@ -202,8 +251,9 @@ def test_an_open_mpi_loaded_after_start_is_seen_at_mpi_init(tmp_path, build):
     env = dict(runner.environment(None, tmp_path / "r.json"), **OMPI_ROOT)
     if build == "openmpi":
         env["LD_PRELOAD"] = str(_openmpi_runtime())
-    r = subprocess.run([str(exe), "libmpi.so.40", str(tmp_path / "data.bin")], env=env, capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [str(exe), "libmpi.so.40", str(tmp_path / "data.bin")], env=env, capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0 and "late_mpi: ok" in r.stdout, r.stdout + r.stderr
     assert r.stderr.count("iotuner: warning") == 1 and "Open MPI" in r.stderr
     assert (tmp_path / "data.bin").read_bytes() == b"".join(i.to_bytes(4, "little") for i in range(256))
@@ -214,8 +264,13 @@ def test_an_open_mpi_loaded_after_start_is_seen_at_mpi_init(tmp_path, build):
 def test_the_mpich_build_still_tunes_an_mpich_job(tmp_path):
     """The trampolines reach the wrappers in the ABI the library was built for: settings apply."""
     cfg = write_json(tmp_path / "s.json", {"version": 1, "hdf5": {"chunk_dims": [1024]}})
-    result = runner.run([*mpi(), kernel("vpicio"), "-n", "16K", "-o", str(tmp_path)], config=cfg,
-                        report=tmp_path / "r.json", capture=True, timeout=120)
+    result = runner.run(
+        [*mpi(), kernel("vpicio"), "-n", "16K", "-o", str(tmp_path)],
+        config=cfg,
+        report=tmp_path / "r.json",
+        capture=True,
+        timeout=120,
+    )
     assert result.ok and "warning" not in result.stderr, result.stderr
     checks = [c for c in result.report.checks(knob="chunk_dims") if c.get("dataset")]
     assert len(checks) == 8 and {c["status"] for c in checks} == {"applied"}
@@ -239,8 +294,7 @@ def test_the_tune_launcher_skips_an_mpiexec_that_debian_alternatives_pick(tmp_pa
 
 
 OMPIO_KNOBS = {"fcoll": FCOLL, "num_aggregators": 1, "bytes_per_agg": "8M", "cycle_buffer_size": "64M"}
-OMPIO_READ_BACK = {"fcoll": FCOLL, "num_aggregators": "1", "bytes_per_agg": "8388608",
-                   "cycle_buffer_size": "67108864"}
+OMPIO_READ_BACK = {"fcoll": FCOLL, "num_aggregators": "1", "bytes_per_agg": "8388608", "cycle_buffer_size": "67108864"}
 
 
 def _ompio_checks(report) -> dict[str, tuple[str, str | None, str]]:
@@ -265,14 +319,21 @@ def test_ompio_knobs_are_set_before_mpi_init_and_read_back(tmp_path, vpicio_open
     env = runner.environment(cfg, tmp_path / "r.json")
     assert env["OMPI_MCA_fcoll"] == FCOLL and env["OMPI_MCA_io_ompio_bytes_per_agg"] == "8388608"
     mca = ["--mca", "io", component] if component != "ompio" else []
-    result = runner.run(_openmpi_job(vpicio_openmpi, tmp_path / "out", *mca), config=cfg,
-                        report=tmp_path / "r.json", env=dict(os.environ, **OMPI_ROOT), capture=True, timeout=120)
+    result = runner.run(
+        _openmpi_job(vpicio_openmpi, tmp_path / "out", *mca),
+        config=cfg,
+        report=tmp_path / "r.json",
+        env=dict(os.environ, **OMPI_ROOT),
+        capture=True,
+        timeout=120,
+    )
     assert result.ok and "vpicio verify: ok" in result.stdout, result.stdout + result.stderr
     checks = _ompio_checks(result.report)
     assert set(checks) == set(OMPIO_KNOBS) and len(result.report.phases) == 2
     if component == "ompio":
         assert {k: (st, eff) for k, (st, eff, _) in checks.items()} == {
-            k: ("applied", v) for k, v in OMPIO_READ_BACK.items()}
+            k: ("applied", v) for k, v in OMPIO_READ_BACK.items()
+        }
     else:
         assert {st for st, _, _ in checks.values()} == {"not_applicable"}
         assert all(ROMIO in why for _, _, why in checks.values())
@@ -286,8 +347,9 @@ def test_ompio_knobs_preloaded_without_iotuner_run_are_reported_changed(tmp_path
     cfg = write_json(tmp_path / "s.json", {"version": 1, "ompio": {"bytes_per_agg": "8M"}})
     env = {k: v for k, v in runner.environment(cfg, tmp_path / "r.json").items() if not k.startswith("OMPI_MCA_")}
     env.update(OMPI_ROOT, LD_PRELOAD=str(lib))
-    r = subprocess.run(_openmpi_job(vpicio_openmpi, tmp_path / "out"), env=env, capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        _openmpi_job(vpicio_openmpi, tmp_path / "out"), env=env, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     checks = _ompio_checks(load(tmp_path / "r.json"))
     status, effective, why = checks["bytes_per_agg"]
@@ -298,8 +360,13 @@ def test_ompio_knobs_preloaded_without_iotuner_run_are_reported_changed(tmp_path
 @pytest.mark.mpi
 def test_ompio_knobs_do_not_apply_to_an_mpich_job(tmp_path):
     cfg = write_json(tmp_path / "s.json", {"version": 1, "ompio": {"fcoll": "individual"}})
-    result = runner.run([*mpi(), kernel("vpicio"), "-n", "16K", "-o", str(tmp_path)], config=cfg,
-                        report=tmp_path / "r.json", capture=True, timeout=120)
+    result = runner.run(
+        [*mpi(), kernel("vpicio"), "-n", "16K", "-o", str(tmp_path)],
+        config=cfg,
+        report=tmp_path / "r.json",
+        capture=True,
+        timeout=120,
+    )
     assert result.ok, result.stderr
     assert _ompio_checks(result.report)["fcoll"][0] == "not_applicable"
 
@@ -307,7 +374,8 @@ def test_ompio_knobs_do_not_apply_to_an_mpich_job(tmp_path):
 def test_ompio_knobs_are_checked_like_any_other():
     core = native.core()
     assert core.check_settings('{"version": 1, "ompio": {"bytes_per_agg": "1G"}}')["groups"][0]["ompio"] == {
-        "bytes_per_agg": 1 << 30}
+        "bytes_per_agg": 1 << 30
+    }
     with pytest.raises(ValueError, match="bytes_per_agg"):
         core.check_settings('{"version": 1, "ompio": {"bytes_per_agg": "2G"}}')  # Open MPI keeps it in an int
     with pytest.raises(ValueError, match="fcoll"):
@@ -362,18 +430,48 @@ def test_tune_recovers_an_open_mpi_kernel_from_ompios_two_phase(tmp_path, monkey
     baseline = write_json(tmp_path / "two_phase.json", TWO_PHASE)
     app = ["h5ior", "-b", "32M", "-t", "1M"]
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:  # 1-10% noise there, 15-35% on disk
-        r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--space", "ompio", "--baseline", baseline,
-                            "--mpiexec", "mpirun.openmpi", "--trials", "10", "--strategy", "random",
-                            "--objective", "write-bw", "--study", "ompio", "--out", tmp_path / "out",
-                            "--scratch", scratch, "--", *app, "-o", "{scratch}"],
-                           capture_output=True, text=True, timeout=900)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "iotuner",
+                "tune",
+                "--space",
+                "ompio",
+                "--baseline",
+                baseline,
+                "--mpiexec",
+                "mpirun.openmpi",
+                "--trials",
+                "10",
+                "--strategy",
+                "random",
+                "--objective",
+                "write-bw",
+                "--study",
+                "ompio",
+                "--out",
+                tmp_path / "out",
+                "--scratch",
+                scratch,
+                "--",
+                *app,
+                "-o",
+                "{scratch}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert r.returncode == 0, r.stderr + r.stdout[-3000:]
         summary = json.loads((tmp_path / "out" / "summary.json").read_text())
         verdict = summary["verdict"]
         assert verdict["significant"] is True and verdict["gain"] >= 3.0, (verdict, summary["notes"])
         best = tmp_path / "out" / "best.json"
-        assert json.loads(best.read_text())["groups"][0]["ompio"]["fcoll"] != "two_phase" or \
-            json.loads(best.read_text())["groups"][0]["hdf5"]["transfer_mode"] == "independent"
+        assert (
+            json.loads(best.read_text())["groups"][0]["ompio"]["fcoll"] != "two_phase"
+            or json.loads(best.read_text())["groups"][0]["hdf5"]["transfer_mode"] == "independent"
+        )
 
         # the kernel of Open MPI's set ran, and Open MPI read the knobs back
         command = ["mpirun.openmpi", "-n", "2", *app, "-o", scratch]
@@ -400,16 +498,52 @@ def test_every_trial_of_the_ompio_space_runs_on_this_open_mpi(tmp_path, monkeypa
     (fcoll,) = [d for d in space.ompio().dimensions if d.knob == "ompio.fcoll"]
     assert set(fcoll.values) <= FCOLLS
     # h5ior's transfers are collective: every fcoll component writes
-    grid = write_json(tmp_path / "space.json", {"name": "fcoll", "dimensions": [
-        {"knob": "ompio.fcoll", "values": list(fcoll.values)}]})
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--space", grid, "--mpiexec", "mpirun.openmpi",
-                        "--strategy", "grid", "--trials", str(len(fcoll.values)),
-                        "--confirm-top", "1", "--confirm-rounds", "1",
-                        "--objective", "write-bw", "--study", "fcoll", "--out", tmp_path / "out",
-                        "--", "h5ior", "-b", "2M", "-t", "1M", "-o", "{scratch}"],
-                       capture_output=True, text=True, timeout=900)
+    grid = write_json(
+        tmp_path / "space.json",
+        {"name": "fcoll", "dimensions": [{"knob": "ompio.fcoll", "values": list(fcoll.values)}]},
+    )
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            "--space",
+            grid,
+            "--mpiexec",
+            "mpirun.openmpi",
+            "--strategy",
+            "grid",
+            "--trials",
+            str(len(fcoll.values)),
+            "--confirm-top",
+            "1",
+            "--confirm-rounds",
+            "1",
+            "--objective",
+            "write-bw",
+            "--study",
+            "fcoll",
+            "--out",
+            tmp_path / "out",
+            "--",
+            "h5ior",
+            "-b",
+            "2M",
+            "-t",
+            "1M",
+            "-o",
+            "{scratch}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert r.returncode == 0, r.stderr + r.stdout[-3000:]
-    trials = [t for t in Store.open(f"sqlite:///{tmp_path / 'out' / 'study.db'}", "fcoll", heartbeat_s=None).records()
-              if t.kind == "trial"]
+    trials = [
+        t
+        for t in Store.open(f"sqlite:///{tmp_path / 'out' / 'study.db'}", "fcoll", heartbeat_s=None).records()
+        if t.kind == "trial"
+    ]
     assert {t.settings["ompio.fcoll"] for t in trials} == set(fcoll.values)
     assert {t.state for t in trials} == {"COMPLETE"}, [t.error for t in trials if t.state != "COMPLETE"]

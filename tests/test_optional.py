@@ -21,7 +21,9 @@ except ImportError:  # Python < 3.11
 ROOT = Path(__file__).resolve().parent.parent
 
 # as if the part were not installed: a None in sys.modules makes its import raise ModuleNotFoundError
-WITHOUT = "import sys\nfor m in {modules!r}: sys.modules[m] = None\n{prelude}\nfrom iotuner.cli import main\nsys.exit(main())"
+WITHOUT = (
+    "import sys\nfor m in {modules!r}: sys.modules[m] = None\n{prelude}\nfrom iotuner.cli import main\nsys.exit(main())"
+)
 
 
 def _broken(tmp_path: Path, module: str, error: str) -> Path:
@@ -36,13 +38,20 @@ def _broken(tmp_path: Path, module: str, error: str) -> Path:
     return root
 
 
-def iotuner(args, *, without=(), pythonpath: Path | None = None, prelude: str = "", env=None,
-            cwd=None) -> subprocess.CompletedProcess:
+def iotuner(
+    args, *, without=(), pythonpath: Path | None = None, prelude: str = "", env=None, cwd=None
+) -> subprocess.CompletedProcess:
     env = dict(env or os.environ)
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), *filter(None, [env.get("PYTHONPATH")])])
-    return subprocess.run([sys.executable, "-c", WITHOUT.format(modules=list(without), prelude=prelude), *map(str, args)],
-                          capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT.format(modules=list(without), prelude=prelude), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 def darshan_log(tmp_path: Path) -> Path:
@@ -54,12 +63,24 @@ def darshan_log(tmp_path: Path) -> Path:
 
 # (the feature's command, the module it needs, the line's start, advise's exit status 3 for a missing reader)
 FEATURES = {
-    "kernel": (lambda t: ["kernel", t / "app.c", "-o", t / "k", "--", "./app"], "clang.cindex",
-               "iotuner kernel: cutting a kernel needs libclang's Python bindings", 2),
-    "advise": (lambda t: ["advise", darshan_log(t)], "darshan",
-               "iotuner advise: reading Darshan logs needs PyDarshan", 3),
-    "dashboard": (lambda t: ["dashboard", "--out", t], "optuna_dashboard",
-                  "iotuner dashboard: the live dashboard needs optuna-dashboard", 2),
+    "kernel": (
+        lambda t: ["kernel", t / "app.c", "-o", t / "k", "--", "./app"],
+        "clang.cindex",
+        "iotuner kernel: cutting a kernel needs libclang's Python bindings",
+        2,
+    ),
+    "advise": (
+        lambda t: ["advise", darshan_log(t)],
+        "darshan",
+        "iotuner advise: reading Darshan logs needs PyDarshan",
+        3,
+    ),
+    "dashboard": (
+        lambda t: ["dashboard", "--out", t],
+        "optuna_dashboard",
+        "iotuner dashboard: the live dashboard needs optuna-dashboard",
+        2,
+    ),
 }
 
 
@@ -92,11 +113,16 @@ def test_a_broken_optional_part_is_one_line_with_the_reason(feature, tmp_path):
 def test_the_kernel_command_without_clang_format_names_its_wheel(tmp_path):
     """libclang there, clang-format neither beside this Python (where its wheel puts it) nor on the PATH."""
     importorskip("clang.cindex")
-    r = iotuner(["kernel", "app.c", "-o", "k", "--", "./app"], prelude=f"sys.executable = {str(tmp_path / 'python')!r}",
-                env=dict(os.environ, PATH=str(tmp_path)), cwd=tmp_path)
+    r = iotuner(
+        ["kernel", "app.c", "-o", "k", "--", "./app"],
+        prelude=f"sys.executable = {str(tmp_path / 'python')!r}",
+        env=dict(os.environ, PATH=str(tmp_path)),
+        cwd=tmp_path,
+    )
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.startswith("iotuner kernel: cutting a kernel needs clang-format (") and \
-        r.stderr.rstrip().endswith(" -m pip install 'clang-format>=15')"), r.stderr
+    assert r.stderr.startswith("iotuner kernel: cutting a kernel needs clang-format (") and r.stderr.rstrip().endswith(
+        " -m pip install 'clang-format>=15')"
+    ), r.stderr
 
 
 def test_without_any_optional_part_the_core_commands_work(tmp_path):
@@ -149,11 +175,29 @@ def test_the_tests_skip_a_broken_optional_part(tmp_path):
     """conftest.importorskip skips on any exception at import (pytest.importorskip lets RuntimeError through)."""
     stub = _broken(tmp_path, "darshan", "RuntimeError('cannot find libdarshan-util.so')")
     test = tmp_path / "test_uses_darshan.py"
-    test.write_text("from conftest import importorskip\n"
-                    "darshan = importorskip('darshan')\n\ndef test_x():\n    assert False\n")
+    test.write_text(
+        "from conftest import importorskip\ndarshan = importorskip('darshan')\n\ndef test_x():\n    assert False\n"
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(stub), str(ROOT / "tests")]))
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", tmp_path,
-                        "-c", os.devnull, str(test)], capture_output=True, text=True, env=env, cwd=tmp_path,
-                       timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            tmp_path,
+            "-c",
+            os.devnull,
+            str(test),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     # the whole module skipped: 5 is pytest's "no tests collected" (its one test skipped at collection)
     assert r.returncode == 5 and r.stdout.split()[-4:-2] == ["1", "skipped"], r.stdout + r.stderr

@@ -13,8 +13,9 @@ REPORT = str(DATA / "bad_run_report.json")
 
 
 def iotuner(*args):
-    return subprocess.run([sys.executable, "-m", "iotuner", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "iotuner", *map(str, args)], capture_output=True, text=True, timeout=300
+    )
 
 
 WRITERS = {
@@ -43,8 +44,21 @@ def test_tune_scratch_it_cannot_use_is_one_line(tmp_path, read_only_dir, target)
     scratch = read_only_dir if target == "read-only directory" else tmp_path / "plain"
     if target == "file":
         scratch.write_text("a file\n")
-    r = iotuner("tune", "--trials", "1", "--scratch", scratch, "--out", tmp_path / "study", "--", "h5ior", "-b", "1M",
-                "-o", "{scratch}")
+    r = iotuner(
+        "tune",
+        "--trials",
+        "1",
+        "--scratch",
+        scratch,
+        "--out",
+        tmp_path / "study",
+        "--",
+        "h5ior",
+        "-b",
+        "1M",
+        "-o",
+        "{scratch}",
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith(f"iotuner tune: --scratch {scratch}: cannot make")
     assert "baseline" not in r.stdout
@@ -52,6 +66,7 @@ def test_tune_scratch_it_cannot_use_is_one_line(tmp_path, read_only_dir, target)
 
 def test_write_atomic_leaves_nothing_behind_on_failure(tmp_path):
     from iotuner import files
+
     (tmp_path / "d").mkdir()
     with pytest.raises(files.OutputError, match="it is a directory"):
         files.write_atomic(tmp_path / "d", "x")

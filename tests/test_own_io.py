@@ -15,8 +15,9 @@ PROGRAMS = Path(__file__).parent / "programs"
 @pytest.fixture(scope="module")
 def spy(tmp_path_factory) -> Path:
     lib = tmp_path_factory.mktemp("spy") / "libspy.so"
-    subprocess.run(["gcc", "-O1", "-Wall", "-shared", "-fPIC", str(PROGRAMS / "spy_preload.c"), "-o", str(lib),
-                    "-ldl"], check=True)
+    subprocess.run(
+        ["gcc", "-O1", "-Wall", "-shared", "-fPIC", str(PROGRAMS / "spy_preload.c"), "-o", str(lib), "-ldl"], check=True
+    )
     return lib
 
 
@@ -26,8 +27,9 @@ def test_a_preloaded_tool_sees_the_applications_files_and_none_of_iotuners(tmp_p
     log = tmp_path / "spy.log"
     data = tmp_path / "d.bin"
     env = dict(os.environ, LD_PRELOAD=str(spy), SPY_LOG=str(log))  # iotuner is preloaded before it
-    result = run_job(mpi() + [programs["mpiio_write"], data, 4096, 4, "collective"], config=cfg,
-                     report=tmp_path / "r.json", env=env)
+    result = run_job(
+        mpi() + [programs["mpiio_write"], data, 4096, 4, "collective"], config=cfg, report=tmp_path / "r.json", env=env
+    )
     assert result.ok, result.stdout + result.stderr
     [check] = [c for c in result.report.checks() if c["knob"] == "cb_buffer_size"]  # the document was read
     assert check["status"] == "applied"

@@ -73,7 +73,9 @@ def test_cmake_install_gives_the_layout_of_an_hpc_library(prefix):
     share = prefix / "share" / "iotuner"
     for schema in (ROOT / "docs").glob("*.schema.json"):
         assert (share / "schemas" / schema.name).read_bytes() == schema.read_bytes()
-    assert {p.name for p in (share / "examples").iterdir()} == {p.name for p in (ROOT / "docs" / "examples").glob("*.json")}
+    assert {p.name for p in (share / "examples").iterdir()} == {
+        p.name for p in (ROOT / "docs" / "examples").glob("*.json")
+    }
     assert (prefix / "include" / "iotuner" / "core.h").is_file()
     # bin/iotuner runs the prefix's Python package on this prefix's runtime
     env = dict(os.environ, IOTUNER_PYTHON=sys.executable)
@@ -94,16 +96,20 @@ def test_the_launcher_with_a_python_without_the_dependencies_says_what_to_instal
     env.pop("IOTUNER_NATIVE_DIR", None)
     r = subprocess.run([str(prefix / "bin" / "iotuner"), "knobs"], capture_output=True, text=True, env=env)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
-    m = re.fullmatch(rf"iotuner: this Python \({re.escape(str(python))}\) lacks iotuner's dependency (\S+) "
-                     rf"\(No module named '\w+'\): {re.escape(str(python))} -m pip install (.+); "
-                     rf"or set IOTUNER_PYTHON to a Python that has them\n", r.stderr)
+    m = re.fullmatch(
+        rf"iotuner: this Python \({re.escape(str(python))}\) lacks iotuner's dependency (\S+) "
+        rf"\(No module named '\w+'\): {re.escape(str(python))} -m pip install (.+); "
+        rf"or set IOTUNER_PYTHON to a Python that has them\n",
+        r.stderr,
+    )
     assert m, r.stderr
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert m.group(1) in meta["dependencies"]
     assert m.group(2).split() == [f"'{d}'" for d in meta["dependencies"]]
     # what needs none of them still works there
     assert _check([prefix / "bin" / "iotuner", "config", "--runtime"], env=env).stdout.strip() == str(
-        prefix / "lib" / "libiotuner.so")
+        prefix / "lib" / "libiotuner.so"
+    )
 
 
 @pytest.mark.slow
@@ -114,8 +120,27 @@ def test_installed_kernels_run_from_the_users_path_and_under_iotuner(prefix, tmp
     r = _check(["mpiexec.mpich", "-n", "2", "iotuner-vpicio", "-n", "1K", "-o", tmp_path / "a"], env=env)
     assert "vpicio write: ranks=2" in r.stdout
     # a job iotuner runs finds the kernel by its short name; the report comes from the prefix's runtime
-    r = _check(["iotuner", "run", "--report", tmp_path / "run.json", "--", "mpiexec.mpich", "-n", "2",
-                "h5ior", "-b", "64K", "-t", "16K", "-o", tmp_path / "b"], env=env, cwd=tmp_path)
+    r = _check(
+        [
+            "iotuner",
+            "run",
+            "--report",
+            tmp_path / "run.json",
+            "--",
+            "mpiexec.mpich",
+            "-n",
+            "2",
+            "h5ior",
+            "-b",
+            "64K",
+            "-t",
+            "16K",
+            "-o",
+            tmp_path / "b",
+        ],
+        env=env,
+        cwd=tmp_path,
+    )
     report = json.loads((tmp_path / "run.json").read_text())
     assert report["totals"]["bytes_written"] == 2 * 64 * 1024
 
@@ -153,9 +178,19 @@ def _find_package_client(cmake_prefix: Path, tmp_path: Path) -> list[str]:
         "cmake_minimum_required(VERSION 3.18)\nproject(client C)\nfind_package(iotuner 0.1 REQUIRED)\n"
         f"add_executable(core_client {ROOT / 'tests' / 'programs' / 'core_client.c'})\n"
         "target_link_libraries(core_client PRIVATE iotuner::core)\ninstall(TARGETS core_client)\n"
-        'file(WRITE ${CMAKE_BINARY_DIR}/found.txt "${IOTUNER_RUNTIME_LIBRARY}\\n${IOTUNER_KERNELS_DIR}")\n')
-    _check(["cmake", "-S", src, "-B", tmp_path / "build", f"-DCMAKE_PREFIX_PATH={cmake_prefix}",
-            f"-DCMAKE_INSTALL_PREFIX={tmp_path / 'client'}"])
+        'file(WRITE ${CMAKE_BINARY_DIR}/found.txt "${IOTUNER_RUNTIME_LIBRARY}\\n${IOTUNER_KERNELS_DIR}")\n'
+    )
+    _check(
+        [
+            "cmake",
+            "-S",
+            src,
+            "-B",
+            tmp_path / "build",
+            f"-DCMAKE_PREFIX_PATH={cmake_prefix}",
+            f"-DCMAKE_INSTALL_PREFIX={tmp_path / 'client'}",
+        ]
+    )
     _check(["cmake", "--build", tmp_path / "build"])
     _assert_core_client(tmp_path / "build" / "core_client", tmp_path)
     _check(["cmake", "--install", tmp_path / "build"])
@@ -167,12 +202,12 @@ def _assert_core_client(exe: Path, tmp_path: Path) -> None:
     """exe works, finding libiotuner_core.so by its own rpath (no LD_LIBRARY_PATH)."""
     env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
     good = tmp_path / "good.json"
-    good.write_text('{"version": 1, "mpiio": {"cb_nodes": 2}, '
-                    '"groups": [{"file": "chk_*.h5", "hdf5": {"alignment": [0, "1M"]}}]}')
+    good.write_text(
+        '{"version": 1, "mpiio": {"cb_nodes": 2}, "groups": [{"file": "chk_*.h5", "hdf5": {"alignment": [0, "1M"]}}]}'
+    )
     r = _check([exe, good, "/run/chk_0001.h5"], env=env)
     assert r.stdout.splitlines()[:3] == ["mpiio.cb_nodes=2", "hdf5.alignment=0,1048576", "16M=16777216"]
-    assert _check([exe, good, "/run/other.h5"], env=env).stdout.splitlines()[:2] == ["mpiio.cb_nodes=2",
-                                                                                     "16M=16777216"]
+    assert _check([exe, good, "/run/other.h5"], env=env).stdout.splitlines()[:2] == ["mpiio.cb_nodes=2", "16M=16777216"]
     bad = tmp_path / "bad.json"
     bad.write_text('{"version": 1, "hdf5": {"alignmnet": [0, 1]}}')
     r = subprocess.run([str(exe), str(bad), "x"], capture_output=True, text=True, env=env)
@@ -181,21 +216,31 @@ def _assert_core_client(exe: Path, tmp_path: Path) -> None:
 
 def test_native_dir_still_follows_iotuner_native_dir(tmp_path):
     """IOTUNER_NATIVE_DIR picks the prefix; one without the runtime gives the one-line error, not a traceback."""
-    r = subprocess.run([sys.executable, "-m", "iotuner", "kernels", "--path"], capture_output=True, text=True,
-                       env=dict(os.environ, IOTUNER_NATIVE_DIR=str(tmp_path)))
+    r = subprocess.run(
+        [sys.executable, "-m", "iotuner", "kernels", "--path"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, IOTUNER_NATIVE_DIR=str(tmp_path)),
+    )
     assert r.returncode == 2 and str(tmp_path) in r.stderr and "Traceback" not in r.stderr
     from iotuner import native
+
     real = native.native_dir()
-    r = subprocess.run([sys.executable, "-m", "iotuner", "kernels", "--json"], capture_output=True, text=True,
-                       env=dict(os.environ, IOTUNER_NATIVE_DIR=str(real)))
+    r = subprocess.run(
+        [sys.executable, "-m", "iotuner", "kernels", "--json"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, IOTUNER_NATIVE_DIR=str(real)),
+    )
     assert r.returncode == 0
     # the kernels of the main MPI, and of the other one's set where the build made it (libexec/iotuner/openmpi)
     kernels = json.loads(r.stdout)
     assert {Path(k["path"]).parent for k in kernels if k["mpi"] == native.runtime_abis()[0]} == {
-        real / "libexec" / "iotuner"}
-    assert {Path(k["path"]).parent for k in kernels} <= {real / "libexec" / "iotuner" / abi
-                                                         for abi in native.runtime_abis()[1:]} | {
-        real / "libexec" / "iotuner"}
+        real / "libexec" / "iotuner"
+    }
+    assert {Path(k["path"]).parent for k in kernels} <= {
+        real / "libexec" / "iotuner" / abi for abi in native.runtime_abis()[1:]
+    } | {real / "libexec" / "iotuner"}
 
 
 def _calls(name: str) -> list[ast.Call]:
@@ -212,9 +257,18 @@ def _when(call: ast.Call) -> str | None:
 
 
 # pip name -> Spack package (None: not packaged in Spack; installed with pip on top)
-SPACK_NAME = {"rich": "py-rich", "optuna": "py-optuna", "numpy": "py-numpy", "scipy": "py-scipy",
-              "matplotlib": "py-matplotlib", "darshan": "py-darshan", "psycopg2-binary": "py-psycopg2",
-              "optuna-dashboard": None, "libclang": "py-libclang", "clang-format": "llvm+clang"}
+SPACK_NAME = {
+    "rich": "py-rich",
+    "optuna": "py-optuna",
+    "numpy": "py-numpy",
+    "scipy": "py-scipy",
+    "matplotlib": "py-matplotlib",
+    "darshan": "py-darshan",
+    "psycopg2-binary": "py-psycopg2",
+    "optuna-dashboard": None,
+    "libclang": "py-libclang",
+    "clang-format": "llvm+clang",
+}
 
 
 def spack_name(pip_name: str) -> str | None:
@@ -262,8 +316,10 @@ def test_spack_recipe_builds_against_spacks_mpi_and_hdf5():
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> tuple[Path, bool]:
     """`pip wheel .` (what `pip install .` builds): the wheel, and whether the source tree's build/ was left alone."""
+
     def newest() -> int:
         return max((p.stat().st_mtime_ns for p in (ROOT / "build").rglob("*")), default=0)
+
     out = tmp_path_factory.mktemp("wheel")
     before = newest()
     _check([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", out, ROOT])
@@ -285,15 +341,22 @@ def test_pip_builds_out_of_tree_with_the_same_layout(wheel):
     """`pip wheel .` leaves the developer's build/ alone and ships the layout: the kernels as iotuner-<kernel>
     scripts, the package's _native prefix with pkg-config and schemas."""
     import zipfile
+
     path, untouched = wheel
     assert untouched, "the wheel was built in the source tree's build/"
     names = zipfile.ZipFile(path).namelist()
     scripts = {n.rsplit("/", 1)[1] for n in names if "/scripts/" in n}
     assert scripts == _kernel_scripts(scripts)
     native = "iotuner/_native/"
-    for path in ("lib/libiotuner.so", "lib/libiotuner_core.so", "lib/pkgconfig/iotuner.pc",
-                 "lib/cmake/iotuner/iotunerConfig.cmake", "include/iotuner/core.h",
-                 "share/iotuner/schemas/settings.schema.json", *(f"libexec/iotuner/{k}" for k in KERNELS)):
+    for path in (
+        "lib/libiotuner.so",
+        "lib/libiotuner_core.so",
+        "lib/pkgconfig/iotuner.pc",
+        "lib/cmake/iotuner/iotunerConfig.cmake",
+        "include/iotuner/core.h",
+        "share/iotuner/schemas/settings.schema.json",
+        *(f"libexec/iotuner/{k}" for k in KERNELS),
+    ):
         assert native + path in names, path
 
 
@@ -302,7 +365,7 @@ def _normal(flags: str) -> list[str]:
     out = []
     for flag in flags.split():
         head = next((h for h in ("-Wl,-rpath,", "-I", "-L") if flag.startswith(h)), "")
-        out.append(head + os.path.normpath(flag[len(head):]) if head else flag)
+        out.append(head + os.path.normpath(flag[len(head) :]) if head else flag)
     return out
 
 
@@ -310,8 +373,10 @@ def _normal(flags: str) -> list[str]:
 def test_a_pip_install_is_found_by_pkg_config_and_cmake_through_iotuner_config(pip_venv, tmp_path):
     """After `pip install .` in a fresh venv: PKG_CONFIG_PATH=$(iotuner config --pkgconfig-path) pkg-config and
     cmake -DCMAKE_PREFIX_PATH=$(iotuner config --cmake-prefix) find iotuner, and what they build runs."""
+
     def config(*args: str) -> str:
         return _check([pip_venv / "bin" / "iotuner", "config", *args]).stdout.strip()
+
     prefix = Path(config("--prefix"))
     assert prefix.parent == next(pip_venv.glob("lib/python3*/site-packages/iotuner")) and prefix.name == "_native"
     listing = config()  # every item, one a line
@@ -334,8 +399,11 @@ def test_the_licence_is_one_everywhere():
     """LICENSE is BSD-3-Clause, and pyproject.toml and the Spack recipe say so."""
     text = " ".join((ROOT / "LICENSE").read_text().split())
     assert text.startswith("BSD 3-Clause License")
-    for clause in ("Redistributions of source code must retain", "Redistributions in binary form must reproduce",
-                   "Neither the name of the copyright holder"):
+    for clause in (
+        "Redistributions of source code must retain",
+        "Redistributions in binary form must reproduce",
+        "Neither the name of the copyright holder",
+    ):
         assert clause in text
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert meta["project"]["license"] == {"text": "BSD-3-Clause"}
@@ -364,8 +432,11 @@ def test_the_recipe_has_released_versions_with_checksums_at_its_url():
     assert meta["project"]["version"] in released
     for v, kw in released.items():
         assert re.fullmatch(r"[0-9a-f]{64}", kw["sha256"]) and set(kw["sha256"]) != {"0"}, v
-    url = next(n.value.value for n in ast.walk(ast.parse(RECIPE.read_text()))
-               if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == "url")
+    url = next(
+        n.value.value
+        for n in ast.walk(ast.parse(RECIPE.read_text()))
+        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == "url"
+    )
     assert re.search(r"/v(\d+\.\d+\.\d+)/iotuner-\1\.tar\.gz$", url), url
 
 
@@ -383,10 +454,14 @@ def test_release_builds_a_reproducible_sdist_records_its_checksum_and_the_sdist_
     a, b = (tmp_path / d / f"iotuner-{version}.tar.gz" for d in ("a", "b"))
     assert a.read_bytes() == b.read_bytes()
     import hashlib
+
     digest = hashlib.sha256(a.read_bytes()).hexdigest()
-    assert f'    # released versions (release.py): the sha256 of the tag\'s sdist\n    version("{version}", ' \
-           f'sha256="{digest}")\n    version("0.0.0", sha256=' in recipe.read_text()
+    assert (
+        f'    # released versions (release.py): the sha256 of the tag\'s sdist\n    version("{version}", '
+        f'sha256="{digest}")\n    version("0.0.0", sha256=' in recipe.read_text()
+    )
     import tarfile
+
     with tarfile.open(a) as tar:
         tar.extractall(tmp_path / "src", filter="data")
     src = tmp_path / "src" / f"iotuner-{version}"

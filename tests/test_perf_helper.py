@@ -66,7 +66,9 @@ def test_interleaved_pairs_alternate_which_side_runs_first():
         def run(i):
             ran.append((i, name))
             return value
+
         return run
+
     pair = interleaved(side("a", 6.0), side("b", 2.0))
     assert [pair(i) for i in range(3)] == [3.0, 3.0, 3.0]
     assert ran == [(0, "a"), (0, "b"), (1, "b"), (1, "a"), (2, "a"), (2, "b")]

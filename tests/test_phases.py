@@ -9,9 +9,8 @@ import tempfile
 
 import pytest
 
-from iotuner import native
-
 from conftest import mpi, run_job, write_json
+from iotuner import native
 from perf import Claim, assert_ratio
 
 pytestmark = pytest.mark.mpi
@@ -47,8 +46,11 @@ def test_ior_like_phases_are_one_per_collective_open(tmp_path, programs):
     assert len(checks) == ITERATIONS and all(p["ranks"] == 1 and p["bytes_read"] == 0 for p in checks)
     assert len(rep.phases) == 3 * ITERATIONS
     # in the program's order: write, read, check
-    assert [("w" if p["bytes_written"] else "r" if p["bytes_read"] else "c") for p in rep.phases] == \
-        ["w", "r", "c"] * ITERATIONS
+    assert [("w" if p["bytes_written"] else "r" if p["bytes_read"] else "c") for p in rep.phases] == [
+        "w",
+        "r",
+        "c",
+    ] * ITERATIONS
     # every byte once, at the level the application used
     assert rep.totals["bytes_written"] == own["bytes_written"] == ITERATIONS * 2 * MIB << 20
     assert rep.totals["bytes_read"] == own["bytes_read"] == ITERATIONS * 2 * MIB << 20
@@ -70,10 +72,12 @@ def test_ior_like_write_bandwidth_is_the_programs_own(tmp_path, programs):
     the first open to the last close), so the ratio does not depend on the machine's noise between runs.
     Over 30 runs here it was 1.003-1.056 (median 1.025); it must be within 10% (tests/perf.py)."""
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
+
         def report_over_own(i):
             result = run_job(mpi() + [programs["ior_check"], scratch, ITERATIONS, 16], timeout=300)
             assert result.ok, result.stderr
             return result.report.totals["write_bandwidth_mib_s"] / told(result, "ior_check")["write_mib_s"]
+
         assert_ratio(report_over_own, Claim(above=0.9, below=1.1), most=12)
 
 
@@ -92,6 +96,7 @@ def test_file_per_process_steps_are_one_phase_each(tmp_path, programs):
             assert p["identity"].endswith("/ckpt_#_#.dat") and p["file"].endswith(f"ckpt_{step:04d}_0000.dat")
         assert rep.totals["bytes_written"] == own["bytes"]
         return rep.totals["write_bandwidth_mib_s"] / own["mib_s"]
+
     # the aggregate of the ranks writing at once, as the program measures it (summing the ranks' times
     # would halve it); over 30 runs here the ratio was 0.919-1.001 (median 0.987)
     assert_ratio(report_over_own, Claim(above=0.9, below=1.1), most=12)
@@ -124,6 +129,7 @@ def test_kernel_validation_matches_file_per_process_phases_by_step(tmp_path, pro
     by 300 ms per step matches a run without the lag, step by step (grouped by time, the late run had six
     one-rank phases against three)."""
     from iotuner.kernel import validate
+
     launch = validate.Launch(ranks=2)
     cmd = [str(programs["fpp_steps"]), validate.SCRATCH, "3", "1"]
     app = validate.run_once("app", 0, cmd, launch, tmp_path, None, 120)
@@ -136,8 +142,12 @@ def test_kernel_validation_matches_file_per_process_phases_by_step(tmp_path, pro
     assert [(p["file"], p["occurrence"], p["matched_by"]) for p in cmp["phases"]] == [k[1:] for k in keys]
     # an application that names its files by something else than the step (here: the files of the
     # kernel's run renamed) still matches by name pattern and step, not by its first rank's file
-    renamed = {validate.phase_key({"kind": "posix", "grouped_by": "step", "step": k[2]},
-                                  f"{{scratch}}/ckpt_{k[2] + 7:04d}_0000.dat"): v for k, v in late.phases.items()}
+    renamed = {
+        validate.phase_key(
+            {"kind": "posix", "grouped_by": "step", "step": k[2]}, f"{{scratch}}/ckpt_{k[2] + 7:04d}_0000.dat"
+        ): v
+        for k, v in late.phases.items()
+    }
     assert sorted(renamed) == keys
 
 
@@ -174,10 +184,12 @@ def test_threads_writing_one_file_are_counted_exactly(tmp_path, programs):
 def test_every_posix_data_call_is_counted(tmp_path):
     """write, pwrite, writev, read, pread and readv, each through its wrapper (Python's os module calls them)."""
     data = tmp_path / "calls.dat"
-    script = (f"import os; fd = os.open({str(data)!r}, os.O_CREAT | os.O_RDWR); "
-              "os.write(fd, b'a' * 100); os.pwrite(fd, b'b' * 200, 100); os.writev(fd, [b'c' * 50, b'd' * 70]); "
-              "os.pread(fd, 100, 0); os.lseek(fd, 0, 0); os.read(fd, 30); "
-              "os.readv(fd, [bytearray(10), bytearray(20)]); os.close(fd)")
+    script = (
+        f"import os; fd = os.open({str(data)!r}, os.O_CREAT | os.O_RDWR); "
+        "os.write(fd, b'a' * 100); os.pwrite(fd, b'b' * 200, 100); os.writev(fd, [b'c' * 50, b'd' * 70]); "
+        "os.pread(fd, 100, 0); os.lseek(fd, 0, 0); os.read(fd, 30); "
+        "os.readv(fd, [bytearray(10), bytearray(20)]); os.close(fd)"
+    )
     result = run_job([sys.executable, "-S", "-c", script], report=tmp_path / "r.json")
     assert result.ok, result.stderr
     (phase,) = [p for p in result.report.phases if p["file"] == str(data)]
@@ -202,10 +214,16 @@ def test_the_run_table_lists_every_phase_and_never_the_settings_files(tmp_path, 
     out = tmp_path / "out"
     out.mkdir()
     command = ["run", "--config", cfg, "--report", tmp_path / "r.json", "--", *mpi(), programs["ior_check"], out, 2, 2]
-    r = subprocess.run([sys.executable, "-m", "iotuner", *map(str, command)], capture_output=True, text=True,
-                       env=dict(os.environ, ROMIO_HINTS=str(hints), COLUMNS="200"), timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "iotuner", *map(str, command)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, ROMIO_HINTS=str(hints), COLUMNS="200"),
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     from iotuner import report
+
     rep = report.load(tmp_path / "r.json")
     files = {p["file"] for p in rep.phases}
     assert str(hints) not in files and str(cfg) not in files  # read by ROMIO and iotuner, not by the application
@@ -218,8 +236,9 @@ def test_smart_mode_learns_and_predicts_the_read_phases(tmp_path, programs):
     """Smart mode keys its identities as the report keys phases: rank 0's checks of the file are their own,
     never learned (they move no data), and the collective read phases are learned and predicted."""
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        result = run_job(mpi() + [programs["ior_check"], scratch, 6, 4], env=dict(os.environ, IOTUNER_SMART="1"),
-                         timeout=300)
+        result = run_job(
+            mpi() + [programs["ior_check"], scratch, 6, 4], env=dict(os.environ, IOTUNER_SMART="1"), timeout=300
+        )
     assert result.ok, result.stderr
     rep = result.report
     smart = rep.data["smart"]["phases"]

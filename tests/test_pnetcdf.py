@@ -33,16 +33,19 @@ INDEP = 1000 * 2
 def _needs_pnetcdf():
     if not (shutil.which("mpicc.openmpi") and shutil.which("mpirun.openmpi")):
         pytest.skip("needs Open MPI (scripts/setup.sh installs it)")
-    if not Path("/usr/include/pnetcdf.h").exists() and subprocess.run(
-            ["pkg-config", "--exists", "pnetcdf"]).returncode != 0:
+    if (
+        not Path("/usr/include/pnetcdf.h").exists()
+        and subprocess.run(["pkg-config", "--exists", "pnetcdf"]).returncode != 0
+    ):
         pytest.skip("needs PnetCDF (libpnetcdf-dev; scripts/setup.sh installs it)")
     if native.library_abi(native.runtime_library("openmpi")) != "openmpi":
         pytest.skip("no runtime built for Open MPI")
 
 
 def _pnetcdf_soname() -> str:
-    lib = next(Path(p) for p in ("/usr/lib/x86_64-linux-gnu/libpnetcdf.so", "/usr/lib/libpnetcdf.so")
-               if Path(p).exists())
+    lib = next(
+        Path(p) for p in ("/usr/lib/x86_64-linux-gnu/libpnetcdf.so", "/usr/lib/libpnetcdf.so") if Path(p).exists()
+    )
     dynamic = subprocess.run(["objdump", "-p", str(lib)], capture_output=True, text=True).stdout
     return next((line.split()[-1] for line in dynamic.splitlines() if line.split()[:1] == ["SONAME"]), lib.name)
 
@@ -58,11 +61,15 @@ def pnetcdf_programs(tmp_path_factory) -> dict[str, Path]:
     built = {}
     # pnetcdf_late dlopens the library by its soname: libpnetcdf.so.0d in PnetCDF 1.12, libpnetcdf.so.6 in 1.14
     soname = f'-DPNETCDF_SONAME="{_pnetcdf_soname()}"'
-    for name, libs in (("pnetcdf_rw", ["-lpnetcdf"]), ("pnetcdf_cmp", ["-lpnetcdf"]),
-                       ("pnetcdf_late", ["-ldl", soname])):
+    for name, libs in (
+        ("pnetcdf_rw", ["-lpnetcdf"]),
+        ("pnetcdf_cmp", ["-lpnetcdf"]),
+        ("pnetcdf_late", ["-ldl", soname]),
+    ):
         built[name] = out / name
-        subprocess.run(["mpicc.openmpi", "-O1", "-Wall", str(PROGRAMS / f"{name}.c"), "-o", str(built[name]), *libs],
-                       check=True)
+        subprocess.run(
+            ["mpicc.openmpi", "-O1", "-Wall", str(PROGRAMS / f"{name}.c"), "-o", str(built[name]), *libs], check=True
+        )
     return built
 
 
@@ -78,8 +85,9 @@ def _job(*args) -> list[str]:
 
 
 def _same(cmp: Path, a: Path, b: Path) -> bool:
-    r = subprocess.run(["mpirun.openmpi", "-n", "1", str(cmp), str(a), str(b)], capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        ["mpirun.openmpi", "-n", "1", str(cmp), str(a), str(b)], capture_output=True, text=True, timeout=60
+    )
     return r.returncode == 0 and "pnetcdf_cmp: same" in r.stdout
 
 
@@ -89,19 +97,36 @@ def test_the_call_table_has_pnetcdfs_prototypes():
     hold every put / get call libpnetcdf exports but the ones it leaves out on purpose (vard: an MPI file type;
     attributes are header data)."""
     _needs_pnetcdf()
-    rows = ('#include <pnetcdf.h>\n#include "iotuner/calls.h"\n#define D(ret, name, params, ...) ret name params;\n'
-            "IOT_PNETCDF_CALLS(D)\nIOT_PNETCDF_MPI_CALLS(D)\n")
-    r = subprocess.run(["mpicc.openmpi", "-fsyntax-only", "-Werror", "-x", "c", "-I", str(INCLUDE), "-"], input=rows,
-                       capture_output=True, text=True)
+    rows = (
+        '#include <pnetcdf.h>\n#include "iotuner/calls.h"\n#define D(ret, name, params, ...) ret name params;\n'
+        "IOT_PNETCDF_CALLS(D)\nIOT_PNETCDF_MPI_CALLS(D)\n"
+    )
+    r = subprocess.run(
+        ["mpicc.openmpi", "-fsyntax-only", "-Werror", "-x", "c", "-I", str(INCLUDE), "-"],
+        input=rows,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
-    names = subprocess.run(["cc", "-E", "-P", "-x", "c", "-I", str(INCLUDE), "-"], check=True, capture_output=True,
-                           text=True, input='#include "iotuner/calls.h"\n#define N(ret, name, ...) name\n'
-                           "IOT_PNETCDF_DATA_CALLS(N, N)\n").stdout.split()
-    lib = next(Path(p) for p in ("/usr/lib/x86_64-linux-gnu/libpnetcdf.so", "/usr/lib/libpnetcdf.so") if Path(p).exists())
-    exported = {line.split()[-1] for line in subprocess.run(["nm", "-D", "--defined-only", str(lib)], check=True,
-                                                            capture_output=True, text=True).stdout.splitlines()}
-    data_calls = {n for n in exported if n.startswith("ncmpi_") and n.split("_")[1] in ("put", "get", "iput", "iget",
-                                                                                      "bput")}
+    names = subprocess.run(
+        ["cc", "-E", "-P", "-x", "c", "-I", str(INCLUDE), "-"],
+        check=True,
+        capture_output=True,
+        text=True,
+        input='#include "iotuner/calls.h"\n#define N(ret, name, ...) name\nIOT_PNETCDF_DATA_CALLS(N, N)\n',
+    ).stdout.split()
+    lib = next(
+        Path(p) for p in ("/usr/lib/x86_64-linux-gnu/libpnetcdf.so", "/usr/lib/libpnetcdf.so") if Path(p).exists()
+    )
+    exported = {
+        line.split()[-1]
+        for line in subprocess.run(
+            ["nm", "-D", "--defined-only", str(lib)], check=True, capture_output=True, text=True
+        ).stdout.splitlines()
+    }
+    data_calls = {
+        n for n in exported if n.startswith("ncmpi_") and n.split("_")[1] in ("put", "get", "iput", "iget", "bput")
+    }
     left_out = {n for n in data_calls if "_att" in n or "_vard" in n or n == "ncmpi_get_file_info"}
     assert set(names) == data_calls - left_out and len(names) == 546
 
@@ -115,13 +140,18 @@ def test_a_pnetcdf_program_is_measured_and_tuned(tmp_path, pnetcdf_programs, ope
     512 (as PnetCDF used it, after enddef), not applicable to the file opened for reading; the data as an
     untuned run writes it."""
     exe, cmp = pnetcdf_programs["pnetcdf_rw"], pnetcdf_programs["pnetcdf_cmp"]
-    plain = subprocess.run(_job(exe, tmp_path / "plain.nc", "indep", "hints"), capture_output=True, text=True,
-                           timeout=120)
+    plain = subprocess.run(
+        _job(exe, tmp_path / "plain.nc", "indep", "hints"), capture_output=True, text=True, timeout=120
+    )
     assert plain.returncode == 0 and "pnetcdf_rw: ok" in plain.stdout, plain.stderr
-    cfg = write_json(tmp_path / "s.json", {"version": 1, "pnetcdf": {"nc_var_align_size": "4K",
-                                                                    "nc_ibuf_size": "1M"}})
-    result = runner.run(_job(exe, tmp_path / "tuned.nc", "indep", "hints"), config=cfg, report=tmp_path / "r.json",
-                        capture=True, timeout=120)
+    cfg = write_json(tmp_path / "s.json", {"version": 1, "pnetcdf": {"nc_var_align_size": "4K", "nc_ibuf_size": "1M"}})
+    result = runner.run(
+        _job(exe, tmp_path / "tuned.nc", "indep", "hints"),
+        config=cfg,
+        report=tmp_path / "r.json",
+        capture=True,
+        timeout=120,
+    )
     assert result.ok and "pnetcdf_rw: ok" in result.stdout, result.stdout + result.stderr
     assert "nc_var_align_size=4096" in result.stdout  # what the program itself reads back
     assert "warning" not in result.stderr, result.stderr
@@ -135,8 +165,11 @@ def test_a_pnetcdf_program_is_measured_and_tuned(tmp_path, pnetcdf_programs, ope
     assert write["pnetcdf"]["write_calls"] == 2 * 6 and read["pnetcdf"]["read_calls"] == 2 * 5
     assert write["pnetcdf"]["write_time_s"] > 0 and read["pnetcdf"]["read_time_s"] > 0  # the waits' time too
     assert write["mpiio"]["bytes_written"] >= written  # the header too, and both MPI file handles' data
-    checks = {(p, c["knob"]): (c["requested"], c["effective"], c["status"])
-              for p, ph in enumerate(report.phases) for c in ph["settings"]}
+    checks = {
+        (p, c["knob"]): (c["requested"], c["effective"], c["status"])
+        for p, ph in enumerate(report.phases)
+        for c in ph["settings"]
+    }
     assert checks[0, "nc_var_align_size"] == ("4096", "4096", "applied")
     assert checks[0, "nc_ibuf_size"] == checks[1, "nc_ibuf_size"] == ("1048576", "1048576", "applied")
     assert checks[1, "nc_var_align_size"][2] == "not_applicable"
@@ -146,13 +179,17 @@ def test_a_pnetcdf_program_is_measured_and_tuned(tmp_path, pnetcdf_programs, ope
 
 
 @pytest.mark.mpi
-def test_pnetcdf_hints_from_the_environment_win_and_are_named(tmp_path, pnetcdf_programs, openmpi_env,
-                                                                monkeypatch):
+def test_pnetcdf_hints_from_the_environment_win_and_are_named(tmp_path, pnetcdf_programs, openmpi_env, monkeypatch):
     """PnetCDF prefers PNETCDF_HINTS to the MPI_Info: the requested value is reported changed, with why."""
     monkeypatch.setenv("PNETCDF_HINTS", "nc_var_align_size=1024")
     cfg = write_json(tmp_path / "s.json", {"version": 1, "pnetcdf": {"nc_var_align_size": "4K"}})
-    result = runner.run(_job(pnetcdf_programs["pnetcdf_rw"], tmp_path / "f.nc"), config=cfg,
-                        report=tmp_path / "r.json", capture=True, timeout=120)
+    result = runner.run(
+        _job(pnetcdf_programs["pnetcdf_rw"], tmp_path / "f.nc"),
+        config=cfg,
+        report=tmp_path / "r.json",
+        capture=True,
+        timeout=120,
+    )
     assert result.ok, result.stdout + result.stderr
     [check] = [c for c in result.report.phases[0]["settings"] if c["knob"] == "nc_var_align_size"]
     assert (check["effective"], check["status"]) == ("1024", "changed")
@@ -167,8 +204,10 @@ def test_the_mpich_build_leaves_a_pnetcdf_job_untouched(tmp_path, pnetcdf_progra
     program loads PnetCDF itself after MPI_Init (the trampolines find PnetCDF at their first call)."""
     env = dict(runner.environment(None, tmp_path / "r.json"), **OMPI_ROOT)  # no command: the main (MPICH) build
     assert native.library_abi(Path(env["LD_PRELOAD"])) == "mpich"
-    for args, ok in (([pnetcdf_programs["pnetcdf_rw"], tmp_path / "a.nc", "indep"], "pnetcdf_rw: ok"),
-                     ([pnetcdf_programs["pnetcdf_late"], tmp_path / "b.nc"], "pnetcdf_late: ok")):
+    for args, ok in (
+        ([pnetcdf_programs["pnetcdf_rw"], tmp_path / "a.nc", "indep"], "pnetcdf_rw: ok"),
+        ([pnetcdf_programs["pnetcdf_late"], tmp_path / "b.nc"], "pnetcdf_late: ok"),
+    ):
         r = subprocess.run(_job(*args), env=env, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0 and ok in r.stdout, r.stdout + r.stderr
         assert r.stderr.count("iotuner: warning") == 1 and "built for (MPICH)" in r.stderr
@@ -195,8 +234,9 @@ def test_the_e3sm_kernel_through_pnetcdf(tmp_path, openmpi_env, mode):
     independent: ncmpi_wait in independent data mode, PnetCDF's second handle): every byte once at the PnetCDF
     level, counted when posted, timed at the wait."""
     exe = _e3smio("e3smio")
-    result = runner.run(_job(exe, *E3SM, "-m", mode, "-r", "-o", tmp_path), report=tmp_path / "r.json",
-                        capture=True, timeout=180)
+    result = runner.run(
+        _job(exe, *E3SM, "-m", mode, "-r", "-o", tmp_path), report=tmp_path / "r.json", capture=True, timeout=180
+    )
     assert result.ok and "e3smio verify: ok" in result.stdout, result.stdout + result.stderr
     write, read = result.report.phases
     assert (write["kind"], write["bytes_written"], read["bytes_read"]) == ("pnetcdf", E3SM_BYTES, E3SM_BYTES)
@@ -211,8 +251,7 @@ def test_the_e3sm_kernel_through_netcdf4_is_measured_by_the_hdf5_module(tmp_path
     byte once (netCDF-4 opens its variables with H5Oopen and keeps them with H5Iinc_ref), and netCDF's look at
     the file's first bytes before H5Fopen (with MPI-IO: 8 bytes per rank) is an MPI-IO phase of its own."""
     exe = _e3smio("e3smio_nc4")
-    result = runner.run(_job(exe, *E3SM, "-r", "-o", tmp_path), report=tmp_path / "r.json", capture=True,
-                        timeout=180)
+    result = runner.run(_job(exe, *E3SM, "-r", "-o", tmp_path), report=tmp_path / "r.json", capture=True, timeout=180)
     assert result.ok and "e3smio_nc4 verify: ok" in result.stdout, result.stdout + result.stderr
     phases = [(p["kind"], p["ranks"], p["bytes_written"], p["bytes_read"]) for p in result.report.phases]
     # netCDF 4.9.0 reads the first bytes through MPI-IO; 4.9.3 with POSIX calls first, then through MPI-IO
@@ -233,8 +272,9 @@ def test_smart_mode_sees_the_pnetcdf_calls(tmp_path, openmpi_env):
     MPI-IO writes their wait makes are its transfers; the header PnetCDF writes at enddef is not."""
     exe = _e3smio("e3smio")
     env = dict(os.environ, IOTUNER_SMART="1")
-    result = runner.run(_job(exe, *E3SM, "-F", "-o", tmp_path), report=tmp_path / "r.json", capture=True,
-                        timeout=180, env=env)
+    result = runner.run(
+        _job(exe, *E3SM, "-F", "-o", tmp_path), report=tmp_path / "r.json", capture=True, timeout=180, env=env
+    )
     assert result.ok, result.stdout + result.stderr
     learned = result.report.data["smart"]["phases"][0]
     assert learned["role"] == "learn" and learned["identity"].endswith("/e3smio_#.nc")
@@ -254,8 +294,13 @@ def test_smart_mode_applies_no_hdf5_rule_to_a_pnetcdf_file_and_names_what_did_no
     hint is dropped, so every recurrence is `unchanged`, with the dropped knob named, and is not judged."""
     exe = _e3smio("e3smio")
     env = dict(os.environ, IOTUNER_SMART="1")
-    result = runner.run(_job(exe, *E3SM[:-2], "-t", "4", "-F", "-o", tmp_path), report=tmp_path / "r.json",
-                        capture=True, timeout=180, env=env)
+    result = runner.run(
+        _job(exe, *E3SM[:-2], "-t", "4", "-F", "-o", tmp_path),
+        report=tmp_path / "r.json",
+        capture=True,
+        timeout=180,
+        env=env,
+    )
     assert result.ok, result.stdout + result.stderr
     phases = result.report.data["smart"]["phases"]
     learned = phases[0]
@@ -284,10 +329,38 @@ def test_tune_on_the_pnetcdf_kernel(tmp_path, openmpi_env):
     kernel, interleaved (docs/tuning.md), so no gain is claimed."""
     _e3smio("e3smio")
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--space", "pnetcdf", "--mpiexec",
-                            "mpirun.openmpi", "--trials", "6", "--strategy", "random", "--objective", "write-bw",
-                            "--study", "pnetcdf", "--out", tmp_path / "out", "--scratch", scratch, "--", "e3smio",
-                            *E3SM, "-o", "{scratch}"], capture_output=True, text=True, timeout=900)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "iotuner",
+                "tune",
+                "--space",
+                "pnetcdf",
+                "--mpiexec",
+                "mpirun.openmpi",
+                "--trials",
+                "6",
+                "--strategy",
+                "random",
+                "--objective",
+                "write-bw",
+                "--study",
+                "pnetcdf",
+                "--out",
+                tmp_path / "out",
+                "--scratch",
+                scratch,
+                "--",
+                "e3smio",
+                *E3SM,
+                "-o",
+                "{scratch}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
     assert r.returncode == 0, r.stderr + r.stdout[-3000:]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["trials_run"] == 6

@@ -22,10 +22,21 @@ def test_logpath_names_reports_by_user_executable_job_and_time(tmp_path):
     hints.write_text("romio_cb_write enable\n")
     env = runner.environment(None, tmp_path / "unused.json")
     env.pop("IOTUNER_REPORT")
-    env.update(IOTUNER_LOGPATH=str(logs), SLURM_JOB_ID="4242", SLURM_STEP_ID="3", USER="alice",
-               ROMIO_HINTS=str(hints), MPICH_MPIIO_HINTS="*.h5:cb_nodes=1")
-    r = subprocess.run([*mpi(), kernel("h5ior"), "-b", "1M", "-t", "256K", "-o", str(tmp_path)], env=env,
-                       capture_output=True, text=True, timeout=120)
+    env.update(
+        IOTUNER_LOGPATH=str(logs),
+        SLURM_JOB_ID="4242",
+        SLURM_STEP_ID="3",
+        USER="alice",
+        ROMIO_HINTS=str(hints),
+        MPICH_MPIIO_HINTS="*.h5:cb_nodes=1",
+    )
+    r = subprocess.run(
+        [*mpi(), kernel("h5ior"), "-b", "1M", "-t", "256K", "-o", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     written = [p for p in logs.rglob("*") if p.is_file()]
     assert len(written) == 1  # one report for the job, from rank 0
@@ -48,16 +59,24 @@ def test_logpath_names_reports_by_user_executable_job_and_time(tmp_path):
     # this MPICH reads ROMIO_HINTS (read back from the file, not set by iotuner) and not Cray's MPICH_MPIIO_HINTS
     text = " ".join(shown.stdout.split())
     assert text.count("(ignored by this MPI") == 1 and "hints from the environment: ROMIO_HINTS=" in text
-    assert re.search(r"MPICH_MPIIO_HINTS=\*\.h5:cb_nodes=1 \(ignored by this MPI \(MPICH Version: \d+\.\d+\.\d+\): "
-                     r"Cray MPICH reads it\)", text)  # 4.0.2 on Debian 12, 4.2.1 on 13
+    assert re.search(
+        r"MPICH_MPIIO_HINTS=\*\.h5:cb_nodes=1 \(ignored by this MPI \(MPICH Version: \d+\.\d+\.\d+\): "
+        r"Cray MPICH reads it\)",
+        text,
+    )  # 4.0.2 on Debian 12, 4.2.1 on 13
     assert report.load(written[0]).phases[0]["mpi_hints"]["romio_cb_write"] == "enable"
 
 
 def test_which_mpi_reads_which_hint_variable():
     from iotuner.hints import environment_sources
+
     env = {"ROMIO_HINTS": "/h", "MPICH_MPIIO_HINTS": "*:cb_nodes=2"}
-    verdicts = lambda lib, **more: [why is None for _, _, why in environment_sources(  # noqa: E731
-        {"mpi_library": lib, "hint_sources": {**env, **more}})]
+    verdicts = lambda lib, **more: [
+        why is None
+        for _, _, why in environment_sources(  # noqa: E731
+            {"mpi_library": lib, "hint_sources": {**env, **more}}
+        )
+    ]
     assert verdicts("MPICH Version:\t4.0.2") == [True, False]
     assert verdicts("MPI VERSION    : CRAY MPICH version 8.1.25.17 (ANL base 3.4a2)") == [True, True]
     assert verdicts("Open MPI v4.1.4, package: Debian OpenMPI") == [False, False]
@@ -70,8 +89,12 @@ def test_excluded_directories_are_neither_measured_nor_tuned(tmp_path):
     cfg = tmp_path / "s.json"
     cfg.write_text('{"version": 1, "mpiio": {"romio_cb_write": "disable"}}')
     for d in (out, other):
-        r = run_job([*mpi(), kernel("h5ior"), "-b", "1M", "-t", "256K", "-o", d], config=cfg,
-                    report=tmp_path / f"{d.name}.json", env=dict(os.environ, IOTUNER_EXCLUDE_DIRS=f"/nonexistent,{out}"))
+        r = run_job(
+            [*mpi(), kernel("h5ior"), "-b", "1M", "-t", "256K", "-o", d],
+            config=cfg,
+            report=tmp_path / f"{d.name}.json",
+            env=dict(os.environ, IOTUNER_EXCLUDE_DIRS=f"/nonexistent,{out}"),
+        )
         assert r.returncode == 0 and r.report is not None, r.stderr
     assert report.load(tmp_path / "skip.json").phases == []
     kept = report.load(tmp_path / "keep.json")
@@ -82,7 +105,8 @@ def test_excluded_directories_are_neither_measured_nor_tuned(tmp_path):
 
 def test_a_run_outside_a_job_says_so(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PBS_", "LSB_", "FLUX_", "COBALT_"))}
-    r = run_job([*mpi(), kernel("h5ior"), "-b", "1M", "-t", "256K", "-o", tmp_path], report=tmp_path / "r.json",
-                env=env)
+    r = run_job(
+        [*mpi(), kernel("h5ior"), "-b", "1M", "-t", "256K", "-o", tmp_path], report=tmp_path / "r.json", env=env
+    )
     run = r.report.run
     assert run["job_id"] is None and run["scheduler"] is None and json.dumps(run["hint_sources"]) == "{}"

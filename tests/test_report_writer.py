@@ -16,8 +16,13 @@ def _serial(programs, tmp_path, report, shell_before=""):
     program (exec keeps the pid, so $$ is the program's pid)."""
     env = dict(runner.environment(None, report), IOTUNER_REPORT=str(report))  # as given, not resolved
     script = f'{shell_before}\nexec "$0" "$1"'
-    return subprocess.run(["sh", "-c", script, str(programs["serial_h5"]), str(tmp_path / "data.h5")], env=env,
-                           capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["sh", "-c", script, str(programs["serial_h5"]), str(tmp_path / "data.h5")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_a_symlink_planted_at_the_temporary_name_is_not_followed(tmp_path, programs):
@@ -55,7 +60,7 @@ def test_a_symlinked_report_path_is_refused_with_a_warning(tmp_path, programs):
 
 @pytest.mark.parametrize("length", [255, 250])
 def test_a_legal_report_name_of_any_length_is_written(tmp_path, programs, length):
-    """"<name>.tmp.<pid>" does not fit beside a name of up to 255 bytes: the temporary file takes a short name
+    """ "<name>.tmp.<pid>" does not fit beside a name of up to 255 bytes: the temporary file takes a short name
     of its own in the same directory, and is gone afterwards."""
     report = tmp_path / ("r" * (length - 5) + ".json")
     r = _serial(programs, tmp_path, report)

@@ -26,8 +26,14 @@ JOB = ("-b", "1M", "-t", "256K")
 
 
 def iotuner(*args, cwd=None, env=None):
-    return subprocess.run([sys.executable, "-m", "iotuner", *map(str, args)], capture_output=True, text=True,
-                          timeout=180, cwd=cwd, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "iotuner", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=cwd,
+        env=env,
+    )
 
 
 def job(out: Path) -> list[str]:
@@ -61,8 +67,7 @@ def _unwritable(kind: str, tmp_path: Path, read_only: Path) -> Path:
     raise AssertionError(kind)
 
 
-KINDS = ["read-only directory", "directory", "300-character name", "path over PATH_MAX",
-         "file where a directory goes"]
+KINDS = ["read-only directory", "directory", "300-character name", "path over PATH_MAX", "file where a directory goes"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -166,8 +171,15 @@ def test_a_read_only_logpath_is_named_with_its_reason(tmp_path, read_only_dir):
     assert "No such file or directory" not in r.stderr
 
 
-@pytest.mark.parametrize("path, why", [("", "empty"), ("/", "directory"), ("/proc/self/r.json", "no file can be made"),
-                                        ("/nonexistent-dir/r.json", "does not exist")])
+@pytest.mark.parametrize(
+    "path, why",
+    [
+        ("", "empty"),
+        ("/", "directory"),
+        ("/proc/self/r.json", "no file can be made"),
+        ("/nonexistent-dir/r.json", "does not exist"),
+    ],
+)
 def test_why_unwritable_names_the_reason(path, why):
     assert why in destinations.why_unwritable(path)
 

@@ -12,8 +12,10 @@ from conftest import kernel, mpi, run_job, write_json
 pytestmark = pytest.mark.mpi
 
 ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable", "striping_factor": 4, "striping_unit": "1M"}}
-TWO_AGGREGATORS = {"version": 1, "mpiio": {"romio_cb_write": "enable", "cb_config_list": "*:2", "cb_nodes": 2,
-                                           "striping_factor": 4}}
+TWO_AGGREGATORS = {
+    "version": 1,
+    "mpiio": {"romio_cb_write": "enable", "cb_config_list": "*:2", "cb_nodes": 2, "striping_factor": 4},
+}
 
 
 def vpic(tmp_path, doc, name):

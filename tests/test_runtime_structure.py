@@ -26,8 +26,15 @@ OWN = re.compile(r"iot_|iotuner_")
 def symbols(tmp_path_factory) -> dict[str, tuple[set[str], set[str]]]:
     """Per file (its stem): (the library's names it defines, those it uses without defining)."""
     out = tmp_path_factory.mktemp("runtime_objects")
-    flags = ["-c", "-O0", "-D_GNU_SOURCE", "-DH5_USE_110_API", "-fvisibility=hidden", f"-I{INCLUDE}",
-             *_pkg_config("--cflags")]
+    flags = [
+        "-c",
+        "-O0",
+        "-D_GNU_SOURCE",
+        "-DH5_USE_110_API",
+        "-fvisibility=hidden",
+        f"-I{INCLUDE}",
+        *_pkg_config("--cflags"),
+    ]
 
     def compile_one(src: Path) -> tuple[str, tuple[set[str], set[str]]]:
         obj = out / f"{src.stem}.o"
@@ -43,8 +50,10 @@ def symbols(tmp_path_factory) -> dict[str, tuple[set[str], set[str]]]:
 
 def calls(symbols) -> dict[str, dict[str, set[str]]]:
     """file -> {file it calls: the names it uses of it}"""
-    return {a: {b: used & symbols[b][0] for b in symbols if b != a and used & symbols[b][0]}
-            for a, (_, used) in symbols.items()}
+    return {
+        a: {b: used & symbols[b][0] for b in symbols if b != a and used & symbols[b][0]}
+        for a, (_, used) in symbols.items()
+    }
 
 
 def modules() -> set[str]:
@@ -59,8 +68,11 @@ def test_the_files_of_the_runtime_call_one_another_one_way(symbols):
         order = list(graphlib.TopologicalSorter({a: set(b) for a, b in graph.items()}).static_order())
     except graphlib.CycleError as e:
         cycle = e.args[1]
-        pytest.fail("a circle of files calling each other: " + " -> ".join(
-            f"{a} ({', '.join(sorted(graph[a][b]))})" for a, b in zip(cycle, cycle[1:])) + f" -> {cycle[-1]}")
+        pytest.fail(
+            "a circle of files calling each other: "
+            + " -> ".join(f"{a} ({', '.join(sorted(graph[a][b]))})" for a, b in zip(cycle, cycle[1:]))
+            + f" -> {cycle[-1]}"
+        )
     assert order.index("state") < order.index("phases") < order.index("report") < order.index("lifecycle")
 
 

@@ -21,27 +21,41 @@ SCHEMAS = sorted(p.name for p in DOCS.glob("*.schema.json"))
 
 def test_the_installed_schemas_are_the_documented_ones():
     installed = native.native_dir() / "share" / "iotuner" / "schemas"
-    assert SCHEMAS == ["advice.schema.json", "calibration.schema.json", "platform.schema.json", "report.schema.json",
-                       "settings.schema.json", "summary.schema.json"]
+    assert SCHEMAS == [
+        "advice.schema.json",
+        "calibration.schema.json",
+        "platform.schema.json",
+        "report.schema.json",
+        "settings.schema.json",
+        "summary.schema.json",
+    ]
     for name in SCHEMAS:
         assert (installed / name).read_text() == (DOCS / name).read_text(), name
 
 
-SCHEMA = {"type": "object", "required": ["a"], "additionalProperties": False,
-          "properties": {"a": {"type": "array", "items": {"type": "integer", "minimum": 0}},
-                         "b": {"type": "object", "properties": {"c": {"type": ["string", "null"],
-                                                                      "enum": ["x", "y", None]}}}}}
+SCHEMA = {
+    "type": "object",
+    "required": ["a"],
+    "additionalProperties": False,
+    "properties": {
+        "a": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "b": {"type": "object", "properties": {"c": {"type": ["string", "null"], "enum": ["x", "y", None]}}},
+    },
+}
 
 
-@pytest.mark.parametrize("doc, problem", [
-    ({"a": [1, "x"]}, "a[1]: expected integer, got a string"),
-    ({"a": [1], "b": {"c": {}}}, "b.c: expected string or null, got an object"),
-    ({"a": [1], "b": {"c": "q"}}, 'b.c: "q" is not one of "x", "y", null'),
-    ({"a": [1.5]}, "a[0]: expected integer, got a number"),
-    ({"b": {}}, "a: is missing"),
-    ({"a": [], "z": 1}, "z: is not a field of this document"),
-    ({"a": [-1]}, "a[0]: -1 is below the minimum 0"),
-])
+@pytest.mark.parametrize(
+    "doc, problem",
+    [
+        ({"a": [1, "x"]}, "a[1]: expected integer, got a string"),
+        ({"a": [1], "b": {"c": {}}}, "b.c: expected string or null, got an object"),
+        ({"a": [1], "b": {"c": "q"}}, 'b.c: "q" is not one of "x", "y", null'),
+        ({"a": [1.5]}, "a[0]: expected integer, got a number"),
+        ({"b": {}}, "a: is missing"),
+        ({"a": [], "z": 1}, "z: is not a field of this document"),
+        ({"a": [-1]}, "a[0]: -1 is below the minimum 0"),
+    ],
+)
 def test_the_message_names_the_field(tmp_path, monkeypatch, doc, problem):
     (tmp_path / "t.schema.json").write_text(json.dumps(SCHEMA))
     monkeypatch.setattr(schema, "schema_dir", lambda: tmp_path)
@@ -89,8 +103,10 @@ def test_a_damaged_run_report_is_one_line_naming_the_field(tmp_path):
     for argv in (["show", str(bad)], ["advise", str(bad)], ["report", str(bad), "-o", str(tmp_path / "p.html")]):
         status, out = _cli(argv)
         assert status == 2 and out.count("\n") == 1, out
-        assert out.startswith(f"iotuner {argv[0]}: run report {bad} is damaged: phases[0].settings[0].status: "
-                              '["applied"] is not one of "applied", "changed"'), out
+        assert out.startswith(
+            f"iotuner {argv[0]}: run report {bad} is damaged: phases[0].settings[0].status: "
+            '["applied"] is not one of "applied", "changed"'
+        ), out
 
 
 def test_a_damaged_summary_is_one_line_naming_the_field(tmp_path):

@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -43,28 +42,53 @@ def small_disk(tmp_path):
 def test_failed_trials_say_no_space_left_on_device(tmp_path, small_disk):
     app = tmp_path / "app.sh"
     app.write_text(APP.format(count=tmp_path / "count", disk=small_disk))
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--launcher", "none", "--trials", "2",
-                        "--scratch", str(small_disk), "--out", str(tmp_path / "out"), "--", "sh", str(app),
-                        "{scratch}"], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            "--launcher",
+            "none",
+            "--trials",
+            "2",
+            "--scratch",
+            str(small_disk),
+            "--out",
+            str(tmp_path / "out"),
+            "--",
+            "sh",
+            str(app),
+            "{scratch}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     lines = r.stdout.splitlines()
     assert any(" baseline (start): " in line for line in lines), r.stdout + r.stderr  # the first run had room
     failed = [i for i, line in enumerate(lines) if " trial " in line and " failed " in line]
     assert failed, r.stdout + r.stderr
     timed = [i for i, line in enumerate(lines) if re.match(r"\s*[\d.]+[smh]\s", line)] + [len(lines)]
     for i in failed:  # each failed trial's lines (wrapped to the width), down to the next timed line, say why
-        said = " ".join(lines[i:min(j for j in timed if j > i)])
+        said = " ".join(lines[i : min(j for j in timed if j > i)])
         assert "No space left on device" in said, said
         # a long path may be folded across lines: compare without the whitespace
         assert "".join(f"the scratch file system of {small_disk}".split()) in "".join(said.split()), said
 
 
 def test_the_cause_is_taken_from_the_stderr(tmp_path):
-    stderr = "HDF5-DIAG: ...\n" * 50 + "ADIOI_GEN_WRITECONTIG(80): Other I/O error Disk quota exceeded'\n" + \
-        "Abort(1) on node 0\n" * 20
+    stderr = (
+        "HDF5-DIAG: ...\n" * 50
+        + "ADIOI_GEN_WRITECONTIG(80): Other I/O error Disk quota exceeded'\n"
+        + "Abort(1) on node 0\n" * 20
+    )
     assert evaluate.failure_cause(stderr, tmp_path, full=False) == "Disk quota exceeded"
     assert evaluate.failure_cause("Abort(1)", tmp_path, full=False) is None
-    assert evaluate.failure_cause("Abort(1)", tmp_path, full=True) == \
-        f"No space left on device (the scratch file system of {tmp_path} is full)"
+    assert (
+        evaluate.failure_cause("Abort(1)", tmp_path, full=True)
+        == f"No space left on device (the scratch file system of {tmp_path} is full)"
+    )
     assert not evaluate.scratch_full(tmp_path)
 
 
@@ -87,6 +111,7 @@ def test_the_scratch_of_a_killed_worker_goes_when_a_session_ends(tmp_path):
     from rich.console import Console
 
     from iotuner.tune import session
+
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     given = tmp_path / "scratch"
@@ -96,8 +121,9 @@ def test_the_scratch_of_a_killed_worker_goes_when_a_session_ends(tmp_path):
     for d in (killed / "trial-3", live / "trial-4", tmp_scratch / "trial-1"):
         d.mkdir(parents=True)
         (d / "data.h5").write_bytes(b"x" * 4096)
-    store = SimpleNamespace(session=SimpleNamespace(host="vm"),
-                            dead_sessions_here=lambda: [SimpleNamespace(scratch=str(tmp_scratch))])
+    store = SimpleNamespace(
+        session=SimpleNamespace(host="vm"), dead_sessions_here=lambda: [SimpleNamespace(scratch=str(tmp_scratch))]
+    )
     out = io.StringIO()
     session.remove_left_scratch(store, Console(file=out), str(given))
     assert not killed.exists() and not tmp_scratch.exists()

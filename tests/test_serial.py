@@ -5,10 +5,17 @@ import pytest
 
 from conftest import run_job, write_json
 
-SETTINGS = {"version": 1,
-            "hdf5": {"alignment": [0, 4096], "sieve_buf_size": "128K", "coll_metadata_writes": True,
-                     "transfer_mode": "collective", "chunk_dims": [16, 1000]},
-            "mpiio": {"romio_cb_write": "enable"}}
+SETTINGS = {
+    "version": 1,
+    "hdf5": {
+        "alignment": [0, 4096],
+        "sieve_buf_size": "128K",
+        "coll_metadata_writes": True,
+        "transfer_mode": "collective",
+        "chunk_dims": [16, 1000],
+    },
+    "mpiio": {"romio_cb_write": "enable"},
+}
 
 
 @pytest.mark.parametrize("program", ["serial_h5", "serial_h5_serialhdf5"])

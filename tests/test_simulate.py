@@ -13,11 +13,14 @@ import pytest
 
 from conftest import importorskip, kernel, mpi, run_job
 from iotuner import native, report
-from iotuner.simulate import engine, platform as platforms, workload as workloads
+from iotuner.simulate import engine
+from iotuner.simulate import platform as platforms
+from iotuner.simulate import workload as workloads
 from iotuner.tune import objective as objectives
 
-pytestmark = pytest.mark.skipif(not (native.programs_dir() / "iotuner-iosim").exists(),
-                                reason="iotuner-iosim not built (no SimGrid)")
+pytestmark = pytest.mark.skipif(
+    not (native.programs_dir() / "iotuner-iosim").exists(), reason="iotuner-iosim not built (no SimGrid)"
+)
 
 KIB, MIB = 1024, 1 << 20
 CB = {"mpiio.romio_cb_write": "enable", "mpiio.romio_cb_read": "enable"}
@@ -31,8 +34,10 @@ def reports(tmp_path_factory) -> dict[str, str]:
     tmp = tmp_path_factory.mktemp("simulate")
     for name, (block, count, calls) in {"contiguous": (MIB, 8, 1), "strided": (16 * KIB, 512, 64)}.items():
         rep = tmp / f"{name}.json"
-        res = run_job([*mpi(2), kernel("bench_two_phase"), tmp / f"{name}.bin", block, count, name, "both", calls,
-                       "nocheck"], report=rep)
+        res = run_job(
+            [*mpi(2), kernel("bench_two_phase"), tmp / f"{name}.bin", block, count, name, "both", calls, "nocheck"],
+            report=rep,
+        )
         assert res.ok, res.stderr
         out[name] = str(rep)
     return out
@@ -53,8 +58,12 @@ def test_more_aggregators_on_more_osts_write_faster_under_contention(reports):
     bound by that OST; spreading stripes and aggregators over more OSTs divides the load."""
     times = {}
     for n in (1, 4, 16):
-        res = predict(reports["strided"], 256, 8,
-                      {**CB, "mpiio.cb_nodes": n, "lustre.stripe_count": n, "lustre.stripe_size": "1M"})
+        res = predict(
+            reports["strided"],
+            256,
+            8,
+            {**CB, "mpiio.cb_nodes": n, "lustre.stripe_count": n, "lustre.stripe_size": "1M"},
+        )
         assert res.aggregators == n and res.stripe_count == n
         times[n] = res.seconds
     assert times[1] > 2 * times[4] > 2 * 2 * times[16]
@@ -98,8 +107,13 @@ def test_platform_files_round_trip(tmp_path):
 
 
 def simulate_cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "iotuner", "simulate", *map(str, args)], capture_output=True,
-                          text=True, timeout=300, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "iotuner", "simulate", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **kw,
+    )
 
 
 def one_line_error(r, *words):
@@ -111,12 +125,17 @@ def one_line_error(r, *words):
 
 def test_cli_prints_each_document_side_by_side(reports, tmp_path):
     docs = []
-    for name, mpiio in {"indep": {"romio_cb_write": "disable"}, "wide": {"romio_cb_write": "enable", "cb_nodes": 16}}.items():
-        (tmp_path / f"{name}.json").write_text(json.dumps({"version": 1, "mpiio": mpiio, "lustre": {
-            "stripe_count": 16 if name == "wide" else 1}}))
+    for name, mpiio in {
+        "indep": {"romio_cb_write": "disable"},
+        "wide": {"romio_cb_write": "enable", "cb_nodes": 16},
+    }.items():
+        (tmp_path / f"{name}.json").write_text(
+            json.dumps({"version": 1, "mpiio": mpiio, "lustre": {"stripe_count": 16 if name == "wide" else 1}})
+        )
         docs.append(tmp_path / f"{name}.json")
-    r = simulate_cli(reports["strided"], "--ranks", 64, "--nodes", 4, "--platform", "lustre-template",
-                     "--config", *docs, "--json")
+    r = simulate_cli(
+        reports["strided"], "--ranks", 64, "--nodes", 4, "--platform", "lustre-template", "--config", *docs, "--json"
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert [x["name"] for x in out["results"]] == ["as run", "indep", "wide"]
@@ -124,8 +143,18 @@ def test_cli_prints_each_document_side_by_side(reports, tmp_path):
     by = {x["name"]: x for x in out["results"]}
     assert by["wide"]["stripe_count"] == 16 and by["indep"]["stripe_count"] == 1
     assert by["wide"]["seconds"] < by["indep"]["seconds"]
-    text = simulate_cli(reports["strided"], "--ranks", 64, "--nodes", 4, "--platform", "lustre-template",
-                        "--config", *docs, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    text = simulate_cli(
+        reports["strided"],
+        "--ranks",
+        64,
+        "--nodes",
+        4,
+        "--platform",
+        "lustre-template",
+        "--config",
+        *docs,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
     assert text.returncode == 0, text.stderr
     assert "indep" in text.stdout and "wide" in text.stdout and "MiB/s" in text.stdout
 
@@ -140,8 +169,9 @@ def test_cli_names_bad_input_in_one_line(reports, tmp_path):
     for ph in idle["phases"]:
         ph["bytes_written"] = ph["bytes_read"] = 0
     (tmp_path / "idle.json").write_text(json.dumps(idle))
-    one_line_error(simulate_cli(tmp_path / "idle.json", "--platform", "lustre-template"), "idle.json",
-                   "no phase that moved data")
+    one_line_error(
+        simulate_cli(tmp_path / "idle.json", "--platform", "lustre-template"), "idle.json", "no phase that moved data"
+    )
     one_line_error(simulate_cli(reports["strided"], "--platform", bad), "bad.json")
     one_line_error(simulate_cli(reports["strided"], "--platform", "atlantis"), "atlantis", "lustre-template")
     half = tmp_path / "half.json"
@@ -155,8 +185,9 @@ def test_cli_names_bad_input_in_one_line(reports, tmp_path):
     del doc["network"], doc["nodes"]["nic_GBps"]
     local.write_text(json.dumps(doc))
     one_line_error(simulate_cli(reports["strided"], "--platform", local, "--ranks", 64, "--nodes", 2), "one node")
-    one_line_error(simulate_cli(reports["strided"], "--platform", "lustre-template", "--ranks", 4, "--nodes", 8),
-                   "--nodes 8")
+    one_line_error(
+        simulate_cli(reports["strided"], "--platform", "lustre-template", "--ranks", 4, "--nodes", 8), "--nodes 8"
+    )
     one_line_error(simulate_cli(reports["strided"], "--platform", "lustre-template", "--config", bad), "bad.json")
     stripe = tmp_path / "stripe.json"
     stripe.write_text(json.dumps({"version": 1, "lustre": {"stripe_size": "lots"}}))
@@ -169,6 +200,7 @@ def test_cli_says_how_to_get_the_engine_when_it_is_missing(reports, monkeypatch,
 
     def missing(name):
         raise native.NativeMissing(f"bundled program '{name}' not found")
+
     monkeypatch.setattr(native, "executable", missing)
     rc = cli.main(["simulate", reports["strided"], "--platform", "lustre-template", "--ranks", "64"])
     err = capsys.readouterr().err
@@ -177,7 +209,9 @@ def test_cli_says_how_to_get_the_engine_when_it_is_missing(reports, monkeypatch,
 
 def test_simulated_evaluator_is_deterministic_and_answers_only_for_what_it_models(reports):
     import random
+
     from iotuner.tune import simulated
+
     rec = simulated.spec("lustre-template", reports["strided"])
     obj = objectives.parse("io-time")
     a = simulated.SimulatedEvaluator(rec, obj, 64, 4)
@@ -193,6 +227,7 @@ def test_simulated_evaluator_is_deterministic_and_answers_only_for_what_it_model
 
 def test_simulated_evaluator_refuses_a_changed_report(reports, tmp_path):
     from iotuner.tune import simulated
+
     copy = tmp_path / "r.json"
     copy.write_text(open(reports["strided"]).read())
     rec = simulated.spec("lustre-template", str(copy))
@@ -202,16 +237,56 @@ def test_simulated_evaluator_refuses_a_changed_report(reports, tmp_path):
 
 
 def test_tune_on_the_simulator_end_to_end(reports, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--simulate", "lustre-template", "--simulate-report",
-                        reports["strided"], "--ranks", "64", "--nodes", "4", "--strategy", "random", "--trials", "4",
-                        "--out", str(tmp_path / "out"), "--study", "sim"],
-                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            "--simulate",
+            "lustre-template",
+            "--simulate-report",
+            reports["strided"],
+            "--ranks",
+            "64",
+            "--nodes",
+            "4",
+            "--strategy",
+            "random",
+            "--trials",
+            "4",
+            "--out",
+            str(tmp_path / "out"),
+            "--study",
+            "sim",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "out" / "best.json").exists()
     printed = " ".join(r.stdout.split())
     assert "simulated:" in printed and "at 64 ranks on 4 node(s) of platform lustre-template" in printed
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--simulate", "lustre-template", "--trials", "2",
-                        "--out", str(tmp_path / "o2")], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            "--simulate",
+            "lustre-template",
+            "--trials",
+            "2",
+            "--out",
+            str(tmp_path / "o2"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     one_line_error(r, "--simulate-report")
 
 
@@ -222,6 +297,7 @@ def test_a_darshan_log_is_replayed_from_its_counters(tmp_path):
     refused in one line."""
     darshan = importorskip("darshan", reason="PyDarshan reads Darshan logs")
     from pathlib import Path
+
     examples = Path(darshan.__file__).parent / "examples" / "example_logs"
     wl = workloads.load(str(examples / "example.darshan"), 8)
     assert wl.measured_ranks == 2048 and wl.ranks == 8
@@ -231,8 +307,18 @@ def test_a_darshan_log_is_replayed_from_its_counters(tmp_path):
     assert "rebuilt from Darshan's counters" in wl.notes[0]
     doc = tmp_path / "indep.json"
     doc.write_text(json.dumps({"version": 1, "mpiio": {"romio_cb_write": "disable"}, "lustre": {"stripe_count": 16}}))
-    r = simulate_cli(examples / "example.darshan", "--ranks", 8, "--nodes", 2, "--platform", "lustre-template",
-                     "--config", doc, "--json")
+    r = simulate_cli(
+        examples / "example.darshan",
+        "--ranks",
+        8,
+        "--nodes",
+        2,
+        "--platform",
+        "lustre-template",
+        "--config",
+        doc,
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["measured_ranks"] == 2048 and out["notes"] == wl.notes
@@ -242,8 +328,9 @@ def test_a_darshan_log_is_replayed_from_its_counters(tmp_path):
     for res in by.values():
         assert res["bytes"] == wl.bytes
         assert res["bytes"] / res["seconds"] <= res["stripe_count"] * ost * 1.001
-    one_line_error(simulate_cli(examples / "noposix.darshan", "--platform", "lustre-template"),
-                   "no file with MPI-IO or POSIX data")
+    one_line_error(
+        simulate_cli(examples / "noposix.darshan", "--platform", "lustre-template"), "no file with MPI-IO or POSIX data"
+    )
 
 
 def test_independent_and_file_per_process_logs_are_replayed(tmp_path):
@@ -253,6 +340,7 @@ def test_independent_and_file_per_process_logs_are_replayed(tmp_path):
     process puts each rank's file on its own OSTs, where one shared file of one stripe has one."""
     darshan = importorskip("darshan", reason="PyDarshan reads Darshan logs")
     from pathlib import Path
+
     examples = Path(darshan.__file__).parent / "examples" / "example_logs"
     wl = workloads.load(str(examples / "ior_hdf5_example.darshan"), 16)
     assert [p.label.rsplit(" ", 1)[1] for p in wl.phases] == ["write", "read"]
@@ -260,8 +348,13 @@ def test_independent_and_file_per_process_logs_are_replayed(tmp_path):
     assert wl.phases[0].run_settings == {"lustre.stripe_count": 1, "lustre.stripe_size": MIB}
     pf = platforms.load("lustre-template")
     as_run = engine.simulate(wl, pf, 4, {}, as_run=True)
-    cb = engine.simulate(wl, pf, 4, {"mpiio.romio_cb_write": "enable", "mpiio.romio_cb_read": "enable",
-                                     "mpiio.cb_nodes": "4"}, as_run=True)
+    cb = engine.simulate(
+        wl,
+        pf,
+        4,
+        {"mpiio.romio_cb_write": "enable", "mpiio.romio_cb_read": "enable", "mpiio.cb_nodes": "4"},
+        as_run=True,
+    )
     striped = engine.simulate(wl, pf, 4, {"lustre.stripe_count": 8}, as_run=True)
     assert cb.seconds == pytest.approx(as_run.seconds, rel=1e-9)
     assert as_run.phases[0].targets_used == 1 and striped.phases[0].targets_used == 8
@@ -272,8 +365,9 @@ def test_independent_and_file_per_process_logs_are_replayed(tmp_path):
     assert phase.per_process and not phase.collective and wl.measured_ranks == 2048
     assert wl.bytes == 64 * 256 * MIB and phase.pattern.ncalls == 64
     own = engine.simulate(wl, pf, 4, {}, as_run=True)
-    one_file = engine.simulate(dataclasses.replace(wl, phases=[dataclasses.replace(phase, per_process=False)]),
-                               pf, 4, {}, as_run=True)
+    one_file = engine.simulate(
+        dataclasses.replace(wl, phases=[dataclasses.replace(phase, per_process=False)]), pf, 4, {}, as_run=True
+    )
     assert one_file.phases[0].targets_used == 1
     assert own.phases[0].targets_used == min(64, pf.storage["osts"])
     assert own.seconds < one_file.seconds / 8
@@ -282,9 +376,11 @@ def test_independent_and_file_per_process_logs_are_replayed(tmp_path):
 def one_node(**changes) -> platforms.Platform:
     """lustre-template's numbers as a one-node local file system, with `changes`."""
     import dataclasses
+
     pf = platforms.load("lustre-template")
-    return dataclasses.replace(pf, storage={**pf.storage, "kind": "local", "osts": 1, "oss": 0}, nic_bw=0.0,
-                               backbone_bw=0.0, **changes)
+    return dataclasses.replace(
+        pf, storage={**pf.storage, "kind": "local", "osts": 1, "oss": 0}, nic_bw=0.0, backbone_bw=0.0, **changes
+    )
 
 
 def phase_times(rep: str, ranks: int, flat: dict, pf) -> dict[str, float]:
@@ -300,8 +396,9 @@ def test_an_aggregators_own_data_is_copied_at_the_measured_rate(reports):
     pf = one_node(self_copy=curve)
     assert pf.self_copy_seconds(MIB) == pytest.approx(100e-6)
     assert pf.self_copy_seconds(2 * MIB) == pytest.approx(100e-6 + 3100e-6 / 15)
-    indep = phase_times(reports["contiguous"], 1, {"mpiio.romio_cb_write": "disable",
-                                                   "mpiio.romio_cb_read": "disable"}, pf)
+    indep = phase_times(
+        reports["contiguous"], 1, {"mpiio.romio_cb_write": "disable", "mpiio.romio_cb_read": "disable"}, pf
+    )
     cb = phase_times(reports["contiguous"], 1, CB, pf)
     # 8 calls, each copying its 1 MiB and its 16-byte offset list; collectives are free at one rank
     for direction in ("write", "read"):
@@ -320,8 +417,11 @@ def test_each_collective_costs_what_it_costs_inside_an_application(reports):
     assert with_cost.collective_seconds("allreduce", 4, 2) == table.collective_seconds("allreduce", 4, 2) + 1e-3
     assert with_cost.collective_seconds("allreduce", 4, 4) == 0.0  # the 8-rank difference, floored at zero
     assert with_cost.collective_seconds("allreduce", 4, 1) == 0.0  # one rank synchronizes with nobody
-    for flat, collectives in ((CB, 6), ({}, 2),
-                              ({"mpiio.romio_cb_write": "disable", "mpiio.romio_cb_read": "disable"}, 0)):
+    for flat, collectives in (
+        (CB, 6),
+        ({}, 2),
+        ({"mpiio.romio_cb_write": "disable", "mpiio.romio_cb_read": "disable"}, 0),
+    ):
         a = phase_times(reports["contiguous"], 2, flat, with_cost)
         b = phase_times(reports["contiguous"], 2, flat, table)
         assert a["write"] - b["write"] == pytest.approx(8 * collectives * 1e-3, abs=1e-9)
@@ -349,8 +449,18 @@ def test_this_machine_is_derived_from_the_fastest_pass():
             records.append({"op": "p2p", "nprocs": 2, "bytes": b, "seconds": t * slow, "pass": k})
             records.append({"op": "p2p", "nprocs": 1, "bytes": b, "seconds": b / 10e9 * slow, "pass": k})
             for op, w, first in (("pwrite", 1, 0), ("pwrite", 1, 1), ("pread", 1, 0)):
-                records.append({"op": op, "nprocs": 2, "writers": w, "first": first, "sync": 0, "bytes": b,
-                                "seconds": (1e-6 + b / 4e9) * slow, "pass": k})
+                records.append(
+                    {
+                        "op": op,
+                        "nprocs": 2,
+                        "writers": w,
+                        "first": first,
+                        "sync": 0,
+                        "bytes": b,
+                        "seconds": (1e-6 + b / 4e9) * slow,
+                        "pass": k,
+                    }
+                )
         for op in platforms.COLLECTIVE_OPS:
             records.append({"op": op, "nprocs": 2, "bytes": 8, "seconds": 5e-6 * slow, "pass": k})
     pf = platforms.from_calibration(records, {}, cores=2)
@@ -371,15 +481,19 @@ def test_reads_are_priced_as_first_reads_and_an_aggregators_own_data_cold_where_
         records.append({"op": "p2p", "nprocs": 2, "bytes": b, "seconds": 2e-6 + b / 2e9})
         records.append({"op": "p2p", "nprocs": 1, "bytes": b, "seconds": 1e-6 + b / 10e9})
         for op, first in (("pwrite", 0), ("pwrite", 1), ("pread", 0)):
-            records.append({"op": op, "nprocs": 2, "writers": 1, "first": first, "sync": 0, "bytes": b,
-                            "seconds": 1e-6 + b / 8e9})
+            records.append(
+                {"op": op, "nprocs": 2, "writers": 1, "first": first, "sync": 0, "bytes": b, "seconds": 1e-6 + b / 8e9}
+            )
     for op in platforms.COLLECTIVE_OPS:
         records.append({"op": op, "nprocs": 2, "bytes": 8, "seconds": 5e-6})
     warm = platforms.from_calibration(records, {}, cores=2)
     assert warm.read_copy_bw == pytest.approx(8e9, rel=0.01)
     kinds = (("pread", 1, 2e-6, 4e9), ("copy_cold", 0, 0, 5e9))  # op, first, latency, bandwidth
-    newer = [{"op": op, "nprocs": 2, "writers": 1, "first": first, "sync": 0, "bytes": b, "seconds": lat + b / bw}
-             for b in (4096, MIB, 4 * MIB) for op, first, lat, bw in kinds]
+    newer = [
+        {"op": op, "nprocs": 2, "writers": 1, "first": first, "sync": 0, "bytes": b, "seconds": lat + b / bw}
+        for b in (4096, MIB, 4 * MIB)
+        for op, first, lat, bw in kinds
+    ]
     pf = platforms.from_calibration(records + newer, {}, cores=2)
     assert pf.read_copy_bw == pytest.approx(4e9, rel=0.01)
     assert pf.storage["read_overhead"] == pytest.approx(2e-6 + 4096 / 4e9)
@@ -393,12 +507,22 @@ def test_the_hybrid_models_reads_tell_a_first_read_from_a_read_again():
     """pread's surrogate has `first` among its features: first reads recorded twice as slow as reads again do not
     blur the reads again that the hybrid model prices (cost without first), and are priced themselves."""
     from iotuner.tune.strategies.hybrid import calibration
+
     records = []
     for b in (4096, 65536, MIB, 4 * MIB):
         for w in (1, 2):
             for first, rate in ((0, 8e9), (1, 4e9)):
-                records.append({"op": "pread", "nprocs": 2, "writers": w, "first": first, "sync": 0, "bytes": b,
-                                "seconds": 1e-6 + b / rate})
+                records.append(
+                    {
+                        "op": "pread",
+                        "nprocs": 2,
+                        "writers": w,
+                        "first": first,
+                        "sync": 0,
+                        "bytes": b,
+                        "seconds": 1e-6 + b / rate,
+                    }
+                )
     sur = calibration.fit("pread", records, seed=0)
     X = lambda b, first: [calibration._features("pread", {"bytes": b, "writers": 1, "first": first})]
     again, first = 10 ** sur.model.predict(X(MIB, 0))[0], 10 ** sur.model.predict(X(MIB, 1))[0]
@@ -411,14 +535,31 @@ def test_microbench_measures_first_reads_and_cold_copies_too(tmp_path):
     """The storage group measures each size's reads again (first 0) and first reads (first 1: of a region just
     written to a new file), and its copies cold, per size and writer count; the file is gone afterwards."""
     import subprocess
+
     from conftest import kernel, mpi
-    run = subprocess.run(mpi(2) + [kernel("iotuner-microbench"), "--ops", "storage", "--reps", "1",
-                                   "--max-bytes", str(64 * 1024), "--dir", str(tmp_path)],
-                         capture_output=True, text=True, timeout=300)
+
+    run = subprocess.run(
+        mpi(2)
+        + [
+            kernel("iotuner-microbench"),
+            "--ops",
+            "storage",
+            "--reps",
+            "1",
+            "--max-bytes",
+            str(64 * 1024),
+            "--dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     records = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    keys = lambda op, **m: {(r["writers"], r["bytes"]) for r in records
-                            if r["op"] == op and all(r[k] == v for k, v in m.items())}
+    keys = lambda op, **m: {
+        (r["writers"], r["bytes"]) for r in records if r["op"] == op and all(r[k] == v for k, v in m.items())
+    }
     assert keys("pread", first=0) and keys("pread", first=1) == keys("pread", first=0) == keys("copy_cold")
     assert keys("pwrite", first=1) == keys("pread", first=0)
     assert not keys("pread_cold") and all(r["seconds"] > 0 for r in records)
@@ -434,9 +575,19 @@ def test_hopper_default_is_held_by_its_two_stripes_and_paper_004s_settings_lift_
     phase = workloads.Phase("vpicio write", workloads.segmented("write", 8, 32 * MIB, 96), {}, {}, True, 0)
     wl = workloads.Workload("VPIC-IO", 96, 96, [phase])
     default = engine.simulate(wl, pf, 4, {})
-    tuned = engine.simulate(wl, pf, 4, {"lustre.stripe_count": 156, "lustre.stripe_size": "32M",
-                                        "mpiio.cb_nodes": 96, "mpiio.cb_config_list": "*:24",
-                                        "mpiio.cb_buffer_size": 32 * MIB, "mpiio.romio_cb_write": "enable"})
+    tuned = engine.simulate(
+        wl,
+        pf,
+        4,
+        {
+            "lustre.stripe_count": 156,
+            "lustre.stripe_size": "32M",
+            "mpiio.cb_nodes": 96,
+            "mpiio.cb_config_list": "*:24",
+            "mpiio.cb_buffer_size": 32 * MIB,
+            "mpiio.romio_cb_write": "enable",
+        },
+    )
     two_osts = 2 * pf.storage["ost_write_bw"]
     assert default.stripe_count == 2 and default.aggregators == 2
     assert default.bytes / default.seconds <= two_osts * 1.01
@@ -450,9 +601,19 @@ def test_lustres_driver_spreads_every_round_of_a_write_over_the_osts():
     to aggregator s mod 16, so each round reaches all 64 OSTs and only the nodes' links bind."""
     pf = platforms.load("lustre-template")
     phase = workloads.Phase("segmented write", workloads.segmented("write", 2, 4 * MIB, 256), {}, {}, True, 0)
-    res = engine.simulate(workloads.Workload("segmented", 256, 256, [phase]), pf, 8, {
-        **CB, "mpiio.cb_nodes": 16, "mpiio.cb_config_list": "*:2", "mpiio.cb_buffer_size": 4 * MIB,
-        "lustre.stripe_count": 64, "lustre.stripe_size": "1M"})
+    res = engine.simulate(
+        workloads.Workload("segmented", 256, 256, [phase]),
+        pf,
+        8,
+        {
+            **CB,
+            "mpiio.cb_nodes": 16,
+            "mpiio.cb_config_list": "*:2",
+            "mpiio.cb_buffer_size": 4 * MIB,
+            "lustre.stripe_count": 64,
+            "lustre.stripe_size": "1M",
+        },
+    )
     assert res.aggregators == 16
     assert res.bytes / res.seconds > 6 * pf.storage["ost_write_bw"]
 
@@ -485,11 +646,29 @@ def test_views_not_flattened_and_irregular_calls_scale_without_overlap(reports, 
     sizes and spacing differ (no call size, step or stride). Both are rebuilt with every rank's bytes, no two
     ranks writing the same bytes (an overlap would let two-phase I/O merge them and predict more than the
     storage can take), at the measured rank count and at 64 ranks, with a note that says why."""
-    unflat = _rewritten(reports["contiguous"], tmp_path, "unflat", offset=None, end=None, request_min=None,
-                        request_max=None, call_requests=None, call_step=None, request_stride=None, requests=0,
-                        unflattened_calls=lambda d: d["calls"])
-    irregular = _rewritten(reports["strided"], tmp_path, "irregular", call_bytes=None, call_requests=None,
-                           call_step=None, request_stride=None)
+    unflat = _rewritten(
+        reports["contiguous"],
+        tmp_path,
+        "unflat",
+        offset=None,
+        end=None,
+        request_min=None,
+        request_max=None,
+        call_requests=None,
+        call_step=None,
+        request_stride=None,
+        requests=0,
+        unflattened_calls=lambda d: d["calls"],
+    )
+    irregular = _rewritten(
+        reports["strided"],
+        tmp_path,
+        "irregular",
+        call_bytes=None,
+        call_requests=None,
+        call_step=None,
+        request_stride=None,
+    )
     pf = platforms.load("lustre-template")
     ost = pf.storage["ost_write_bw"]
     for rep, why in ((unflat, "does not flatten"), (irregular, "irregular calls")):
@@ -527,6 +706,7 @@ def test_too_many_requests_at_the_measured_scale_are_merged_or_averaged(reports,
     scale), and the hybrid model, past the much larger number of requests it holds, rebuilds every rank from
     its average call instead of running out of memory. Both budgets are lowered here to the report's size."""
     from iotuner.tune.strategies.hybrid import pattern as patterns
+
     monkeypatch.setattr(workloads, "REQUEST_BUDGET", 512)  # the report: 2 ranks x 8 calls x 64 blocks each way
     wl = workloads.load(reports["strided"], None)
     for p in wl.phases:
@@ -550,10 +730,15 @@ def test_phases_without_collective_calls_are_rebuilt_from_the_counters(tmp_path)
     keeps the bytes a rank moved."""
     pf = platforms.load("lustre-template")
     wl = {}
-    for name, flags in {"shared": ["-m", "independent"], "own": ["-F"], "own-indep": ["-F", "-m", "independent"]}.items():
+    for name, flags in {
+        "shared": ["-m", "independent"],
+        "own": ["-F"],
+        "own-indep": ["-F", "-m", "independent"],
+    }.items():
         rep = tmp_path / f"{name}.json"
-        res = run_job([*mpi(2), kernel("h5ior"), "-b", "4M", "-t", "1M", "-r", *flags, "-o", tmp_path / name],
-                      report=rep)
+        res = run_job(
+            [*mpi(2), kernel("h5ior"), "-b", "4M", "-t", "1M", "-r", *flags, "-o", tmp_path / name], report=rep
+        )
         assert res.ok, res.stderr
         assert not report.load(rep).access(0)
         measured = workloads.load(str(rep), None)
@@ -589,22 +774,45 @@ def test_hdf5s_independent_transfers_can_be_simulated_as_collective_ones(tmp_pat
     there; hdf5.transfer_mode collective makes them the collective calls HDF5 would make, which predicts
     what the collective run's own access section predicts."""
     no_sieving = tmp_path / "no-sieving.json"
-    no_sieving.write_text(json.dumps({"version": 1, "mpiio": {"romio_ds_write": "disable", "romio_ds_read": "disable"}}))
+    no_sieving.write_text(
+        json.dumps({"version": 1, "mpiio": {"romio_ds_write": "disable", "romio_ds_read": "disable"}})
+    )
     wl = {}
     for mode in ("independent", "collective"):
         rep = tmp_path / f"{mode}.json"
-        res = run_job([*mpi(2), kernel("bandio"), "-n", "2K", "-c", "16", "-s", "256", "-g", "1", "-r", "-m", mode,
-                       "-o", tmp_path / mode], report=rep, config=no_sieving)
+        res = run_job(
+            [
+                *mpi(2),
+                kernel("bandio"),
+                "-n",
+                "2K",
+                "-c",
+                "16",
+                "-s",
+                "256",
+                "-g",
+                "1",
+                "-r",
+                "-m",
+                mode,
+                "-o",
+                tmp_path / mode,
+            ],
+            report=rep,
+            config=no_sieving,
+        )
         assert res.ok, res.stderr
         wl[mode] = workloads.load(str(rep), None)
     indep, coll = wl["independent"], wl["collective"]
     assert all(p.transfer and not p.collective for p in indep.phases) and all(p.collective for p in coll.phases)
-    assert any("HDF5's independent transfers, 8 dataset call(s) a rank of 256 piece(s) of 128 B" in n
-               for n in indep.notes)
+    assert any(
+        "HDF5's independent transfers, 8 dataset call(s) a rank of 256 piece(s) of 128 B" in n for n in indep.notes
+    )
     for a, b in zip(indep.phases, coll.phases):  # the same requests, where the data starts aside
         shift = b.pattern.ranks[0].calls[0][0][0] - a.pattern.ranks[0].calls[0][0][0]
-        assert [[[(o + shift, n) for o, n in c] for c in r.calls] for r in a.pattern.ranks] == \
-            [r.calls for r in b.pattern.ranks]
+        assert [[[(o + shift, n) for o, n in c] for c in r.calls] for r in a.pattern.ranks] == [
+            r.calls for r in b.pattern.ranks
+        ]
     pf = one_node()
     as_run = engine.simulate(indep, pf, 1, {})
     cb = engine.simulate(indep, pf, 1, CB)
@@ -622,7 +830,10 @@ def test_a_direction_without_collective_calls_beside_one_with_them_is_kept(repor
     report by moving its read phase's counters into its write phase."""
     doc = json.loads(open(reports["strided"]).read())
     w, r = doc["phases"][0], doc["phases"][1]
-    w["bytes_read"], w["mpiio"] = r["bytes_read"], {**w["mpiio"], **{k: v for k, v in r["mpiio"].items() if "read" in k}}
+    w["bytes_read"], w["mpiio"] = (
+        r["bytes_read"],
+        {**w["mpiio"], **{k: v for k, v in r["mpiio"].items() if "read" in k}},
+    )
     r["bytes_read"] = 0
     doc["access"] = [e for e in doc["access"] if e["phase"] == 0]
     mixed = tmp_path / "mixed.json"
@@ -646,12 +857,14 @@ def test_a_crashing_simulator_shows_its_own_message_in_full(reports, tmp_path, m
     """SimGrid dies with its cause first and a backtrace after it (SimGrid 4.0 without a network model): the
     error names the cause, not the backtrace's last line."""
     fake = tmp_path / "iosim"
-    fake.write_text("#!/bin/sh\ncat >/dev/null\n"
-                    "echo '[0.000000] [ker_platform/CRITICAL] Impossible to create link: backbone.' >&2\n"
-                    "echo 'Invalid network model: nullptr' >&2\n"
-                    "echo 'Backtrace (displayed in actor maestro):' >&2\n"
-                    "echo '  ->  #0 xbt_backtrace_display_current() at src/xbt/backtrace.cpp:30' >&2\n"
-                    "kill -ABRT $$\n")
+    fake.write_text(
+        "#!/bin/sh\ncat >/dev/null\n"
+        "echo '[0.000000] [ker_platform/CRITICAL] Impossible to create link: backbone.' >&2\n"
+        "echo 'Invalid network model: nullptr' >&2\n"
+        "echo 'Backtrace (displayed in actor maestro):' >&2\n"
+        "echo '  ->  #0 xbt_backtrace_display_current() at src/xbt/backtrace.cpp:30' >&2\n"
+        "kill -ABRT $$\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setattr(engine, "executable", lambda: str(fake))
     with pytest.raises(engine.SimulateError) as e:

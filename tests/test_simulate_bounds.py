@@ -15,12 +15,15 @@ REPORT = str(Path(__file__).parent / "data" / "bad_run_report.json")
 
 
 def test_a_billion_ranks_are_refused_with_the_estimate():
-    r = subprocess.run([sys.executable, "-m", "iotuner", "simulate", REPORT, "--platform", "hopper", "--ranks",
-                        "1000000000"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "iotuner", "simulate", REPORT, "--platform", "hopper", "--ranks", "1000000000"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2, r.stderr
     line = r.stderr.strip()
-    assert "\n" not in line and line.startswith("iotuner simulate: --ranks 1000000000: 1,000,000,000 ranks need "
-                                                "about")
+    assert "\n" not in line and line.startswith("iotuner simulate: --ranks 1000000000: 1,000,000,000 ranks need about")
     assert "GiB" in line and "available" in line
 
 
@@ -29,7 +32,7 @@ def test_the_refusal_follows_the_machine(monkeypatch):
     monkeypatch.setattr(engine, "_max_maps", lambda: 65530)
     assert engine.refusal(64) is None
     assert "vm.max_map_count (65,530)" in engine.refusal(100_000)  # SimGrid's abort at 100,000 ranks, foreseen
-    monkeypatch.setattr(engine, "_max_maps", lambda: 10 ** 9)
+    monkeypatch.setattr(engine, "_max_maps", lambda: 10**9)
     assert "more than the 10 min a simulation may take" in engine.refusal(100_000)
     monkeypatch.setattr(engine, "_available_bytes", lambda: 1 << 30)
     assert "has 1.0 GiB available" in engine.refusal(100_000)
@@ -37,8 +40,10 @@ def test_the_refusal_follows_the_machine(monkeypatch):
 
 def test_the_simulators_error_is_shown_in_full(tmp_path, monkeypatch):
     fake = tmp_path / "iosim"
-    fake.write_text("#!/bin/sh\necho 'first: what went wrong' >&2\necho 'second: where' >&2\n"
-                    "echo 'third: backtrace line' >&2\nexit 134\n")
+    fake.write_text(
+        "#!/bin/sh\necho 'first: what went wrong' >&2\necho 'second: where' >&2\n"
+        "echo 'third: backtrace line' >&2\nexit 134\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setattr(engine, "executable", lambda: str(fake))
     with pytest.raises(engine.SimulateError) as e:

@@ -17,16 +17,36 @@ from perf import Claim, assert_claims
 pytestmark = pytest.mark.mpi
 
 ONE_AGGREGATOR = {"hdf5.transfer_mode": "collective", "mpiio.romio_cb_write": "enable"}
-HARMFUL = {"version": 1, "name": "harmful", "description": "test only",
-           "rules": [{"id": 1, "title": "Force collective buffering through one aggregator", "source": "test",
-                      "evaluated": False,
-                      "cases": [{"when": {"files": "shared", "sequential": True}, "set": ONE_AGGREGATOR}]}]}
+HARMFUL = {
+    "version": 1,
+    "name": "harmful",
+    "description": "test only",
+    "rules": [
+        {
+            "id": 1,
+            "title": "Force collective buffering through one aggregator",
+            "source": "test",
+            "evaluated": False,
+            "cases": [{"when": {"files": "shared", "sequential": True}, "set": ONE_AGGREGATOR}],
+        }
+    ],
+}
 # The injected harm costs 5-12x; a 50% margin keeps a harmless rule clear of this machine's noise (up to 1.4x
 # between identical runs, more while memory it has not touched is mapped in)
 HARM_MARGIN = "0.5"
-HARMFUL_AND_BENIGN = {**HARMFUL, "rules": HARMFUL["rules"] + [
-    {"id": 2, "title": "A larger metadata cache", "source": "test", "evaluated": False,
-     "cases": [{"when": {}, "set": {"hdf5.mdc_initial_size": "8M"}}]}]}
+HARMFUL_AND_BENIGN = {
+    **HARMFUL,
+    "rules": HARMFUL["rules"]
+    + [
+        {
+            "id": 2,
+            "title": "A larger metadata cache",
+            "source": "test",
+            "evaluated": False,
+            "cases": [{"when": {}, "set": {"hdf5.mdc_initial_size": "8M"}}],
+        }
+    ],
+}
 
 
 def smart_env(tmp_path, rules=None, **extra):
@@ -64,8 +84,10 @@ def settings_of(rules_result, applied: str | None) -> dict:
 
 def test_ior_like_insights_match_the_kernel_and_settings_apply_from_phase_1(tmp_path):
     # 7 timesteps, each a new H5Fcreate of a shared file, collective 1 MiB sequential transfers
-    rep = smart_run(tmp_path, [kernel("h5ior"), "-b", "8M", "-t", "1M", "-m", "collective", "-p", "contiguous",
-                               "-i", "7", "-o", tmp_path])
+    rep = smart_run(
+        tmp_path,
+        [kernel("h5ior"), "-b", "8M", "-t", "1M", "-m", "collective", "-p", "contiguous", "-i", "7", "-o", tmp_path],
+    )
     phases = rep.data["smart"]["phases"]
     assert [p["occurrence"] for p in phases] == list(range(7))
     roles = [p["role"] for p in phases]
@@ -83,8 +105,12 @@ def test_ior_like_insights_match_the_kernel_and_settings_apply_from_phase_1(tmp_
     assert ins["bytes_written"] == 2 * 8 * 1048576
     assert {1, 4, 5, 7} <= fired(phases[0]) and not fired(phases[0]) & {2, 3, 6, 9}
     rules = phases[0]["rules"]
-    assert settings_of(rules, "1, 4, 5, 7") == {"transfer_mode": "independent", "alignment": "0,1048576",
-                                                "mdc_initial_size": "8388608", "romio_cb_write": "disable"}
+    assert settings_of(rules, "1, 4, 5, 7") == {
+        "transfer_mode": "independent",
+        "alignment": "0,1048576",
+        "mdc_initial_size": "8388608",
+        "romio_cb_write": "disable",
+    }
     # nothing before phase 1; from phase 1 on, the settings of the rules each phase ran with, read back as applied
     assert data[0]["settings"] == [] and phases[0]["settings"] == []
     assert phases[1]["rules_applied"] == "1, 4, 5, 7"
@@ -92,8 +118,9 @@ def test_ior_like_insights_match_the_kernel_and_settings_apply_from_phase_1(tmp_
         got = {c["knob"]: (c["effective"], c["status"]) for c in d["settings"]}
         assert got == {k: (v, "applied") for k, v in settings_of(rules, p["rules_applied"]).items()}, p
         # the smart log says the same as the phase's verification
-        assert {(s["knob"].split(".", 1)[1], s["effective"], s["status"]) for s in p["settings"]} == \
-            {(k, v, st) for k, (v, st) in got.items()}
+        assert {(s["knob"].split(".", 1)[1], s["effective"], s["status"]) for s in p["settings"]} == {
+            (k, v, st) for k, (v, st) in got.items()
+        }
     # prediction: from the second phase under the rules on, every call predicted occurred
     assert phases[2]["prediction"]["calls"] > 20 and phases[2]["prediction"]["misses"] == 0
 
@@ -114,10 +141,16 @@ def test_flash_checkpoints_are_non_sequential_small_and_fire_other_rules(tmp_pat
 FIVE_FILES = ["-t", "5", "-F"]  # five steps, a file each (h5ior: IOR's five iterations)
 
 
-@pytest.mark.parametrize("name,args", [
-    ("vpicio", ["-n", "64K", *FIVE_FILES]), ("vorpalio", ["-b", "16,16,16", *FIVE_FILES]),
-    ("gcrmio", ["-g", "4", *FIVE_FILES]), ("flashio", ["-b", "8", *FIVE_FILES]),
-    ("h5ior", ["-b", "4M", "-t", "256K", "-i", "5"])])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("vpicio", ["-n", "64K", *FIVE_FILES]),
+        ("vorpalio", ["-b", "16,16,16", *FIVE_FILES]),
+        ("gcrmio", ["-g", "4", *FIVE_FILES]),
+        ("flashio", ["-b", "8", *FIVE_FILES]),
+        ("h5ior", ["-b", "4M", "-t", "256K", "-i", "5"]),
+    ],
+)
 def test_prediction_hit_fraction_on_bundled_kernels(tmp_path, name, args):
     # the feedback loop kept quiet (a margin of 99%): under load it once took a phase's rules back, and the
     # phases after it ran under new settings, where SmartIO's rule predictor had no history to win with
@@ -164,7 +197,7 @@ def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
     assert "the next phase is a probe" in phases[2]["feedback"]
     back = next(i for i, p in enumerate(phases) if (p["feedback"] or "").startswith("rolled back rule 1: "))
     assert back in (3, 8) and roles[back] == "probe", seen
-    assert roles[back + 1:] == ["default"] * (len(roles) - back - 1)
+    assert roles[back + 1 :] == ["default"] * (len(roles) - back - 1)
     learned = phases[0]["bandwidth_mib_s"]
     harmed = [p["bandwidth_mib_s"] for p in phases[:back] if p["role"] == "optimized"]
     assert sorted(harmed)[len(harmed) // 2] < 0.5 * learned  # the median phase under the rule
@@ -181,8 +214,15 @@ def test_feedback_loop_rolls_back_only_the_rule_that_hurts(tmp_path):
     seen = [(*r, round(p["bandwidth_mib_s"])) for r, p in zip(ran, phases)]  # for the messages: MiB/s too
     # harm confirmed by the probe, then each rule alone: rule 1 slower than the defaults, and again when run
     # right after the defaults ran once more; rule 2 not
-    assert ran[:7] == [("learn", None), ("optimized", "1, 2"), ("optimized", "1, 2"), ("probe", None),
-                       ("isolate", "1"), ("probe", None), ("isolate", "1")], seen
+    assert ran[:7] == [
+        ("learn", None),
+        ("optimized", "1, 2"),
+        ("optimized", "1, 2"),
+        ("probe", None),
+        ("isolate", "1"),
+        ("probe", None),
+        ("isolate", "1"),
+    ], seen
     assert "try rules 1, 2 one at a time" in phases[3]["feedback"]
     assert "the default settings run again" in phases[4]["feedback"]
     assert phases[6]["feedback"].startswith("rolled back rule 1: alone it ran twice below")
@@ -190,9 +230,9 @@ def test_feedback_loop_rolls_back_only_the_rule_that_hurts(tmp_path):
     assert ran[7] == ("isolate", "2"), seen
     kept = next(i for i in range(7, len(ran)) if "it stays" in (phases[i]["feedback"] or ""))
     assert ran[kept] == ("isolate", "2") and kept in (7, 9), seen
-    rest = ran[kept + 1:]
+    rest = ran[kept + 1 :]
     assert rest and all(r == ("optimized", "2") for r in rest), seen
-    for d in rep.data_phases()[kept + 1:]:  # the benign rule's setting only
+    for d in rep.data_phases()[kept + 1 :]:  # the benign rule's setting only
         assert {c["knob"]: c["effective"] for c in d["settings"]} == {"mdc_initial_size": "8388608"}
 
 
@@ -203,7 +243,11 @@ def test_a_rank_alone_and_the_ranks_together_are_two_identities(tmp_path, progra
     rep = smart_run(tmp_path, [programs["smart_patterns"], tmp_path, "diverge"], timeout=120)
     stats = of_identity(rep, "/stats_#.h5")
     assert [(p["scope"], p["role"]) for p in stats] == [
-        ("independent", "learn"), ("collective", "learn"), ("collective", "optimized"), ("collective", "optimized")]
+        ("independent", "learn"),
+        ("collective", "learn"),
+        ("collective", "optimized"),
+        ("collective", "optimized"),
+    ]
     assert stats[0]["ranks"] == 1 and stats[1]["ranks"] == 2
     assert stats[1]["insights"]["processes"] == 2 and stats[1]["insights"]["files"] == "shared"
     # each smart phase names the report's phase it was; the last two tuned, on all ranks
@@ -266,8 +310,22 @@ def iotuner(*args, **kw):
 
 def test_cli_smart_and_explain(tmp_path):
     rep = tmp_path / "run.json"
-    r = iotuner("smart", "--verbose", "--report", rep, "--", *mpi(), kernel("h5ior"), "-b", "4M", "-i", "3",
-                "-o", ".", cwd=tmp_path)
+    r = iotuner(
+        "smart",
+        "--verbose",
+        "--report",
+        rep,
+        "--",
+        *mpi(),
+        kernel("h5ior"),
+        "-b",
+        "4M",
+        "-i",
+        "3",
+        "-o",
+        ".",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     text = " ".join(r.stdout.split())  # wrapped to the width
     assert "Smart mode, per phase" in text and "optimized" in text and "predicted calls occurred" in text
@@ -281,8 +339,23 @@ def test_cli_smart_and_explain(tmp_path):
     harmful = tmp_path / "harmful.json"
     harmful.write_text(json.dumps(HARMFUL))
     rep2 = tmp_path / "run2.json"
-    r = iotuner("smart", "--rules", harmful, "--report", rep2, "--", *mpi(), kernel("h5ior"), "-b", "4M", "-i", "2",
-                "-o", ".", cwd=tmp_path)
+    r = iotuner(
+        "smart",
+        "--rules",
+        harmful,
+        "--report",
+        rep2,
+        "--",
+        *mpi(),
+        kernel("h5ior"),
+        "-b",
+        "4M",
+        "-i",
+        "2",
+        "-o",
+        ".",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0
     ex = iotuner("smart", "--explain", rep2)
     assert ex.returncode == 1 and "another rules table" in ex.stdout
@@ -299,8 +372,12 @@ def test_ior_like_benchmark_is_predicted_and_every_recurring_read_tuned(tmp_path
     hints = tmp_path / "romio_hints"
     hints.write_text("romio_cb_write enable\nromio_cb_read enable\n")
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        rep = smart_run(tmp_path, [programs["ior_hdf5"], scratch, 6, 4, "collective"], ROMIO_HINTS=str(hints),
-                        IOTUNER_SMART_MARGIN="0.99")
+        rep = smart_run(
+            tmp_path,
+            [programs["ior_hdf5"], scratch, 6, 4, "collective"],
+            ROMIO_HINTS=str(hints),
+            IOTUNER_SMART_MARGIN="0.99",
+        )
     smart = rep.data["smart"]
     assert smart["prediction"]["hit_fraction"] >= 0.95, smart["prediction"]
     kinds = {p["id"]: p["kind"] for p in rep.phases}
@@ -325,8 +402,17 @@ def test_alternating_checkpoints_are_predicted_by_their_cycle(tmp_path, programs
     (the repeat after phases 2 and 3, the rule after phase 4), and from the sixth phase on the phase that
     followed one like the latest predicts every call; --explain says so phase by phase."""
     rep_path = tmp_path / "run.json"
-    r = iotuner("smart", "--report", rep_path, "--", *mpi(), programs["smart_patterns"], tmp_path, "alternate",
-                env=smart_env(tmp_path, IOTUNER_SMART_MARGIN="0.99"))
+    r = iotuner(
+        "smart",
+        "--report",
+        rep_path,
+        "--",
+        *mpi(),
+        programs["smart_patterns"],
+        tmp_path,
+        "alternate",
+        env=smart_env(tmp_path, IOTUNER_SMART_MARGIN="0.99"),
+    )
     assert r.returncode == 0, r.stderr
     phases = json.loads(rep_path.read_text())["smart"]["phases"]
     assert [p["occurrence"] for p in phases] == list(range(8))
@@ -339,14 +425,17 @@ def test_alternating_checkpoints_are_predicted_by_their_cycle(tmp_path, programs
     assert "4 by the last phase under the same settings" in ex.stdout
     for p in phases[5:]:
         calls = p["prediction"]["calls"]
-        assert f"#{p['phase']} ckpt_#.h5 (create) {p['occurrence']}: {calls} calls predicted by context, " \
-               f"{calls} occurred, 0 missed" in ex.stdout
+        assert (
+            f"#{p['phase']} ckpt_#.h5 (create) {p['occurrence']}: {calls} calls predicted by context, "
+            f"{calls} occurred, 0 missed" in ex.stdout
+        )
 
 
 def per_phase_speedup(tmp_path, scratch: Path, app, phases: int, **extra):
     """A sample of each phase's bandwidth in smart mode over the same phase in a plain run, measured as an
     interleaved pair: both see the same machine state (this one drifts, and I/O into memory it has not touched
     yet is slow)."""
+
     def bandwidths(smart: bool) -> list[float]:
         out = scratch / "out"
         out.mkdir()
@@ -366,6 +455,7 @@ def per_phase_speedup(tmp_path, scratch: Path, app, phases: int, **extra):
             smart = bandwidths(True)
             plain = bandwidths(False)
         return {f"phase {n}": s / p for n, (s, p) in enumerate(zip(smart, plain))}
+
     return pair
 
 
@@ -376,7 +466,8 @@ def test_poor_site_defaults_are_fixed_from_phase_1(tmp_path):
     hints = tmp_path / "romio_hints"
     hints.write_text("romio_cb_write enable\n")
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:  # 1-10% noise there, 15-35% and drift on disk
-        pair = per_phase_speedup(tmp_path, Path(scratch), [kernel("h5ior"), "-b", "32M", "-t", "1M", "-i", "5"], 5,
-                                 ROMIO_HINTS=str(hints))
+        pair = per_phase_speedup(
+            tmp_path, Path(scratch), [kernel("h5ior"), "-b", "32M", "-t", "1M", "-i", "5"], 5, ROMIO_HINTS=str(hints)
+        )
         claims = {"phase 0": Claim(above=0.6, below=1.6)} | {f"phase {n}": Claim(above=2) for n in range(1, 5)}
         assert_claims(pair, claims, most=12)  # phases 1-4: typically 6-10x

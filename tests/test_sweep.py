@@ -14,8 +14,13 @@ from iotuner.tune import replay
 pytestmark = pytest.mark.mpi
 
 SWEEP = Path(__file__).resolve().parents[1] / "bench" / "sweep.py"
-SPACE = {"name": "two", "dimensions": [{"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]},
-                                      {"knob": "mpiio.romio_ds_write", "values": ["automatic", "disable"]}]}
+SPACE = {
+    "name": "two",
+    "dimensions": [
+        {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]},
+        {"knob": "mpiio.romio_ds_write", "values": ["automatic", "disable"]},
+    ],
+}
 
 
 def sweep(tmp_path, *extra, baseline=None):
@@ -23,10 +28,42 @@ def sweep(tmp_path, *extra, baseline=None):
     space.write_text(json.dumps(SPACE))
     base = tmp_path / "baseline.json"
     base.write_text(json.dumps(baseline or {"version": 1, "mpiio": {"romio_cb_write": "enable"}}))
-    cmd = [sys.executable, str(SWEEP), "--space", str(space), "--baseline", str(base), "--out",
-           str(tmp_path / "rec.json.gz"), "--repeats", "2", "--default-every", "2", "--refine-top", "1",
-           "--refine-repeats", "2", "--scratch", str(tmp_path), "--chunk", "0", "--pause", "0", *extra,
-           "--", "h5ior", "-b", "256K", "-t", "64K", "-p", "strided", "-r", "-o", "{scratch}"]
+    cmd = [
+        sys.executable,
+        str(SWEEP),
+        "--space",
+        str(space),
+        "--baseline",
+        str(base),
+        "--out",
+        str(tmp_path / "rec.json.gz"),
+        "--repeats",
+        "2",
+        "--default-every",
+        "2",
+        "--refine-top",
+        "1",
+        "--refine-repeats",
+        "2",
+        "--scratch",
+        str(tmp_path),
+        "--chunk",
+        "0",
+        "--pause",
+        "0",
+        *extra,
+        "--",
+        "h5ior",
+        "-b",
+        "256K",
+        "-t",
+        "64K",
+        "-p",
+        "strided",
+        "-r",
+        "-o",
+        "{scratch}",
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
 
@@ -58,8 +95,12 @@ def test_sweep_measures_every_point_and_resumes(tmp_path):
     assert again.returncode == 0 and replay.load(tmp_path / "rec.json.gz").meta["schedule"]["done"] == sched["done"]
     other = sweep(tmp_path, baseline={"version": 1})
     assert other.returncode != 0 and "records another baseline" in other.stderr
-    analysis = subprocess.run([sys.executable, str(SWEEP), "--space", "x", "--out", str(tmp_path / "rec.json.gz"),
-                               "--analyse"], capture_output=True, text=True, timeout=120)
+    analysis = subprocess.run(
+        [sys.executable, str(SWEEP), "--space", "x", "--out", str(tmp_path / "rec.json.gz"), "--analyse"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert analysis.returncode == 0, analysis.stderr
     assert "single-knob changes from the baseline" in analysis.stdout
 

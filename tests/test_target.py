@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import mpi, run_job
 from iotuner import settings
 from iotuner.tune import objective, replay
 from iotuner.tune.space import as_text
-
-from conftest import mpi, run_job
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
@@ -69,14 +68,24 @@ def test_baseline_and_best_point_run_and_read_back(recording, tmp_path):
 ROWS = 64 * 1024  # bandio -n 64K: one piece per row and rank
 
 
-@pytest.mark.parametrize("flat, per_piece", [
-    ({}, "mpiio"),  # the baseline: independent transfers, one MPI-IO call per row
-    ({"hdf5.chunk_dims": [65536, 16]}, "mpiio"),  # chunks alone: still per row (the halo)
-    ({"hdf5.transfer_mode": "collective"}, None),  # collective buffering gathers the pieces
-    ({"hdf5.transfer_mode": "collective", "hdf5.chunk_dims": [65536, 16]}, "posix"),  # naive: data sieving off
-    ({"hdf5.transfer_mode": "collective", "hdf5.chunk_dims": [65536, 16], "mpiio.romio_ds_write": "automatic",
-      "mpiio.romio_ds_read": "automatic"}, None),  # all together: a few large writes per rank
-])
+@pytest.mark.parametrize(
+    "flat, per_piece",
+    [
+        ({}, "mpiio"),  # the baseline: independent transfers, one MPI-IO call per row
+        ({"hdf5.chunk_dims": [65536, 16]}, "mpiio"),  # chunks alone: still per row (the halo)
+        ({"hdf5.transfer_mode": "collective"}, None),  # collective buffering gathers the pieces
+        ({"hdf5.transfer_mode": "collective", "hdf5.chunk_dims": [65536, 16]}, "posix"),  # naive: data sieving off
+        (
+            {
+                "hdf5.transfer_mode": "collective",
+                "hdf5.chunk_dims": [65536, 16],
+                "mpiio.romio_ds_write": "automatic",
+                "mpiio.romio_ds_read": "automatic",
+            },
+            None,
+        ),  # all together: a few large writes per rank
+    ],
+)
 def test_which_layer_splits_the_pieces(recording, tmp_path, flat, per_piece):
     full = {**settings.flatten(recording.baseline), **settings.flatten(settings.from_flat(flat))}
     r = run_point(recording, full, tmp_path / "run")

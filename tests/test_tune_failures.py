@@ -17,8 +17,9 @@ PROGRAMS = Path(__file__).parent / "programs"
 
 
 def tune(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, args)], capture_output=True, text=True,
-                          **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "iotuner", "tune", *map(str, args)], capture_output=True, text=True, **kw
+    )
 
 
 def records(storage, name):
@@ -28,13 +29,43 @@ def records(storage, name):
 
 def test_crash_and_hang_are_recorded_and_the_study_completes(tmp_path):
     space = tmp_path / "space.json"
-    space.write_text(json.dumps({"name": "faults", "dimensions": [
-        {"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable", "disable"]},
-        {"knob": "mpiio.romio_ds_write", "values": ["automatic", "enable"]}]}))
-    r = tune("--space", space, "--strategy", "grid", "--trials", 6, "--launcher", "none", "--timeout", "2s",
-             "--objective", "regex:bandwidth=([0-9.]+)", "--confirm-top", 1, "--confirm-rounds", 3,
-             "--study", "faults", "--out", tmp_path / "out", "--", sys.executable, PROGRAMS / "fake_app.py",
-             timeout=120)
+    space.write_text(
+        json.dumps(
+            {
+                "name": "faults",
+                "dimensions": [
+                    {"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable", "disable"]},
+                    {"knob": "mpiio.romio_ds_write", "values": ["automatic", "enable"]},
+                ],
+            }
+        )
+    )
+    r = tune(
+        "--space",
+        space,
+        "--strategy",
+        "grid",
+        "--trials",
+        6,
+        "--launcher",
+        "none",
+        "--timeout",
+        "2s",
+        "--objective",
+        "regex:bandwidth=([0-9.]+)",
+        "--confirm-top",
+        1,
+        "--confirm-rounds",
+        3,
+        "--study",
+        "faults",
+        "--out",
+        tmp_path / "out",
+        "--",
+        sys.executable,
+        PROGRAMS / "fake_app.py",
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr + r.stdout
     by_mode = {}
     for t in records(f"sqlite:///{tmp_path / 'out' / 'study.db'}", "faults"):
@@ -108,16 +139,51 @@ def test_sigkill_during_a_trial_then_resume_loses_and_repeats_nothing(tmp_path):
     app = tmp_path / "app.py"
     app.write_text(MARKED_APP)
     space = tmp_path / "space.json"
-    space.write_text(json.dumps({"name": "hints", "dimensions": [
-        {"knob": f"mpiio.{k}", "values": ["automatic", "enable", "disable"]}
-        for k in ("romio_cb_write", "romio_ds_write", "romio_cb_read")]}))
+    space.write_text(
+        json.dumps(
+            {
+                "name": "hints",
+                "dimensions": [
+                    {"knob": f"mpiio.{k}", "values": ["automatic", "enable", "disable"]}
+                    for k in ("romio_cb_write", "romio_ds_write", "romio_cb_read")
+                ],
+            }
+        )
+    )
     storage = f"sqlite:///{out / 'study.db'}"
-    args = ["--space", space, "--strategy", "random", "--trials", 12, "--repeats", 2, "--confirm-top", 1,
-            "--objective", "regex:bandwidth=([0-9.]+)", "--study", "k", "--out", out, "--scratch", scratch,
-            "--eval-log", log, "--", sys.executable, app]
+    args = [
+        "--space",
+        space,
+        "--strategy",
+        "random",
+        "--trials",
+        12,
+        "--repeats",
+        2,
+        "--confirm-top",
+        1,
+        "--objective",
+        "regex:bandwidth=([0-9.]+)",
+        "--study",
+        "k",
+        "--out",
+        out,
+        "--scratch",
+        scratch,
+        "--eval-log",
+        log,
+        "--",
+        sys.executable,
+        app,
+    ]
     env = {**os.environ, "MARKS": str(marks)}
-    proc = subprocess.Popen([sys.executable, "-m", "iotuner", "tune", *map(str, args)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "iotuner", "tune", *map(str, args)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     (marks / "HANG_FROM").write_text("5")
     pids = []
     try:
@@ -184,21 +250,44 @@ def test_sigkill_during_a_trial_then_resume_loses_and_repeats_nothing(tmp_path):
 
 def test_a_default_that_fails_after_its_first_run_is_not_retried_forever(tmp_path):
     app = tmp_path / "once.py"
-    app.write_text("import pathlib, sys\n"
-                   f"flag = pathlib.Path({str(tmp_path / 'ran')!r})\n"
-                   "if flag.exists():\n"
-                   "    sys.exit('fails from the second run on')\n"
-                   "flag.touch()\n"
-                   "print('bandwidth=100')\n")
+    app.write_text(
+        "import pathlib, sys\n"
+        f"flag = pathlib.Path({str(tmp_path / 'ran')!r})\n"
+        "if flag.exists():\n"
+        "    sys.exit('fails from the second run on')\n"
+        "flag.touch()\n"
+        "print('bandwidth=100')\n"
+    )
     space = tmp_path / "space.json"
-    space.write_text(json.dumps({"name": "s", "dimensions": [
-        {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]}]}))
+    space.write_text(
+        json.dumps({"name": "s", "dimensions": [{"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]}]})
+    )
     log = tmp_path / "runs.jsonl"
-    r = tune("--space", space, "--launcher", "none", "--repeats", 3, "--trials", 2, "--objective",
-             "regex:bandwidth=([0-9.]+)", "--study", "once", "--out", tmp_path / "out", "--eval-log", log,
-             "--", sys.executable, app, timeout=120)
+    r = tune(
+        "--space",
+        space,
+        "--launcher",
+        "none",
+        "--repeats",
+        3,
+        "--trials",
+        2,
+        "--objective",
+        "regex:bandwidth=([0-9.]+)",
+        "--study",
+        "once",
+        "--out",
+        tmp_path / "out",
+        "--eval-log",
+        log,
+        "--",
+        sys.executable,
+        app,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr + r.stdout
-    baseline = [json.loads(line) for line in log.read_text().splitlines()
-                if json.loads(line)["label"].startswith("baseline")]
+    baseline = [
+        json.loads(line) for line in log.read_text().splitlines() if json.loads(line)["label"].startswith("baseline")
+    ]
     assert [b["ok"] for b in baseline][:1] == [True] and len(baseline) <= 2 * 3
     assert "only 1 of 3 runs of the default settings succeeded" in " ".join(r.stdout.split())

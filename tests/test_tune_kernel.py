@@ -14,9 +14,9 @@ from conftest import importorskip, mpi
 
 importorskip("clang.cindex")
 
-from perf import Claim, assert_ratio, settings_ratio  # noqa: E402
 from iotuner.kernel import discover  # noqa: E402
 from iotuner.tune.store import CONFIRMATION, Store  # noqa: E402
+from perf import Claim, assert_ratio, settings_ratio  # noqa: E402
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 # Collective buffering forced through one aggregator with a 4 KiB buffer, on 3 steps (and a checkpoint) of
@@ -43,9 +43,32 @@ def test_tuning_on_the_kernel_holds_on_the_application(kernel_apps, tmp_path):
     baseline.write_text(json.dumps(ONE_AGGREGATOR))
     out = tmp_path / "out"
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        r = iotuner("tune", "--kernel", kern, "--baseline", baseline, "--space", "romio", "--strategy", "bayes",
-                    "--trials", 12, "--objective", "write-bw", "--confirm-top", 1, "--confirm-rounds", 5,
-                    "--study", "k", "--out", out, "--scratch", scratch, timeout=1500)
+        r = iotuner(
+            "tune",
+            "--kernel",
+            kern,
+            "--baseline",
+            baseline,
+            "--space",
+            "romio",
+            "--strategy",
+            "bayes",
+            "--trials",
+            12,
+            "--objective",
+            "write-bw",
+            "--confirm-top",
+            1,
+            "--confirm-rounds",
+            5,
+            "--study",
+            "k",
+            "--out",
+            out,
+            "--scratch",
+            scratch,
+            timeout=1500,
+        )
         assert r.returncode == 0, r.stderr + r.stdout[-3000:]
         print(r.stdout[-2000:], file=sys.stderr)  # the confirmation's runs and verdict, shown when the test fails
         summary = json.loads((out / "summary.json").read_text())

@@ -48,15 +48,45 @@ def test_a_space_without_the_unused_layers():
 @pytest.mark.parametrize("strategy", ["random", "auto"])
 def test_tune_of_a_pure_mpiio_program_searches_no_hdf5_knob(tmp_path, programs, strategy):
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--space", "romio", "--strategy", strategy,
-                        "--trials", "5", "--repeats", "1", "--confirm-rounds", "1", "--confirm-top", "1",
-                        "--mpiexec", "mpiexec.mpich", "--out", str(out), "--",
-                        str(programs["mpiio_write"]), str(tmp_path / "d.bin"), "65536", "8", "collective"],
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            "--space",
+            "romio",
+            "--strategy",
+            strategy,
+            "--trials",
+            "5",
+            "--repeats",
+            "1",
+            "--confirm-rounds",
+            "1",
+            "--confirm-top",
+            "1",
+            "--mpiexec",
+            "mpiexec.mpich",
+            "--out",
+            str(out),
+            "--",
+            str(programs["mpiio_write"]),
+            str(tmp_path / "d.bin"),
+            "65536",
+            "8",
+            "collective",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr
     said = flat(r.stdout)
-    assert ("space romio (6 of its 9 dimensions, 972 of 11,664 points; dropped hdf5.transfer_mode, hdf5.alignment, "
-            "collective_metadata: the default's run report shows HDF5 not used (no HDF5 file was opened))") in said
+    assert (
+        "space romio (6 of its 9 dimensions, 972 of 11,664 points; dropped hdf5.transfer_mode, hdf5.alignment, "
+        "collective_metadata: the default's run report shows HDF5 not used (no HDF5 file was opened))"
+    ) in said
     rows = [row for row in csv.DictReader(open(out / "trials.csv")) if row["kind"] != "default"]
     assert rows
     for row in rows:

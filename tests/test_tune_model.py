@@ -13,29 +13,40 @@ import sys
 import numpy as np
 import pytest
 
-from iotuner.tune import config as cfg, objective, space as spaces, store as stores, strategies, tuner
+from iotuner import settings
+from iotuner.tune import config as cfg
+from iotuner.tune import objective, strategies, tuner
+from iotuner.tune import space as spaces
+from iotuner.tune import store as stores
 from iotuner.tune.evaluate import Measurement
+from iotuner.tune.space import as_text, complete
 from iotuner.tune.strategies.model import basis, design, features, fit, rank, saved
 from iotuner.tune.strategies.model.basis import Term
-from iotuner import settings
-from iotuner.tune.space import as_text, complete
-
 from tune_helpers import make_study
 
 MIB = 1024 * 1024
 
 # paper 001, Eq. 3: VPIC-IO on Edison, write time with s in MB and f in GB
-EQ3 = {Term(): 10.59, Term((("s", -1),)): 68.99, Term((("a", -1),)): 59.83,
-       Term((("c", 1), ("s", -1))): -1.23, Term((("c", -1), ("f", 1))): 2.26, Term((("f", 1), ("s", -1))): 0.18,
-       Term((("a", -1), ("c", 1), ("f", 1))): 0.01}
+EQ3 = {
+    Term(): 10.59,
+    Term((("s", -1),)): 68.99,
+    Term((("a", -1),)): 59.83,
+    Term((("c", 1), ("s", -1))): -1.23,
+    Term((("c", -1), ("f", 1))): 2.26,
+    Term((("f", 1), ("s", -1))): 0.18,
+    Term((("a", -1), ("c", 1), ("f", 1))): 0.01,
+}
 C = (4, 8, 16, 24, 32, 48, 64, 96, 128, 156)
 S = (1, 2, 4, 8, 16, 32, 64, 128)
 A = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256)
 
 
 def eq3(c, s, a, f):
-    return sum(coef * Term.values(t, {"c": np.atleast_1d(c), "s": np.atleast_1d(s), "a": np.atleast_1d(a),
-                                      "f": np.atleast_1d(f)}) for t, coef in EQ3.items())
+    return sum(
+        coef
+        * Term.values(t, {"c": np.atleast_1d(c), "s": np.atleast_1d(s), "a": np.atleast_1d(a), "f": np.atleast_1d(f)})
+        for t, coef in EQ3.items()
+    )
 
 
 def test_the_fit_recovers_the_papers_eq3_terms_and_coefficients():
@@ -90,8 +101,7 @@ def test_noise_alone_gives_no_terms():
 
 def test_variables_of_a_space():
     enc = features.Encoding(spaces.load("h5evolve"))
-    assert {v.name for v in enc.numeric.values()} == {"stripe_count", "stripe_and_cb_size", "cb_nodes",
-                                                        "chunk_bytes"}
+    assert {v.name for v in enc.numeric.values()} == {"stripe_count", "stripe_and_cb_size", "cb_nodes", "chunk_bytes"}
     # sizes in MiB; alignment spans 1 byte to 32 MiB, so it is categorical (13 indicators)
     assert enc.numeric["stripe_and_cb_size"].numbers[:3] == (1.0, 2.0, 4.0)
     assert len(enc.categorical["hdf5.alignment"].indicators) == 13
@@ -99,9 +109,17 @@ def test_variables_of_a_space():
     assert set(romio.numeric) == {"mpiio.cb_nodes", "mpiio.cb_buffer_size"}
     assert romio.categorical["hdf5.transfer_mode"].indicators == ("transfer_mode=collective",)
     # two values are collinear with the intercept: categorical
-    two = features.Encoding(spaces.from_json({"name": "x", "dimensions": [{"knob": "mpiio.cb_nodes", "values": [1, 2]},
-                                                                         {"knob": "mpiio.cb_buffer_size",
-                                                                          "values": [1048576, 4194304, 8388608]}]}))
+    two = features.Encoding(
+        spaces.from_json(
+            {
+                "name": "x",
+                "dimensions": [
+                    {"knob": "mpiio.cb_nodes", "values": [1, 2]},
+                    {"knob": "mpiio.cb_buffer_size", "values": [1048576, 4194304, 8388608]},
+                ],
+            }
+        )
+    )
     assert "mpiio.cb_nodes" in two.categorical and "mpiio.cb_buffer_size" in two.numeric
     # every point comes back from its settings (constraint knobs added, as the tuner records them)
     for name in ("romio", "tunio", "h5evolve"):
@@ -160,27 +178,33 @@ def test_every_configuration_is_predicted_and_the_top_k_skip_the_measured(monkey
 
 # ---- the strategy in a study ----
 
+
 def rows_of(path):
     return list(csv.DictReader(open(path)))
 
 
 def test_model_strategy_trains_predicts_and_runs_its_top_k(tmp_path):
     (tmp_path / "out").mkdir()
-    store, t = make_study(tmp_path, strategy="model", trials=50, strategy_options={"training": 40, "top_k": 6},
-                          out=str(tmp_path / "out"))
+    store, t = make_study(
+        tmp_path, strategy="model", trials=50, strategy_options={"training": 40, "top_k": 6}, out=str(tmp_path / "out")
+    )
     outcome = t.run()
-    assert outcome.stop.rule == "strategy" and outcome.stopped_because == "model: ran the top 6 predicted configurations"
+    assert (
+        outcome.stop.rule == "strategy" and outcome.stopped_because == "model: ran the top 6 predicted configurations"
+    )
     assert len(store.records(stores.TRAINING)) == 40 and store.trials_run() <= 6
     assert len(store.search_trials()) == 6
     from iotuner.tune import results
+
     results.write_all(store, t.objective, outcome, tmp_path / "out", t.clock())
     rows = rows_of(tmp_path / "out" / "trials.csv")
     training = [r for r in rows if r["kind"] == "training"]
     trials = [r for r in rows if r["kind"] == "trial"]
     assert len(training) == 40 and all(r["why"].startswith("training point") for r in training)
     size = t.space.size()
-    assert [r["why"].split(", predicted")[0] for r in trials] == \
-        [f"model round 0: rank {i} of {size:,} configurations" for i in range(1, 7)]
+    assert [r["why"].split(", predicted")[0] for r in trials] == [
+        f"model round 0: rank {i} of {size:,} configurations" for i in range(1, 7)
+    ]
     # the top k are not points trained on
     assert not {r["settings"] for r in trials} & {r["settings"] for r in training}
     # the model: printed as an equation, saved with its data
@@ -193,12 +217,18 @@ def test_model_strategy_trains_predicts_and_runs_its_top_k(tmp_path):
     # a training run among the best is confirmed under its own name, not as a trial
     training_numbers = {r.id for r in store.records(stores.TRAINING)}
     for c in t.candidates():
-        assert c["name"] == (f"training run {sorted(training_numbers).index(c['record'])}"
-                             if c["record"] in training_numbers else f"trial {c['trial']}")
+        assert c["name"] == (
+            f"training run {sorted(training_numbers).index(c['record'])}"
+            if c["record"] in training_numbers
+            else f"trial {c['trial']}"
+        )
     # and the printout says which one won (not "trial None" for a training run)
     import io
+
     from rich.console import Console
+
     from iotuner.tune import printout
+
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     best_doc = json.loads((tmp_path / "out" / "best.json").read_text())
     training_run = dict(summary["winner"], trial=None, name="training run 3")
@@ -219,6 +249,7 @@ def test_a_resumed_model_study_continues_its_top_k(tmp_path):
     first.set_budget(cfg.Budget(50, None))
     again = stores.Store.open(f"sqlite:///{tmp_path}/part.db", "part", heartbeat_s=None)
     from iotuner.tune import synthetic
+
     ev = synthetic.SyntheticEvaluator(synthetic.model("ufs"), t.objective, 0.05, 0.0, 0)
     t2 = tuner.Tuner(again, ev, t.space, t.objective, strategies.make("model", t.space, 0, opts))
     t2.run()
@@ -227,8 +258,14 @@ def test_a_resumed_model_study_continues_its_top_k(tmp_path):
 
 
 def test_refit_runs_more_rounds_while_they_improve(tmp_path):
-    store, t = make_study(tmp_path, strategy="model", trials=60, model="lustre", space="tunio",
-                          strategy_options={"training": 20, "top_k": 5, "refit": True})
+    store, t = make_study(
+        tmp_path,
+        strategy="model",
+        trials=60,
+        model="lustre",
+        space="tunio",
+        strategy_options={"training": 20, "top_k": 5, "refit": True},
+    )
     outcome = t.run()
     whys = [r.attrs.get("why", "") for r in store.search_trials()]
     rounds = sorted({int(w.split()[2].rstrip(":")) for w in whys})
@@ -239,10 +276,12 @@ def test_refit_runs_more_rounds_while_they_improve(tmp_path):
 
 # ---- scale: a model fitted on small files predicts a large one ----
 
+
 def eq3_space():
     h = spaces.h5evolve()
-    return spaces.SearchSpace("eq3", [h.dimension("lustre.stripe_count"), h.dimension("stripe_and_cb_size"),
-                                      h.dimension("mpiio.cb_nodes")]).validate()
+    return spaces.SearchSpace(
+        "eq3", [h.dimension("lustre.stripe_count"), h.dimension("stripe_and_cb_size"), h.dimension("mpiio.cb_nodes")]
+    ).validate()
 
 
 class Eq3Runs:
@@ -254,27 +293,44 @@ class Eq3Runs:
 
     def truth(self, flat):
         # the default: Lustre's layout (1 stripe of 1 MiB) and one aggregator
-        t = eq3(float(flat.get("lustre.stripe_count", 1)), flat.get("lustre.stripe_size", MIB) / MIB,
-                float(flat.get("mpiio.cb_nodes", 1)), self.f)[0]
+        t = eq3(
+            float(flat.get("lustre.stripe_count", 1)),
+            flat.get("lustre.stripe_size", MIB) / MIB,
+            float(flat.get("mpiio.cb_nodes", 1)),
+            self.f,
+        )[0]
         return self.f * 1024 * MIB / 1e6 / t
 
     def evaluate(self, doc, label):
         import random
+
         flat = settings.flatten(doc)
         value = self.truth(flat) * math.exp(random.Random(f"{self.seed}:{label}").gauss(0, self.noise))
-        return Measurement(True, value, 0.0, effective={k: [as_text(v)] for k, v in complete(flat).items()},
-                           details={"bytes_written": int(self.f * 1024 * MIB), "bytes_read": 0, "ranks": 4096})
+        return Measurement(
+            True,
+            value,
+            0.0,
+            effective={k: [as_text(v)] for k, v in complete(flat).items()},
+            details={"bytes_written": int(self.f * 1024 * MIB), "bytes_read": 0, "ranks": 4096},
+        )
 
 
 def eq3_study(tmp_path, name, f_gib, options, trials=30):
     sp = eq3_space()
     obj = objective.parse("write-bw")
-    config = cfg.StudyConfig(space=sp.to_json(), strategy="model", strategy_options=options, app=("app",),
-                             objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit),
-                             out=str(tmp_path / name), baseline_every=0)
+    config = cfg.StudyConfig(
+        space=sp.to_json(),
+        strategy="model",
+        strategy_options=options,
+        app=("app",),
+        objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit),
+        out=str(tmp_path / name),
+        baseline_every=0,
+    )
     (tmp_path / name).mkdir()
-    store = stores.Store.create(f"sqlite:///{tmp_path}/{name}.db", name, config, cfg.Budget(trials, None),
-                                heartbeat_s=None)
+    store = stores.Store.create(
+        f"sqlite:///{tmp_path}/{name}.db", name, config, cfg.Budget(trials, None), heartbeat_s=None
+    )
     runs = Eq3Runs(f_gib)
     t = tuner.Tuner(store, runs, sp, obj, strategies.make("model", sp, 0, options))
     return store, t, runs
@@ -288,12 +344,14 @@ def test_warm_start_across_problem_sizes(tmp_path):
     m1 = saved.load(tmp_path / "small" / "model.json")
     assert m1.scale["size_mib"] == pytest.approx(1024 * 1024) and m1.scale["ranks"] == 4096
     assert not any("size_mib" in t.variables() for t in m1.model.terms)  # one size: it cannot enter
-    s2, t2, _ = eq3_study(tmp_path, "mid", 2048, {"training": 10, "top_k": 5,
-                                                  "warm_start": str(tmp_path / "small" / "model.json")})
+    s2, t2, _ = eq3_study(
+        tmp_path, "mid", 2048, {"training": 10, "top_k": 5, "warm_start": str(tmp_path / "small" / "model.json")}
+    )
     t2.run()
     assert len(s2.records(stores.TRAINING)) == 10
-    assert any(n.startswith("warm start: ") and "predicted this study's first 10 measured points" in n
-               for n in t2.notes)
+    assert any(
+        n.startswith("warm start: ") and "predicted this study's first 10 measured points" in n for n in t2.notes
+    )
     m2 = saved.load(tmp_path / "mid" / "model.json")
     assert len(m2.data) == 40 + 5 + 10 + 5 and any("size_mib" in t.variables() for t in m2.model.terms)
     assert m2.warm_start["points"] == 10
@@ -315,8 +373,13 @@ def test_warm_start_across_problem_sizes(tmp_path):
 
 def test_bad_model_options_and_files_are_named(tmp_path):
     def tune(*args):
-        return subprocess.run([sys.executable, "-m", "iotuner", "tune", "--synthetic", "ufs", *map(str, args)],
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "iotuner", "tune", "--synthetic", "ufs", *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
     r = tune("--strategy", "bayes", "--top-k", 5)
     assert r.returncode == 2 and "options of --strategy model" in r.stderr and "Traceback" not in r.stderr
     r = tune("--strategy", "model", "--training", 2)
@@ -326,9 +389,17 @@ def test_bad_model_options_and_files_are_named(tmp_path):
     r = tune("--strategy", "model", "--warm-start", bad)
     assert r.returncode == 2 and str(bad) in r.stderr and "not valid JSON" in r.stderr
     other = tmp_path / "other.json"
-    other.write_text(json.dumps({"format": "iotuner-model", "version": 1, "objective": {"name": "perf"},
-                                 "space": spaces.load("tunio").to_json(), "model": {"response": "time",
-                                                                                    "intercept": 1.0, "terms": []}}))
+    other.write_text(
+        json.dumps(
+            {
+                "format": "iotuner-model",
+                "version": 1,
+                "objective": {"name": "perf"},
+                "space": spaces.load("tunio").to_json(),
+                "model": {"response": "time", "intercept": 1.0, "terms": []},
+            }
+        )
+    )
     r = tune("--strategy", "model", "--warm-start", other)
     assert r.returncode == 2 and "fitted on another space" in r.stderr
 
@@ -337,9 +408,30 @@ def test_the_cli_prints_the_fitted_equation_as_saved(tmp_path):
     """The printout is the saved model's equation, indicator terms ('[transfer_mode=collective]') included:
     notes are plain text, not rich markup that would swallow them."""
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--synthetic", "ufs", "--strategy", "model",
-                        "--training", "40", "--top-k", "2", "--out", str(out), "--study", "eq"],
-                       capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "1000"})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            "--synthetic",
+            "ufs",
+            "--strategy",
+            "model",
+            "--training",
+            "40",
+            "--top-k",
+            "2",
+            "--out",
+            str(out),
+            "--study",
+            "eq",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "1000"},
+    )
     assert r.returncode == 0, r.stderr
     first = json.loads((out / "model.json").read_text())["model"]
     assert any("[" in t["text"] for t in first["terms"])  # an indicator, in the rich-markup form

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from iotuner.tune import space as spaces
-from iotuner.tune.strategies.tunio import impact, pretrain, stopper as stoppers
+from iotuner.tune.strategies.tunio import impact, pretrain
+from iotuner.tune.strategies.tunio import stopper as stoppers
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEPS = ROOT / "bench" / "data" / "tunio-sweeps"
@@ -81,8 +82,16 @@ def test_synthetic_curves_climb_and_dip_as_section_3d_describes():
     # some curves are observed dipping below their true value (the randomized downward shifts)
     assert sum(np.any(c.observed[1:] < 0.93 * c.true[1:]) for c in curves) >= 10
     # some stall for a stretch and then climb again
-    assert sum(any(np.diff(c.true)[i:i + 5].sum() == 0 and np.diff(c.true)[i + 5:].sum() > 0.05 * c.true[-1]
-                   for i in range(1, 40)) for c in curves) >= 10
+    assert (
+        sum(
+            any(
+                np.diff(c.true)[i : i + 5].sum() == 0 and np.diff(c.true)[i + 5 :].sum() > 0.05 * c.true[-1]
+                for i in range(1, 40)
+            )
+            for c in curves
+        )
+        >= 10
+    )
 
 
 def test_the_shipped_policies_load_are_small_and_say_what_they_were_trained_on():
@@ -101,15 +110,39 @@ WITHOUT_GYMNASIUM = "import sys; sys.modules['gymnasium'] = None\n"  # as if the
 def test_without_the_pretrain_extra_tunio_tunes_and_pretraining_says_what_to_install(tmp_path):
     """Gymnasium is an optional extra: the tunio strategy runs on the shipped policies without it, and
     pretraining names the extra to install in one line."""
-    tune = subprocess.run([sys.executable, "-c", WITHOUT_GYMNASIUM + "from iotuner.cli import main; sys.exit(main())",
-                           "tune", "--synthetic", "ufs", "--strategy", "tunio", "--trials", "8", "--out",
-                           str(tmp_path / "t")], capture_output=True, text=True, timeout=300)
+    tune = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            WITHOUT_GYMNASIUM + "from iotuner.cli import main; sys.exit(main())",
+            "tune",
+            "--synthetic",
+            "ufs",
+            "--strategy",
+            "tunio",
+            "--trials",
+            "8",
+            "--out",
+            str(tmp_path / "t"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert tune.returncode == 0, tune.stderr
     assert (tmp_path / "t" / "summary.json").exists()
-    train = subprocess.run([sys.executable, "-c", WITHOUT_GYMNASIUM + f"sys.argv = ['x', 'stopper', '--episodes', "
-                            f"'5', '--out', {str(tmp_path / 's.json')!r}]; import runpy; "
-                            f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')"],
-                           capture_output=True, text=True, timeout=300)
+    train = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            WITHOUT_GYMNASIUM + f"sys.argv = ['x', 'stopper', '--episodes', "
+            f"'5', '--out', {str(tmp_path / 's.json')!r}]; import runpy; "
+            f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert train.returncode == 1 and "Traceback" not in train.stderr
     assert "pretraining TunIO's stopper needs Gymnasium (not installed: " in train.stderr
     assert train.stderr.rstrip().endswith("install 'gymnasium>=0.29'") and not (tmp_path / "s.json").exists()

@@ -9,16 +9,22 @@ import sys
 
 import pytest
 
-from iotuner.tune import evaluate, objective, results, space as spaces, store as stores, strategies, trajectory
+from iotuner.tune import evaluate, objective, results, strategies, trajectory
+from iotuner.tune import space as spaces
+from iotuner.tune import store as stores
 from iotuner.tune.protocol import Strategy
 from iotuner.tune.store import Point
 from tune_helpers import FakeClock, make_study
 
-PICKS = [{"mpiio.romio_cb_write": "disable", "hdf5.transfer_mode": "independent"},
-         {"mpiio.romio_cb_write": "enable", "hdf5.transfer_mode": "independent"},
-         {"mpiio.romio_cb_write": "automatic", "hdf5.transfer_mode": "independent"}]
-TRAINING = [{"mpiio.romio_cb_write": w, "mpiio.cb_nodes": n}
-            for w, n in (("enable", 1), ("enable", 2), ("disable", 1), ("automatic", 1), ("disable", 2))]
+PICKS = [
+    {"mpiio.romio_cb_write": "disable", "hdf5.transfer_mode": "independent"},
+    {"mpiio.romio_cb_write": "enable", "hdf5.transfer_mode": "independent"},
+    {"mpiio.romio_cb_write": "automatic", "hdf5.transfer_mode": "independent"},
+]
+TRAINING = [
+    {"mpiio.romio_cb_write": w, "mpiio.cb_nodes": n}
+    for w, n in (("enable", 1), ("enable", 2), ("disable", 1), ("automatic", 1), ("disable", 2))
+]
 
 
 class FiveThenThree(Strategy):
@@ -80,14 +86,28 @@ def test_a_strategy_trains_proposes_and_stops_itself(tmp_path, five_then_three):
 
 
 def P(at, best, default, best_runs=1, default_runs=1, kind="trial"):
-    return Point(at_s=at, kind=kind, record=0, ok=True, value=best, best=best, best_runs=best_runs,
-                 default=default, default_runs=default_runs)
+    return Point(
+        at_s=at,
+        kind=kind,
+        record=0,
+        ok=True,
+        value=best,
+        best=best,
+        best_runs=best_runs,
+        default=default,
+        default_runs=default_runs,
+    )
 
 
 def test_roti_and_viability_of_a_fixed_trajectory():
     obj = objective.parse("perf")
-    points = [P(0.0, None, 100.0), P(30.0, 90.0, 100.0), P(60.0, 300.0, 100.0, best_runs=1, default_runs=1),
-              P(120.0, 400.0, 110.0, best_runs=2, default_runs=2), P(240.0, 420.0, 105.0, best_runs=3, default_runs=2)]
+    points = [
+        P(0.0, None, 100.0),
+        P(30.0, 90.0, 100.0),
+        P(60.0, 300.0, 100.0, best_runs=1, default_runs=1),
+        P(120.0, 400.0, 110.0, best_runs=2, default_runs=2),
+        P(240.0, 420.0, 105.0, best_runs=3, default_runs=2),
+    ]
     r = trajectory.roti(points, obj, min_runs=1, confirmed_gain=250.0, total_s=300.0)
     # RoTI(t) = (best - default) / minutes, where both have runs
     assert [c[0] for c in r.curve] == [30.0, 60.0, 120.0, 240.0]
@@ -112,15 +132,15 @@ def test_roti_and_viability_of_a_fixed_trajectory():
 
 def test_summary_gives_the_curve_and_the_viability_point(tmp_path):
     clock = FakeClock()
-    store, t = make_study(tmp_path, strategy="bayes", trials=12, delay=2.0, clock=clock,
-                          production_runtime_s=600.0)
+    store, t = make_study(tmp_path, strategy="bayes", trials=12, delay=2.0, clock=clock, production_runtime_s=600.0)
     outcome = t.run()
     assert outcome.significant
     summary = json.loads(json.dumps(results.write_all(store, t.objective, outcome, tmp_path / "out", t.clock())))
     r, v = summary["roti"], summary["viability"]
     assert len(r["curve"]) >= 10 and r["peak"] == max(c["roti"] for c in r["curve"])
-    assert r["final"] == pytest.approx(t.objective.improvement(outcome.winner["median"], outcome.confirmed_default)
-                                       / (summary["tuning_time_s"] / 60))
+    assert r["final"] == pytest.approx(
+        t.objective.improvement(outcome.winner["median"], outcome.confirmed_default) / (summary["tuning_time_s"] / 60)
+    )
     saved = 600.0 * (1 - 1 / outcome.verdict.gain)  # synthetic runs are all I/O
     assert v["saved_per_run_s"] == pytest.approx(saved)
     assert v["runs"] == -(-summary["tuning_time_s"] // saved)
@@ -131,12 +151,18 @@ def test_a_full_scratch_fails_the_trial_and_stops_the_study(tmp_path, monkeypatc
     nothing is left running, and the results are written."""
     app = tmp_path / "app.py"
     app.write_text("print('bandwidth=100')\n")
-    from iotuner.tune import config as cfg, launch, tuner
+    from iotuner.tune import config as cfg
+    from iotuner.tune import launch, tuner
+
     sp = spaces.load("romio")
     obj = objective.parse("regex:bandwidth=([0-9.]+)")
-    config = cfg.StudyConfig(space=sp.to_json(), strategy="random", app=(sys.executable, str(app)),
-                             launcher="none", objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit,
-                                                                          obj.pattern))
+    config = cfg.StudyConfig(
+        space=sp.to_json(),
+        strategy="random",
+        app=(sys.executable, str(app)),
+        launcher="none",
+        objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit, obj.pattern),
+    )
     store = stores.Store.create(f"sqlite:///{tmp_path}/s.db", "s", config, cfg.Budget(20, None), heartbeat_s=None)
     saves = {"n": 0}
     real_save = evaluate.settings.save
@@ -146,6 +172,7 @@ def test_a_full_scratch_fails_the_trial_and_stops_the_study(tmp_path, monkeypatc
         if saves["n"] > 4:
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_save(doc, path)
+
     monkeypatch.setattr(evaluate.settings, "save", filling)
     ev = evaluate.JobEvaluator(config.app, launch.make("none", 1), obj, tmp_path / "scratch")
     t = tuner.Tuner(store, ev, sp, obj, strategies.make("random", sp, 0))
@@ -161,8 +188,9 @@ def test_a_full_scratch_fails_the_trial_and_stops_the_study(tmp_path, monkeypatc
 
 
 def tune(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, args)], capture_output=True, text=True,
-                          timeout=120, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "iotuner", "tune", *map(str, args)], capture_output=True, text=True, timeout=120, **kw
+    )
 
 
 def test_an_unwritable_output_or_a_damaged_database_is_named(tmp_path):
@@ -178,7 +206,7 @@ def test_an_unwritable_output_or_a_damaged_database_is_named(tmp_path):
     db = out / "study.db"
     data = bytearray(db.read_bytes())
     middle = len(data) // 2
-    data[middle:middle + 4096] = b"\xff" * 4096  # damage in the middle of the file
+    data[middle : middle + 4096] = b"\xff" * 4096  # damage in the middle of the file
     db.write_bytes(bytes(data))
     r = tune("--resume", "--study", "d", "--storage", f"sqlite:///{db}")
     assert r.returncode == 2 and "Traceback" not in r.stderr
@@ -189,10 +217,12 @@ def test_only_tune_imports_the_tuner_stack(tmp_path):
     """iotuner --help, check and run never import Optuna, SciPy or matplotlib (they cost about a second)."""
     doc = tmp_path / "s.json"
     doc.write_text('{"version": 1}')
-    code = ("import sys\nfrom iotuner import cli\n"
-            "for argv in (['check', sys.argv[1]], ['run', '--help'], ['--help'], ['knobs', '--json']):\n"
-            "    try:\n        cli.main(argv)\n    except SystemExit:\n        pass\n"
-            "print(sorted(m for m in ('optuna', 'scipy', 'matplotlib', 'sqlalchemy') if m in sys.modules))\n")
+    code = (
+        "import sys\nfrom iotuner import cli\n"
+        "for argv in (['check', sys.argv[1]], ['run', '--help'], ['--help'], ['knobs', '--json']):\n"
+        "    try:\n        cli.main(argv)\n    except SystemExit:\n        pass\n"
+        "print(sorted(m for m in ('optuna', 'scipy', 'matplotlib', 'sqlalchemy') if m in sys.modules))\n"
+    )
     r = subprocess.run([sys.executable, "-c", code, str(doc)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "[]"
@@ -202,19 +232,28 @@ def test_the_worked_example_in_the_docs_runs(tmp_path, monkeypatch):
     """docs/tuning.md's example strategy, as printed there, tunes a study."""
     import re
     from pathlib import Path
+
     text = (Path(__file__).parents[1] / "docs" / "tuning.md").read_text()
     code = re.search(r"```python\n# python/iotuner/tune/strategies/one_at_a_time.py\n(.*?)```", text, re.S).group(1)
-    (tmp_path / "one_at_a_time.py").write_text(code.replace("from ..protocol", "from iotuner.tune.protocol")
-                                               .replace("from . import register",
-                                                        "from iotuner.tune.strategies import register"))
+    (tmp_path / "one_at_a_time.py").write_text(
+        code.replace("from ..protocol", "from iotuner.tune.protocol").replace(
+            "from . import register", "from iotuner.tune.strategies import register"
+        )
+    )
     strategies.names()
     monkeypatch.setattr(strategies, "_REGISTRY", dict(strategies._REGISTRY))
     monkeypatch.setattr(strategies, "__path__", [*strategies.__path__, str(tmp_path)])
     monkeypatch.delitem(sys.modules, "iotuner.tune.strategies.one_at_a_time", raising=False)
-    sp = spaces.from_json({"name": "small", "dimensions": [
-        {"knob": "hdf5.transfer_mode", "values": ["collective", "independent"]},
-        {"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable", "disable"]},
-        {"knob": "mpiio.romio_ds_write", "values": ["automatic", "enable", "disable"]}]})
+    sp = spaces.from_json(
+        {
+            "name": "small",
+            "dimensions": [
+                {"knob": "hdf5.transfer_mode", "values": ["collective", "independent"]},
+                {"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable", "disable"]},
+                {"knob": "mpiio.romio_ds_write", "values": ["automatic", "enable", "disable"]},
+            ],
+        }
+    )
     store, t = make_study(tmp_path, space=sp, strategy="one-at-a-time", trials=20, sigma=0.01)
     outcome = t.run()
     sys.modules.pop("iotuner.tune.strategies.one_at_a_time", None)
@@ -228,6 +267,7 @@ def test_a_sampler_sees_the_trials_finished_before_each_draw(tmp_path):
     the tuner asks its own way, so it must too. Without that, TPE saw no finished trial ever and drew every
     point at random: `bayes` made exactly `random`'s choices, trial for trial."""
     from tune_helpers import make_study
+
     runs = {}
     for strategy in ("random", "bayes"):
         store, t = make_study(tmp_path, strategy=strategy, trials=24, name=strategy, space="romio", seed=4)

@@ -8,9 +8,8 @@ import tempfile
 
 import pytest
 
-from iotuner import report
-
 from conftest import flat, kernel, mpi
+from iotuner import report
 from perf import Claim, assert_ratio, settings_ratio
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
@@ -37,9 +36,30 @@ def test_tuning_recovers_from_one_aggregator_and_the_result_reproduces(tmp_path)
     baseline.write_text(json.dumps(ONE_AGGREGATOR))
     app = [kernel("h5ior"), "-b", "32M", "-t", "1M"]
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:  # 1-10% noise there, 15-35% on disk
-        r = iotuner("tune", "--baseline", baseline, "--trials", 30, "--objective", "write-bw", "--space", "romio",
-                    "--strategy", "bayes", "--study", "real", "--out", tmp_path / "out", "--scratch", scratch,
-                    "--", *app, "-o", "{scratch}", timeout=900)
+        r = iotuner(
+            "tune",
+            "--baseline",
+            baseline,
+            "--trials",
+            30,
+            "--objective",
+            "write-bw",
+            "--space",
+            "romio",
+            "--strategy",
+            "bayes",
+            "--study",
+            "real",
+            "--out",
+            tmp_path / "out",
+            "--scratch",
+            scratch,
+            "--",
+            *app,
+            "-o",
+            "{scratch}",
+            timeout=900,
+        )
         assert r.returncode == 0, r.stderr + r.stdout[-3000:]
         summary = json.loads((tmp_path / "out" / "summary.json").read_text())
         assert summary["trials_run"] <= 30
@@ -56,11 +76,31 @@ def test_tuning_recovers_from_one_aggregator_and_the_result_reproduces(tmp_path)
 def test_real_aa_dropped_knobs_change_nothing(tmp_path):
     """Striping hints are dropped on ufs: every trial is the default, and the tuner says so."""
     space = tmp_path / "space.json"
-    space.write_text(json.dumps({"name": "striping", "dimensions": [
-        {"knob": "mpiio.striping_factor", "values": [2, 4, 8, 16]}]}))
-    r = iotuner("tune", "--space", space, "--strategy", "grid", "--trials", 4, "--objective", "write-bw",
-                "--study", "aa", "--out", tmp_path / "out", "--",
-                kernel("vpicio"), "-n", "64K", "-o", "{scratch}", timeout=600)
+    space.write_text(
+        json.dumps({"name": "striping", "dimensions": [{"knob": "mpiio.striping_factor", "values": [2, 4, 8, 16]}]})
+    )
+    r = iotuner(
+        "tune",
+        "--space",
+        space,
+        "--strategy",
+        "grid",
+        "--trials",
+        4,
+        "--objective",
+        "write-bw",
+        "--study",
+        "aa",
+        "--out",
+        tmp_path / "out",
+        "--",
+        kernel("vpicio"),
+        "-n",
+        "64K",
+        "-o",
+        "{scratch}",
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["verdict"] is None and summary["winner"] is None
@@ -90,9 +130,32 @@ def test_model_strategy_on_a_real_kernel(tmp_path):
     app = [kernel("h5ior"), "-b", "32M", "-t", "1M"]
     out = tmp_path / "out"
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        r = iotuner("tune", "--baseline", baseline, "--strategy", "model", "--training", 20, "--top-k", 6,
-                    "--objective", "write-bw", "--space", "romio", "--study", "model", "--out", out,
-                    "--scratch", scratch, "--", *app, "-o", "{scratch}", timeout=1200)
+        r = iotuner(
+            "tune",
+            "--baseline",
+            baseline,
+            "--strategy",
+            "model",
+            "--training",
+            20,
+            "--top-k",
+            6,
+            "--objective",
+            "write-bw",
+            "--space",
+            "romio",
+            "--study",
+            "model",
+            "--out",
+            out,
+            "--scratch",
+            scratch,
+            "--",
+            *app,
+            "-o",
+            "{scratch}",
+            timeout=1200,
+        )
         assert r.returncode == 0, r.stderr + r.stdout[-3000:]
         assert "model, round 0" in flat(r.stdout) and "t = " in flat(r.stdout)  # the fitted model, printed
         summary = json.loads((out / "summary.json").read_text())
@@ -103,8 +166,9 @@ def test_model_strategy_on_a_real_kernel(tmp_path):
         trials = [row for row in rows if row["kind"] == "trial"]
         assert len(training) == 20 and all(row["why"].startswith("training point") for row in training)
         assert len(trials) == 6 and all("predicted" in row["why"] for row in trials)
-        assert max(i for i, k in enumerate(kinds) if k == "training") < min(i for i, k in enumerate(kinds)
-                                                                            if k == "trial")
+        assert max(i for i, k in enumerate(kinds) if k == "training") < min(
+            i for i, k in enumerate(kinds) if k == "trial"
+        )
         model = json.loads((out / "model.json").read_text())
         assert model["scale"]["size_mib"] == 64 and model["scale"]["ranks"] == 2  # from the run reports
         assert len(model["data"]) == 26

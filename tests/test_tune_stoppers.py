@@ -10,9 +10,12 @@ import sys
 import optuna
 import pytest
 
-from iotuner.tune import config as cfg, objective, results, stoppers, store as stores, trajectory as traj
-from iotuner.tune.strategies.tunio import stopper as learned_stopper
 from conftest import flat
+from iotuner.tune import config as cfg
+from iotuner.tune import objective, results, stoppers
+from iotuner.tune import store as stores
+from iotuner.tune import trajectory as traj
+from iotuner.tune.strategies.tunio import stopper as learned_stopper
 from tune_helpers import FakeClock, make_study
 
 PERF = objective.parse("perf")
@@ -24,7 +27,7 @@ def its(values, step_s=10.0):
 
 def first_stop(decide, values, **kw):
     seq = its(values, **kw)
-    return next((k for k in range(1, len(seq)) if decide(seq[:k + 1])), None)
+    return next((k for k in range(1, len(seq)) if decide(seq[: k + 1])), None)
 
 
 def test_heuristic_stops_when_five_iterations_gain_less_than_five_percent():
@@ -72,7 +75,9 @@ def test_the_shipped_learned_stopper_returns_more_than_the_heuristic_on_unseen_c
     """On synthetic curves it was not trained on, the share of the best return in hindsight (RoTI) it keeps
     is well above the heuristic's and above never stopping."""
     import numpy as np
+
     from iotuner.tune.strategies.tunio import pretrain
+
     policy = learned_stopper.load_policy()
     rng = np.random.default_rng(12345)
     shares = {"learned": [], "heuristic": [], "never": []}
@@ -82,8 +87,11 @@ def test_the_shipped_learned_stopper_returns_more_than_the_heuristic_on_unseen_c
         if roti.max() <= 0:
             continue
         values = list(curve.observed)
-        stop = {"learned": first_stop(lambda s: learned_stopper.learned(s, PERF, policy), values),
-                "heuristic": first_stop(lambda s: stoppers.heuristic(s, PERF), values), "never": None}
+        stop = {
+            "learned": first_stop(lambda s: learned_stopper.learned(s, PERF, policy), values),
+            "heuristic": first_stop(lambda s: stoppers.heuristic(s, PERF), values),
+            "never": None,
+        }
         for name, k in stop.items():
             shares[name].append(roti[k if k is not None else len(roti) - 1] / roti[1:].max())
     mean = {k: float(np.mean(v)) for k, v in shares.items()}
@@ -107,12 +115,12 @@ def test_production_runs_stopper_weighs_the_next_iteration_against_the_planned_r
     assert "the tuning so far pays back after 1 run(s)" in reason
     # after a jump and a plateau, the fitted logarithm still expects a little: worth it only for many runs
     plateau = its([100.0, 150.0, 150.0, 150.0, 150.0, 150.0])
-    assert stoppers.production_runs(plateau, PERF, 10 ** 9, prod) is None
+    assert stoppers.production_runs(plateau, PERF, 10**9, prod) is None
     assert "pays back only after 6 runs, more than the 5 planned" in stoppers.production_runs(plateau, PERF, 5, prod)
     # nothing gained at all: nothing expected, it stops whatever the runs planned
     flat = its([100.0] * 6)
-    assert "not expected to gain anything" in stoppers.production_runs(flat, PERF, 10 ** 9, prod)
-    assert "has not found a gain" in stoppers.production_runs(flat, PERF, 10 ** 9, prod)
+    assert "not expected to gain anything" in stoppers.production_runs(flat, PERF, 10**9, prod)
+    assert "has not found a gain" in stoppers.production_runs(flat, PERF, 10**9, prod)
     # too early to fit a curve
     assert stoppers.production_runs(seq[:3], PERF, 1, prod) is None
 
@@ -128,7 +136,7 @@ def test_iterations_are_generations_of_the_trajectory():
 
 def _posthoc(store, size, decide):
     seq = traj.iterations(store.trajectory, size, PERF)
-    return next((k for k in range(1, len(seq)) if decide(seq[:k + 1])), None)
+    return next((k for k in range(1, len(seq)) if decide(seq[: k + 1])), None)
 
 
 @pytest.mark.parametrize("choice", ["heuristic", "learned"])
@@ -136,20 +144,24 @@ def test_a_live_stopper_stops_where_it_would_on_the_recorded_trajectory(tmp_path
     """The benchmark applies the stoppers to recorded studies: that is valid only if a live study stops at the
     same iteration (the stoppers never change what is proposed)."""
     kw = dict(model="ufs", space="romio", strategy="ga", trials=160, delay=1.0, seed=3)
-    whole, t = make_study(tmp_path, name="whole", clock=FakeClock(), storage=optuna.storages.InMemoryStorage(),
-                          stop="none", **kw)
+    whole, t = make_study(
+        tmp_path, name="whole", clock=FakeClock(), storage=optuna.storages.InMemoryStorage(), stop="none", **kw
+    )
     t.run()
     policy = learned_stopper.load_policy()
-    decide = {"heuristic": lambda s: stoppers.heuristic(s, PERF),
-              "learned": lambda s: learned_stopper.learned(s, PERF, policy)}[choice]
+    decide = {
+        "heuristic": lambda s: stoppers.heuristic(s, PERF),
+        "learned": lambda s: learned_stopper.learned(s, PERF, policy),
+    }[choice]
     expected = _posthoc(whole, 8, decide)
     assert expected is not None
-    live, t = make_study(tmp_path, name="live", clock=FakeClock(), storage=optuna.storages.InMemoryStorage(),
-                         stop=choice, **kw)
+    live, t = make_study(
+        tmp_path, name="live", clock=FakeClock(), storage=optuna.storages.InMemoryStorage(), stop=choice, **kw
+    )
     outcome = t.run()
     assert outcome.stop.rule == f"{choice}-stopper"
     assert len(traj.iterations(live.trajectory, 8, PERF)) - 1 == expected
-    assert [r.settings for r in live.search_trials()] == [r.settings for r in whole.search_trials()][:8 * expected]
+    assert [r.settings for r in live.search_trials()] == [r.settings for r in whole.search_trials()][: 8 * expected]
 
 
 def test_the_stopper_is_the_studys_choice(tmp_path):
@@ -170,14 +182,31 @@ def test_the_stopper_is_the_studys_choice(tmp_path):
 
 
 def tune(*args):
-    return subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "iotuner", "tune", *map(str, args)], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_production_runs_on_the_command_line_stops_and_draws_the_lifecycle(tmp_path):
     out = tmp_path / "out"
-    r = tune("--synthetic", "ufs", "--strategy", "ga", "--trials", 400, "--synthetic-delay", 0, "--production-runs",
-             20, "--production-runtime", "1s", "--study", "p", "--out", out)
+    r = tune(
+        "--synthetic",
+        "ufs",
+        "--strategy",
+        "ga",
+        "--trials",
+        400,
+        "--synthetic-delay",
+        0,
+        "--production-runs",
+        20,
+        "--production-runtime",
+        "1s",
+        "--study",
+        "p",
+        "--out",
+        out,
+    )
     assert r.returncode == 0, r.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["stop"]["rule"] == "production-runs-stopper"
@@ -195,8 +224,15 @@ def test_production_runs_on_the_command_line_stops_and_draws_the_lifecycle(tmp_p
 
 
 def test_summary_lifecycle_marks_the_viability_point_and_the_planned_runs(tmp_path):
-    store, t = make_study(tmp_path, strategy="bayes", trials=12, delay=2.0, clock=FakeClock(),
-                          production_runtime_s=600.0, production_runs=40)
+    store, t = make_study(
+        tmp_path,
+        strategy="bayes",
+        trials=12,
+        delay=2.0,
+        clock=FakeClock(),
+        production_runtime_s=600.0,
+        production_runs=40,
+    )
     outcome = t.run()
     assert outcome.significant
     summary = json.loads(json.dumps(results.write_all(store, t.objective, outcome, tmp_path / "out", t.clock())))

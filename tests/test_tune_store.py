@@ -12,17 +12,31 @@ import optuna
 import pytest
 
 from iotuner.tune import store as stores
+from iotuner.tune.store import DEFAULT
 from iotuner.tune.study import derive, urls
 from iotuner.tune.study.records import BASELINE, TRIAL, Record
-from iotuner.tune.store import DEFAULT
 from tune_helpers import make_study
 
 
 def _record(i, kind=TRIAL, state="COMPLETE", sig=None, runs=(1.0,), end=None, dup=None, key=None, cost=1):
     settings = {"k": key if key is not None else i}
-    return Record(id=i, number=i, kind=kind, state=state, settings=settings, runs=tuple(runs),
-                  signature=sig, error=None, duplicate_of=dup, cost_runs=cost, end=end if end is not None else i,
-                  duration_s=1.0, session="s", attrs={}, key=json.dumps(settings, sort_keys=True))
+    return Record(
+        id=i,
+        number=i,
+        kind=kind,
+        state=state,
+        settings=settings,
+        runs=tuple(runs),
+        signature=sig,
+        error=None,
+        duplicate_of=dup,
+        cost_runs=cost,
+        end=end if end is not None else i,
+        duration_s=1.0,
+        session="s",
+        attrs={},
+        key=json.dumps(settings, sort_keys=True),
+    )
 
 
 def test_derivation_is_the_same_whatever_order_records_arrive_in():
@@ -32,20 +46,29 @@ def test_derivation_is_the_same_whatever_order_records_arrive_in():
     for i in range(1, 300):
         sig = f"s{rng.randrange(40)}"
         dup = DEFAULT if rng.random() < 0.05 else None
-        recs.append(_record(i, sig=sig, runs=[rng.uniform(50, 200) for _ in range(rng.choice((1, 3)))],
-                            end=rng.uniform(1, 400), dup=dup, key=rng.randrange(60)))
+        recs.append(
+            _record(
+                i,
+                sig=sig,
+                runs=[rng.uniform(50, 200) for _ in range(rng.choice((1, 3)))],
+                end=rng.uniform(1, 400),
+                dup=dup,
+                key=rng.randrange(60),
+            )
+        )
     failed = _record(300, state="FAIL", sig=None, runs=(), end=500.0, key=7)
     recs.append(Record(**{**failed.__dict__, "attrs": {"result": {"error": "crashed"}}}))
     ordered = derive.Derived("maximize")
     ordered.add(sorted(recs, key=lambda r: (r.end, r.id)))
-    for trial in range(5):
+    for _ in range(5):
         shuffled = recs[:]
         rng.shuffle(shuffled)
         d = derive.Derived("maximize")
         for chunk in range(0, len(shuffled), 17):  # in several reads, as workers finish
-            d.add(shuffled[chunk:chunk + 17])
-        assert {s: (sorted(p.runs), p.first, p.settings) for s, p in d.pools.items()} == \
-            {s: (sorted(p.runs), p.first, p.settings) for s, p in ordered.pools.items()}
+            d.add(shuffled[chunk : chunk + 17])
+        assert {s: (sorted(p.runs), p.first, p.settings) for s, p in d.pools.items()} == {
+            s: (sorted(p.runs), p.first, p.settings) for s, p in ordered.pools.items()
+        }
         assert d.requested == ordered.requested and d.failed == ordered.failed == {failed.key: 300}
         assert sorted(d.default_runs) == sorted(ordered.default_runs)
         assert d.best().signature == ordered.ranked()[0].signature == ordered.best().signature
@@ -56,8 +79,12 @@ def test_derivation_is_the_same_whatever_order_records_arrive_in():
 
 def test_the_tuning_clock_is_the_union_of_the_sessions():
     S = derive.Session
-    sessions = [S("a", "h", 1, 0.0, 10.0), S("b", "h", 2, 5.0, 12.0), S("c", "h", 3, 20.0, 25.0),
-                S("me", "h", 4, 30.0, 31.0)]
+    sessions = [
+        S("a", "h", 1, 0.0, 10.0),
+        S("b", "h", 2, 5.0, 12.0),
+        S("c", "h", 3, 20.0, 25.0),
+        S("me", "h", 4, 30.0, 31.0),
+    ]
     assert derive.clock_at([0, 5, 12, 15, 22, 25, 29, 40], sessions, "me") == [0, 5, 12, 12, 14, 17, 17, 27]
 
 
@@ -67,17 +94,33 @@ def _fill(store, n):
     dist = optuna.distributions.CategoricalDistribution(["a", "b"])
     for i in range(n):
         settings = {"x": i}
-        backend.create(sid, "COMPLETE", {"settings": settings, "result": {
-            "settings": settings, "runs": [float(i)], "signature": json.dumps(settings), "cost_runs": 1,
-            "duration_s": 0.1, "end": 1.0 + i}}, params={"d": ("a", dist)}, value=float(i))
+        backend.create(
+            sid,
+            "COMPLETE",
+            {
+                "settings": settings,
+                "result": {
+                    "settings": settings,
+                    "runs": [float(i)],
+                    "signature": json.dumps(settings),
+                    "cost_runs": 1,
+                    "duration_s": 0.1,
+                    "end": 1.0 + i,
+                },
+            },
+            params={"d": ("a", dist)},
+            value=float(i),
+        )
 
 
 def _statements(store, work):
     import sqlalchemy
+
     count = [0]
 
     def one(*_):
         count[0] += 1
+
     engine = store.db.backend.engine
     sqlalchemy.event.listen(engine, "before_cursor_execute", one)
     try:
@@ -97,7 +140,7 @@ def test_statements_per_trial_do_not_grow_with_the_study(tmp_path):
         _fill(store, n)
         store.refresh()  # the study read once
         store.heartbeat_s = None
-        counts.append(_statements(store, lambda: t.search()))  # two trials: read, ask, publish, tell
+        counts.append(_statements(store, lambda: t.search()))  # noqa: B023 - called at once  # two trials: read, ask, publish, tell
         assert store.trials_run() == n + 2
     assert counts[0] == counts[1], counts
     assert counts[1] <= 2 * 25, counts  # about 20 statements a trial
@@ -106,6 +149,7 @@ def test_statements_per_trial_do_not_grow_with_the_study(tmp_path):
 def _race(args):
     url, name, barrier = args
     from iotuner.tune.study.storage import StudyStorage
+
     st, _ = StudyStorage.open(url, name)
     barrier.wait()
     return st.backend.swap_study_attr(st.companion_id, "lease:x", None, {"pid": os.getpid()})
@@ -125,6 +169,7 @@ def test_a_lease_is_taken_by_exactly_one_of_several_processes(tmp_path, n):
 def _create(args):
     url, name, barrier = args
     from tune_helpers import make_study as make
+
     barrier.wait()
     try:
         make(None, name=name, storage=url)
@@ -184,8 +229,20 @@ def test_best_trial_of_the_study_is_a_search_trial(tmp_path):
     best = store.study.best_trial
     assert best.params and "result" in best.user_attrs
     assert best.number in {r.number for r in store.search_trials()}
-    r = subprocess.run([os.path.join(os.path.dirname(sys.executable), "optuna"), "best-trial", "--study-name", "best",
-                        "--storage", f"sqlite:///{tmp_path}/best.db", "-f", "json"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            os.path.join(os.path.dirname(sys.executable), "optuna"),
+            "best-trial",
+            "--study-name",
+            "best",
+            "--storage",
+            f"sqlite:///{tmp_path}/best.db",
+            "-f",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     shown = json.loads(r.stdout)
     assert shown["number"] == best.number and set(shown["params"]) == {d for d in best.params}
@@ -198,6 +255,7 @@ def test_urls_lose_their_password_everywhere():
     assert urls.mask("postgresql://tuner@db/t") == "postgresql://tuner@db/t"
     assert urls.mask("sqlite:////tmp/a:b@c/study.db") == "sqlite:////tmp/a:b@c/study.db"
     import io
+
     sink = io.StringIO()
     out = urls.Redacting(sink, urls.secrets_of(url))
     out.write(f"cannot open {url}: password s3cr@t refused\n")
@@ -208,7 +266,9 @@ def test_urls_lose_their_password_everywhere():
 def test_a_lease_whose_heartbeat_stopped_is_taken_over_and_a_live_one_is_waited_for(tmp_path):
     import threading
     import time
+
     from iotuner.tune.study.leases import Lease
+
     store, _ = make_study(tmp_path, name="lease")
     backend, companion = store.db.backend, store.db.companion_id
     # a holder on another machine whose heartbeats stopped 100 s ago (the grace is 3 s)
@@ -225,6 +285,7 @@ def test_a_lease_whose_heartbeat_stopped_is_taken_over_and_a_live_one_is_waited_
         time.sleep(0.5)
         now = store.leases.get("training:x")
         store.leases.update(now, state="done")
+
     threading.Thread(target=finish).start()
     started = time.time()
     with store.exclusive("training:x", poll_s=0.05) as section:

@@ -11,16 +11,20 @@ import sys
 import optuna
 import pytest
 
-from iotuner import settings
-from iotuner.tune import config as cfg, objective, results, space as spaces, store as stores, synthetic, tuner
-from iotuner.tune.store import BASELINE, CONFIRMATION, DEFAULT
 from conftest import flat
+from iotuner import settings
+from iotuner.tune import config as cfg
+from iotuner.tune import objective, results, synthetic, tuner
+from iotuner.tune import space as spaces
+from iotuner.tune import store as stores
+from iotuner.tune.store import BASELINE, CONFIRMATION, DEFAULT
 from tune_helpers import FakeClock, make_study, synthetic_study
 
 
 def tune_cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "iotuner", "tune", *map(str, args)], capture_output=True, text=True,
-                          timeout=300, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "iotuner", "tune", *map(str, args)], capture_output=True, text=True, timeout=300, **kw
+    )
 
 
 def confirmation(store, outcome):
@@ -30,9 +34,15 @@ def confirmation(store, outcome):
     return samples, {r.attrs["round"] for r in runs}
 
 
-STRIPING = spaces.from_json({"name": "striping", "dimensions": [
-    {"knob": "mpiio.striping_factor", "values": [1, 2, 4, 8]},
-    {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]}]})
+STRIPING = spaces.from_json(
+    {
+        "name": "striping",
+        "dimensions": [
+            {"knob": "mpiio.striping_factor", "values": [1, 2, 4, 8]},
+            {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]},
+        ],
+    }
+)
 
 
 def test_trials_whose_effective_settings_match_share_one_result(tmp_path):
@@ -52,9 +62,15 @@ def test_trials_whose_effective_settings_match_share_one_result(tmp_path):
 
 
 def test_a_point_measured_before_costs_no_run(tmp_path):
-    tiny = spaces.from_json({"name": "tiny", "dimensions": [
-        {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable", "automatic"]},
-        {"knob": "hdf5.transfer_mode", "values": ["independent", "collective"]}]})
+    tiny = spaces.from_json(
+        {
+            "name": "tiny",
+            "dimensions": [
+                {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable", "automatic"]},
+                {"knob": "hdf5.transfer_mode", "values": ["independent", "collective"]},
+            ],
+        }
+    )
     store, outcome, _ = synthetic_study(tmp_path, space=tiny, strategy="random", trials=50)
     assert store.trials_run() == 6
     assert outcome.stopped_because == "every one of the 6 points of the space was measured"
@@ -74,12 +90,15 @@ def test_a_later_trial_waits_for_an_earlier_peer_that_has_not_yet_published_its_
         def choose(trial):
             meanwhile(trial)
             return {k: (v, dist) for k, v in flat.items()}
+
         return store.ask(choose, lambda params: (dict(params), None))
+
     seen = {}
 
     def while_a_chooses(trial):  # A's trial exists, its point is not published yet
         seen["b"] = ask(b, point)
         seen["waits"] = b.in_flight(point, seen["b"].number)
+
     asked_a = ask(a, other, while_a_chooses)
     asked_b = seen["b"]
     assert seen["waits"].number == asked_a.number  # A may be measuring the same point
@@ -109,8 +128,9 @@ def test_aa_reports_no_significant_improvement(tmp_path):
 
 
 def test_aa_printout_says_no_gain_to_return(tmp_path):
-    r = tune_cli("--synthetic", "flat", "--synthetic-noise", "0.1", "--trials", 12, "--study", "aa",
-                 "--out", tmp_path / "out")
+    r = tune_cli(
+        "--synthetic", "flat", "--synthetic-noise", "0.1", "--trials", 12, "--study", "aa", "--out", tmp_path / "out"
+    )
     assert r.returncode == 0, r.stderr
     assert "no significant improvement" in flat(r.stdout)
     assert "RoTI: none (no gain to return" in flat(r.stdout)
@@ -145,16 +165,19 @@ def test_confirmed_gain_and_outputs(tmp_path):
     # the trajectory's times are the CSV's, and never go back
     at = [float(r["tuning_time_s"]) for r in rows if r["kind"] in ("trial", "baseline")]
     points = {p.record: p for p in store.trajectory}
-    assert sorted(at) == sorted(round(points[int(r["record"])].at_s, 3) for r in rows
-                                if r["kind"] in ("trial", "baseline"))
+    assert sorted(at) == sorted(
+        round(points[int(r["record"])].at_s, 3) for r in rows if r["kind"] in ("trial", "baseline")
+    )
     assert all(b.at_s >= a.at_s for a, b in zip(store.trajectory, store.trajectory[1:]))
     # RoTI: final = confirmed gain over all the tuning time; peak = highest along the curve
     r = summary["roti"]
     winner = statistics.median(samples[outcome.winner["signature"]])
-    assert r["final"] == pytest.approx((winner - statistics.median(samples[DEFAULT])) /
-                                       (summary["tuning_time_s"] / 60))
-    curve = [(p.at_s, (p.best - p.default) / (p.at_s / 60)) for p in store.trajectory
-             if p.best is not None and p.default is not None and p.at_s > 0]
+    assert r["final"] == pytest.approx((winner - statistics.median(samples[DEFAULT])) / (summary["tuning_time_s"] / 60))
+    curve = [
+        (p.at_s, (p.best - p.default) / (p.at_s / 60))
+        for p in store.trajectory
+        if p.best is not None and p.default is not None and p.at_s > 0
+    ]
     assert [c["roti"] for c in r["curve"]] == pytest.approx([c[1] for c in curve])
     assert r["peak"] == pytest.approx(max(c[1] for c in curve))
     assert r["unit"] == "MiB/s per minute" and summary["roti_reason"] is None
@@ -185,9 +208,15 @@ def test_reused_trials_take_their_place_on_the_tuning_clock(tmp_path):
 
 
 def test_trials_that_take_effect_as_the_default_share_its_runs(tmp_path):
-    tiny = spaces.from_json({"name": "tiny", "dimensions": [
-        {"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable"]},  # automatic is the default
-        {"knob": "mpiio.cb_buffer_size", "values": [16 << 20, 4 << 20]}]})  # 16 MiB is the default
+    tiny = spaces.from_json(
+        {
+            "name": "tiny",
+            "dimensions": [
+                {"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable"]},  # automatic is the default
+                {"knob": "mpiio.cb_buffer_size", "values": [16 << 20, 4 << 20]},
+            ],
+        }
+    )  # 16 MiB is the default
     store, t = make_study(tmp_path, space=tiny, strategy="grid", trials=4, repeats=3, baseline_every=0)
     t.run()
     same = [r for r in store.completed() if r.duplicate_of == DEFAULT]
@@ -200,9 +229,15 @@ def test_trials_that_take_effect_as_the_default_share_its_runs(tmp_path):
 
 
 def test_ranking_uses_the_current_value_of_shared_results(tmp_path):
-    striping = spaces.from_json({"name": "striping", "dimensions": [
-        {"knob": "mpiio.striping_factor", "values": [1, 2, 4, 8, 16, 32]},
-        {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]}]})
+    striping = spaces.from_json(
+        {
+            "name": "striping",
+            "dimensions": [
+                {"knob": "mpiio.striping_factor", "values": [1, 2, 4, 8, 16, 32]},
+                {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]},
+            ],
+        }
+    )
     store, t = make_study(tmp_path, space=striping, strategy="grid", trials=12, sigma=0.2, repeats=2)
     t.run()
     now = store.current_values()
@@ -226,6 +261,7 @@ def test_time_left_counts_repeats_and_interleaved_baseline_runs(tmp_path):
     def left(**options):
         _, t = make_study(tmp_path, trials=10, name=f"s{len(list(tmp_path.iterdir()))}", **options)
         return t.time_left(), t.run_estimate(), t.confirmation_estimate()
+
     base, run, confirm = left(baseline_every=0, repeats=1)
     assert base == pytest.approx(10 * run + confirm)
     with_baselines, _, _ = left(baseline_every=2, repeats=1)
@@ -237,8 +273,17 @@ def test_time_left_counts_repeats_and_interleaved_baseline_runs(tmp_path):
 def test_time_budget_keeps_room_for_a_trial_with_its_repeats(tmp_path):
     """A trial costs up to --repeats runs: the search stops when the next one and the confirmation
     round would not fit in --time (a deterministic clock: each run takes exactly 0.05 s)."""
-    store, t = make_study(tmp_path, trials=None, seconds=3.0, delay=0.05, repeats=20, baseline_every=0,
-                          confirm_top=1, confirm_rounds=4, clock=FakeClock())
+    store, t = make_study(
+        tmp_path,
+        trials=None,
+        seconds=3.0,
+        delay=0.05,
+        repeats=20,
+        baseline_every=0,
+        confirm_top=1,
+        confirm_rounds=4,
+        clock=FakeClock(),
+    )
     outcome = t.run()
     assert outcome.stop.rule == "time-budget"
     assert outcome.stopped_because.startswith("time budget reached")
@@ -263,8 +308,9 @@ def test_resume_with_a_larger_total_runs_more_and_confirms_again(tmp_path):
     out, log = tmp_path / "out", tmp_path / "runs.jsonl"
     storage = f"sqlite:///{out / 'study.db'}"
     common = ["--study", "r", "--storage", storage, "--eval-log", log]
-    r = tune_cli("--synthetic", "ufs", "--strategy", "random", "--trials", 10, "--confirm-rounds", 4,
-                 "--out", out, *common)
+    r = tune_cli(
+        "--synthetic", "ufs", "--strategy", "random", "--trials", 10, "--confirm-rounds", 4, "--out", out, *common
+    )
     assert r.returncode == 0, r.stderr
     first = json.loads((out / "summary.json").read_text())
     assert first["trials_run"] == 10 and first["budget"]["trials"] == 10
@@ -314,10 +360,14 @@ class Bursts:
         return m
 
 
-@pytest.mark.parametrize("bursts,rounds,significant", [
-    ((), 5, True),  # clear at once: no more rounds
-    ((0, 1), 10, True),  # 2 of 5 winner's runs under the default's: undecided, then clear in 10 rounds
-    (range(10), 5, False)])  # every run under the default's: a clear no, no more rounds
+@pytest.mark.parametrize(
+    "bursts,rounds,significant",
+    [
+        ((), 5, True),  # clear at once: no more rounds
+        ((0, 1), 10, True),  # 2 of 5 winner's runs under the default's: undecided, then clear in 10 rounds
+        (range(10), 5, False),
+    ],
+)  # every run under the default's: a clear no, no more rounds
 def test_an_undecided_confirmation_runs_as_many_rounds_again_once(tmp_path, bursts, rounds, significant):
     store, t = make_study(tmp_path, trials=10, confirm_top=1, sigma=0.02)
     t.evaluator = Bursts(t.evaluator, set(bursts))
@@ -380,9 +430,15 @@ def test_a_time_budget_too_small_for_the_confirmation_is_warned_about(tmp_path):
 def test_best_json_lists_only_what_took_effect_differently(tmp_path):
     """On ufs, striping hints are dropped: a winner that sets them gets only its knobs that matter in
     best.json; the others are named in its meta."""
-    sp = spaces.from_json({"name": "mixed", "dimensions": [
-        {"knob": "hdf5.transfer_mode", "values": ["collective", "independent"]},
-        {"knob": "mpiio.striping_factor", "values": [4, 8]}]})
+    sp = spaces.from_json(
+        {
+            "name": "mixed",
+            "dimensions": [
+                {"knob": "hdf5.transfer_mode", "values": ["collective", "independent"]},
+                {"knob": "mpiio.striping_factor", "values": [4, 8]},
+            ],
+        }
+    )
     store, outcome, _ = synthetic_study(tmp_path, space=sp, strategy="grid", trials=4, sigma=0.01)
     assert outcome.significant
     flat = settings.flatten(outcome.best_doc)
@@ -396,9 +452,31 @@ def test_a_run_budget_bounds_every_application_run_of_the_search(tmp_path, strat
     with their repeats; a strategy that trains fits its training into it, says how many at the start, and
     summary.json counts the runs by kind (the confirmation apart)."""
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "iotuner", "tune", "--synthetic", "ufs", "--space", "twophase",
-                        "--strategy", strategy, "--runs", "24", "--repeats", str(repeats), "--confirm-top", "1",
-                        "--out", str(out)], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iotuner",
+            "tune",
+            "--synthetic",
+            "ufs",
+            "--space",
+            "twophase",
+            "--strategy",
+            strategy,
+            "--runs",
+            "24",
+            "--repeats",
+            str(repeats),
+            "--confirm-top",
+            "1",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     summary = json.loads((out / "summary.json").read_text())
     runs = summary["application_runs"]

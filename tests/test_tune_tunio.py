@@ -9,7 +9,9 @@ import numpy as np
 import optuna
 import pytest
 
-from iotuner.tune import objective, space as spaces, store as stores
+from iotuner.tune import objective
+from iotuner.tune import space as spaces
+from iotuner.tune import store as stores
 from iotuner.tune.strategies.tunio import impact
 from tune_helpers import FakeClock, make_study
 
@@ -21,8 +23,17 @@ def rows_of(strategy, store):
 
 
 def test_each_generation_varies_only_its_subset_around_the_best_so_far(tmp_path):
-    store, t = make_study(tmp_path, model="lustre", space="tunio", strategy="tunio", trials=48, sigma=0.0,
-                          clock=FakeClock(), stop="none", storage=optuna.storages.InMemoryStorage())
+    store, t = make_study(
+        tmp_path,
+        model="lustre",
+        space="tunio",
+        strategy="tunio",
+        trials=48,
+        sigma=0.0,
+        clock=FakeClock(),
+        stop="none",
+        storage=optuna.storages.InMemoryStorage(),
+    )
     t.run()
     s = t.strategy
     rows = rows_of(s, store)
@@ -39,19 +50,33 @@ def test_each_generation_varies_only_its_subset_around_the_best_so_far(tmp_path)
         assert rows[start] == plan["incumbent"]  # elitism: the best so far comes first
         subset = set(plan["decision"].subset)
         partial += len(subset) < len(s.dims)
-        for row in rows[start + 1:start + s.population]:
+        for row in rows[start + 1 : start + s.population]:
             assert all(row[j] == plan["incumbent"][j] for j in range(len(s.dims)) if j not in subset)
     assert partial >= 2  # the picker narrowed the search in several generations
 
 
 def test_the_exhaustion_rule_applies_to_the_subspace_which_widens_instead_of_stopping(tmp_path):
-    space = spaces.from_json({"name": "small", "dimensions": [
-        {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]},
-        {"knob": "hdf5.transfer_mode", "values": ["collective", "independent"]},
-        {"knob": "mpiio.romio_ds_write", "values": ["automatic", "disable"]},
-        {"knob": "hdf5.alignment", "values": [[1, 1], [0, 1048576]]}]})
-    store, t = make_study(tmp_path, space=space, strategy="tunio", trials=100, sigma=0.0, clock=FakeClock(),
-                          stop="none", storage=optuna.storages.InMemoryStorage())
+    space = spaces.from_json(
+        {
+            "name": "small",
+            "dimensions": [
+                {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]},
+                {"knob": "hdf5.transfer_mode", "values": ["collective", "independent"]},
+                {"knob": "mpiio.romio_ds_write", "values": ["automatic", "disable"]},
+                {"knob": "hdf5.alignment", "values": [[1, 1], [0, 1048576]]},
+            ],
+        }
+    )
+    store, t = make_study(
+        tmp_path,
+        space=space,
+        strategy="tunio",
+        trials=100,
+        sigma=0.0,
+        clock=FakeClock(),
+        stop="none",
+        storage=optuna.storages.InMemoryStorage(),
+    )
     outcome = t.run()
     # every point of the space was measured before the study stopped for exhaustion
     assert len(store.requested) + len(store.failed) == space.size() == 16
@@ -71,8 +96,17 @@ def test_the_exhaustion_rule_applies_to_the_subspace_which_widens_instead_of_sto
 
 
 def test_searched_size_and_searches_describe_the_current_subspace(tmp_path):
-    store, t = make_study(tmp_path, model="lustre", space="tunio", strategy="tunio", trials=24, sigma=0.0,
-                          clock=FakeClock(), stop="none", storage=optuna.storages.InMemoryStorage())
+    store, t = make_study(
+        tmp_path,
+        model="lustre",
+        space="tunio",
+        strategy="tunio",
+        trials=24,
+        sigma=0.0,
+        clock=FakeClock(),
+        stop="none",
+        storage=optuna.storages.InMemoryStorage(),
+    )
     t.run()
     s = t.strategy
     plan = s.plans[-1]
@@ -89,6 +123,7 @@ def test_searched_size_and_searches_describe_the_current_subspace(tmp_path):
 
     def flat(row):
         return spaces.complete(sp.point_settings(sp.decode(s.labels(row))))
+
     assert s.searches(flat(inside)) and not s.searches(flat(outside))
 
 
@@ -98,19 +133,29 @@ def test_decisions_are_replayed_the_same_on_resume(tmp_path):
     t.run()
     half, t = make_study(tmp_path, name="half", trials=17, clock=FakeClock(), **kw)
     t.run()
-    from iotuner.tune import config as cfg, strategies, synthetic, tuner
+    from iotuner.tune import config as cfg
+    from iotuner.tune import strategies, synthetic, tuner
+
     store = stores.Store.open(f"sqlite:///{tmp_path}/half.db", "half", heartbeat_s=None)
     store.set_budget(cfg.Budget(40, None))
     sp = spaces.from_json(store.config.space)
-    resumed = tuner.Tuner(store, synthetic.SyntheticEvaluator(synthetic.model("lustre"), PERF, 0.0, 0.0, 0), sp,
-                          PERF, strategies.make("tunio", sp, store.worker_seed(0)))
+    resumed = tuner.Tuner(
+        store,
+        synthetic.SyntheticEvaluator(synthetic.model("lustre"), PERF, 0.0, 0.0, 0),
+        sp,
+        PERF,
+        strategies.make("tunio", sp, store.worker_seed(0)),
+    )
     resumed.run()
     assert [r.settings for r in store.search_trials()] == [r.settings for r in whole.search_trials()]
 
 
 def test_the_observer_sees_which_dimensions_matter_and_which_are_inert():
-    dims = [impact.Dim("a", ("0", "1", "2"), frozenset({"x.a"})), impact.Dim("b", ("0", "1"), frozenset({"x.b"})),
-            impact.Dim("c", ("0", "1"), frozenset({"x.c"}))]
+    dims = [
+        impact.Dim("a", ("0", "1", "2"), frozenset({"x.a"})),
+        impact.Dim("b", ("0", "1"), frozenset({"x.b"})),
+        impact.Dim("c", ("0", "1"), frozenset({"x.c"})),
+    ]
     rng = np.random.default_rng(0)
     rows = [tuple(int(rng.integers(len(d.labels))) for d in dims) for _ in range(30)]
     scores = [0.5 * r[0] + 0.01 * rng.standard_normal() for r in rows]  # only a matters
@@ -123,8 +168,7 @@ def test_the_observer_sees_which_dimensions_matter_and_which_are_inert():
     headroom = ctx[:, impact.FEATURES.index("headroom")]
     assert headroom[0] > 0.9 and headroom[1] < 0.5  # a at its worst value: much to gain by moving it
     assert list(inert) == [False, False, True]
-    picker = impact.Picker(dims, impact.PickerPolicy.blank({"x.a": 0.1, "x.b": 0.9, "x.c": 1.0}), seed=0,
-                           learn=False)
+    picker = impact.Picker(dims, impact.PickerPolicy.blank({"x.a": 0.1, "x.b": 0.9, "x.c": 1.0}), seed=0, learn=False)
     d = picker.decide(3, seen, (0, 0, 0), [0.0, 0.2, 0.4, 0.6])
     assert d.order[-1] == 2  # the inert dimension comes last, whatever its prior
 
@@ -146,15 +190,24 @@ def test_the_picker_learns_with_a_five_generation_delay():
     first = decisions[0]
     # reward of a generation: its gain over the scale, minus PENALTY times the picked share
     rewards = [0.1 - impact.PENALTY * len(d.subset) / 4 for d in decisions]
-    ret = sum(impact.GAMMA ** i * r for i, r in enumerate(rewards[:impact.REWARD_DELAY]))
-    ret += impact.GAMMA ** impact.REWARD_DELAY * 0.0  # the Q-value of the state reached, still 0
+    ret = sum(impact.GAMMA**i * r for i, r in enumerate(rewards[: impact.REWARD_DELAY]))
+    ret += impact.GAMMA**impact.REWARD_DELAY * 0.0  # the Q-value of the state reached, still 0
     assert picker.q[first.state, first.action] == pytest.approx(impact.LEARNING_RATE * ret)
     assert np.count_nonzero(picker.q) == 1
 
 
 def test_the_fanova_ablation_picks_what_matters_after_the_first_generation(tmp_path):
-    store, t = make_study(tmp_path, model="ufs", space="romio", strategy="tunio-fanova", trials=24, sigma=0.0,
-                          clock=FakeClock(), stop="none", storage=optuna.storages.InMemoryStorage())
+    store, t = make_study(
+        tmp_path,
+        model="ufs",
+        space="romio",
+        strategy="tunio-fanova",
+        trials=24,
+        sigma=0.0,
+        clock=FakeClock(),
+        stop="none",
+        storage=optuna.storages.InMemoryStorage(),
+    )
     t.run()
     plans = t.strategy.plans
     assert len(plans[0]["decision"].subset) == len(t.strategy.dims)  # nothing known yet: everything
@@ -179,8 +232,11 @@ def test_every_point_of_a_space_maps_back_to_its_own_row(name):
     """A value that sets nothing (HDF5's contiguous layout in bandio) must not match every point: once it did,
     the measured chunked points counted as contiguous ones and the exhaustion rule ended studies early."""
     import itertools
-    from iotuner.tune import space as spaces, strategies
+
+    from iotuner.tune import space as spaces
+    from iotuner.tune import strategies
     from iotuner.tune.space import complete
+
     sp = spaces.load(name)
     s = strategies.make("tunio", sp, 0, {})
     rows = list(itertools.product(*[range(len(d.values)) for d in sp.dimensions]))

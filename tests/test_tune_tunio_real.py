@@ -18,11 +18,40 @@ def test_tunio_tunes_a_kernel_and_stops_itself_early(tmp_path):
     budget = 160  # 20 generations: far more than it should need
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:  # 1-10% noise there, 15-35% on disk
         r = subprocess.run(
-            [sys.executable, "-m", "iotuner", "tune", "--baseline", str(baseline), "--trials", str(budget),
-             "--objective", "write-bw", "--space", "romio", "--strategy", "tunio", "--study", "tunio",
-             "--out", str(tmp_path / "out"), "--scratch", scratch, "--",
-             kernel("h5ior"), "-b", "32M", "-t", "1M", "-o", "{scratch}"],
-            capture_output=True, text=True, timeout=1200)
+            [
+                sys.executable,
+                "-m",
+                "iotuner",
+                "tune",
+                "--baseline",
+                str(baseline),
+                "--trials",
+                str(budget),
+                "--objective",
+                "write-bw",
+                "--space",
+                "romio",
+                "--strategy",
+                "tunio",
+                "--study",
+                "tunio",
+                "--out",
+                str(tmp_path / "out"),
+                "--scratch",
+                scratch,
+                "--",
+                kernel("h5ior"),
+                "-b",
+                "32M",
+                "-t",
+                "1M",
+                "-o",
+                "{scratch}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
     assert r.returncode == 0, r.stderr + r.stdout[-3000:]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     # it stopped itself, with its reason printed, long before the budget

@@ -14,14 +14,25 @@ import pytest
 
 from iotuner import catalogue, settings
 from iotuner.report import Report
-from iotuner.tune import config as cfg, noise, objective, space, strategies, synthetic
+from iotuner.tune import config as cfg
+from iotuner.tune import noise, objective, space, strategies, synthetic
 from iotuner.tune.arguments import parse_duration
 from tune_helpers import make_study
 
 
 def report_with(written, read, w_mib_s, r_mib_s, w_time=1.0, r_time=1.0):
-    return Report({"totals": {"bytes_written": written, "bytes_read": read, "write_bandwidth_mib_s": w_mib_s,
-                              "read_bandwidth_mib_s": r_mib_s, "write_time_s": w_time, "read_time_s": r_time}})
+    return Report(
+        {
+            "totals": {
+                "bytes_written": written,
+                "bytes_read": read,
+                "write_bandwidth_mib_s": w_mib_s,
+                "read_bandwidth_mib_s": r_mib_s,
+                "write_time_s": w_time,
+                "read_time_s": r_time,
+            }
+        }
+    )
 
 
 def test_durations():
@@ -70,13 +81,20 @@ def _paper(name):
 
 def _size(text):
     number, unit = re.fullmatch(r"\s*(\d+)\s*(KB|MB|GB)?\s*", text).groups()
-    return int(number) * {None: 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}[unit]
+    return int(number) * {None: 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}[unit]
 
 
 def test_h5evolve_space_has_the_ranges_of_paper_004():
     text = _paper("004_948db8d4b2abde44.txt")
-    row = {name: re.search(rf"^{re.escape(name)} (.+) (\d+)$", text, re.M).groups() for name in (
-        "Lustre Stripe Count", "Lustre Stripe Size / CB Size", "MPI-IO Collective Buffering Nodes", "HDF5 Alignment")}
+    row = {
+        name: re.search(rf"^{re.escape(name)} (.+) (\d+)$", text, re.M).groups()
+        for name in (
+            "Lustre Stripe Count",
+            "Lustre Stripe Size / CB Size",
+            "MPI-IO Collective Buffering Nodes",
+            "HDF5 Alignment",
+        )
+    }
     s = space.load("h5evolve")
 
     lo, hi = row["Lustre Stripe Count"][0].split(" ", 1)  # "4 156/160"
@@ -88,7 +106,11 @@ def test_h5evolve_space_has_the_ranges_of_paper_004():
     assert all(v["lustre.stripe_size"] == v["mpiio.cb_buffer_size"] for v in sizes)
     lo, hi = re.fullmatch(r"(\d+ MB) (\d+ MB)", row["Lustre Stripe Size / CB Size"][0]).groups()
     stripe = [v["lustre.stripe_size"] for v in sizes]
-    assert (min(stripe), max(stripe), len(stripe)) == (_size(lo), _size(hi), int(row["Lustre Stripe Size / CB Size"][1]))
+    assert (min(stripe), max(stripe), len(stripe)) == (
+        _size(lo),
+        _size(hi),
+        int(row["Lustre Stripe Size / CB Size"][1]),
+    )
 
     lo, hi = row["MPI-IO Collective Buffering Nodes"][0].split()
     nodes = s.dimension("mpiio.cb_nodes").values
@@ -105,8 +127,9 @@ def test_h5evolve_space_has_the_ranges_of_paper_004():
     assert (min(chunks), max(chunks), len(chunks)) == (_size(lo), _size(hi), int(n))
     assert list(chunks) == sorted(set(chunks))
 
-    with_chunking = int(re.search(r"([\d,]+) possible configurations on Lustre with chunking", text)[1]
-                        .replace(",", ""))
+    with_chunking = int(
+        re.search(r"([\d,]+) possible configurations on Lustre with chunking", text)[1].replace(",", "")
+    )
     assert s.size() == with_chunking
 
 
@@ -154,18 +177,36 @@ def test_romio_space_sets_cb_nodes_and_the_catalogue_adds_cb_config_list():
 
 def test_user_space_and_its_errors(tmp_path):
     good = tmp_path / "s.json"
-    good.write_text(json.dumps({"name": "mine", "dimensions": [
-        {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]},
-        {"name": "agg", "values": [{"mpiio.cb_nodes": 1}, {"mpiio.cb_nodes": 2, "mpiio.cb_config_list": "*:2"}]},
-        {"knob": "mpiio.my_vendor_hint", "values": ["a", "b"]}]}))
+    good.write_text(
+        json.dumps(
+            {
+                "name": "mine",
+                "dimensions": [
+                    {"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]},
+                    {
+                        "name": "agg",
+                        "values": [{"mpiio.cb_nodes": 1}, {"mpiio.cb_nodes": 2, "mpiio.cb_config_list": "*:2"}],
+                    },
+                    {"knob": "mpiio.my_vendor_hint", "values": ["a", "b"]},
+                ],
+            }
+        )
+    )
     s = space.load(str(good))
     assert s.size() == 8 and s.name == "mine"
     bad_cases = [
         ({"dimensions": [{"knob": "hdf5.nope", "values": [1, 2]}]}, "unknown knob"),
         ({"dimensions": [{"knob": "hdf5.sieve_buf_size", "values": [1, "4MB"]}]}, "ambiguous"),
         ({"dimensions": [{"knob": "hdf5.sieve_buf_size", "values": [1]}]}, "at least two"),
-        ({"dimensions": [{"knob": "mpiio.cb_nodes", "values": [1, 2]},
-                         {"name": "x", "values": [{"mpiio.cb_nodes": 4}, {"mpiio.cb_nodes": 8}]}]}, "set by both"),
+        (
+            {
+                "dimensions": [
+                    {"knob": "mpiio.cb_nodes", "values": [1, 2]},
+                    {"name": "x", "values": [{"mpiio.cb_nodes": 4}, {"mpiio.cb_nodes": 8}]},
+                ]
+            },
+            "set by both",
+        ),
         ({"dims": []}, "dimensions"),
     ]
     for doc, message in bad_cases:
@@ -188,8 +229,10 @@ def test_constraint_from_the_catalogue():
 def test_synthetic_optimum_is_exact_on_romio():
     """Brute force over the whole romio space equals the block-wise optimum."""
     s, m = space.load("romio"), synthetic.model("ufs")
-    brute = max(m.value(s.point_settings(dict(zip([d.name for d in s.dimensions], combo))))
-                for combo in itertools.product(*(d.values for d in s.dimensions)))
+    brute = max(
+        m.value(s.point_settings(dict(zip([d.name for d in s.dimensions], combo))))
+        for combo in itertools.product(*(d.values for d in s.dimensions))
+    )
     assert m.best(s) == pytest.approx(brute)
     assert brute > 1.3 * m.value({})  # there is something to find
 
@@ -244,7 +287,8 @@ def test_a_new_strategy_module_is_enough(tmp_path, monkeypatch):
         "from iotuner.tune.strategies import register\n"
         "@register('annealing', 'test strategy')\n"
         "def factory(space, seed, options):\n"
-        "    return optuna.samplers.RandomSampler(seed=seed)\n")
+        "    return optuna.samplers.RandomSampler(seed=seed)\n"
+    )
     monkeypatch.setattr(strategies, "__path__", [*strategies.__path__, str(tmp_path)])
     monkeypatch.setattr(strategies, "_REGISTRY", dict(strategies._REGISTRY))
     monkeypatch.delitem(sys.modules, "iotuner.tune.strategies.annealing", raising=False)
@@ -257,11 +301,14 @@ def test_a_new_strategy_module_is_enough(tmp_path, monkeypatch):
 def test_every_module_in_the_strategies_directory_registers():
     # a strategy is a module, or a package of its own (its code, options and stoppers)
     directory = Path(strategies.__file__).parent
-    found = sorted([p.stem for p in directory.glob("*.py") if not p.stem.startswith("_")]
-                   + [p.parent.name for p in directory.glob("*/__init__.py")])
+    found = sorted(
+        [p.stem for p in directory.glob("*.py") if not p.stem.startswith("_")]
+        + [p.parent.name for p in directory.glob("*/__init__.py")]
+    )
     assert strategies.modules() == found
-    registered_by = {s.__module__[len(strategies.__name__) + 1:].split(".")[0]
-                     for s in map(strategies.get, strategies.names())}
+    registered_by = {
+        s.__module__[len(strategies.__name__) + 1 :].split(".")[0] for s in map(strategies.get, strategies.names())
+    }
     assert registered_by == set(found)
 
 
@@ -331,6 +378,7 @@ def test_synthetic_objective_follows_the_direction():
 
 def _signature_of(m, flat, nodes=1):
     from iotuner.tune import evaluate, store
+
     ev = synthetic.SyntheticEvaluator(m, objective.parse("perf"), noise=0.0)
     reference = evaluate.reference_of(ev.evaluate({"version": 1}, "baseline"))
     doc = settings.from_flat(space.complete(flat, nodes))
@@ -353,6 +401,7 @@ def test_signatures_compare_effective_values_with_the_default():
 def test_signatures_from_run_reports():
     """The same on what a real run reads back: cb_nodes 4 on 2 ranks is capped at 2 by ROMIO."""
     from iotuner.tune import store
+
     reference = {"mpiio.cb_nodes": "1", "mpiio.cb_config_list": "*:1", "mpiio.cb_buffer_size": "16777216"}
     four = {"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:4"]}
     two = {"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:2"]}
@@ -360,8 +409,9 @@ def test_signatures_from_run_reports():
     assert store.signature({"mpiio.cb_buffer_size": ["16777216"]}, reference) == "{}"
     assert store.signature({"hdf5.transfer_mode": ["independent"]}, reference) != "{}"  # default not seen: kept
     # on two nodes, "*:1" allows 2 aggregators: cb_nodes 2 with "*:1" is not "*:2" on one node's terms
-    assert store.signature({"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:1"]}, reference, nodes=2) == \
-        store.signature({"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:4"]}, reference, nodes=2)
+    assert store.signature(
+        {"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:1"]}, reference, nodes=2
+    ) == store.signature({"mpiio.cb_nodes": ["2"], "mpiio.cb_config_list": ["*:4"]}, reference, nodes=2)
 
 
 def test_confirmation_rounds_are_raised_until_a_gain_can_be_significant():
@@ -371,7 +421,7 @@ def test_confirmation_rounds_are_raised_until_a_gain_can_be_significant():
     for k in (1, 3, 10):
         n = noise.rounds_needed(k)
         assert noise.compare(clear[:n], default[:n], obj, comparisons=k).significant
-        assert not noise.compare(clear[:n - 1], default[:n - 1], obj, comparisons=k).significant
+        assert not noise.compare(clear[: n - 1], default[: n - 1], obj, comparisons=k).significant
     assert noise.rounds_needed(3) > 3  # 3 vs 3 can never be significant: the exact p is at least 1/20
     assert noise.smallest_p(3) == pytest.approx(1 / 20)
 
@@ -420,6 +470,7 @@ def test_ga_mutation_rate():
 def test_demo_never_wipes_a_directory_that_is_not_its_output(tmp_path, monkeypatch, capsys):
     from iotuner import cli
     from iotuner.commands import demo as command
+
     calls = []
     monkeypatch.setattr(cli, "main", lambda argv: calls.append(argv) or 0)  # the tuning itself: not here
 
@@ -457,13 +508,34 @@ def test_the_calls_clock_leaves_out_the_applications_work_inside_its_phases():
     level, the slowest rank's), not of the phase from open to close, which holds the application's work between
     its calls too: a kernel without that work and its application then measure the same thing."""
     mib = 1 << 20
-    phase = {"data_level": "hdf5", "bytes_written": 64 * mib, "bytes_read": 0, "wall_time_s": 4.0,
-             "hdf5": {"write_time_s": 0.5, "read_time_s": 0.0}, "posix": {"write_time_s": 0.3, "read_time_s": 0.0}}
-    read = {"data_level": "hdf5", "bytes_written": 0, "bytes_read": 64 * mib, "wall_time_s": 1.0,
-            "hdf5": {"write_time_s": 0.0, "read_time_s": 0.25}}
-    rep = Report({"phases": [phase, read], "totals": {
-        "bytes_written": 64 * mib, "bytes_read": 64 * mib, "write_time_s": 4.0, "read_time_s": 1.0,
-        "write_bandwidth_mib_s": 16.0, "read_bandwidth_mib_s": 64.0}})
+    phase = {
+        "data_level": "hdf5",
+        "bytes_written": 64 * mib,
+        "bytes_read": 0,
+        "wall_time_s": 4.0,
+        "hdf5": {"write_time_s": 0.5, "read_time_s": 0.0},
+        "posix": {"write_time_s": 0.3, "read_time_s": 0.0},
+    }
+    read = {
+        "data_level": "hdf5",
+        "bytes_written": 0,
+        "bytes_read": 64 * mib,
+        "wall_time_s": 1.0,
+        "hdf5": {"write_time_s": 0.0, "read_time_s": 0.25},
+    }
+    rep = Report(
+        {
+            "phases": [phase, read],
+            "totals": {
+                "bytes_written": 64 * mib,
+                "bytes_read": 64 * mib,
+                "write_time_s": 4.0,
+                "read_time_s": 1.0,
+                "write_bandwidth_mib_s": 16.0,
+                "read_bandwidth_mib_s": 64.0,
+            },
+        }
+    )
     calls = objective.Objective("write-bw", "maximize", "MiB/s", clock="calls")
     assert calls.value(rep, None) == pytest.approx(128.0)
     assert objective.parse("write-bw").value(rep, None) == pytest.approx(16.0)

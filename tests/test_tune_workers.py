@@ -37,8 +37,13 @@ os._exit(0)  # no run report: it would say, truly, that no MPI-IO hint reached a
 
 
 def tuner(args, env):
-    return subprocess.Popen([sys.executable, "-m", "iotuner", "tune", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-m", "iotuner", "tune", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def test_two_workers_share_a_study_and_one_is_killed(tmp_path):
@@ -47,17 +52,49 @@ def test_two_workers_share_a_study_and_one_is_killed(tmp_path):
     app = tmp_path / "app.py"
     app.write_text(APP)
     space = tmp_path / "space.json"
-    space.write_text(json.dumps({"name": "hints", "dimensions": [
-        *({"knob": f"mpiio.{k}", "values": ["automatic", "enable", "disable"]}
-          for k in ("romio_cb_write", "romio_ds_write", "romio_cb_read")),
-        {"knob": "mpiio.cb_buffer_size", "values": [1 << 20, 4 << 20, 16 << 20]}]}))
+    space.write_text(
+        json.dumps(
+            {
+                "name": "hints",
+                "dimensions": [
+                    *(
+                        {"knob": f"mpiio.{k}", "values": ["automatic", "enable", "disable"]}
+                        for k in ("romio_cb_write", "romio_ds_write", "romio_cb_read")
+                    ),
+                    {"knob": "mpiio.cb_buffer_size", "values": [1 << 20, 4 << 20, 16 << 20]},
+                ],
+            }
+        )
+    )
     storage = f"sqlite:///{tmp_path / 'study.db'}"
     hold = tmp_path / "hold"
     env = {**os.environ, "MARKS": str(marks), "HOLD": str(hold)}
     common = ["--storage", storage, "--study", "w", "--heartbeat", 1]
-    first = tuner(["--space", space, "--strategy", "random", "--trials", 30, "--launcher", "none",
-                   "--objective", "regex:bandwidth=([0-9.]+)", "--confirm-top", 1, "--baseline-every", 0,
-                   "--out", tmp_path / "out", *common, "--", sys.executable, app], env)
+    first = tuner(
+        [
+            "--space",
+            space,
+            "--strategy",
+            "random",
+            "--trials",
+            30,
+            "--launcher",
+            "none",
+            "--objective",
+            "regex:bandwidth=([0-9.]+)",
+            "--confirm-top",
+            1,
+            "--baseline-every",
+            0,
+            "--out",
+            tmp_path / "out",
+            *common,
+            "--",
+            sys.executable,
+            app,
+        ],
+        env,
+    )
     second = None
     try:
         deadline = time.time() + 60
@@ -67,8 +104,11 @@ def test_two_workers_share_a_study_and_one_is_killed(tmp_path):
 
         def runs_of(proc):
             return [m.name.split(".")[1] for m in marks.iterdir() if m.name.startswith(f"{proc.pid}.")]
-        while time.time() < deadline and not (len([r for r in runs_of(first) if r.startswith("t")]) >= 3
-                                              and len([r for r in runs_of(second) if r.startswith("t")]) >= 2):
+
+        while time.time() < deadline and not (
+            len([r for r in runs_of(first) if r.startswith("t")]) >= 3
+            and len([r for r in runs_of(second) if r.startswith("t")]) >= 2
+        ):
             time.sleep(0.05)
         hold.touch()  # from here no run ends: the trials seen running below are still running at the kill
         store = Store.open(storage, "w", heartbeat_s=None)
@@ -76,8 +116,11 @@ def test_two_workers_share_a_study_and_one_is_killed(tmp_path):
         while time.time() < deadline and not (first.pid in running and second.pid in running):
             store.refresh()  # until each worker is inside a trial
             before = {r.id: r for r in store.records()}
-            running = {r.attrs["owner"]["pid"]: r for r in before.values()
-                       if r.kind == "trial" and r.state == "RUNNING" and "settings" in r.attrs}
+            running = {
+                r.attrs["owner"]["pid"]: r
+                for r in before.values()
+                if r.kind == "trial" and r.state == "RUNNING" and "settings" in r.attrs
+            }
         os.kill(first.pid, signal.SIGKILL)
         first.wait()
         hold.unlink()
@@ -124,8 +167,26 @@ def test_a_worker_that_dies_in_the_confirmation_round_leaves_it_to_one_other(tmp
     says so, and the study ends with one complete round (the cut one superseded) and one verdict."""
     storage = f"sqlite:///{tmp_path / 'study.db'}"
     common = ["--storage", storage, "--study", "c", "--heartbeat", 1]
-    first = tuner(["--synthetic", "ufs", "--synthetic-delay", 0.25, "--trials", 8, "--confirm-top", 2,
-                   "--confirm-rounds", 4, "--baseline-every", 0, "--out", tmp_path / "out", *common], os.environ)
+    first = tuner(
+        [
+            "--synthetic",
+            "ufs",
+            "--synthetic-delay",
+            0.25,
+            "--trials",
+            8,
+            "--confirm-top",
+            2,
+            "--confirm-rounds",
+            4,
+            "--baseline-every",
+            0,
+            "--out",
+            tmp_path / "out",
+            *common,
+        ],
+        os.environ,
+    )
     second = None
     try:
         deadline = time.time() + 120
@@ -138,8 +199,11 @@ def test_a_worker_that_dies_in_the_confirmation_round_leaves_it_to_one_other(tmp
         while time.time() < deadline:
             store.refresh()
             lease = store.lease("confirmation-0")
-            if lease is not None and lease.state == "held" and sum(
-                    1 for r in store.records("confirmation") if r.attrs.get("plan") == "confirmation-0/1") >= 2:
+            if (
+                lease is not None
+                and lease.state == "held"
+                and sum(1 for r in store.records("confirmation") if r.attrs.get("plan") == "confirmation-0/1") >= 2
+            ):
                 break
             time.sleep(0.05)
         assert lease is not None and lease.pid in (first.pid, second.pid)

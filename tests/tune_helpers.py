@@ -1,6 +1,9 @@
 """Running a study in-process on the synthetic objective."""
 
-from iotuner.tune import config as cfg, objective, space as spaces, store as stores, strategies, synthetic, tuner
+from iotuner.tune import config as cfg
+from iotuner.tune import objective, strategies, synthetic, tuner
+from iotuner.tune import space as spaces
+from iotuner.tune import store as stores
 
 
 class FakeClock:
@@ -16,17 +19,38 @@ class FakeClock:
         self.t += seconds
 
 
-def make_study(tmp_path, *, model="ufs", space="romio", strategy="random", trials=15, seconds=None, sigma=0.05,
-               seed=0, delay=0.0, objective_name="perf", name="t", storage=None, clock=None, strategy_options=None,
-               **options):
+def make_study(
+    tmp_path,
+    *,
+    model="ufs",
+    space="romio",
+    strategy="random",
+    trials=15,
+    seconds=None,
+    sigma=0.05,
+    seed=0,
+    delay=0.0,
+    objective_name="perf",
+    name="t",
+    storage=None,
+    clock=None,
+    strategy_options=None,
+    **options,
+):
     """(store, tuner) of a study on a synthetic model, before running. options: StudyConfig fields."""
     sp = spaces.load(space) if isinstance(space, str) else space
     obj = objective.parse(objective_name)
-    config = cfg.StudyConfig(space=sp.to_json(), strategy=strategy, seed=seed,
-                             objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit, obj.pattern),
-                             synthetic=cfg.SyntheticSpec(model, sigma, delay), **options)
-    store = stores.Store.create(storage or f"sqlite:///{tmp_path}/{name}.db", name, config,
-                                cfg.Budget(trials, seconds), heartbeat_s=None)
+    config = cfg.StudyConfig(
+        space=sp.to_json(),
+        strategy=strategy,
+        seed=seed,
+        objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit, obj.pattern),
+        synthetic=cfg.SyntheticSpec(model, sigma, delay),
+        **options,
+    )
+    store = stores.Store.create(
+        storage or f"sqlite:///{tmp_path}/{name}.db", name, config, cfg.Budget(trials, seconds), heartbeat_s=None
+    )
     kw = {}
     if clock is not None:
         store.now = clock.now

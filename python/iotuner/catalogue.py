@@ -43,7 +43,7 @@ class Knob:
 
     @property
     def key(self) -> str:
-        """"layer.name", as search spaces and flat settings name knobs."""
+        """ "layer.name", as search spaces and flat settings name knobs."""
         return f"{self.layer}.{self.name}"
 
 
@@ -53,10 +53,19 @@ def knobs() -> dict[str, Knob]:
     out = {}
     for k in native.core().catalogue()["knobs"]:
         knob = Knob(
-            name=k["name"], layer=k["layer"], type=k["type"], applied_at=k["applied_at"], default=k["default"],
-            choices=tuple(k["choices"]) if "choices" in k else None, min=k.get("min"), max=k.get("max"),
-            multiple_of=k.get("multiple_of"), parallel_only=k["parallel_only"], requires=k["requires"],
-            honoured_by=k["honoured_by"], description=k["description"],
+            name=k["name"],
+            layer=k["layer"],
+            type=k["type"],
+            applied_at=k["applied_at"],
+            default=k["default"],
+            choices=tuple(k["choices"]) if "choices" in k else None,
+            min=k.get("min"),
+            max=k.get("max"),
+            multiple_of=k.get("multiple_of"),
+            parallel_only=k["parallel_only"],
+            requires=k["requires"],
+            honoured_by=k["honoured_by"],
+            description=k["description"],
         )
         out[knob.key] = knob
     return out

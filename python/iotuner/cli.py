@@ -31,12 +31,14 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
     def __init__(self, prog: str, **kw) -> None:
         from .terminal import width
+
         super().__init__(prog, width=width(sys.stdout) - 2, **kw)
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         def fill(prose: str) -> list[str]:
-            return textwrap.wrap(" ".join(prose.split()), width, initial_indent=indent,
-                                 subsequent_indent=indent, break_on_hyphens=False) or [indent]
+            return textwrap.wrap(
+                " ".join(prose.split()), width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+            ) or [indent]
 
         out = []
         for para in text.strip("\n").split("\n\n"):
@@ -44,8 +46,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
             if not any(line[:1].isspace() for line in lines):
                 out.append("\n".join(fill(para)))
             else:
-                out.append("\n".join(indent + line if line[:1].isspace() else "\n".join(fill(line))
-                                     for line in lines))
+                out.append("\n".join(indent + line if line[:1].isspace() else "\n".join(fill(line)) for line in lines))
         return "\n\n".join(out)
 
 
@@ -63,21 +64,28 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return _parser(_chosen(sys.argv[1:] if argv is None else argv, commands.names()))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parser(chosen: str | None) -> argparse.ArgumentParser:
     """The parser with the arguments of the chosen command only; built once per command in a process, since
     argparse takes half of a short command's time and in-process callers (the tests) run main many times."""
     p = argparse.ArgumentParser(
         prog="iotuner",
         description="Make the parallel I/O of unmodified MPI + HDF5 applications fast: apply HDF5, MPI-IO and "
-                    "Lustre settings at run time, verify what took effect, and measure every I/O phase.",
-        epilog=EPILOG, formatter_class=HelpFormatter)
+        "Lustre settings at run time, verify what took effect, and measure every I/O phase.",
+        epilog=EPILOG,
+        formatter_class=HelpFormatter,
+    )
     p.add_argument("--version", action="version", version=f"iotuner {__version__}")
     sub = p.add_subparsers(dest="cmd", metavar="<command>")
     for name in commands.names():
         mod = commands.get(name)
-        c = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP),
-                           epilog=getattr(mod, "EPILOG", None), formatter_class=HelpFormatter)
+        c = sub.add_parser(
+            name,
+            help=mod.HELP,
+            description=getattr(mod, "DESCRIPTION", mod.HELP),
+            epilog=getattr(mod, "EPILOG", None),
+            formatter_class=HelpFormatter,
+        )
         if name == chosen:
             mod.add_arguments(c)
         c.set_defaults(func=mod.main)
@@ -89,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     except ModuleNotFoundError as e:  # a dependency of iotuner itself (bin/iotuner run by a bare python3)
         from .optional import dependency_message
+
         line = dependency_message(e)
         if line is None:
             raise
@@ -103,6 +112,7 @@ def _main(argv: list[str] | None) -> int:
         parser.print_help()
         return 2
     from . import files, inputs, native
+
     try:
         return args.func(args)
     except native.NativeMissing as e:
@@ -115,6 +125,7 @@ def _main(argv: list[str] | None) -> int:
         return 130
     except BrokenPipeError:  # `iotuner ... | head`: the reader has what it wanted
         import os
+
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
 

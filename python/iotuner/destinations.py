@@ -22,7 +22,9 @@ PATH_MAX = 4096
 def shown(path: str | os.PathLike, width: int = 100) -> str:
     """A path for a message: a very long one with its middle left out."""
     text = str(path)
-    return text if len(text) <= width else f"{text[:width // 2]}...{text[-(width // 2 - 3):]} ({len(text)} characters)"
+    return (
+        text if len(text) <= width else f"{text[: width // 2]}...{text[-(width // 2 - 3) :]} ({len(text)} characters)"
+    )
 
 
 def _limit(directory: str, name: str, default: int) -> int:
@@ -62,8 +64,11 @@ def why_unwritable(path: str | os.PathLike) -> str | None:
         if not stat.S_ISREG(st.st_mode):
             return "it is not a regular file"
     if not os.path.isdir(parent):
-        return f"its directory {shown(parent)} does not exist" if not os.path.exists(parent) \
+        return (
+            f"its directory {shown(parent)} does not exist"
+            if not os.path.exists(parent)
             else f"{shown(parent)} is not a directory"
+        )
     try:  # what the runtime does: a file of its own in the directory, renamed over the report
         fd, probe = tempfile.mkstemp(dir=parent, prefix=".iotuner-probe-")
         os.close(fd)
@@ -74,8 +79,10 @@ def why_unwritable(path: str | os.PathLike) -> str | None:
 
 
 def _reason(e: OSError) -> str:
-    return {errno.ENOTDIR: "a part of its path is not a directory", errno.ELOOP: "its path loops through "
-            "symbolic links"}.get(e.errno, e.strerror or str(e))
+    return {
+        errno.ENOTDIR: "a part of its path is not a directory",
+        errno.ELOOP: "its path loops through symbolic links",
+    }.get(e.errno, e.strerror or str(e))
 
 
 def report_destination(path: str | os.PathLike | None, option: str = "--report") -> tuple[Path | None, str | None]:
@@ -91,8 +98,11 @@ def report_destination(path: str | os.PathLike | None, option: str = "--report")
     try:
         instead = Path(tempfile.mkdtemp(prefix="iotuner-report-")) / "report.json"
     except OSError as e:
-        return None, f"{option} {shown(path)}: {why}; no temporary directory for it either ({e.strerror}): " \
-                     "the job runs without a report kept"
+        return (
+            None,
+            f"{option} {shown(path)}: {why}; no temporary directory for it either ({e.strerror}): "
+            "the job runs without a report kept",
+        )
     return instead, f"{option} {shown(path)}: {why}; the report goes to {instead} instead, and the job runs"
 
 

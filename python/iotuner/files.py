@@ -28,8 +28,9 @@ def write_atomic(path: str | os.PathLike, text: str) -> Path:
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a directory")
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name[:200]}.",
-                                   suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(
+            dir=path.parent if str(path.parent) else ".", prefix=f".{path.name[:200]}.", suffix=".tmp"
+        )
     except OSError as e:
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
     try:

@@ -21,8 +21,7 @@ from .inputs import read_bytes
 SECTIONS = {"Parameters", "High_Level_IO_Library", "Middleware_Layer", "Parallel_File_System"}
 
 # H5Tuner passes these to MPI_Info_set by name, striping included.
-MPI_HINTS = ("cb_buffer_size", "cb_nodes", "striping_factor", "striping_unit", "IBM_largeblock_io",
-             "bgl_nodes_pset")
+MPI_HINTS = ("cb_buffer_size", "cb_nodes", "striping_factor", "striping_unit", "IBM_largeblock_io", "bgl_nodes_pset")
 
 
 class ConversionError(ValueError):
@@ -111,8 +110,11 @@ def convert_text(xml_text: str | bytes, source: str = "<xml>") -> Conversion:
             group["dataset"] = dataset
         group.update(layers)
         groups.append(group)
-    doc = {"version": settings.VERSION, "description": f"converted from H5Tuner control file {source}",
-           "groups": groups}
+    doc = {
+        "version": settings.VERSION,
+        "description": f"converted from H5Tuner control file {source}",
+        "groups": groups,
+    }
     try:
         return Conversion(settings.validate(doc), notes)
     except settings.SettingsError as e:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from . import settings
 
@@ -52,9 +53,13 @@ def _open_mpi(lib: str, env: dict) -> bool | None:
     return "Open MPI" in lib if lib else None
 
 
-ENV_READERS = {"ROMIO_HINTS": ("ROMIO", _romio), "MPICH_MPIIO_HINTS": ("Cray MPICH", _cray_mpich),
-               "MPICH_MPIIO_HINTS_DISPLAY": ("Cray MPICH", _cray_mpich), "OMPI_MCA_io": ("Open MPI", _open_mpi),
-               "PNETCDF_HINTS": ("PnetCDF", lambda lib, env: None)}
+ENV_READERS = {
+    "ROMIO_HINTS": ("ROMIO", _romio),
+    "MPICH_MPIIO_HINTS": ("Cray MPICH", _cray_mpich),
+    "MPICH_MPIIO_HINTS_DISPLAY": ("Cray MPICH", _cray_mpich),
+    "OMPI_MCA_io": ("Open MPI", _open_mpi),
+    "PNETCDF_HINTS": ("PnetCDF", lambda lib, env: None),
+}
 
 
 def environment_sources(run: dict) -> list[tuple[str, str, str | None]]:
@@ -116,8 +121,11 @@ def looks_like_mpich_mpiio_hints(text: str) -> bool:
 
 
 def from_romio_hints(text: str, source: str = "ROMIO_HINTS file") -> dict:
-    doc = {"version": settings.VERSION, "description": f"converted from {source}",
-           "mpiio": parse_romio_hints(text, source)}
+    doc = {
+        "version": settings.VERSION,
+        "description": f"converted from {source}",
+        "mpiio": parse_romio_hints(text, source),
+    }
     return _validated(doc, source)
 
 
@@ -125,8 +133,9 @@ def from_mpich_mpiio_hints(text: str, source: str = "MPICH_MPIIO_HINTS") -> dict
     groups = []
     for pattern, hints in parse_mpich_mpiio_hints(text, source):
         groups.append({"mpiio": hints} if pattern == "*" else {"file": pattern, "mpiio": hints})
-    return _validated({"version": settings.VERSION, "description": f"converted from {source}",
-                       "groups": groups}, source)
+    return _validated(
+        {"version": settings.VERSION, "description": f"converted from {source}", "groups": groups}, source
+    )
 
 
 def _validated(doc: dict, source: str) -> dict:
@@ -137,6 +146,7 @@ def _validated(doc: dict, source: str) -> dict:
 
 
 # ---- export
+
 
 def _groups(doc: dict) -> list[dict]:
     return settings.validate(doc).get("groups", [])
@@ -170,7 +180,9 @@ def to_romio_hints(doc: dict) -> Export:
     left: list[str] = []
     for g in _groups(doc):
         if "file" in g or "dataset" in g:
-            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf"), "ROMIO_HINTS applies to every file alike")
+            left += _left_out(
+                g, ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf"), "ROMIO_HINTS applies to every file alike"
+            )
             continue
         merged.update(g.get("mpiio", {}))
         left += _left_out(g, ("hdf5",), "not an MPI-IO hint")
@@ -192,8 +204,9 @@ def to_mpich_mpiio_hints(doc: dict) -> Export:
         hints = g.get("mpiio", {})
         bad = [k for k, v in hints.items() if any(c in _text(v) for c in ",:=")]
         if bad:
-            left += [f"mpiio.{k} ({_where(g)}): its value holds ',', ':' or '=', which the format cannot quote"
-                     for k in bad]
+            left += [
+                f"mpiio.{k} ({_where(g)}): its value holds ',', ':' or '=', which the format cannot quote" for k in bad
+            ]
         pairs = [f"{k}={_text(v)}" for k, v in hints.items() if k not in bad]
         if pairs:
             pattern = g.get("file", "*")
@@ -210,23 +223,32 @@ def to_mpich_mpiio_hints(doc: dict) -> Export:
 # H5Tuner's parameters (h5tuner.MPI_HINTS are passed to MPI_Info_set by name)
 _H5TUNER_HDF5 = ("alignment", "sieve_buf_size", "chunk_dims")
 _H5TUNER_MPI = ("cb_buffer_size", "cb_nodes", "striping_factor", "striping_unit")
-_SECTION = {"alignment": "High_Level_IO_Library", "sieve_buf_size": "High_Level_IO_Library",
-            "chunk": "High_Level_IO_Library", "cb_buffer_size": "Middleware_Layer", "cb_nodes": "Middleware_Layer",
-            "striping_factor": "Parallel_File_System", "striping_unit": "Parallel_File_System"}
+_SECTION = {
+    "alignment": "High_Level_IO_Library",
+    "sieve_buf_size": "High_Level_IO_Library",
+    "chunk": "High_Level_IO_Library",
+    "cb_buffer_size": "Middleware_Layer",
+    "cb_nodes": "Middleware_Layer",
+    "striping_factor": "Parallel_File_System",
+    "striping_unit": "Parallel_File_System",
+}
 
 
 def to_h5tuner_xml(doc: dict) -> Export:
     """An H5Tuner control file. H5Tuner names a file exactly (FileName), so groups with glob patterns
     cannot be expressed; neither can knobs H5Tuner does not set."""
     root = ET.Element("Parameters")
-    sections = {name: ET.SubElement(root, name)
-                for name in ("High_Level_IO_Library", "Middleware_Layer", "Parallel_File_System")}
+    sections = {
+        name: ET.SubElement(root, name)
+        for name in ("High_Level_IO_Library", "Middleware_Layer", "Parallel_File_System")
+    }
     left: list[str] = []
     for g in _groups(doc):
         file_name = g.get("file")
         if file_name is not None and (any(c in file_name for c in "*?[") or "/" in file_name):
-            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf"),
-                              "H5Tuner's FileName names one file, not a pattern")
+            left += _left_out(
+                g, ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf"), "H5Tuner's FileName names one file, not a pattern"
+            )
             continue
         left += _left_out(g, ("ompio",), OMPIO_IS_MCA)
         left += _left_out(g, ("pnetcdf",), "not an H5Tuner parameter (a PnetCDF hint: --to pnetcdf-hints)")
@@ -249,7 +271,7 @@ def to_h5tuner_xml(doc: dict) -> Export:
                 continue
             ET.SubElement(sections[_SECTION[knob]], knob, attrs).text = _text(value)
         left += _left_out(g, ("lustre",), "not an H5Tuner parameter (mpiio.striping_factor / striping_unit are)")
-    for name, el in sections.items():
+    for el in sections.values():
         if not len(el):
             root.remove(el)
     ET.indent(root)
@@ -264,14 +286,14 @@ def to_pnetcdf_hints(doc: dict) -> Export:
     left: list[str] = []
     for g in _groups(doc):
         if "file" in g or "dataset" in g:
-            left += _left_out(g, ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf"),
-                              "PNETCDF_HINTS applies to every file alike")
+            left += _left_out(
+                g, ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf"), "PNETCDF_HINTS applies to every file alike"
+            )
             continue
         for layer in ("pnetcdf", "mpiio"):
             for k, v in g.get(layer, {}).items():
                 if any(c in _text(v) for c in ";="):
-                    left.append(f"{layer}.{k} ({_where(g)}): its value holds ';' or '=', which the format cannot "
-                                "quote")
+                    left.append(f"{layer}.{k} ({_where(g)}): its value holds ';' or '=', which the format cannot quote")
                 else:
                     merged[k] = v
         left += _left_out(g, ("hdf5", "lustre"), "not a PnetCDF or MPI-IO hint")
@@ -279,8 +301,12 @@ def to_pnetcdf_hints(doc: dict) -> Export:
     return Export(";".join(f"{k}={_text(v)}" for k, v in merged.items()) + "\n", left)
 
 
-EXPORTERS = {"romio-hints": to_romio_hints, "mpich-mpiio-hints": to_mpich_mpiio_hints,
-             "h5tuner-xml": to_h5tuner_xml, "pnetcdf-hints": to_pnetcdf_hints}
+EXPORTERS = {
+    "romio-hints": to_romio_hints,
+    "mpich-mpiio-hints": to_mpich_mpiio_hints,
+    "h5tuner-xml": to_h5tuner_xml,
+    "pnetcdf-hints": to_pnetcdf_hints,
+}
 
 
 def export(doc: dict, to: str) -> Export:
@@ -288,4 +314,3 @@ def export(doc: dict, to: str) -> Export:
         return EXPORTERS[to](doc)
     except KeyError:
         raise HintsError(f"unknown format '{to}' (one of {', '.join(FORMATS)})") from None
-

@@ -23,7 +23,8 @@ EXIT_INPUT = 2
 SIGNATURES = (
     (b"\x89PNG\r\n\x1a\n", "a PNG image"),
     (b"\x89HDF\r\n\x1a\n", "an HDF5 file"),
-    (b"CDF\x01", "a netCDF file"), (b"CDF\x02", "a netCDF file"),
+    (b"CDF\x01", "a netCDF file"),
+    (b"CDF\x02", "a netCDF file"),
     (b"%PDF", "a PDF document"),
     (b"\x1f\x8b", "gzip-compressed data"),
     (b"\x7fELF", "an executable (ELF)"),
@@ -67,8 +68,13 @@ class NotAFile(InputError):
 
 def _kind(mode: int) -> str | None:
     """What a file that is not a regular file is ("a FIFO"), or None for a regular file."""
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return None if stat.S_ISREG(mode) else "not a regular file"
@@ -104,8 +110,9 @@ def read_bytes(path: str | os.PathLike, what: str, max_bytes: int = MAX_BYTES) -
             if kind:
                 raise NotAFile(f"{path} is {kind}, not {what}")
             if st.st_size > max_bytes:
-                raise InputError(f"{path} is {_size(st.st_size)}: more than iotuner reads as {what} "
-                                 f"({_size(max_bytes)})")
+                raise InputError(
+                    f"{path} is {_size(st.st_size)}: more than iotuner reads as {what} ({_size(max_bytes)})"
+                )
             head = f.read(4096)
             found = sniff(head)
             if found:
@@ -130,8 +137,9 @@ def read_text(path: str | os.PathLike, what: str, encoding: str = "utf-8", max_b
     try:
         return data.decode("utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding)
     except (UnicodeDecodeError, LookupError) as e:
-        raise InputError(f"{path} is not {encoding} text ({e.reason if hasattr(e, 'reason') else e}), "
-                         f"not {what}") from None
+        raise InputError(
+            f"{path} is not {encoding} text ({e.reason if hasattr(e, 'reason') else e}), not {what}"
+        ) from None
 
 
 def read_json(path: str | os.PathLike, what: str, max_bytes: int = MAX_BYTES) -> Any:

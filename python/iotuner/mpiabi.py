@@ -13,8 +13,8 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 # the real names of the launchers (after symbolic links: Debian's alternatives, a module's mpirun -> orterun)
 _LAUNCHERS = {
@@ -32,8 +32,10 @@ _NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}
 _VERSIONS = {"openmpi": re.compile(r"\((OpenRTE|Open MPI|PRRTE)\)"), "mpich": re.compile(r"HYDRA build details")}
 _GENERIC = re.compile(r"^(mpiexec|mpirun)$")  # the only names asked for `--version`: never an application
 # the launcher to name in a fix, per MPI, the first found on the PATH
-_FIXES = {"openmpi": ("mpirun.openmpi", "mpiexec.openmpi", "orterun", "mpirun"),
-          "mpich": ("mpiexec.mpich", "mpiexec.hydra", "mpiexec")}
+_FIXES = {
+    "openmpi": ("mpirun.openmpi", "mpiexec.openmpi", "orterun", "mpirun"),
+    "mpich": ("mpiexec.mpich", "mpiexec.hydra", "mpiexec"),
+}
 
 
 def launcher_abi(program: str) -> str | None:
@@ -52,8 +54,7 @@ def launcher_abi(program: str) -> str | None:
 @functools.lru_cache(maxsize=16)
 def _version_abi(path: str) -> str | None:
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10,
-                             stdin=subprocess.DEVNULL)
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return None
     text = out.stdout + out.stderr
@@ -98,7 +99,7 @@ def mismatch(command: Sequence[str]) -> tuple[str, str, str, str] | None:
         launcher = launcher_abi(word)
         if launcher is None:
             continue
-        for later in words[i + 1:]:
+        for later in words[i + 1 :]:
             program = program_abi(later)
             if program is not None:
                 return (word, launcher, later, program) if program != launcher else None
@@ -112,8 +113,10 @@ def mismatch_message(found: tuple[str, str, str, str], fix: str | None = None) -
     launcher, l_abi, program, p_abi = found
     right = next((n for n in _FIXES[p_abi] if launcher_abi(n) == p_abi), _FIXES[p_abi][0])
     how = fix.format(launcher=right) if fix else f"launch it with {right}"
-    return (f"{launcher} is {_NAMES[l_abi]}'s launcher, but {program} is an {_NAMES[p_abi]} program: its ranks "
-            f"would run as separate one-rank jobs; {how}")
+    return (
+        f"{launcher} is {_NAMES[l_abi]}'s launcher, but {program} is an {_NAMES[p_abi]} program: its ranks "
+        f"would run as separate one-rank jobs; {how}"
+    )
 
 
 def _is_elf(path: str) -> bool:

@@ -106,7 +106,7 @@ KERNELS = {
     "h5ior": "IOR's HDF5 backend with its letters (-b -t -s -F -c): 1-D data in fixed-size transfers (weak)",
     "bandio": "A 2-D field split by columns, written in slabs of rows from a local array with ghosts (weak)",
     "e3smio": "E3SM's history output through PnetCDF: many fields of a grid dealt in blocks, nonblocking puts, "
-              "one wait per step (strong)",
+    "one wait per step (strong)",
     "e3smio_nc4": "e3smio's fields through parallel netCDF-4 (nc_create_par; HDF5 underneath) (strong)",
 }
 
@@ -145,10 +145,24 @@ class Core:
         lib.iot_settings_check_warnings.restype = ctypes.c_void_p
         lib.iot_settings_check_warnings.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
         lib.iot_free.argtypes = [ctypes.c_void_p]
-        lib.iot_parse_size.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p, ctypes.c_size_t]
+        lib.iot_parse_size.argtypes = [
+            ctypes.c_char_p,
+            ctypes.POINTER(ctypes.c_int64),
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+        ]
         lib.iot_explain_hint.restype = ctypes.c_int
-        lib.iot_explain_hint.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
-                                         ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.iot_explain_hint.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+        ]
         lib.iot_status_name.restype = ctypes.c_char_p
         lib.iot_status_name.argtypes = [ctypes.c_int]
         lib.iot_rules_explain.restype = ctypes.c_void_p
@@ -157,8 +171,12 @@ class Core:
         lib.iot_identity.restype = ctypes.c_uint64
         lib.iot_identity.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
         lib.iot_locality_of_accesses.restype = ctypes.c_int
-        lib.iot_locality_of_accesses.argtypes = [ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64),
-                                                 ctypes.c_size_t, ctypes.POINTER(ctypes.c_int64)]
+        lib.iot_locality_of_accesses.argtypes = [
+            ctypes.POINTER(ctypes.c_int64),
+            ctypes.POINTER(ctypes.c_int64),
+            ctypes.c_size_t,
+            ctypes.POINTER(ctypes.c_int64),
+        ]
         lib.iot_locality_name.restype = ctypes.c_char_p
         lib.iot_locality_name.argtypes = [ctypes.c_int]
         self._lib = lib
@@ -199,21 +217,38 @@ class Core:
             raise ValueError(err.value.decode())
         return out.value
 
-    def explain_hint(self, name: str, requested: str, effective: str | None, fs_driver: str,
-                     nnodes: int = 1, nprocs: int = 1, cb_config_list: str | None = None) -> tuple[str, str]:
+    def explain_hint(
+        self,
+        name: str,
+        requested: str,
+        effective: str | None,
+        fs_driver: str,
+        nnodes: int = 1,
+        nprocs: int = 1,
+        cb_config_list: str | None = None,
+    ) -> tuple[str, str]:
         """(status, reason) for a requested MPI-IO hint, as the runtime reports it."""
         why = ctypes.create_string_buffer(512)
         enc = lambda s: s.encode() if s is not None else None  # noqa: E731
-        st = self._lib.iot_explain_hint(enc(name), enc(requested), enc(effective), enc(fs_driver), nnodes, nprocs,
-                                        enc(cb_config_list), why, len(why))
+        st = self._lib.iot_explain_hint(
+            enc(name),
+            enc(requested),
+            enc(effective),
+            enc(fs_driver),
+            nnodes,
+            nprocs,
+            enc(cb_config_list),
+            why,
+            len(why),
+        )
         return self._lib.iot_status_name(st).decode(), why.value.decode()
-
 
     def rules_explain(self, insights: dict, rules_table: str | None = None) -> dict:
         """SmartIO's rules on these insights: {"fired": [...], "settings": {...}, "document": {...}}."""
         err = ctypes.create_string_buffer(1024)
-        ptr = self._lib.iot_rules_explain(json.dumps(insights).encode(),
-                                          rules_table.encode() if rules_table else None, err, len(err))
+        ptr = self._lib.iot_rules_explain(
+            json.dumps(insights).encode(), rules_table.encode() if rules_table else None, err, len(err)
+        )
         if not ptr:
             raise ValueError(err.value.decode())
         return json.loads(self._take(ptr))
@@ -232,8 +267,9 @@ class Core:
         n = min(len(offsets), len(sizes))
         arr = ctypes.c_int64 * n
         extent = ctypes.c_int64()
-        cls = self._lib.iot_locality_of_accesses(arr(*map(int, offsets[:n])), arr(*map(int, sizes[:n])), n,
-                                                 ctypes.byref(extent))
+        cls = self._lib.iot_locality_of_accesses(
+            arr(*map(int, offsets[:n])), arr(*map(int, sizes[:n])), n, ctypes.byref(extent)
+        )
         return self._lib.iot_locality_name(cls).decode(), extent.value
 
 

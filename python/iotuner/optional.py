@@ -21,9 +21,9 @@ from . import inputs
 
 @dataclass(frozen=True)
 class Part:
-    what: str                       # the package, as a user knows it
-    extra: str                      # its group in pyproject.toml's optional-dependencies
-    requirements: tuple[str, ...]   # what `pip install` needs for it (the extra's lines for this part)
+    what: str  # the package, as a user knows it
+    extra: str  # its group in pyproject.toml's optional-dependencies
+    requirements: tuple[str, ...]  # what `pip install` needs for it (the extra's lines for this part)
 
 
 # By the module imported. The requirements are pyproject.toml's (tests/test_optional.py holds them to it).
@@ -35,8 +35,14 @@ PARTS = {
 }
 
 # iotuner's own dependencies, by the module imported (pyproject.toml's dependencies)
-DEPENDENCIES = {"rich": "rich>=13", "optuna": "optuna>=4", "numpy": "numpy>=1.24", "scipy": "scipy>=1.10",
-                "matplotlib": "matplotlib>=3.7", "sklearn": "scikit-learn>=1.3"}
+DEPENDENCIES = {
+    "rich": "rich>=13",
+    "optuna": "optuna>=4",
+    "numpy": "numpy>=1.24",
+    "scipy": "scipy>=1.10",
+    "matplotlib": "matplotlib>=3.7",
+    "sklearn": "scikit-learn>=1.3",
+}
 
 
 class Missing(inputs.InputError):
@@ -66,7 +72,7 @@ def reason(error: BaseException) -> str:
 
 def load(module: str, needed_for: str) -> ModuleType:
     """The optional module, or Missing naming what it is needed_for ("iotuner kernel", "reading Darshan logs")."""
-    part = PARTS[module]
+    PARTS[module]  # noqa: B018 - a part missing from the table is iotuner's own error, raised here
     try:
         return importlib.import_module(module)
     except Exception as e:  # noqa: BLE001 - broken counts as missing (see the module's docstring)
@@ -86,8 +92,10 @@ def dependency_message(error: ModuleNotFoundError) -> str | None:
     name = (error.name or "").split(".")[0]
     if name not in DEPENDENCIES:
         return None
-    line = (f"iotuner: this Python ({sys.executable}) lacks iotuner's dependency {DEPENDENCIES[name]} "
-            f"({reason(error)}): {pip_command(DEPENDENCIES.values())}")
+    line = (
+        f"iotuner: this Python ({sys.executable}) lacks iotuner's dependency {DEPENDENCIES[name]} "
+        f"({reason(error)}): {pip_command(DEPENDENCIES.values())}"
+    )
     if os.environ.get("IOTUNER_NATIVE_DIR") and _from_cmake_install():
         line += "; or set IOTUNER_PYTHON to a Python that has them"
     return line

@@ -15,8 +15,15 @@ from rich.text import Text
 from . import terminal
 from .report import Report
 
-STATUS_STYLE = {"applied": "green", "changed": "yellow", "dropped": "red", "not_applicable": "dim",
-                "failed": "bold red", "not_used": "dim", "cannot_apply": "bold red"}
+STATUS_STYLE = {
+    "applied": "green",
+    "changed": "yellow",
+    "dropped": "red",
+    "not_applicable": "dim",
+    "failed": "bold red",
+    "not_used": "dim",
+    "cannot_apply": "bold red",
+}
 
 
 def fmt_bytes(n: float) -> str:
@@ -46,8 +53,8 @@ LONGEST_NAME = 60  # a longer file name is shown by its end (the whole name is i
 
 def _short(path: str, cwd: str | None) -> str:
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        path = path[len(cwd.rstrip("/")) + 1:]
-    return path if len(path) <= LONGEST_NAME else "…" + path[-(LONGEST_NAME - 1):]
+        path = path[len(cwd.rstrip("/")) + 1 :]
+    return path if len(path) <= LONGEST_NAME else "…" + path[-(LONGEST_NAME - 1) :]
 
 
 def cells(*values: object) -> list[Text]:
@@ -101,8 +108,14 @@ class FittedTable:
     NARROW = 12  # a wrapping column squeezed
     MAIN = 24  # the main text column, at least (when the width allows)
 
-    def __init__(self, title: str, header: list[tuple[str, str]], rows: list[list[Text] | None],
-                 wrap: tuple[str, ...], caption: str | None = None):
+    def __init__(
+        self,
+        title: str,
+        header: list[tuple[str, str]],
+        rows: list[list[Text] | None],
+        wrap: tuple[str, ...],
+        caption: str | None = None,
+    ):
         self.title, self.header, self.rows, self.wrap, self.caption = title, header, rows, wrap, caption
 
     def _width(self, i: int, name: str) -> int:
@@ -118,11 +131,20 @@ class FittedTable:
         gaps = 3 * (len(self.header) - 1) + 2
         room = options.max_width - gaps - fixed
         squeeze = room < others + self.MAIN
-        widths = [min(w, self.NARROW) if name in self.wrap and (squeeze or name == main) else w
-                  for (name, _), w in zip(self.header, natural)]
+        widths = [
+            min(w, self.NARROW) if name in self.wrap and (squeeze or name == main) else w
+            for (name, _), w in zip(self.header, natural)
+        ]
         tight = sum(widths) + gaps > options.max_width
-        t = Table(title=self.title, caption=self.caption, box=box.SIMPLE_HEAD, title_justify="left",
-                  caption_justify="left", pad_edge=False, padding=(0, 0) if tight else (0, 1))
+        t = Table(
+            title=self.title,
+            caption=self.caption,
+            box=box.SIMPLE_HEAD,
+            title_justify="left",
+            caption_justify="left",
+            pad_edge=False,
+            padding=(0, 0) if tight else (0, 1),
+        )
         for (name, justify), width in zip(self.header, widths):
             if name == main:
                 t.add_column(name, justify=justify, min_width=width, overflow="fold")
@@ -142,34 +164,79 @@ def phase_table(report: Report) -> FittedTable:
     for p in report.data_phases():
         via = p["kind"] + (f"/{p['driver']}" if p.get("driver") else "")
         amp = p.get("write_amplification")
-        fs_cell = Text(_directions(p["posix"]["bytes_written"], p["posix"]["bytes_read"], fmt_bytes)
-                       + (f"\n{amp:.1f}x the data" if amp and amp >= 1.5 else ""),
-                       style="yellow" if amp and amp >= 1.5 else "")
-        rows.append(cells(p["id"], Text.assemble(_file_cell(p, cwd), " ", (via, "dim")), p["ranks"],
-                          _directions(p["bytes_written"], p["bytes_read"], fmt_bytes), fmt_seconds(p["wall_time_s"]),
-                          fmt_seconds(p["io_time_s"]), fmt_bw(p["bandwidth_mib_s"]), fs_cell))
+        fs_cell = Text(
+            _directions(p["posix"]["bytes_written"], p["posix"]["bytes_read"], fmt_bytes)
+            + (f"\n{amp:.1f}x the data" if amp and amp >= 1.5 else ""),
+            style="yellow" if amp and amp >= 1.5 else "",
+        )
+        rows.append(
+            cells(
+                p["id"],
+                Text.assemble(_file_cell(p, cwd), " ", (via, "dim")),
+                p["ranks"],
+                _directions(p["bytes_written"], p["bytes_read"], fmt_bytes),
+                fmt_seconds(p["wall_time_s"]),
+                fmt_seconds(p["io_time_s"]),
+                fmt_bw(p["bandwidth_mib_s"]),
+                fs_cell,
+            )
+        )
     empty = report.empty_phases()
     if empty:  # listed too, in one line: the numbering has no unexplained gaps
         files = sorted({_short(p["file"], cwd) for p in empty})
         named = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-        rows.append(cells(_phase_ranges([p["id"] for p in empty]),
-                          Text(f"{len(empty)} phase(s) that moved no data ({named})", style="dim"),
-                          "", "", "", "", "", ""))
+        rows.append(
+            cells(
+                _phase_ranges([p["id"] for p in empty]),
+                Text(f"{len(empty)} phase(s) that moved no data ({named})", style="dim"),
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+            )
+        )
     tot = report.totals
     rows.append(None)
-    bw = "\n".join(f"{d} {fmt_bw(tot[f'{key}_bandwidth_mib_s'])}" for d, key in (("W", "write"), ("R", "read"))
-                   if tot[f"bytes_{'written' if key == 'write' else 'read'}"])
-    rows.append(cells("", "total", "", _directions(tot["bytes_written"], tot["bytes_read"], fmt_bytes),
-                      fmt_seconds(tot["write_time_s"] + tot["read_time_s"]), fmt_seconds(tot["io_time_s"]), bw,
-                      f"W {fmt_bytes(tot['posix_bytes_written'])}"))
-    header = [("#", "right"), ("file (via)", "left"), ("ranks", "right"), ("data", "right"), ("time", "right"),
-              ("in I/O calls", "right"), ("bandwidth", "right"), ("to the file system", "right")]
-    return FittedTable("I/O phases (a file from its first open to its last close, on every rank that opened it; "
-                       "the application's data)", header, rows, wrap=("file (via)",))
+    bw = "\n".join(
+        f"{d} {fmt_bw(tot[f'{key}_bandwidth_mib_s'])}"
+        for d, key in (("W", "write"), ("R", "read"))
+        if tot[f"bytes_{'written' if key == 'write' else 'read'}"]
+    )
+    rows.append(
+        cells(
+            "",
+            "total",
+            "",
+            _directions(tot["bytes_written"], tot["bytes_read"], fmt_bytes),
+            fmt_seconds(tot["write_time_s"] + tot["read_time_s"]),
+            fmt_seconds(tot["io_time_s"]),
+            bw,
+            f"W {fmt_bytes(tot['posix_bytes_written'])}",
+        )
+    )
+    header = [
+        ("#", "right"),
+        ("file (via)", "left"),
+        ("ranks", "right"),
+        ("data", "right"),
+        ("time", "right"),
+        ("in I/O calls", "right"),
+        ("bandwidth", "right"),
+        ("to the file system", "right"),
+    ]
+    return FittedTable(
+        "I/O phases (a file from its first open to its last close, on every rank that opened it; "
+        "the application's data)",
+        header,
+        rows,
+        wrap=("file (via)",),
+    )
 
 
 def _directions(written: float, read: float, fmt) -> str:
-    """"W x" and "R y", one a line, leaving out a direction with nothing ("W 0 B" when both are 0)."""
+    """ "W x" and "R y", one a line, leaving out a direction with nothing ("W 0 B" when both are 0)."""
     lines = [f"{d} {fmt(n)}" for d, n in (("W", written), ("R", read)) if n]
     return "\n".join(lines) or f"W {fmt(0)}"
 
@@ -191,8 +258,15 @@ def settings_table(report: Report) -> FittedTable | None:
     has a row too, with "-" for its phases."""
     rows: dict[tuple, list[int]] = {}
     for c in report.checks():
-        key = (c["layer"], c["knob"], c.get("dataset", ""), c["requested"], c["effective"], c["status"],
-               c["reason"] or "")
+        key = (
+            c["layer"],
+            c["knob"],
+            c.get("dataset", ""),
+            c["requested"],
+            c["effective"],
+            c["status"],
+            c["reason"] or "",
+        )
         rows.setdefault(key, []).append(c["phase"])
     for c in report.without_phase():
         rows.setdefault((c["layer"], c["knob"], "", c["requested"], None, c["status"], c["reason"]), [])
@@ -201,11 +275,23 @@ def settings_table(report: Report) -> FittedTable | None:
     lines = []
     for (layer, knob, dataset, req, eff, status, reason), phases in rows.items():
         name = f"{layer}.{knob}" + (f" [{dataset}]" if dataset else "")
-        lines.append(cells(_phase_ranges(phases) or "-", name, req, eff if eff is not None else "-",
-                           Text(status.replace("_", " "), style=STATUS_STYLE.get(status, "")), reason))
+        lines.append(
+            cells(
+                _phase_ranges(phases) or "-",
+                name,
+                req,
+                eff if eff is not None else "-",
+                Text(status.replace("_", " "), style=STATUS_STYLE.get(status, "")),
+                reason,
+            )
+        )
     header = [(col, "left") for col in ("phases", "knob", "requested", "effective", "status", "why")]
-    return FittedTable("Settings: requested vs effective (read back after applying)", header, lines,
-                       wrap=("requested", "effective", "why"))
+    return FittedTable(
+        "Settings: requested vs effective (read back after applying)",
+        header,
+        lines,
+        wrap=("requested", "effective", "why"),
+    )
 
 
 def print_report(report: Report, console: Console | None = None, *, live: bool = False) -> None:
@@ -213,26 +299,35 @@ def print_report(report: Report, console: Console | None = None, *, live: bool =
     console = console or Console()
     run = report.run
     s = report.settings
-    settings_line = {"none": Text("no settings file (measured only)"),
-                     "loaded": Text(str(s.get("path"))),
-                     "rejected": Text.assemble(("rejected", "red"), f": {s.get('message')}")}.get(
-                         s["status"], Text(s["status"]))
+    settings_line = {
+        "none": Text("no settings file (measured only)"),
+        "loaded": Text(str(s.get("path"))),
+        "rejected": Text.assemble(("rejected", "red"), f": {s.get('message')}"),
+    }.get(s["status"], Text(s["status"]))
     mpi = " ".join((run.get("mpi_library") or "none").split())
     static = any(c["layer"] == "hdf5" and c["status"] == "cannot_apply" for c in report.without_phase())
     hdf5 = run.get("hdf5_library") or ("linked statically, its calls unseen" if static else "not used")
-    console.print(Text.assemble(("iotuner run", "bold"), f": {run['ranks']} rank(s) on {run['nodes']} node(s); "
-                                f"MPI: {mpi}; HDF5: {hdf5}"))
+    console.print(
+        Text.assemble(
+            ("iotuner run", "bold"), f": {run['ranks']} rank(s) on {run['nodes']} node(s); MPI: {mpi}; HDF5: {hdf5}"
+        )
+    )
     if report.incomplete:  # the tables below are one process's share, not the job's
         console.print(Text.assemble(("warning: incomplete report: ", "bold red"), report.incomplete))
     if run.get("job_id"):
         console.print(Text(f"job: user {run.get('user')}, {run.get('scheduler') or 'batch'} job {run['job_id']}"))
     console.print(Text("settings: ") + settings_line)
     from .hints import environment_sources
+
     sources = environment_sources(run)
     if sources:  # the MPI library applies these itself, before iotuner's settings; some it does not read at all
-        console.print(Text("hints from the environment: " + ", ".join(
-            f"{var}={value}" + (f" ({ignored})" if ignored else "") for var, value, ignored in sources),
-            style="yellow"))
+        console.print(
+            Text(
+                "hints from the environment: "
+                + ", ".join(f"{var}={value}" + (f" ({ignored})" if ignored else "") for var, value, ignored in sources),
+                style="yellow",
+            )
+        )
     if report.phases:
         console.print(phase_table(report))
     else:
@@ -240,6 +335,6 @@ def print_report(report: Report, console: Console | None = None, *, live: bool =
     table = settings_table(report)
     if table is not None:
         console.print(table)
-    for w in (report.warnings_not_printed() if live else report.warnings):
+    for w in report.warnings_not_printed() if live else report.warnings:
         if w != s.get("message") and w != report.incomplete:
             console.print(Text.assemble(("warning: ", "yellow"), w))

@@ -47,9 +47,13 @@ class Report:
         t = self.totals
         bw, br = t["bytes_written"], t["bytes_read"]
         mib = 1024.0 * 1024.0
-        return {**t, "write_time_s": tw, "read_time_s": tr,
-                "write_bandwidth_mib_s": bw / mib / tw if tw > 0 else 0.0,
-                "read_bandwidth_mib_s": br / mib / tr if tr > 0 else 0.0}
+        return {
+            **t,
+            "write_time_s": tw,
+            "read_time_s": tr,
+            "write_bandwidth_mib_s": bw / mib / tw if tw > 0 else 0.0,
+            "read_bandwidth_mib_s": br / mib / tr if tr > 0 else 0.0,
+        }
 
     @property
     def settings(self) -> dict:
@@ -68,7 +72,7 @@ class Report:
     def warnings_not_printed(self) -> list[str]:
         """The warnings the job's rank 0 did not print on its stderr (they come first; reports before
         warnings_printed say nothing, so all of them)."""
-        return self.warnings[int(self.data.get("warnings_printed", 0)):]
+        return self.warnings[int(self.data.get("warnings_printed", 0)) :]
 
     def data_phases(self) -> list[dict]:
         """Phases that moved the application's data."""
@@ -151,8 +155,10 @@ def _as_version_2(data: dict) -> dict:
     report itself is left as it is)."""
     out = dict(data, version=VERSION)
     if isinstance(data.get("phases"), list):
-        out["phases"] = [{**_V1_PHASE, "identity": p.get("file"), "group_size": p.get("ranks", 1), **p}
-                         if isinstance(p, dict) else p for p in data["phases"]]
+        out["phases"] = [
+            {**_V1_PHASE, "identity": p.get("file"), "group_size": p.get("ranks", 1), **p} if isinstance(p, dict) else p
+            for p in data["phases"]
+        ]
     out.pop("smart", None)  # version 1's smart section had other counters: its readers take it as it comes
     return out
 

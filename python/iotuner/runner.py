@@ -12,9 +12,9 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from . import mpiabi, native
 from .report import Report, ReportError, load
@@ -61,9 +61,15 @@ class RunResult:
         return None
 
 
-def environment(config: str | os.PathLike | None, report: str | os.PathLike | None,
-                base: Mapping[str, str] | None = None, verbose: bool = False,
-                count_ops: bool = False, command: Sequence[str] = (), run_id: str | None = None) -> dict[str, str]:
+def environment(
+    config: str | os.PathLike | None,
+    report: str | os.PathLike | None,
+    base: Mapping[str, str] | None = None,
+    verbose: bool = False,
+    count_ops: bool = False,
+    command: Sequence[str] = (),
+    run_id: str | None = None,
+) -> dict[str, str]:
     """The environment that puts the runtime into every process of a job (with count_ops: counting mode,
     the operations ROMIO makes inside each MPI-IO data call, in the report's access section). The runtime is
     the one built for the MPI of the command (its launcher or its program: mpiabi), where there is one.
@@ -124,10 +130,19 @@ def with_kernels(path: str | None, abi: str | None = None) -> str:
     return os.pathsep.join(parts + kernels)
 
 
-def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
-        report: str | os.PathLike | None = None, capture: bool = False, timeout: float | None = None,
-        cwd: str | os.PathLike | None = None, env: Mapping[str, str] | None = None,
-        verbose: bool = False, tether: bool = True, count_ops: bool = False) -> RunResult:
+def run(
+    command: Sequence[str],
+    *,
+    config: str | os.PathLike | None = None,
+    report: str | os.PathLike | None = None,
+    capture: bool = False,
+    timeout: float | None = None,
+    cwd: str | os.PathLike | None = None,
+    env: Mapping[str, str] | None = None,
+    verbose: bool = False,
+    tether: bool = True,
+    count_ops: bool = False,
+) -> RunResult:
     """Runs command (launcher included) with the settings in config.
 
     With capture, stdout and stderr are returned instead of shown. A job past
@@ -151,8 +166,17 @@ def run(command: Sequence[str], *, config: str | os.PathLike | None = None,
     out = err = subprocess.PIPE if capture else None
     started = time.time()
     start = time.monotonic()
-    proc = subprocess.Popen(list(command), cwd=cwd, env=full_env, stdout=out, stderr=err, text=True,
-                            errors="replace", start_new_session=True, preexec_fn=die_with_parent(os.getpid()))
+    proc = subprocess.Popen(
+        list(command),
+        cwd=cwd,
+        env=full_env,
+        stdout=out,
+        stderr=err,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+        preexec_fn=die_with_parent(os.getpid()),
+    )
     tether = Tether(proc.pid) if tether else None
     timed_out = False
     try:
@@ -181,12 +205,15 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
-NO_REPORT = ("no run report was written (the job did not reach MPI_Finalize or exit, made no HDF5 / MPI-IO calls "
-             "that iotuner could see, or used an MPI iotuner was not built for)")
+NO_REPORT = (
+    "no run report was written (the job did not reach MPI_Finalize or exit, made no HDF5 / MPI-IO calls "
+    "that iotuner could see, or used an MPI iotuner was not built for)"
+)
 
 
-def read_report(report: Path, run_id: str | None = None, started: float | None = None) \
-        -> tuple[Report | None, str | None]:
+def read_report(
+    report: Path, run_id: str | None = None, started: float | None = None
+) -> tuple[Report | None, str | None]:
     """(the run report, or why there is none). With run_id, only the report that carries it: another is an
     earlier run's (older than `started`, the job's start on the wall clock), or another job's written to the
     same path while this one ran."""
@@ -203,9 +230,11 @@ def read_report(report: Path, run_id: str | None = None, started: float | None =
         none = NO_REPORT.replace("no run report was written", "this job wrote none")
         if started is not None and mtime < started:
             return None, f"the report at {report} is an earlier run's, not this job's: {none}"
-        return None, (f"the report at {report} is another job's (run id {found}), written to the same path while "
-                      f"this job (run id {run_id}) ran: its numbers are not this job's; give each job its own "
-                      "--report")
+        return None, (
+            f"the report at {report} is another job's (run id {found}), written to the same path while "
+            f"this job (run id {run_id}) ran: its numbers are not this job's; give each job its own "
+            "--report"
+        )
     return rep, None
 
 
@@ -236,6 +265,7 @@ def die_with_parent(parent: int):
         _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before prctl: too late for the signal
             os.kill(os.getpid(), signal.SIGTERM)
+
     return setup
 
 
@@ -305,10 +335,14 @@ class Tether:
     def __init__(self, group: int, cancel: Sequence[str] = ()):
         self._proc = None
         try:
-            self._proc = subprocess.Popen([sys.executable, "-S", "-c", _WATCHDOG, str(group), str(self.GRACE_S),
-                                           json.dumps(list(cancel))],
-                                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+            self._proc = subprocess.Popen(
+                [sys.executable, "-S", "-c", _WATCHDOG, str(group), str(self.GRACE_S), json.dumps(list(cancel))],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,
+            )
         except OSError:  # no watchdog: PR_SET_PDEATHSIG alone still stops the launcher
             self._proc = None
 

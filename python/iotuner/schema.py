@@ -35,10 +35,11 @@ def schema_dir() -> Path:
     if (source / "report.schema.json").is_file():
         return source
     from . import native
+
     return native.native_dir() / "share" / "iotuner" / "schemas"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(name: str) -> dict:
     """A schema by file name ("report.schema.json")."""
     return json.loads((schema_dir() / name).read_text())
@@ -58,8 +59,9 @@ _TYPES = {
     "array": lambda v: isinstance(v, list),
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-    and (not isinstance(v, float) or math.isfinite(v)),
+    "number": lambda v: (
+        isinstance(v, (int, float)) and not isinstance(v, bool) and (not isinstance(v, float) or math.isfinite(v))
+    ),
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,
 }
@@ -75,8 +77,14 @@ def _kind(v: Any) -> str:
         return "a boolean"
     if isinstance(v, float) and not math.isfinite(v):
         return f"{v} (not a JSON number)"
-    return {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number",
-            type(None): "null"}.get(type(v), type(v).__name__)
+    return {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        type(None): "null",
+    }.get(type(v), type(v).__name__)
 
 
 class _Validator:
@@ -93,8 +101,11 @@ class _Validator:
     def first(self, v: Any, s: dict, where: str) -> tuple[str, str] | None:
         """(where, what) of the first mismatch, or None."""
         if "$ref" in s:
-            found = _Validator(self.root if "#" in s["$ref"] and not s["$ref"].split("#")[0]
-                               else load(_external(s["$ref"].split("#")[0])))
+            found = _Validator(
+                self.root
+                if "#" in s["$ref"] and not s["$ref"].split("#")[0]
+                else load(_external(s["$ref"].split("#")[0]))
+            )
             problem = found.first(v, found._resolve("#" + s["$ref"].partition("#")[2]), where)
             if problem:
                 return problem

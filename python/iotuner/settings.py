@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from . import native
 from .catalogue import LAYERS
@@ -51,8 +52,9 @@ def check(path: str | os.PathLike) -> tuple[dict, list[str]]:
         errors = str(e).splitlines()
         if len(errors) == 1:
             raise SettingsError(f"settings file '{path}' rejected: {errors[0]}") from None
-        raise SettingsError(f"settings file '{path}' rejected, {len(errors)} errors:\n"
-                            + "\n".join(f"  {x}" for x in errors)) from None
+        raise SettingsError(
+            f"settings file '{path}' rejected, {len(errors)} errors:\n" + "\n".join(f"  {x}" for x in errors)
+        ) from None
 
 
 def save(doc: Mapping[str, Any], path: str | os.PathLike) -> Path:
@@ -63,8 +65,9 @@ def save(doc: Mapping[str, Any], path: str | os.PathLike) -> Path:
     return path
 
 
-def from_flat(values: Mapping[str, Any], *, description: str | None = None,
-              meta: Mapping[str, Any] | None = None) -> dict:
+def from_flat(
+    values: Mapping[str, Any], *, description: str | None = None, meta: Mapping[str, Any] | None = None
+) -> dict:
     """A document with one group for every file, from {"layer.knob": value}."""
     doc: dict[str, Any] = {"version": VERSION}
     if description:
@@ -95,14 +98,40 @@ def flatten(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 # Real hints of ROMIO, Cray MPICH and OMPIO that iotuner does not catalogue: passed through without a
 # near-miss warning even when they look like a catalogued one.
-OTHER_HINTS = frozenset({
-    "cb_pfr", "cb_fr_type", "cb_fr_alignment", "cb_ds_threshold", "cb_alltoall", "cb_read", "cb_write",
-    "romio_filesystem_type", "romio_aggregator_list", "romio_visibility_immediate", "romio_lustre_co_ratio",
-    "romio_lustre_coll_threshold", "romio_lustre_ds_in_coll", "romio_cb_pfr", "romio_cb_fr_types",
-    "romio_cb_fr_alignment", "romio_cb_alltoall", "romio_cb_ds_threshold", "direct_read", "direct_write",
-    "cray_cb_write_lock_mode", "cray_cb_nodes_multiplier", "access_style", "collective_buffering",
-    "file_perm", "io_node_list", "nb_proc", "num_io_nodes", "filename", "romio_synchronized_flush",
-})
+OTHER_HINTS = frozenset(
+    {
+        "cb_pfr",
+        "cb_fr_type",
+        "cb_fr_alignment",
+        "cb_ds_threshold",
+        "cb_alltoall",
+        "cb_read",
+        "cb_write",
+        "romio_filesystem_type",
+        "romio_aggregator_list",
+        "romio_visibility_immediate",
+        "romio_lustre_co_ratio",
+        "romio_lustre_coll_threshold",
+        "romio_lustre_ds_in_coll",
+        "romio_cb_pfr",
+        "romio_cb_fr_types",
+        "romio_cb_fr_alignment",
+        "romio_cb_alltoall",
+        "romio_cb_ds_threshold",
+        "direct_read",
+        "direct_write",
+        "cray_cb_write_lock_mode",
+        "cray_cb_nodes_multiplier",
+        "access_style",
+        "collective_buffering",
+        "file_perm",
+        "io_node_list",
+        "nb_proc",
+        "num_io_nodes",
+        "filename",
+        "romio_synchronized_flush",
+    }
+)
 
 
 def near_misses(doc: Mapping[str, Any]) -> list[str]:
@@ -112,6 +141,7 @@ def near_misses(doc: Mapping[str, Any]) -> list[str]:
     import difflib
 
     from .catalogue import knobs
+
     known = sorted(k.name for k in knobs().values() if k.layer == "mpiio")
     out = []
     groups = [doc] + list(doc.get("groups") or [])
@@ -123,7 +153,8 @@ def near_misses(doc: Mapping[str, Any]) -> list[str]:
             close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
             if close:
                 where = f" (file {group['file']})" if "file" in group else ""
-                out.append(f"mpiio.{name}{where} is not a hint iotuner knows; it is passed to MPI as is. "
-                           f"Did you mean mpiio.{close[0]}?")
+                out.append(
+                    f"mpiio.{name}{where} is not a hint iotuner knows; it is passed to MPI as is. "
+                    f"Did you mean mpiio.{close[0]}?"
+                )
     return out
-

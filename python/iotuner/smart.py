@@ -68,26 +68,67 @@ def phase_table(smart: dict) -> render.FittedTable:
             vs = f"{p['bandwidth_mib_s'] / ref:.2f}x" + ("*" if first_only else "")
             cold |= first_only
         label = p["role"] + (f" ({p['rules_applied']})" if p.get("rules_applied") else "")
-        role = Text(label, style={"learn": "cyan", "optimized": "green", "probe": "magenta", "isolate": "magenta",
-                                  "default": "yellow", "off": "red",
-                                  "unchanged": "yellow"}.get(p["role"], ""))
+        role = Text(
+            label,
+            style={
+                "learn": "cyan",
+                "optimized": "green",
+                "probe": "magenta",
+                "isolate": "magenta",
+                "default": "yellow",
+                "off": "red",
+                "unchanged": "yellow",
+            }.get(p["role"], ""),
+        )
         phase = p.get("phase")
-        rows.append(render.cells(str(phase) if phase is not None else "-", _label(p), str(p["occurrence"]), role,
-                                 f"{pred['calls']} ({pred['method']})" if pred["calls"] else "-", _pct(hit),
-                                 render.fmt_bw(p["bandwidth_mib_s"]) if p["bandwidth_mib_s"] else "-", vs,
-                                 p.get("feedback") or ""))
-    header = [("#", "right"), ("file", "left"), ("n", "right"), ("role", "left"), ("predicted", "right"),
-              ("hit", "right"), ("bandwidth", "right"), ("vs default", "right"), ("feedback", "left")]
-    caption = ("* against the file's first phase, the only one with the default settings: it may have been a cold "
-               "start") if cold else None
-    return render.FittedTable("Smart mode, per phase (learned in the first phase of a file, applied to the ones "
-                              "that recur)", header, rows, wrap=("role", "file", "feedback"), caption=caption)
+        rows.append(
+            render.cells(
+                str(phase) if phase is not None else "-",
+                _label(p),
+                str(p["occurrence"]),
+                role,
+                f"{pred['calls']} ({pred['method']})" if pred["calls"] else "-",
+                _pct(hit),
+                render.fmt_bw(p["bandwidth_mib_s"]) if p["bandwidth_mib_s"] else "-",
+                vs,
+                p.get("feedback") or "",
+            )
+        )
+    header = [
+        ("#", "right"),
+        ("file", "left"),
+        ("n", "right"),
+        ("role", "left"),
+        ("predicted", "right"),
+        ("hit", "right"),
+        ("bandwidth", "right"),
+        ("vs default", "right"),
+        ("feedback", "left"),
+    ]
+    caption = (
+        ("* against the file's first phase, the only one with the default settings: it may have been a cold start")
+        if cold
+        else None
+    )
+    return render.FittedTable(
+        "Smart mode, per phase (learned in the first phase of a file, applied to the ones that recur)",
+        header,
+        rows,
+        wrap=("role", "file", "feedback"),
+        caption=caption,
+    )
 
 
 INSIGHT_LABELS = (
-    ("write_transfer", "writes"), ("read_transfer", "reads"), ("transfer_size", "transfer size"),
-    ("write_locality", "write locality"), ("read_locality", "read locality"), ("files", "files"),
-    ("bytes_written", "bytes written"), ("bytes_read", "bytes read"), ("file_system", "file system"),
+    ("write_transfer", "writes"),
+    ("read_transfer", "reads"),
+    ("transfer_size", "transfer size"),
+    ("write_locality", "write locality"),
+    ("read_locality", "read locality"),
+    ("files", "files"),
+    ("bytes_written", "bytes written"),
+    ("bytes_read", "bytes read"),
+    ("file_system", "file system"),
 )
 
 
@@ -107,29 +148,42 @@ def print_chain(console: Console, phase: dict, decided: dict) -> None:
     """Insights -> rules -> settings of one learned phase."""
     console.print(Text.assemble(("\n" + phase["identity"], "bold"), " (learned in its first phase)"))
     source = {"rule": "SmartIO's rule for its first call", "repeat": "the phase just seen"}.get(
-        phase.get("insights_from", ""), "its calls")
-    console.print(render.indented(f"insights (of its recurrence as predicted from {source}): " +
-                                  _insight_text(phase["insights"]), 2))
+        phase.get("insights_from", ""), "its calls"
+    )
+    console.print(
+        render.indented(
+            f"insights (of its recurrence as predicted from {source}): " + _insight_text(phase["insights"]), 2
+        )
+    )
     for f in decided["fired"]:
         sets = ", ".join(f"{k}={v}" for k, v in (f.get("set") or {}).items()) or "nothing (keep the default)"
         console.print(render.indented(Text(f"rule {f['rule']:>2} {f.get('title', '')}", style="green"), 2))
         console.print(render.indented(Text(f"{f['reason']} -> sets {sets}", style="dim"), 10))
     settings = decided["settings"]
-    console.print(render.indented("settings for the recurring phases: " +
-                                  (", ".join(f"{k}={v}" for k, v in settings.items()) if settings else "none"), 2))
+    console.print(
+        render.indented(
+            "settings for the recurring phases: "
+            + (", ".join(f"{k}={v}" for k, v in settings.items()) if settings else "none"),
+            2,
+        )
+    )
 
 
-METHODS = (("rule", "SmartIO's rule for its first call (3.1.2)"),
-           ("repeat", "the last phase under the same settings that began with the same call"),
-           ("context", "the phase that most often followed one like the latest (a cycle of phases)"))
+METHODS = (
+    ("rule", "SmartIO's rule for its first call (3.1.2)"),
+    ("repeat", "the last phase under the same settings that began with the same call"),
+    ("context", "the phase that most often followed one like the latest (a cycle of phases)"),
+)
 
 
 def print_predictions(console: Console, smart: dict, per_phase: bool = True) -> None:
     """The totals per method, and which method predicted each phase and how well. Each phase takes the
     method with the best record on the earlier phases of its file (docs/smart.md)."""
     pred = smart["prediction"]
-    console.print(f"\nprediction: {pred['hits']} of {pred['hits'] + pred['misses']} predicted calls occurred "
-                  f"({_pct(pred['hit_fraction'])}), over {pred['predictions']} predictions")
+    console.print(
+        f"\nprediction: {pred['hits']} of {pred['hits'] + pred['misses']} predicted calls occurred "
+        f"({_pct(pred['hit_fraction'])}), over {pred['predictions']} predictions"
+    )
     for method, what in METHODS:
         m = pred.get(method)
         if m and m["predictions"]:
@@ -182,8 +236,9 @@ def _explain(rep: report.Report, report_path: str, console: Console, rules_table
         recorded = (p.get("rules") or {}).get("settings", {})
         if recorded != decided["settings"]:
             status = 1  # the run used another rules table, or another iotuner
-            console.print(Text(f"  the run decided {recorded} (another rules table: {smart['rules_table']})",
-                               style="yellow"))
+            console.print(
+                Text(f"  the run decided {recorded} (another rules table: {smart['rules_table']})", style="yellow")
+            )
     print_predictions(console, smart)
     return status
 
@@ -199,14 +254,18 @@ def print_summary(console: Console, rep: report.Report) -> None:
             print_chain(console, p, p["rules"])
     over = smart["overhead"]
     print_predictions(console, smart, per_phase=False)  # the table above has each phase's
-    console.print(f"overhead: prediction {render.fmt_seconds(over['prediction_s'])}, extraction "
-                  f"{render.fmt_seconds(over['extraction_s'])}, optimization {render.fmt_seconds(over['optimization_s'])}; "
-                  f"total {render.fmt_seconds(over['total_s'])} (slowest rank)")
+    console.print(
+        f"overhead: prediction {render.fmt_seconds(over['prediction_s'])}, extraction "
+        f"{render.fmt_seconds(over['extraction_s'])}, optimization {render.fmt_seconds(over['optimization_s'])}; "
+        f"total {render.fmt_seconds(over['total_s'])} (slowest rank)"
+    )
 
 
-def run(command: list[str], *, report_path: str | None, verbose: bool, rules_table: str | None,
-        console: Console) -> int:
+def run(
+    command: list[str], *, report_path: str | None, verbose: bool, rules_table: str | None, console: Console
+) -> int:
     from .destinations import forget_if_unused, report_destination
+
     env = dict(os.environ, IOTUNER_SMART="1")
     if rules_table:
         env["IOTUNER_SMART_RULES"] = os.path.abspath(rules_table)

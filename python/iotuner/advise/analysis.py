@@ -36,10 +36,12 @@ def load(path: str | Path, nodes: int | None = None) -> Profile:
         except inputs.InputError as e:
             raise InputError(str(e)) from None
         if isinstance(data, dict) and data.get("kind") == KIND:
-            raise InputError(f"{path} is advice already (iotuner advise --json); give the log or run report "
-                             f"it came from, or render it with 'iotuner report'")
+            raise InputError(
+                f"{path} is advice already (iotuner advise --json); give the log or run report "
+                f"it came from, or render it with 'iotuner report'"
+            )
         if not isinstance(data, dict) or data.get("kind") != REPORT_KIND:
-            raise InputError(f"{path} is JSON but not an iotuner run report (no \"kind\": \"{REPORT_KIND}\")")
+            raise InputError(f'{path} is JSON but not an iotuner run report (no "kind": "{REPORT_KIND}")')
         try:
             profile = from_report.build(parse(data, str(path)), str(path))
         except ReportError as e:
@@ -67,14 +69,26 @@ def _finding(check: checks.Check, hit: checks.Hit, profile: Profile) -> dict:
             message = check.title
     below = hit.evidence.get("count_floor")
     if below:
-        message += (f" (only {below['requests']:,} requests, below the count floor high_min_requests = "
-                    f"{below['high_min_requests']:,}: info, not {check.level})")
-    return {"code": check.code, "level": hit.level or check.level, "title": check.title, "message": message,
-            "evidence": hit.evidence, "files": hit.files,
-            "recommendation": hit.recommendation or check.recommendation, "knobs": hit.knobs,
-            "knob_files": hit.knob_files, "keeps": [list(k) for k in check.keeps],
-            "scope": hit.knob_files or _scope(hit.files, profile), "code_change": check.code_change,
-            "source": check.source, "thresholds": {t: None for t in check.thresholds}}
+        message += (
+            f" (only {below['requests']:,} requests, below the count floor high_min_requests = "
+            f"{below['high_min_requests']:,}: info, not {check.level})"
+        )
+    return {
+        "code": check.code,
+        "level": hit.level or check.level,
+        "title": check.title,
+        "message": message,
+        "evidence": hit.evidence,
+        "files": hit.files,
+        "recommendation": hit.recommendation or check.recommendation,
+        "knobs": hit.knobs,
+        "knob_files": hit.knob_files,
+        "keeps": [list(k) for k in check.keeps],
+        "scope": hit.knob_files or _scope(hit.files, profile),
+        "code_change": check.code_change,
+        "source": check.source,
+        "thresholds": {t: None for t in check.thresholds},
+    }
 
 
 def _rule_finding(rule: dict, hit: checks.Hit) -> dict:
@@ -82,14 +96,28 @@ def _rule_finding(rule: dict, hit: checks.Hit) -> dict:
     sets = ", ".join(f"{k}={json.dumps(v)}" for k, v in hit.knobs.items())
     na = ev.get("not_applicable")
     message = f"{Path(ev['identity']).name}: {ev.get('reason') or rule['title']}" + (
-        f" -> {sets}" if sets else " -> not applicable: " + "; ".join(f"{k} ({w})" for k, w in na.items())
-        if na else " -> keep the default")
-    return {"code": f"smartio-{rule['id']}", "level": hit.level, "title": f"SmartIO rule {rule['id']}: {rule['title']}",
-            "message": message, "evidence": ev, "files": hit.files, "recommendation": rule["title"],
-            "knobs": hit.knobs, "knob_files": hit.knob_files, "keeps": [], "scope": hit.knob_files,
-            "code_change": None,
-            "source": f"SmartIO Table 2, rule {rule['id']} ({rule.get('source', '')}); the C core's rules table",
-            "thresholds": {}}
+        f" -> {sets}"
+        if sets
+        else " -> not applicable: " + "; ".join(f"{k} ({w})" for k, w in na.items())
+        if na
+        else " -> keep the default"
+    )
+    return {
+        "code": f"smartio-{rule['id']}",
+        "level": hit.level,
+        "title": f"SmartIO rule {rule['id']}: {rule['title']}",
+        "message": message,
+        "evidence": ev,
+        "files": hit.files,
+        "recommendation": rule["title"],
+        "knobs": hit.knobs,
+        "knob_files": hit.knob_files,
+        "keeps": [],
+        "scope": hit.knob_files,
+        "code_change": None,
+        "source": f"SmartIO Table 2, rule {rule['id']} ({rule.get('source', '')}); the C core's rules table",
+        "thresholds": {},
+    }
 
 
 def advise(path: str | Path, overrides: dict | None = None, nodes: int | None = None) -> dict:
@@ -128,14 +156,23 @@ def advise_profile(profile: Profile, th: dict, path: str) -> dict:
     summary = {lvl: sum(1 for f in findings if f["level"] == lvl) for lvl in checks.LEVELS}
     job = profile.job
     return {
-        "kind": KIND, "version": VERSION, "iotuner": __version__,
+        "kind": KIND,
+        "version": VERSION,
+        "iotuner": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "input": {"path": str(path), "type": job.source, "format_version": job.log_version,
-                  "dxt": job.has_dxt},
-        "job": {"processes": job.processes, "nodes": job.nodes, "nodes_from": job.nodes_from,
-                "runtime_s": job.runtime_s, "executable": job.executable, "jobid": job.jobid,
-                "modules": job.modules, "files": len(profile.files), "files_with_data": len(profile.data_files()),
-                "notes": job.notes},
+        "input": {"path": str(path), "type": job.source, "format_version": job.log_version, "dxt": job.has_dxt},
+        "job": {
+            "processes": job.processes,
+            "nodes": job.nodes,
+            "nodes_from": job.nodes_from,
+            "runtime_s": job.runtime_s,
+            "executable": job.executable,
+            "jobid": job.jobid,
+            "modules": job.modules,
+            "files": len(profile.files),
+            "files_with_data": len(profile.data_files()),
+            "notes": job.notes,
+        },
         "thresholds": th,
         "summary": summary,
         "findings": findings,

@@ -20,11 +20,18 @@ def _value(v) -> str:
 
 def print_advice(advice: dict, console: Console, *, verbose: bool = False) -> None:
     job, inp, s = advice["job"], advice["input"], advice["summary"]
-    what = {"darshan": f"Darshan log (format {inp.get('format_version')}{', DXT' if inp.get('dxt') else ''})",
-            "run-report": "iotuner run report"}.get(inp["type"], inp["type"])
+    what = {
+        "darshan": f"Darshan log (format {inp.get('format_version')}{', DXT' if inp.get('dxt') else ''})",
+        "run-report": "iotuner run report",
+    }.get(inp["type"], inp["type"])
     nodes = f", {job['nodes']} node(s) ({job['nodes_from']})" if job.get("nodes") else ""
-    console.print(Text.assemble(("iotuner advise", "bold"), f": {inp['path']}: {what}; {job['processes']} "
-                                f"process(es){nodes}; {job['files_with_data']} file(s) with data"))
+    console.print(
+        Text.assemble(
+            ("iotuner advise", "bold"),
+            f": {inp['path']}: {what}; {job['processes']} "
+            f"process(es){nodes}; {job['files_with_data']} file(s) with data",
+        )
+    )
     for note in job.get("notes", []):
         console.print(Text(f"note: {note}", style="yellow"))
     console.print(Text.assemble(*[(f"{s[lvl]} {lvl}  ", STYLE[lvl]) for lvl in ("high", "warn", "info", "ok")]))
@@ -45,8 +52,7 @@ def print_advice(advice: dict, console: Console, *, verbose: bool = False) -> No
             rec += "\n-> " + ", ".join(f"{k}={_value(v)}" for k, v in kept.items())
         for k, why in left_out.items():
             rec += f"\n(not {k}={_value(f['knobs'][k])}: {why})"
-        t.add_row(Text(f["level"], style=STYLE[f["level"]]), Text(f["code"]), Text(f["message"] + where),
-                  Text(rec))
+        t.add_row(Text(f["level"], style=STYLE[f["level"]]), Text(f["code"]), Text(f["message"] + where), Text(rec))
     console.print(t)
     if not verbose and s["ok"]:
         console.print(Text(f"({s['ok']} ok finding(s) hidden; --verbose shows them and the files)", style="dim"))
@@ -54,11 +60,19 @@ def print_advice(advice: dict, console: Console, *, verbose: bool = False) -> No
     if knobs:
         console.print(Text("Settings that address them (the fixes document):", style="bold"))
         for k in knobs:
-            console.print(indented(f"{k['knob']} = {_value(k['value'])}  (files {k['files'] or 'all'}; from {k['from']})",
-                                   2))
+            console.print(
+                indented(f"{k['knob']} = {_value(k['value'])}  (files {k['files'] or 'all'}; from {k['from']})", 2)
+            )
         for c in advice["fixes"]["conflicts"]:
-            console.print(indented(Text(f"left out: {c['knob']} = {_value(c['dropped'])} from {c['dropped_from']}: "
-                                        f"{c['why']}", style="dim"), 2))
+            console.print(
+                indented(
+                    Text(
+                        f"left out: {c['knob']} = {_value(c['dropped'])} from {c['dropped_from']}: {c['why']}",
+                        style="dim",
+                    ),
+                    2,
+                )
+            )
     if advice["code_changes"]:
         console.print(Text("Needs code changes (not settings):", style="bold"))
         for c in advice["code_changes"]:

@@ -50,13 +50,18 @@ def check_header(path: Path) -> str:
     version = (int(m.group(1)), int(m.group(2)))
     text = f"{version[0]}.{m.group(2).decode()}"
     if version < OLDEST:
-        raise InputError(f"{path} is a Darshan log of format {text}, which is not supported: PyDarshan reads "
-                         f"format 3.00 and later (convert it with darshan-convert from Darshan 3)")
+        raise InputError(
+            f"{path} is a Darshan log of format {text}, which is not supported: PyDarshan reads "
+            f"format 3.00 and later (convert it with darshan-convert from Darshan 3)"
+        )
     if len(head) < 24 + 16 * _HEADER_REGIONS:
         raise InputError(f"{path} is truncated: {size} bytes, shorter than a Darshan header")
     # the regions the header announces follow one another from the header's end
-    regions = sorted((off, n) for off, n in (struct.unpack_from("<QQ", head, 24 + 16 * i)
-                                             for i in range(_HEADER_REGIONS)) if n and off < 1 << 40)
+    regions = sorted(
+        (off, n)
+        for off, n in (struct.unpack_from("<QQ", head, 24 + 16 * i) for i in range(_HEADER_REGIONS))
+        if n and off < 1 << 40
+    )
     end = None
     for off, n in regions:
         if end is not None and off != end:
@@ -84,22 +89,32 @@ def read(path: str | os.PathLike, timeout: float = 900) -> dict:
     except optional.Missing as e:
         raise InputError(str(e), exit_code=EXIT_USAGE) from None
     try:
-        proc = subprocess.run([sys.executable, "-m", "iotuner.advise.darshan_reader", str(path)],
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, "-m", "iotuner.advise.darshan_reader", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         raise InputError(f"reading {path} took more than {timeout:.0f} s; gave up") from None
     problem = _complaint(proc.stderr)
     if proc.returncode < 0:
-        raise InputError(f"{path} is corrupt: libdarshan-util crashed reading it (signal {-proc.returncode})"
-                         + (f" after: {problem}" if problem else ""))
+        raise InputError(
+            f"{path} is corrupt: libdarshan-util crashed reading it (signal {-proc.returncode})"
+            + (f" after: {problem}" if problem else "")
+        )
     if problem:
-        raise InputError(f"{path} is damaged (corrupt or truncated Darshan log, format {version}): "
-                         f"libdarshan-util: {problem}")
+        raise InputError(
+            f"{path} is damaged (corrupt or truncated Darshan log, format {version}): libdarshan-util: {problem}"
+        )
     if proc.returncode != 0:
-        last = next((ln for ln in reversed(proc.stderr.splitlines()) if ln.startswith("iotuner-darshan-reader:")),
-                    proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no message")
-        raise InputError(f"cannot read Darshan log {path} (format {version}): "
-                         f"{last.removeprefix('iotuner-darshan-reader:').strip()}")
+        last = next(
+            (ln for ln in reversed(proc.stderr.splitlines()) if ln.startswith("iotuner-darshan-reader:")),
+            proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no message",
+        )
+        raise InputError(
+            f"cannot read Darshan log {path} (format {version}): {last.removeprefix('iotuner-darshan-reader:').strip()}"
+        )
     try:
         facts = json.loads(proc.stdout)
     except json.JSONDecodeError:

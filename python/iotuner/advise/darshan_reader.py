@@ -66,26 +66,42 @@ def _segments(df) -> dict | None:
     if df is None or len(df) == 0:
         return None
     from .. import native
+
     offsets = df["offset"].astype("int64").tolist()
     lengths = df["length"].astype("int64").tolist()
     locality, extent = native.core().locality(offsets, lengths)
     busy = (df["end_time"] - df["start_time"]).clip(lower=0)
-    return {"count": len(lengths), "bytes": int(sum(lengths)), "median_size": int(df["length"].median()),
-            "max_size": int(max(lengths)), "locality": locality, "extent": int(extent),
-            "busy_s": float(busy.sum()), "start_s": float(df["start_time"].min()),
-            "end_s": float(df["end_time"].max())}
+    return {
+        "count": len(lengths),
+        "bytes": int(sum(lengths)),
+        "median_size": int(df["length"].median()),
+        "max_size": int(max(lengths)),
+        "locality": locality,
+        "extent": int(extent),
+        "busy_s": float(busy.sum()),
+        "start_s": float(df["start_time"].min()),
+        "end_s": float(df["end_time"].max()),
+    }
 
 
 def _dxt(report, module: str) -> list[dict]:
     out = []
     for rec in report.records[module].to_df():
-        out.append({"id": str(rec["id"]), "rank": int(rec["rank"]), "hostname": rec.get("hostname") or "",
-                    "write": _segments(rec.get("write_segments")), "read": _segments(rec.get("read_segments"))})
+        out.append(
+            {
+                "id": str(rec["id"]),
+                "rank": int(rec["rank"]),
+                "hostname": rec.get("hostname") or "",
+                "write": _segments(rec.get("write_segments")),
+                "read": _segments(rec.get("read_segments")),
+            }
+        )
     return out
 
 
 def read(path: str) -> dict:
     import darshan
+
     report = darshan.DarshanReport(path, read_all=False)
     meta = report.metadata
     facts = {
@@ -93,10 +109,13 @@ def read(path: str) -> dict:
         "job_metadata": meta.get("job", {}).get("metadata", {}),
         "exe": meta.get("exe", ""),
         "mounts": [list(m) for m in getattr(report, "mounts", [])],
-        "modules": {k: {"ver": v.get("ver"), "partial": bool(v.get("partial_flag")),
-                        "records": v.get("num_records")} for k, v in report.modules.items()},
+        "modules": {
+            k: {"ver": v.get("ver"), "partial": bool(v.get("partial_flag")), "records": v.get("num_records")}
+            for k, v in report.modules.items()
+        },
         "darshan_library": __import__("darshan.backend.cffi_backend", fromlist=["x"]).get_lib_version(),
-        "records": {}, "dxt": {},
+        "records": {},
+        "dxt": {},
     }
     for module in COUNTER_MODULES:
         if module in report.modules:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from .. import inputs
 
 # Exit codes of `iotuner advise` (documented in docs/advise.md).
-EXIT_OK = 0          # no finding of level high
-EXIT_HIGH = 1        # at least one finding of level high
+EXIT_OK = 0  # no finding of level high
+EXIT_HIGH = 1  # at least one finding of level high
 EXIT_UNREADABLE = 2  # the input cannot be read: missing, corrupt, truncated, unsupported version, unknown kind
-EXIT_USAGE = 3       # a bad thresholds file, or PyDarshan missing for a Darshan log
+EXIT_USAGE = 3  # a bad thresholds file, or PyDarshan missing for a Darshan log
 
 
 class InputError(inputs.InputError):

@@ -46,35 +46,70 @@ def build(profile: Profile, findings: list[dict], source: str) -> tuple[dict, li
                 key = (glob, knob)
                 if key in chosen:
                     if chosen[key]["value"] != value:
-                        conflicts.append({"knob": knob, "files": glob, "kept": chosen[key]["value"],
-                                          "kept_from": chosen[key]["from"], "dropped": value, "dropped_from": f["code"],
-                                          "why": f"{chosen[key]['from']} ranks higher and sets "
-                                                 f"{json.dumps(chosen[key]['value'])}"})
+                        conflicts.append(
+                            {
+                                "knob": knob,
+                                "files": glob,
+                                "kept": chosen[key]["value"],
+                                "kept_from": chosen[key]["from"],
+                                "dropped": value,
+                                "dropped_from": f["code"],
+                                "why": f"{chosen[key]['from']} ranks higher and sets "
+                                f"{json.dumps(chosen[key]['value'])}",
+                            }
+                        )
                     continue
-                against = next((r for r in ruled_out if r["knob"] == knob and r["value"] == value
-                                and r["from"] != f["code"] and _overlap(r["scope"], [glob] if glob else None)), None)
+                against = next(
+                    (
+                        r
+                        for r in ruled_out
+                        if r["knob"] == knob
+                        and r["value"] == value
+                        and r["from"] != f["code"]
+                        and _overlap(r["scope"], [glob] if glob else None)
+                    ),
+                    None,
+                )
                 if against:
-                    conflicts.append({"knob": knob, "files": glob, "kept": None, "kept_from": against["from"],
-                                      "dropped": value, "dropped_from": f["code"],
-                                      "why": f"it would undo {against['from']} ({against['recommendation']})"})
+                    conflicts.append(
+                        {
+                            "knob": knob,
+                            "files": glob,
+                            "kept": None,
+                            "kept_from": against["from"],
+                            "dropped": value,
+                            "dropped_from": f["code"],
+                            "why": f"it would undo {against['from']} ({against['recommendation']})",
+                        }
+                    )
                     continue
                 chosen[key] = {"knob": knob, "value": value, "files": glob, "from": f["code"]}
-        ruled_out += [{"knob": k, "value": v, "scope": f.get("scope"), "from": f["code"],
-                       "recommendation": f.get("recommendation") or ""} for k, v in f.get("keeps") or []]
+        ruled_out += [
+            {
+                "knob": k,
+                "value": v,
+                "scope": f.get("scope"),
+                "from": f["code"],
+                "recommendation": f.get("recommendation") or "",
+            }
+            for k, v in f.get("keeps") or []
+        ]
     code_changes = []
     seen = set()
     for f in findings:
         if f["level"] != "ok" and f.get("code_change") and f["code"] not in seen:
             seen.add(f["code"])
-            code_changes.append({"code": f["code"], "level": f["level"], "change": f["code_change"],
-                                 "files": f["files"][:5]})
+            code_changes.append(
+                {"code": f["code"], "level": f["level"], "change": f["code_change"], "files": f["files"][:5]}
+            )
     base = profile.job.settings_document
     try:
         doc: dict[str, Any] = settings.validate(base) if base else {"version": settings.VERSION}
     except settings.SettingsError:  # the run's document no longer passes (a range this iotuner knows): fixes alone
         base, doc = None, {"version": settings.VERSION}
     doc["description"] = f"iotuner advise: fixes for {source}" + (
-        " (on top of the settings of that run)" if base else "")
+        " (on top of the settings of that run)" if base else ""
+    )
     groups = list(doc.get("groups", []))
     by_glob: dict[str | None, dict[str, dict]] = {}
     for (glob, knob), c in chosen.items():
@@ -86,9 +121,14 @@ def build(profile: Profile, findings: list[dict], source: str) -> tuple[dict, li
     for glob in sorted(by_glob):
         groups.append({"file": glob, **by_glob[glob]})
     doc["groups"] = groups
-    doc["meta"] = {**(doc.get("meta") or {}), "advise": {
-        "input": source, "knobs": [{k: v for k, v in c.items()} for c in chosen.values()],
-        "code_changes": [c["change"] for c in code_changes]}}
+    doc["meta"] = {
+        **(doc.get("meta") or {}),
+        "advise": {
+            "input": source,
+            "knobs": [{k: v for k, v in c.items()} for c in chosen.values()],
+            "code_changes": [c["change"] for c in code_changes],
+        },
+    }
     try:
         doc = settings.validate(doc)
     except settings.SettingsError as e:  # a fix the runtime would refuse: keep the base, say why

@@ -3,7 +3,8 @@
 Per file: the POSIX, MPI-IO, STDIO, HDF5, PnetCDF and Lustre records of every
 rank, summed; a shared record (rank -1, Darshan's reduction over all ranks)
 counts for every process. A PnetCDF file's variables (PNETCDF_VAR) give the
-application's level: its puts and gets, blocking or not, collective or not. DXT traces, when present, give what counters cannot:
+application's level: its puts and gets, blocking or not, collective or not. DXT traces, when present, give what
+counters cannot:
 spatial locality as smart mode classifies it, per-rank call counts and
 median sizes, and the nodes (host names).
 """
@@ -15,11 +16,20 @@ from collections import defaultdict
 from .. import native
 from .profile import Direction, FileFacts, Job, Profile
 
-KiB, MiB, GiB = 1024, 1024 ** 2, 1024 ** 3
+KiB, MiB, GiB = 1024, 1024**2, 1024**3
 # Darshan's size histogram bins (counter suffix -> exclusive upper bound)
-SIZE_BINS = (("0_100", 100), ("100_1K", KiB), ("1K_10K", 10 * KiB), ("10K_100K", 100 * KiB),
-             ("100K_1M", MiB), ("1M_4M", 4 * MiB), ("4M_10M", 10 * MiB), ("10M_100M", 100 * MiB),
-             ("100M_1G", GiB), ("1G_PLUS", float("inf")))
+SIZE_BINS = (
+    ("0_100", 100),
+    ("100_1K", KiB),
+    ("1K_10K", 10 * KiB),
+    ("10K_100K", 100 * KiB),
+    ("100K_1M", MiB),
+    ("1M_4M", 4 * MiB),
+    ("4M_10M", 10 * MiB),
+    ("10M_100M", 100 * MiB),
+    ("100M_1G", GiB),
+    ("1G_PLUS", float("inf")),
+)
 HDF5_EXTENSIONS = (".h5", ".hdf5", ".he5", ".h5part")
 _LOCALITY_ORDER = {"unknown": 0, "sequential": 1, "strided": 2, "random": 3}
 
@@ -49,20 +59,28 @@ def _posix_direction(recs: list[dict], d: str) -> Direction:
     up = "WRITE" if d == "write" else "READ"
     word = "WRITTEN" if d == "write" else "READ"
     return Direction(
-        ops=_sum(recs, f"POSIX_{up}S"), bytes=_sum(recs, f"POSIX_BYTES_{word}"),
+        ops=_sum(recs, f"POSIX_{up}S"),
+        bytes=_sum(recs, f"POSIX_BYTES_{word}"),
         size_histogram={upper: _sum(recs, f"POSIX_SIZE_{up}_{suffix}") for suffix, upper in SIZE_BINS},
-        consecutive_ops=_sum(recs, f"POSIX_CONSEC_{up}S"), sequential_ops=_sum(recs, f"POSIX_SEQ_{up}S"),
+        consecutive_ops=_sum(recs, f"POSIX_CONSEC_{up}S"),
+        sequential_ops=_sum(recs, f"POSIX_SEQ_{up}S"),
         max_offset=(m + 1) if (m := _max(recs, f"POSIX_MAX_BYTE_{word}")) is not None and m >= 0 else None,
-        time_s=_sum(recs, f"POSIX_F_{up}_TIME", "fcounters"), common_size=_common_size(recs, "POSIX"))
+        time_s=_sum(recs, f"POSIX_F_{up}_TIME", "fcounters"),
+        common_size=_common_size(recs, "POSIX"),
+    )
 
 
 def _mpiio_direction(recs: list[dict], d: str) -> Direction:
     up = "WRITE" if d == "write" else "READ"
     word = "WRITTEN" if d == "write" else "READ"
     ops = sum(_sum(recs, f"MPIIO_{k}_{up}S") for k in ("INDEP", "COLL", "SPLIT", "NB"))
-    return Direction(ops=ops, bytes=_sum(recs, f"MPIIO_BYTES_{word}"),
-                     size_histogram={upper: _sum(recs, f"MPIIO_SIZE_{up}_AGG_{suffix}") for suffix, upper in SIZE_BINS},
-                     time_s=_sum(recs, f"MPIIO_F_{up}_TIME", "fcounters"), common_size=_common_size(recs, "MPIIO"))
+    return Direction(
+        ops=ops,
+        bytes=_sum(recs, f"MPIIO_BYTES_{word}"),
+        size_histogram={upper: _sum(recs, f"MPIIO_SIZE_{up}_AGG_{suffix}") for suffix, upper in SIZE_BINS},
+        time_s=_sum(recs, f"MPIIO_F_{up}_TIME", "fcounters"),
+        common_size=_common_size(recs, "MPIIO"),
+    )
 
 
 def _pnetcdf_direction(recs: list[dict], d: str) -> Direction:
@@ -70,11 +88,13 @@ def _pnetcdf_direction(recs: list[dict], d: str) -> Direction:
     up = "WRITE" if d == "write" else "READ"
     word = "WRITTEN" if d == "write" else "READ"
     ops = sum(_sum(recs, f"PNETCDF_VAR_{k}_{up}S") for k in ("INDEP", "COLL", "NB"))
-    return Direction(ops=ops, bytes=_sum(recs, f"PNETCDF_VAR_BYTES_{word}"),
-                     size_histogram={upper: _sum(recs, f"PNETCDF_VAR_SIZE_{up}_AGG_{suffix}")
-                                     for suffix, upper in SIZE_BINS},
-                     time_s=_sum(recs, f"PNETCDF_VAR_F_{up}_TIME", "fcounters"),
-                     common_size=_common_size(recs, "PNETCDF_VAR"))
+    return Direction(
+        ops=ops,
+        bytes=_sum(recs, f"PNETCDF_VAR_BYTES_{word}"),
+        size_histogram={upper: _sum(recs, f"PNETCDF_VAR_SIZE_{up}_AGG_{suffix}") for suffix, upper in SIZE_BINS},
+        time_s=_sum(recs, f"PNETCDF_VAR_F_{up}_TIME", "fcounters"),
+        common_size=_common_size(recs, "PNETCDF_VAR"),
+    )
 
 
 def _pnetcdf_split(f: FileFacts, file_recs: list[dict], var_recs: list[dict]) -> None:
@@ -121,8 +141,13 @@ def _lustre(recs: list[dict]) -> dict | None:
         return {"stripe_count": width, "stripe_size": size, "components": 1} if (width or size) else {}
     first = comps[0]
     osts = sorted({o for c in comps for o in c.get("LUSTRE_OST_IDS") or []})
-    return {"stripe_count": first.get("LUSTRE_COMP_STRIPE_COUNT"), "stripe_size": first.get("LUSTRE_COMP_STRIPE_SIZE"),
-            "components": len(comps), "pfl": len(comps) > 1 or None, "osts": osts}
+    return {
+        "stripe_count": first.get("LUSTRE_COMP_STRIPE_COUNT"),
+        "stripe_size": first.get("LUSTRE_COMP_STRIPE_SIZE"),
+        "components": len(comps),
+        "pfl": len(comps) > 1 or None,
+        "osts": osts,
+    }
 
 
 def build(facts: dict, path: str) -> Profile:
@@ -169,15 +194,29 @@ def build(facts: dict, path: str) -> Profile:
         rank_ids = sorted({r["rank"] for r in all_recs})
         reduced = -1 in rank_ids
         ranks = nprocs if reduced else max(1, len(rank_ids))
-        f = FileFacts(path=fpath, identity=core.identity(fpath) if not fpath.startswith("<") else fpath,
-                      ranks=ranks, rank_ids=None if reduced else rank_ids, shared=ranks > 1)
+        f = FileFacts(
+            path=fpath,
+            identity=core.identity(fpath) if not fpath.startswith("<") else fpath,
+            ranks=ranks,
+            rank_ids=None if reduced else rank_ids,
+            shared=ranks > 1,
+        )
         h5d = h5d_by_file.get(fid, [])
         # logs older than Darshan's HDF5 modules: the extension says it (as Drishti reads it)
         hdf5 = bool(h5d or mods.get("H5F")) or ("H5F" not in modules and fpath.lower().endswith(HDF5_EXTENSIONS))
         pnc_file, pnc_vars = mods.get("PNETCDF_FILE", []), pnc_by_file.get(fid, [])
         f.pnetcdf = bool(pnc_file or pnc_vars)  # Darshan 3.4.5's PNETCDF_FILE and PNETCDF_VAR modules
-        f.interfaces = [i for i, present in (("pnetcdf", f.pnetcdf), ("hdf5", hdf5), ("mpiio", bool(mpiio)),
-                                              ("posix", bool(posix)), ("stdio", bool(stdio))) if present]
+        f.interfaces = [
+            i
+            for i, present in (
+                ("pnetcdf", f.pnetcdf),
+                ("hdf5", hdf5),
+                ("mpiio", bool(mpiio)),
+                ("posix", bool(posix)),
+                ("stdio", bool(stdio)),
+            )
+            if present
+        ]
         f.file_system = "lustre" if mods.get("LUSTRE") else _mount(fpath, mounts)
         if posix:
             f.posix_write, f.posix_read = _posix_direction(posix, "write"), _posix_direction(posix, "read")
@@ -198,12 +237,16 @@ def build(facts: dict, path: str) -> Profile:
             shared = [r for r in posix if r["rank"] == -1]
             if shared:
                 c, fc = shared[0].get("counters", {}), shared[0].get("fcounters", {})
-                f.slowest_rank_bytes, f.fastest_rank_bytes = c.get("POSIX_SLOWEST_RANK_BYTES", 0), c.get(
-                    "POSIX_FASTEST_RANK_BYTES", 0)
+                f.slowest_rank_bytes, f.fastest_rank_bytes = (
+                    c.get("POSIX_SLOWEST_RANK_BYTES", 0),
+                    c.get("POSIX_FASTEST_RANK_BYTES", 0),
+                )
                 f.slowest_rank_time_s = fc.get("POSIX_F_SLOWEST_RANK_TIME", 0.0)
                 f.fastest_rank_time_s = fc.get("POSIX_F_FASTEST_RANK_TIME", 0.0)
             elif len(posix) > 1:
-                f.per_rank_bytes_written = {r["rank"]: r.get("counters", {}).get("POSIX_BYTES_WRITTEN", 0) for r in posix}
+                f.per_rank_bytes_written = {
+                    r["rank"]: r.get("counters", {}).get("POSIX_BYTES_WRITTEN", 0) for r in posix
+                }
                 f.per_rank_bytes_read = {r["rank"]: r.get("counters", {}).get("POSIX_BYTES_READ", 0) for r in posix}
         if mpiio:
             f.collective_writes = _sum(mpiio, "MPIIO_COLL_WRITES") + _sum(mpiio, "MPIIO_SPLIT_WRITES")
@@ -232,12 +275,19 @@ def build(facts: dict, path: str) -> Profile:
             f.lustre = _lustre(mods["LUSTRE"])
         files.append(f)
     partial = [m for m, v in modules.items() if v.get("partial")]
-    job = Job(source="darshan", input=path, processes=nprocs, nodes=len(hosts) or None,
-              nodes_from="host names in the DXT trace" if hosts else None,
-              runtime_s=job_meta.get("run_time"), executable=(facts.get("exe") or "").split(" ")[0],
-              jobid=str(job_meta.get("jobid")) if job_meta.get("jobid") is not None else None,
-              log_version=facts.get("log_version"), modules={m: {"records": v.get("records")} for m, v in modules.items()},
-              has_dxt=bool(facts.get("dxt")))
+    job = Job(
+        source="darshan",
+        input=path,
+        processes=nprocs,
+        nodes=len(hosts) or None,
+        nodes_from="host names in the DXT trace" if hosts else None,
+        runtime_s=job_meta.get("run_time"),
+        executable=(facts.get("exe") or "").split(" ")[0],
+        jobid=str(job_meta.get("jobid")) if job_meta.get("jobid") is not None else None,
+        log_version=facts.get("log_version"),
+        modules={m: {"records": v.get("records")} for m, v in modules.items()},
+        has_dxt=bool(facts.get("dxt")),
+    )
     if partial:
         job.notes.append(f"partial: {', '.join(partial)}")
     return Profile(job=job, files=files)

@@ -30,8 +30,12 @@ def _direction(phase: dict, d: str) -> Direction:
     src = phase.get(level) or phase.get("posix") or {}
     ops = _num(src, f"dataset_{'writes' if d == 'write' else 'reads'}" if level == "hdf5" else f"{d}_calls")
     nbytes = _num(phase, f"bytes_{word}")
-    return Direction(ops=int(ops), bytes=int(nbytes), time_s=_num(src, f"{d}_time_s", None),
-                     median_size=int(nbytes / ops) if ops else None)  # the mean: a report has no sizes
+    return Direction(
+        ops=int(ops),
+        bytes=int(nbytes),
+        time_s=_num(src, f"{d}_time_s", None),
+        median_size=int(nbytes / ops) if ops else None,
+    )  # the mean: a report has no sizes
 
 
 def _posix_direction(phase: dict, d: str) -> Direction | None:
@@ -41,15 +45,19 @@ def _posix_direction(phase: dict, d: str) -> Direction | None:
     word = "written" if d == "write" else "read"
     ops = int(_num(posix, f"{d}_calls"))
     nbytes = int(_num(posix, f"bytes_{word}"))
-    return Direction(ops=ops, bytes=nbytes, time_s=_num(posix, f"{d}_time_s", None),
-                     median_size=int(nbytes / ops) if ops else None)
+    return Direction(
+        ops=ops, bytes=nbytes, time_s=_num(posix, f"{d}_time_s", None), median_size=int(nbytes / ops) if ops else None
+    )
 
 
 def build(report: Report, path: str) -> Profile:
     run = report.run
     core = native.core()
-    smart = {p.get("identity"): p.get("insights") for p in (report.data.get("smart") or {}).get("phases", [])
-             if p.get("role") == "learn" and p.get("insights")}
+    smart = {
+        p.get("identity"): p.get("insights")
+        for p in (report.data.get("smart") or {}).get("phases", [])
+        if p.get("role") == "learn" and p.get("insights")
+    }
     files = []
     for ph in report.phases:
         fpath = ph.get("file", "?")
@@ -57,9 +65,12 @@ def build(report: Report, path: str) -> Profile:
         f = FileFacts(path=fpath, identity=ident, ranks=int(ph.get("ranks") or 1))
         f.shared = f.ranks > 1
         kind = ph.get("kind")
-        f.interfaces = {"hdf5": ["hdf5", "mpiio", "posix"] if ph.get("driver") == "mpio" else ["hdf5", "posix"],
-                        "pnetcdf": ["pnetcdf", "mpiio", "posix"], "mpiio": ["mpiio", "posix"],
-                        "posix": ["posix"]}.get(kind, [kind or "posix"])
+        f.interfaces = {
+            "hdf5": ["hdf5", "mpiio", "posix"] if ph.get("driver") == "mpio" else ["hdf5", "posix"],
+            "pnetcdf": ["pnetcdf", "mpiio", "posix"],
+            "mpiio": ["mpiio", "posix"],
+            "posix": ["posix"],
+        }.get(kind, [kind or "posix"])
         f.pnetcdf = kind == "pnetcdf"
         f.file_system = ph.get("file_system")
         f.write, f.read = _direction(ph, "write"), _direction(ph, "read")
@@ -76,19 +87,36 @@ def build(report: Report, path: str) -> Profile:
         for s in f.settings:  # the transfer mode HDF5 actually used, when it was a setting
             if s.get("layer") == "hdf5" and s.get("knob") == "transfer_mode" and s.get("effective"):
                 eff = str(s["effective"])
-                mode = "collective" if eff.startswith("collective") else "independent" if eff.startswith(
-                    "independent") else None
+                mode = (
+                    "collective"
+                    if eff.startswith("collective")
+                    else "independent"
+                    if eff.startswith("independent")
+                    else None
+                )
                 if mode and f.write.ops:
-                    f.collective_writes, f.independent_writes = (f.write.ops, 0) if mode == "collective" else (0, f.write.ops)
+                    f.collective_writes, f.independent_writes = (
+                        (f.write.ops, 0) if mode == "collective" else (0, f.write.ops)
+                    )
                 if mode and f.read.ops:
-                    f.collective_reads, f.independent_reads = (f.read.ops, 0) if mode == "collective" else (0, f.read.ops)
+                    f.collective_reads, f.independent_reads = (
+                        (f.read.ops, 0) if mode == "collective" else (0, f.read.ops)
+                    )
         files.append(f)
     hints = report.effective_hints()
     doc = report.settings.get("document") if report.settings.get("status") == "loaded" else None
-    job = Job(source="run-report", input=path, processes=int(run.get("ranks") or 1), nodes=run.get("nodes"),
-              nodes_from="the run report", runtime_s=run.get("wall_time_s"),
-              executable=(run.get("command") or [""])[0], log_version=str(report.data.get("version")),
-              mpi_hints=hints or None, settings_document=doc)
+    job = Job(
+        source="run-report",
+        input=path,
+        processes=int(run.get("ranks") or 1),
+        nodes=run.get("nodes"),
+        nodes_from="the run report",
+        runtime_s=run.get("wall_time_s"),
+        executable=(run.get("command") or [""])[0],
+        log_version=str(report.data.get("version")),
+        mpi_hints=hints or None,
+        settings_document=doc,
+    )
     if report.settings.get("status") == "rejected":
         job.notes.append(f"the run's settings were rejected: {report.settings.get('message')}")
     return Profile(job=job, files=files)

@@ -71,8 +71,10 @@ def insights(files: list[FileFacts], processes: int) -> tuple[dict, dict]:
     for direction in ("write", "read"):
         coll = [getattr(f, f"collective_{direction}s") for f in files]
         indep = [getattr(f, f"independent_{direction}s") for f in files]
-        x = _xfer(sum(c or 0 for c in coll) if any(c is not None for c in coll) else None,
-                  sum(i or 0 for i in indep) if any(i is not None for i in indep) else None)
+        x = _xfer(
+            sum(c or 0 for c in coll) if any(c is not None for c in coll) else None,
+            sum(i or 0 for i in indep) if any(i is not None for i in indep) else None,
+        )
         if x is not None:
             ins[f"{direction}_transfer"] = x
             src[f"{direction}_transfer"] = "MPI-IO collective / independent call counts"
@@ -80,14 +82,18 @@ def insights(files: list[FileFacts], processes: int) -> tuple[dict, dict]:
         loc = traced or _counter_locality(files, direction)
         if loc:
             ins[f"{direction}_locality"] = loc
-            src[f"{direction}_locality"] = "DXT offsets, smart mode's classifier" if traced else \
-                "POSIX consecutive / sequential counts"
+            src[f"{direction}_locality"] = (
+                "DXT offsets, smart mode's classifier" if traced else "POSIX consecutive / sequential counts"
+            )
     medians = [d.median_size for f in files for d in (f.write, f.read) if d.median_size]
     common = [d.common_size for f in files for d in (f.write, f.read) if d.common_size]
     if medians:
         ins["transfer_size"] = max(medians)
-        src["transfer_size"] = "largest per-rank median size (DXT)" if any(
-            d.per_rank_ops for f in files for d in (f.write, f.read)) else "mean size (bytes / calls)"
+        src["transfer_size"] = (
+            "largest per-rank median size (DXT)"
+            if any(d.per_rank_ops for f in files for d in (f.write, f.read))
+            else "mean size (bytes / calls)"
+        )
     elif common:
         ins["transfer_size"] = max(common)
         src["transfer_size"] = "most frequent access size (ACCESS1)"
@@ -153,8 +159,9 @@ def analyse(profile: Profile) -> tuple[list[dict], dict[int, list[Hit]]]:
         try:
             decided = core.rules_explain(ins)
         except ValueError as e:  # insights the core refuses: say so, never crash
-            chains.append({"identity": ident, "files": [f.path for f in files], "insights": ins, "sources": src,
-                           "error": str(e)})
+            chains.append(
+                {"identity": ident, "files": [f.path for f in files], "insights": ins, "sources": src, "error": str(e)}
+            )
             continue
         notes = {}
         typed = settings.flatten(decided["document"])  # the decisions as settings values (the rules give text)
@@ -170,10 +177,25 @@ def analyse(profile: Profile) -> tuple[list[dict], dict[int, list[Hit]]]:
             ev = {"identity": ident, "reason": fired.get("reason"), "insights": ins}
             if sets and not usable:
                 ev["not_applicable"] = {k: notes[k] for k in sets}
-            hits[fired["rule"]].append(Hit(ev, [f.path for f in files][:10], usable,
-                                           [_glob(files[0])] if usable else None,
-                                           level="info" if usable else "ok"))
-        chains.append({"identity": ident, "files": [f.path for f in files][:20], "file_count": len(files),
-                       "insights": ins, "sources": src, "fired": decided["fired"], "settings": decided["settings"],
-                       "not_applicable": notes})
+            hits[fired["rule"]].append(
+                Hit(
+                    ev,
+                    [f.path for f in files][:10],
+                    usable,
+                    [_glob(files[0])] if usable else None,
+                    level="info" if usable else "ok",
+                )
+            )
+        chains.append(
+            {
+                "identity": ident,
+                "files": [f.path for f in files][:20],
+                "file_count": len(files),
+                "insights": ins,
+                "sources": src,
+                "fired": decided["fired"],
+                "settings": decided["settings"],
+                "not_applicable": notes,
+            }
+        )
     return chains, hits

@@ -23,30 +23,52 @@ and RMSE (as Isaila et al., Cluster'15, Table II)."""
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ranks", type=int, default=2, help="MPI ranks (and most concurrent writers); default 2")
-    p.add_argument("--launcher", default=None,
-                   help="MPI launcher command, the rank count appended as -n N (default: mpiexec.mpich or mpiexec)")
-    p.add_argument("--dir", default=".",
-                   help="directory on the file system the applications write to (default: the current one)")
-    p.add_argument("--passes", type=int, default=3,
-                   help="times the benchmark suite runs; each pass gives one point per operation and size (default 3)")
-    p.add_argument("--max-bytes", type=int, default=16 << 20,
-                   help="largest message (collectives' too) and file write measured (default 16 MiB)")
-    p.add_argument("--output", metavar="FILE", help="calibration file (default: $IOTUNER_CALIBRATION, else "
-                                                    "~/.cache/iotuner/calibration-HOST.json)")
-    p.add_argument("--from-measurements", metavar="FILE",
-                   help="refit from an earlier calibration file's measurements instead of running the benchmarks")
+    p.add_argument(
+        "--launcher",
+        default=None,
+        help="MPI launcher command, the rank count appended as -n N (default: mpiexec.mpich or mpiexec)",
+    )
+    p.add_argument(
+        "--dir", default=".", help="directory on the file system the applications write to (default: the current one)"
+    )
+    p.add_argument(
+        "--passes",
+        type=int,
+        default=3,
+        help="times the benchmark suite runs; each pass gives one point per operation and size (default 3)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=16 << 20,
+        help="largest message (collectives' too) and file write measured (default 16 MiB)",
+    )
+    p.add_argument(
+        "--output",
+        metavar="FILE",
+        help="calibration file (default: $IOTUNER_CALIBRATION, else ~/.cache/iotuner/calibration-HOST.json)",
+    )
+    p.add_argument(
+        "--from-measurements",
+        metavar="FILE",
+        help="refit from an earlier calibration file's measurements instead of running the benchmarks",
+    )
 
 
 def measure(launcher: list[str], ranks: int, directory: Path, passes: int, max_bytes: int) -> list[dict]:
     from .. import native
+
     exe = native.executable("iotuner-microbench")
     records = []
     for k in range(passes):
         print(f"  pass {k + 1}/{passes} ...", end="", flush=True)
         t0 = time.monotonic()
-        proc = subprocess.run(launcher + ["-n", str(ranks), str(exe), "--dir", str(directory),
-                                             "--max-bytes", str(max_bytes)], capture_output=True,
-                              text=True, timeout=600)
+        proc = subprocess.run(
+            launcher + ["-n", str(ranks), str(exe), "--dir", str(directory), "--max-bytes", str(max_bytes)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"the micro-benchmark failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
         got = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -58,16 +80,19 @@ def measure(launcher: list[str], ranks: int, directory: Path, passes: int, max_b
 
 
 def table(cal) -> str:
-    lines = [f"{'surrogate':10s} {'learner':14s} {'points':>6s} {'R2 (CV)':>8s} {'RMSE (s, CV)':>13s} "
-             f"{'RMSE log10':>10s}"]
+    lines = [
+        f"{'surrogate':10s} {'learner':14s} {'points':>6s} {'R2 (CV)':>8s} {'RMSE (s, CV)':>13s} {'RMSE log10':>10s}"
+    ]
     for name, s in cal.surrogates.items():
-        lines.append(f"{name:10s} {s.learner:14s} {s.points:6d} {s.cv_r2:8.3f} {s.cv_rmse_s:13.3e} "
-                     f"{s.cv_rmse_log10:10.3f}")
+        lines.append(
+            f"{name:10s} {s.learner:14s} {s.points:6d} {s.cv_r2:8.3f} {s.cv_rmse_s:13.3e} {s.cv_rmse_log10:10.3f}"
+        )
     return "\n".join(lines)
 
 
 def _unwritable(out: Path) -> str | None:
     from ..destinations import why_unwritable
+
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -77,6 +102,7 @@ def _unwritable(out: Path) -> str | None:
 
 def main(args: argparse.Namespace) -> int:
     from ..tune.strategies.hybrid import calibration
+
     out = Path(args.output) if args.output else calibration.default_path()
     why = _unwritable(out)
     if why:  # said before the benchmarks run, not after them

@@ -43,14 +43,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def values() -> dict[str, str]:
     """Every item, by its option's name; NativeMissing where the compiled part is not installed."""
     from .. import native
+
     prefix, lib = native.native_dir(), native.lib_dir()
-    return {"prefix": str(prefix), "pkgconfig-path": str(lib / "pkgconfig"), "cmake-prefix": str(prefix),
-            "cflags": f"-I{prefix / 'include'}", "libs": f"-L{lib} -Wl,-rpath,{lib} -liotuner_core",
-            "runtime": str(native.runtime_library()), "kernels": str(native.programs_dir())}
+    return {
+        "prefix": str(prefix),
+        "pkgconfig-path": str(lib / "pkgconfig"),
+        "cmake-prefix": str(prefix),
+        "cflags": f"-I{prefix / 'include'}",
+        "libs": f"-L{lib} -Wl,-rpath,{lib} -liotuner_core",
+        "runtime": str(native.runtime_library()),
+        "kernels": str(native.programs_dir()),
+    }
 
 
 def main(args: argparse.Namespace) -> int:
     from .. import __version__, native
+
     have = values()
     chosen = [item for item in ITEMS if getattr(args, item.replace("-", "_")) not in (False, None)]
     if args.runtime:
@@ -71,6 +79,7 @@ def main(args: argparse.Namespace) -> int:
 def _runtime(abi: str) -> str:
     """The runtime built for an MPI ABI, or InputError naming the ones there are."""
     from .. import inputs, native
+
     built = native.runtime_abis()
     if abi not in built:
         raise inputs.InputError(f"no runtime built for MPI '{abi}' here (built: {', '.join(built) or 'none'})")

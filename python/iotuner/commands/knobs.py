@@ -7,10 +7,13 @@ import json
 
 ORDER = 70
 HELP = "list the knobs iotuner can set"
-DESCRIPTION = ("The knob catalogue of the C core, the one place each knob is defined: its layer (hdf5, mpiio, "
-               "lustre, ompio, pnetcdf), type, default, where it is applied (file access, transfer, dataset create, "
-               "MPI hint, file layout, MCA parameter, PnetCDF hint) and what it does. --json adds which libraries honour each knob and the knobs it "
-               "requires (cb_nodes requires cb_config_list).")
+DESCRIPTION = (
+    "The knob catalogue of the C core, the one place each knob is defined: its layer (hdf5, mpiio, "
+    "lustre, ompio, pnetcdf), type, default, where it is applied (file access, transfer, dataset create, "
+    "MPI hint, file layout, MCA parameter, PnetCDF hint) and what it does. --json adds which libraries honour "
+    "each knob and the knobs it "
+    "requires (cb_nodes requires cb_config_list)."
+)
 LAYERS = ("hdf5", "mpiio", "lustre", "ompio", "pnetcdf")  # as catalogue.LAYERS, without loading the core
 
 
@@ -21,6 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from .. import catalogue, native, render
+
     knobs = [k for k in catalogue.knobs().values() if not args.layer or k.layer == args.layer]
     if args.json:
         cat = native.core().catalogue()
@@ -28,12 +32,26 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(cat, indent=2))
         return 0
     from rich.text import Text
-    rows = [render.cells(k.key, "|".join(k.choices) if k.choices else k.type, k.default or "-",
-                         k.applied_at.replace("_", " "), k.description) for k in knobs]
+
+    rows = [
+        render.cells(
+            k.key,
+            "|".join(k.choices) if k.choices else k.type,
+            k.default or "-",
+            k.applied_at.replace("_", " "),
+            k.description,
+        )
+        for k in knobs
+    ]
     header = [(col, "left") for col in ("knob", "type", "default", "applied at", "what it does")]
     console = render.console_for_output()
-    console.print(render.FittedTable("Knobs iotuner can set (settings documents: docs/settings.md)", header, rows,
-                                     wrap=("type", "default", "what it does")))
-    console.print(Text('Any other MPI-IO hint can be given by name under "mpiio"; it is passed through and read '
-                       "back."))
+    console.print(
+        render.FittedTable(
+            "Knobs iotuner can set (settings documents: docs/settings.md)",
+            header,
+            rows,
+            wrap=("type", "default", "what it does"),
+        )
+    )
+    console.print(Text('Any other MPI-IO hint can be given by name under "mpiio"; it is passed through and read back.'))
     return 0

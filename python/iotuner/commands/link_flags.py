@@ -23,27 +23,35 @@ examples:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mpi", choices=("mpich", "openmpi"),
-                   help="the MPI the program is built with (default: the one of the main runtime build)")
+    p.add_argument(
+        "--mpi",
+        choices=("mpich", "openmpi"),
+        help="the MPI the program is built with (default: the one of the main runtime build)",
+    )
 
 
 def flags(abi: str | None = None) -> list[str]:
     """The link flags, for the runtime build of this MPI ABI (None: the main one)."""
     from .. import native
+
     lib = native.runtime_library(abi).parent
     if abi is not None and native.library_abi(lib / "libiotuner.so") != abi:
-        raise native.NativeMissing(f"this iotuner has no runtime built for {abi} "
-                                   f"(it has: {', '.join(native.runtime_abis()) or 'none'})")
+        raise native.NativeMissing(
+            f"this iotuner has no runtime built for {abi} (it has: {', '.join(native.runtime_abis()) or 'none'})"
+        )
     wrap = native.lib_dir() / "libiotuner_link.wrap"
     if not (lib / "libiotuner_link.a").exists() or not wrap.exists():
         raise native.NativeMissing(f"libiotuner_link.a is missing from {lib}; rebuild iotuner ('make build')")
-    return ([f"-Wl,{option}" for option in wrap.read_text().split()]
-            # the archive's member is linked wherever the flags stand on the line (before the program's objects)
-            + ["-Wl,--undefined=iotuner_link_hdf5", f"-L{lib}", "-liotuner_link"])
+    return (
+        [f"-Wl,{option}" for option in wrap.read_text().split()]
+        # the archive's member is linked wherever the flags stand on the line (before the program's objects)
+        + ["-Wl,--undefined=iotuner_link_hdf5", f"-L{lib}", "-liotuner_link"]
+    )
 
 
 def main(args: argparse.Namespace) -> int:
     from .. import native
+
     try:
         print(" ".join(flags(args.mpi)))
     except native.NativeMissing as e:

@@ -7,13 +7,17 @@ import sys
 
 ORDER = 45
 HELP = "write a self-contained HTML page of a tune directory, a run report or an advice file"
-DESCRIPTION = ("Write one HTML file (inline CSS and SVG charts, no network, readable without JavaScript) of: a tune "
-               "output directory (tuning curve with the default, RoTI, trial table, parameter importance, "
-               "verdict); a run report (phases per file with bandwidth, settings requested / effective / dropped; "
-               "in smart mode the insights -> rules -> settings chain and the feedback); or an advice file from "
-               "'iotuner advise --json' (findings by level with their evidence).")
-EPILOG = ("examples:\n  iotuner report iotuner-demo -o study.html\n  iotuner report run.json -o run.html\n"
-          "  iotuner advise job.darshan --json > advice.json\n  iotuner report advice.json -o advice.html")
+DESCRIPTION = (
+    "Write one HTML file (inline CSS and SVG charts, no network, readable without JavaScript) of: a tune "
+    "output directory (tuning curve with the default, RoTI, trial table, parameter importance, "
+    "verdict); a run report (phases per file with bandwidth, settings requested / effective / dropped; "
+    "in smart mode the insights -> rules -> settings chain and the feedback); or an advice file from "
+    "'iotuner advise --json' (findings by level with their evidence)."
+)
+EPILOG = (
+    "examples:\n  iotuner report iotuner-demo -o study.html\n  iotuner report run.json -o run.html\n"
+    "  iotuner advise job.darshan --json > advice.json\n  iotuner report advice.json -o advice.html"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,6 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from ..htmlreport import ReportInputError, render, write
+
     try:
         html, kind = render(args.path)
     except ReportInputError as e:

@@ -7,15 +7,31 @@ import sys
 
 ORDER = 40
 HELP = "print a saved run report (tables, --json, --csv per phase) or a tune output directory's result"
-DESCRIPTION = ("Print what a run report holds: the I/O phases and the settings (requested, effective, why they "
-               "differ), and smart mode's decisions. --csv prints one line per phase for spreadsheets and awk "
-               "(bandwidth in MiB/s: 2^20 bytes per second, as every iotuner table). Given a tune output "
-               "directory (with summary.json), re-prints the tuning's result as 'iotuner tune' did at its end.")
+DESCRIPTION = (
+    "Print what a run report holds: the I/O phases and the settings (requested, effective, why they "
+    "differ), and smart mode's decisions. --csv prints one line per phase for spreadsheets and awk "
+    "(bandwidth in MiB/s: 2^20 bytes per second, as every iotuner table). Given a tune output "
+    "directory (with summary.json), re-prints the tuning's result as 'iotuner tune' did at its end."
+)
 EPILOG = "examples:\n  iotuner show run.json\n  iotuner show run.json --csv > phases.csv\n  iotuner show iotuner-demo"
 
-CSV_COLUMNS = ("phase", "file", "identity", "files", "kind", "driver", "opened", "ranks", "bytes_written",
-               "bytes_read", "wall_time_s", "io_time_s", "bandwidth_mib_s", "posix_bytes_written",
-               "posix_bytes_read")
+CSV_COLUMNS = (
+    "phase",
+    "file",
+    "identity",
+    "files",
+    "kind",
+    "driver",
+    "opened",
+    "ranks",
+    "bytes_written",
+    "bytes_read",
+    "wall_time_s",
+    "io_time_s",
+    "bandwidth_mib_s",
+    "posix_bytes_written",
+    "posix_bytes_read",
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,12 +43,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from pathlib import Path
+
     if Path(args.report).is_dir():
         return _show_tuning(Path(args.report), args)
     from .. import render, report
+
     rep = report.load(args.report)  # ReportError: one line, exit 2 (cli)
     if args.json:
         import json
+
         print(json.dumps(rep.data, indent=2))
         return 0
     console = render.console_for_output()
@@ -44,6 +63,7 @@ def main(args: argparse.Namespace) -> int:
                 render.print_report(rep, console)
                 if rep.data.get("smart"):
                     from .. import smart
+
                     smart.print_summary(console, rep)
             text = page.get()
     except report.DAMAGE as e:
@@ -55,19 +75,37 @@ def main(args: argparse.Namespace) -> int:
 def _csv(rep) -> str:
     import csv
     import io
+
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for p in rep.phases:
         posix = p.get("posix") or {}
-        w.writerow([p["id"], p["file"], p.get("identity", ""), p.get("files", 1), p["kind"], p.get("driver") or "",
-                    p.get("opened", ""), p["ranks"], p["bytes_written"], p["bytes_read"], p["wall_time_s"],
-                    p["io_time_s"], p["bandwidth_mib_s"], posix["bytes_written"], posix["bytes_read"]])
+        w.writerow(
+            [
+                p["id"],
+                p["file"],
+                p.get("identity", ""),
+                p.get("files", 1),
+                p["kind"],
+                p.get("driver") or "",
+                p.get("opened", ""),
+                p["ranks"],
+                p["bytes_written"],
+                p["bytes_read"],
+                p["wall_time_s"],
+                p["io_time_s"],
+                p["bandwidth_mib_s"],
+                posix["bytes_written"],
+                posix["bytes_read"],
+            ]
+        )
     return buf.getvalue()
 
 
 def _show_tuning(out, args: argparse.Namespace) -> int:
     from .. import inputs, render, tune_output
+
     summary = tune_output.summary(out)  # TuneOutputError: one line, exit 2 (cli)
     best = tune_output.best(out) or {"version": 1, "groups": []}
     if args.csv:
@@ -75,9 +113,11 @@ def _show_tuning(out, args: argparse.Namespace) -> int:
         return 0
     if args.json:
         import json
+
         print(json.dumps({"summary": summary, "best": best}, indent=2))
         return 0
     from ..tune import printout
+
     console = render.console_for_output()
     try:
         with console.capture() as page:

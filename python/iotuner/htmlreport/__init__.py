@@ -17,12 +17,14 @@ class ReportInputError(ValueError):
 
 def render_advice(advice: dict) -> str:
     from . import advice as page
+
     return page.render(advice)
 
 
 def render_run(data: dict, source: str = "") -> str:
     from ..report import DAMAGE, malformed, parse
     from . import run as page
+
     rep = parse(data, source or "report")
     try:
         return page.render(rep, source)
@@ -32,6 +34,7 @@ def render_run(data: dict, source: str = "") -> str:
 
 def render_study(path: str | Path) -> str:
     from . import study as page
+
     return page.render(page.read_tune_dir(path))
 
 
@@ -39,6 +42,7 @@ def render(path: str | Path) -> tuple[str, str]:
     """(HTML, kind: study, run, smart or advice)."""
     from ..report import KIND as RUN_KIND
     from ..report import ReportError
+
     path = Path(path)
     if path.is_dir():
         try:

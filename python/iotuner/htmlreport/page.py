@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterable
 from html import escape
-from typing import Iterable
 
 from .. import __version__
 from ..render import fmt_bytes
@@ -89,22 +89,36 @@ def value(key: str, v: object) -> str:
     return "" if v is None else str(v)
 
 
-def table(headers: Iterable[str], rows: Iterable[Iterable[str]], *, main: bool = False, num: set[int] = frozenset(),
-          widths: list[str] | None = None, cls: str = "") -> str:
+def table(
+    headers: Iterable[str],
+    rows: Iterable[Iterable[str]],
+    *,
+    main: bool = False,
+    num: set[int] = frozenset(),
+    widths: list[str] | None = None,
+    cls: str = "",
+) -> str:
     """Cells are HTML already (escape text with e())."""
     headers = list(headers)
     cols = "".join(f'<col style="width:{w}">' for w in widths) if widths else ""
     head = "".join(f'<th class="num">{h}</th>' if i in num else f"<th>{h}</th>" for i, h in enumerate(headers))
-    body = "".join("<tr>" + "".join(f'<td class="num">{c}</td>' if i in num else f"<td>{c}</td>"
-                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
+    body = "".join(
+        "<tr>"
+        + "".join(f'<td class="num">{c}</td>' if i in num else f"<td>{c}</td>" for i, c in enumerate(r))
+        + "</tr>"
+        for r in rows
+    )
     ident = ' id="main-table"' if main else ""
     return f'<table{ident} class="{cls}"><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def cards(items: Iterable[tuple[str, str]]) -> str:
     """Tiles of (label, value), both plain text."""
-    return '<div class="cards">' + "".join(f'<div class="card"><b>{e(v)}</b><span>{e(k)}</span></div>'
-                                           for k, v in items) + "</div>"
+    return (
+        '<div class="cards">'
+        + "".join(f'<div class="card"><b>{e(v)}</b><span>{e(k)}</span></div>' for k, v in items)
+        + "</div>"
+    )
 
 
 def level(lvl: str) -> str:
@@ -113,10 +127,12 @@ def level(lvl: str) -> str:
 
 def document(title: str, subtitle: str, body: str, kind: str) -> str:
     created = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f'<meta name="generator" content="iotuner {e(__version__)}"><title>{e(title)}</title>'
-            f'<style>{CSS}</style></head><body data-report-kind="{e(kind)}">'
-            f'<header><h1>{e(title)}</h1><p class="sub">{subtitle}</p></header>{body}'
-            f'<footer>iotuner {e(__version__)} &middot; generated {created} &middot; one self-contained file: '
-            f'no scripts or resources from the network</footer>{MEASURE}</body></html>\n')
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="generator" content="iotuner {e(__version__)}"><title>{e(title)}</title>'
+        f'<style>{CSS}</style></head><body data-report-kind="{e(kind)}">'
+        f'<header><h1>{e(title)}</h1><p class="sub">{subtitle}</p></header>{body}'
+        f"<footer>iotuner {e(__version__)} &middot; generated {created} &middot; one self-contained file: "
+        f"no scripts or resources from the network</footer>{MEASURE}</body></html>\n"
+    )

@@ -37,6 +37,7 @@ def read_tune_dir(path: str | Path) -> dict:
     Today's kinds are baseline, trial, confirm-default, confirm, confirm-superseded; the tuner-core
     rewrite adds training and confirmation (read as they come)."""
     from .. import tune_output
+
     path = Path(path)
     summary = tune_output.summary(path)  # TuneOutputError (a ValueError): the file and the field, one line
     trials = []
@@ -46,10 +47,19 @@ def read_tune_dir(path: str | Path) -> dict:
         for row in csv.DictReader(io.StringIO(text, newline="")):
             settings = _json_cell(row.get("settings"), dict, {})
             runs = [x for x in _json_cell(row.get("runs"), list, []) if _float(x) is not None]
-            trials.append({"kind": _text(row.get("kind")) or "trial", "trial": _text(row.get("trial")),
-                           "state": _text(row.get("state")), "t_s": _float(row.get("tuning_time_s")),
-                           "value": _float(row.get("value")), "runs": runs, "settings": settings,
-                           "duplicate_of": _text(row.get("duplicate_of")), "error": _text(row.get("error"))})
+            trials.append(
+                {
+                    "kind": _text(row.get("kind")) or "trial",
+                    "trial": _text(row.get("trial")),
+                    "state": _text(row.get("state")),
+                    "t_s": _float(row.get("tuning_time_s")),
+                    "value": _float(row.get("value")),
+                    "runs": runs,
+                    "settings": settings,
+                    "duplicate_of": _text(row.get("duplicate_of")),
+                    "error": _text(row.get("error")),
+                }
+            )
     best = tune_output.best(path)
     db = path / "study.db"
     return {"summary": summary, "trials": trials, "best": best, "db": db if db.exists() else None, "path": path}
@@ -76,6 +86,7 @@ def importance(study: dict) -> tuple[list[tuple[str, float]], str]:
     if study["db"] is not None and name:
         try:
             import optuna
+
             optuna.logging.set_verbosity(optuna.logging.WARNING)
             # the study's trials are its search trials (the other runs are in its companion study); copied
             # into memory once, since the importance evaluator reads the trials again and again
@@ -84,10 +95,12 @@ def importance(study: dict) -> tuple[list[tuple[str, float]], str]:
             search.add_trials(st.get_trials(states=(optuna.trial.TrialState.COMPLETE,)))
             # fANOVA by name: Optuna 5's default evaluator is PED-ANOVA, and the page says fANOVA
             imp = optuna.importance.get_param_importances(
-                search, evaluator=optuna.importance.FanovaImportanceEvaluator(seed=0))
+                search, evaluator=optuna.importance.FanovaImportanceEvaluator(seed=0)
+            )
             n = len(search.trials)
             return sorted(imp.items(), key=lambda kv: -kv[1]), (
-                f"Optuna's fANOVA importance over the study's {n} completed trials (sums to 1)")
+                f"Optuna's fANOVA importance over the study's {n} completed trials (sums to 1)"
+            )
         except Exception:  # noqa: BLE001 - another storage, an older study: fall back to the CSV
             pass
     rows = [t for t in study["trials"] if t["kind"] in TRIAL_KINDS and t["value"] is not None]
@@ -107,14 +120,17 @@ def importance(study: dict) -> tuple[list[tuple[str, float]], str]:
         out.append((knob, between / total))
     return sorted(out, key=lambda kv: -kv[1]), (
         f"fraction of the variance of {len(rows)} trials that each knob explains alone (eta squared; "
-        "knobs that vary together share it)")
+        "knobs that vary together share it)"
+    )
 
 
 def _curve(study: dict) -> str:
     s = study["summary"]
     obj = s.get("objective") or {}
     maximize = obj.get("direction", "maximize") == "maximize"
-    trials = [t for t in study["trials"] if t["kind"] in TRIAL_KINDS and t["value"] is not None and t["t_s"] is not None]
+    trials = [
+        t for t in study["trials"] if t["kind"] in TRIAL_KINDS and t["value"] is not None and t["t_s"] is not None
+    ]
     base = [t for t in study["trials"] if t["kind"] == "baseline" and t["value"] is not None]
     conf = [t for t in study["trials"] if t["kind"] in ("confirm", "confirmation") and t["value"] is not None]
     times = [t["t_s"] for t in trials + base + conf if t["t_s"] is not None]
@@ -123,11 +139,15 @@ def _curve(study: dict) -> str:
     dups = sum(1 for t in study["trials"] if t["kind"] in TRIAL_KINDS and t["duplicate_of"])
     kernel = isinstance(s.get("kernel"), dict)  # the search ran the application's I/O kernel
     on = " on the kernel" if kernel else ""
-    chart = svg.XYChart(f"Tuning curve: {len(trials)} trials run{on}" + (
-        f" ({dups} more proposed were duplicates of these, not run again)" if dups else ""),
-        f"tuning time ({unit})", ylabel + (", kernel" if kernel else ""))
-    chart.series.append(svg.Series(f"trial{on} (median of its runs)", [(t["t_s"] / per, t["value"]) for t in trials],
-                                   color="#8c959f"))
+    chart = svg.XYChart(
+        f"Tuning curve: {len(trials)} trials run{on}"
+        + (f" ({dups} more proposed were duplicates of these, not run again)" if dups else ""),
+        f"tuning time ({unit})",
+        ylabel + (", kernel" if kernel else ""),
+    )
+    chart.series.append(
+        svg.Series(f"trial{on} (median of its runs)", [(t["t_s"] / per, t["value"]) for t in trials], color="#8c959f")
+    )
     best, pts = None, []
     for t in sorted(trials, key=lambda t: t["t_s"]):
         if best is None or (t["value"] > best if maximize else t["value"] < best):
@@ -141,8 +161,9 @@ def _curve(study: dict) -> str:
     timed_conf = [(t["t_s"] / per, t["value"]) for t in conf if t["t_s"] is not None]
     app_chart = None
     if timed_conf and kernel:  # the application's values: a chart of their own, not the kernel's axis
-        app_chart = svg.XYChart("Confirmation round on the application", f"tuning time ({unit})",
-                                ylabel + ", application")
+        app_chart = svg.XYChart(
+            "Confirmation round on the application", f"tuning time ({unit})", ylabel + ", application"
+        )
         app_chart.series.append(svg.Series("confirmation run on the application", timed_conf, color="#1a7f37"))
     elif timed_conf:
         chart.series.append(svg.Series("confirmation run", timed_conf, color="#1a7f37"))
@@ -173,28 +194,43 @@ def _verdict(study: dict) -> str:
     v = s.get("verdict") or {}
     unit = (s.get("objective") or {}).get("unit") or ""
     roti = s.get("roti") or {}
-    rows = [("default (median of its runs)", s.get("default"), unit),
-            ("confirmed default (median)", s.get("confirmed_default"), unit),
-            ("winner (median)", (s.get("winner") or {}).get("median"), unit),
-            ("gain (winner / default)", v.get("gain"), "x"), ("p-value", v.get("p_value"), ""),
-            ("significance level", v.get("alpha"), ""), ("measured noise", v.get("noise"), "(relative)"),
-            ("significant", _significance(v), ""),
-            ("RoTI peak", roti.get("peak"), roti.get("unit", "")), ("RoTI final", roti.get("final"), roti.get("unit", "")),
-            ("RoTI", s.get("roti_reason"), ""), ("trials", s.get("trials"), ""),
-            ("tuning time", s.get("tuning_time_s"), "s"), ("stopped because", s.get("stopped_because") or
-                                                           (s.get("stop") or {}).get("reason"), "")]
+    rows = [
+        ("default (median of its runs)", s.get("default"), unit),
+        ("confirmed default (median)", s.get("confirmed_default"), unit),
+        ("winner (median)", (s.get("winner") or {}).get("median"), unit),
+        ("gain (winner / default)", v.get("gain"), "x"),
+        ("p-value", v.get("p_value"), ""),
+        ("significance level", v.get("alpha"), ""),
+        ("measured noise", v.get("noise"), "(relative)"),
+        ("significant", _significance(v), ""),
+        ("RoTI peak", roti.get("peak"), roti.get("unit", "")),
+        ("RoTI final", roti.get("final"), roti.get("unit", "")),
+        ("RoTI", s.get("roti_reason"), ""),
+        ("trials", s.get("trials"), ""),
+        ("tuning time", s.get("tuning_time_s"), "s"),
+        ("stopped because", s.get("stopped_because") or (s.get("stop") or {}).get("reason"), ""),
+    ]
     k = s.get("kernel")
     if isinstance(k, dict):
         ev = k.get("evaluation_s") if isinstance(k.get("evaluation_s"), dict) else {}
-        rows.append(("trials ran on", f"the application's I/O kernel {k.get('dir')}: one evaluation "
-                     f"{_seconds(ev.get('kernel'))} against {_seconds(ev.get('application'))} for the application, "
-                     f"which the confirmation round ran", ""))
+        rows.append(
+            (
+                "trials ran on",
+                f"the application's I/O kernel {k.get('dir')}: one evaluation "
+                f"{_seconds(ev.get('kernel'))} against {_seconds(ev.get('application'))} for the application, "
+                f"which the confirmation round ran",
+                "",
+            )
+        )
     via = s.get("viability") or {}
     for k, val in via.items():
         rows.append((f"viability: {k}", val, ""))
     fmt = lambda x: f"{x:,.4g}" if isinstance(x, float) else str(x)  # noqa: E731
-    return table(["", "value"], [[e(k), e(f"{fmt(val)} {u}".strip())] for k, val, u in rows if val is not None],
-                 widths=["40%", "60%"])
+    return table(
+        ["", "value"],
+        [[e(k), e(f"{fmt(val)} {u}".strip())] for k, val, u in rows if val is not None],
+        widths=["40%", "60%"],
+    )
 
 
 def _seconds(x) -> str:
@@ -202,13 +238,16 @@ def _seconds(x) -> str:
 
 
 def _significance(verdict: dict) -> str:
-    """"yes" or "no", with the p-value and the level it was compared with ("-" without a confirmation)."""
+    """ "yes" or "no", with the p-value and the level it was compared with ("-" without a confirmation)."""
     sig = verdict.get("significant")
     if not isinstance(sig, bool):
         return "-"
     p, alpha = verdict.get("p_value"), verdict.get("alpha")
-    detail = f" (p = {p:.2g}{f' < {alpha:.3g}' if sig and alpha else f', needed < {alpha:.3g}' if alpha else ''})" \
-        if isinstance(p, (int, float)) else ""
+    detail = (
+        f" (p = {p:.2g}{f' < {alpha:.3g}' if sig and alpha else f', needed < {alpha:.3g}' if alpha else ''})"
+        if isinstance(p, (int, float))
+        else ""
+    )
     return ("yes" if sig else "no") + detail
 
 
@@ -218,13 +257,25 @@ def _trials(study: dict) -> str:
     for t in study["trials"]:
         sets = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(t["settings"].items()))
         where = "" if not kernel else " (application)" if "confirm" in t["kind"] else " (kernel)"
-        rows.append([e(t["trial"]), e(t["kind"] + where), e(t["state"]),
-                     e(f"{t['t_s']:.2f}" if t["t_s"] is not None else ""),
-                     e(f"{t['value']:,.4g}" if t["value"] is not None else ""),
-                     f'<span class="mono">{e(sets)}</span>' + (f'<div class="note">duplicate of {e(t["duplicate_of"])}'
-                                                              "</div>" if t["duplicate_of"] else ""), e(t["error"][:200])])
-    return table(["#", "kind", "state", "time (s)", "value", "settings", "error"], rows, main=True, num={0, 3, 4},
-                 widths=["5%", "10%", "9%", "8%", "10%", "43%", "15%"])
+        rows.append(
+            [
+                e(t["trial"]),
+                e(t["kind"] + where),
+                e(t["state"]),
+                e(f"{t['t_s']:.2f}" if t["t_s"] is not None else ""),
+                e(f"{t['value']:,.4g}" if t["value"] is not None else ""),
+                f'<span class="mono">{e(sets)}</span>'
+                + (f'<div class="note">duplicate of {e(t["duplicate_of"])}</div>' if t["duplicate_of"] else ""),
+                e(t["error"][:200]),
+            ]
+        )
+    return table(
+        ["#", "kind", "state", "time (s)", "value", "settings", "error"],
+        rows,
+        main=True,
+        num={0, 3, 4},
+        widths=["5%", "10%", "9%", "8%", "10%", "43%", "15%"],
+    )
 
 
 def render(study: dict) -> str:
@@ -234,14 +285,29 @@ def render(study: dict) -> str:
     gain = v.get("gain")
     run = sum(1 for t in study["trials"] if t["kind"] in TRIAL_KINDS and not t["duplicate_of"])
     proposed = s.get("trials")
-    body = [cards([(f"trials run ({proposed} proposed)" if isinstance(proposed, int) and proposed != run
-                    else "trials run", str(run)),
-                   ("gain", f"{gain:.2f}x" if isinstance(gain, (int, float)) else "-"),
-                   ("significant", _significance(v)),
-                   ("default", f"{s['default']:,.0f} {obj.get('unit', '')}" if isinstance(s.get("default"), (int, float))
-                    else "-"),
-                   ("tuning time", f"{s.get('tuning_time_s', 0):.1f} s")]),
-            "<h2>Tuning curve</h2>", _curve(study), "<h2>Verdict</h2>", _verdict(study)]
+    body = [
+        cards(
+            [
+                (
+                    f"trials run ({proposed} proposed)"
+                    if isinstance(proposed, int) and proposed != run
+                    else "trials run",
+                    str(run),
+                ),
+                ("gain", f"{gain:.2f}x" if isinstance(gain, (int, float)) else "-"),
+                ("significant", _significance(v)),
+                (
+                    "default",
+                    f"{s['default']:,.0f} {obj.get('unit', '')}" if isinstance(s.get("default"), (int, float)) else "-",
+                ),
+                ("tuning time", f"{s.get('tuning_time_s', 0):.1f} s"),
+            ]
+        ),
+        "<h2>Tuning curve</h2>",
+        _curve(study),
+        "<h2>Verdict</h2>",
+        _verdict(study),
+    ]
     imp, how = importance(study)
     body.append("<h2>Parameter importance</h2>")
     if imp:
@@ -252,6 +318,8 @@ def render(study: dict) -> str:
     body.append("<h2>Trials</h2>" + _trials(study))
     for n in s.get("notes") or []:
         body.append(f'<p class="note">note: {e(n)}</p>')
-    sub = (f"tune output <span class=mono>{e(study['path'])}</span>: objective {e(obj.get('name'))} "
-           f"({e(obj.get('direction'))}, {e(obj.get('unit'))})")
+    sub = (
+        f"tune output <span class=mono>{e(study['path'])}</span>: objective {e(obj.get('name'))} "
+        f"({e(obj.get('direction'))}, {e(obj.get('unit'))})"
+    )
     return document(f"Tuning study: {s.get('study', '?')}", sub, "".join(body), "study")

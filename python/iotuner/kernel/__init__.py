@@ -98,8 +98,7 @@ def load(outdir: str | os.PathLike) -> Kernel:
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
-        raise KernelError(f"{outdir} holds no kernel: {MANIFEST} is missing (make one with 'iotuner kernel')") \
-            from None
+        raise KernelError(f"{outdir} holds no kernel: {MANIFEST} is missing (make one with 'iotuner kernel')") from None
     except OSError as e:
         raise KernelError(f"cannot read {path}: {e.strerror}") from None
     except json.JSONDecodeError as e:

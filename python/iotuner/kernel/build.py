@@ -29,8 +29,14 @@ def _make_quote(args: list[str]) -> str:
     return shlex.join(args).replace("$", "$$")
 
 
-def write(outdir: Path, toolchain: flags.Toolchain, result: emit.Result, formatted: dict[str, bytes],
-          loop_fraction: float, path_prefix: str | None) -> None:
+def write(
+    outdir: Path,
+    toolchain: flags.Toolchain,
+    result: emit.Result,
+    formatted: dict[str, bytes],
+    loop_fraction: float,
+    path_prefix: str | None,
+) -> None:
     src, fmtd = outdir / "src", outdir / "formatted"
     for d in (src, fmtd):
         if d.exists():
@@ -53,18 +59,31 @@ def makefile(toolchain: flags.Toolchain, result: emit.Result, loop_fraction: flo
         cmd = [unit.compiler, *unit.flags, "-iquote", str(unit.source.parent), "-c", f"src/{f.name}", "-o", obj]
         rules.append(f"{obj}: src/{f.name} src/iotk.h | obj\n\t{_make_quote(cmd)}\n")
     first = toolchain.units[0]
-    support = [first.compiler, "-O2", "-std=gnu99", f"-DIOTK_FRACTION={loop_fraction!r}",
-               f"-DIOTK_NLOOPS={len(result.loops)}"]
+    support = [
+        first.compiler,
+        "-O2",
+        "-std=gnu99",
+        f"-DIOTK_FRACTION={loop_fraction!r}",
+        f"-DIOTK_NLOOPS={len(result.loops)}",
+    ]
     if path_prefix:
         support.append(f'-DIOTK_PATH_PREFIX="{path_prefix}"')
-    rules.append(f"obj/iotk.o: src/iotk.c src/iotk.h | obj\n\t{_make_quote(support + ['-c', 'src/iotk.c', '-o', 'obj/iotk.o'])}\n")
+    rules.append(
+        "obj/iotk.o: src/iotk.c src/iotk.h | obj\n\t"
+        f"{_make_quote(support + ['-c', 'src/iotk.c', '-o', 'obj/iotk.o'])}\n"
+    )
     objs.append("obj/iotk.o")
     link_extra = [f for f in first.flags if f.startswith(_LINK_TOO)]
     link = [toolchain.linker, *link_extra, "-o", EXECUTABLE, *objs, *toolchain.link_flags]
-    return (f"# The I/O kernel made by `iotuner kernel`, built with the application's own compiler and flags\n"
-            f"# ({toolchain.origin}). Loop fraction {loop_fraction}, path prefix {path_prefix or 'none'}.\n"
-            f"{EXECUTABLE}: {' '.join(objs)}\n\t{_make_quote(link)}\n\n" + "\n".join(rules) +
-            "\nobj:\n\tmkdir -p obj\n\nclean:\n\trm -rf obj " + EXECUTABLE + "\n\n.PHONY: clean\n")
+    return (
+        f"# The I/O kernel made by `iotuner kernel`, built with the application's own compiler and flags\n"
+        f"# ({toolchain.origin}). Loop fraction {loop_fraction}, path prefix {path_prefix or 'none'}.\n"
+        f"{EXECUTABLE}: {' '.join(objs)}\n\t{_make_quote(link)}\n\n"
+        + "\n".join(rules)
+        + "\nobj:\n\tmkdir -p obj\n\nclean:\n\trm -rf obj "
+        + EXECUTABLE
+        + "\n\n.PHONY: clean\n"
+    )
 
 
 def run(outdir: Path, timeout: float = 600) -> Built:
@@ -84,6 +103,7 @@ def run(outdir: Path, timeout: float = 600) -> Built:
     (outdir / "build.log").write_text(log)
     if r.returncode == 0 and (outdir / EXECUTABLE).exists():
         return Built(True, cmd, log, None)
-    errors = [ln.strip() for ln in log.splitlines()
-              if _PROBLEM.search(ln) and not ln.startswith(("make:", "collect2:"))]
+    errors = [
+        ln.strip() for ln in log.splitlines() if _PROBLEM.search(ln) and not ln.startswith(("make:", "collect2:"))
+    ]
     return Built(False, cmd, log, "; ".join(errors[:3]) or f"make exited with status {r.returncode}")

@@ -31,7 +31,7 @@ class Loop:
 
 @dataclass
 class Emitted:
-    name: str                   # file name inside OUTDIR/src
+    name: str  # file name inside OUTDIR/src
     original: Path
     text: bytes
     lines_formatted: int
@@ -79,6 +79,7 @@ def emit(prog: Program, loop_fraction: float, path_prefix: str | None, touch: bo
 
 # ---------------------------------------------------------------- removal
 
+
 def _prune(src: Source, st: Stmt, edits: list) -> None:
     """Removes the children of a kept statement that were not kept."""
     for c in st.children:
@@ -100,16 +101,16 @@ def _end(text: bytes, st: Stmt) -> int:
 def _semicolon(text: bytes, pos: int) -> int:
     """Length up to and including a ';' that follows pos (only blanks between)."""
     j = pos
-    while j < len(text) and text[j:j + 1] in (b" ", b"\t"):
+    while j < len(text) and text[j : j + 1] in (b" ", b"\t"):
         j += 1
-    return j + 1 - pos if text[j:j + 1] == b";" else 0
+    return j + 1 - pos if text[j : j + 1] == b";" else 0
 
 
 def _else_keyword(text: bytes, pos: int) -> int:
     j = pos
-    while j > 0 and text[j - 1:j].isspace():
+    while j > 0 and text[j - 1 : j].isspace():
         j -= 1
-    return j - 4 if text[j - 4:j] == b"else" else pos
+    return j - 4 if text[j - 4 : j] == b"else" else pos
 
 
 def _lines(src: Source, a: int, b: int, comments: bool) -> tuple[int, int]:
@@ -127,7 +128,7 @@ def _lines(src: Source, a: int, b: int, comments: bool) -> tuple[int, int]:
         ends = {e: s for s, e in src.comments}
         while True:
             j = a
-            while j > 0 and text[j - 1:j].isspace():
+            while j > 0 and text[j - 1 : j].isspace():
                 j -= 1
             s = ends.get(j)
             if s is None or b"iotuner:" in text[s:j]:
@@ -167,11 +168,12 @@ def _touch_allocations(st: Stmt, edits: list) -> None:
     for call in st.calls:
         if call.name in ("malloc", "calloc"):
             name = next(iter(call.cursor.get_tokens()), None)
-            if name is not None and name.spelling == call.name:   # not inside a macro
+            if name is not None and name.spelling == call.name:  # not inside a macro
                 edits.append((name.extent.start.offset, name.extent.end.offset, b"iotk_" + call.name.encode()))
 
 
 # ---------------------------------------------------------------- path switching
+
 
 def _switch_paths(src: Source, st: Stmt, edits: list, res: Result, switch: bool) -> None:
     """Wraps path arguments: iotk_open_path for calls that open a file (it also records the
@@ -183,8 +185,10 @@ def _switch_paths(src: Source, st: Stmt, edits: list, res: Result, switch: bool)
             continue
         toks = list(call.cursor.get_tokens())
         if not toks or toks[0].spelling != call.name:
-            res.notes.append(f"{src.path.name}:{call.line}: the path of {call.name} is not switched "
-                             "(the call is written inside a macro)")
+            res.notes.append(
+                f"{src.path.name}:{call.line}: the path of {call.name} is not switched "
+                "(the call is written inside a macro)"
+            )
             continue
         writes = _writes(src, call, res)
         for i in positions:
@@ -193,8 +197,10 @@ def _switch_paths(src: Source, st: Stmt, edits: list, res: Result, switch: bool)
             arg = call.args[i]
             a, b = arg.extent.start.offset, arg.extent.end.offset
             if not _inside(call, toks, arg):
-                res.notes.append(f"{src.path.name}:{call.line}: the path of {call.name} is not switched "
-                                 "(its argument comes from a macro)")
+                res.notes.append(
+                    f"{src.path.name}:{call.line}: the path of {call.name} is not switched "
+                    "(its argument comes from a macro)"
+                )
                 continue
             edits.append((a, a, b"iotk_open_path(" if opens else b"iotk_path("))
             edits.append((b, b, b", " + writes + b")"))
@@ -206,7 +212,7 @@ def _inside(call, toks, arg) -> bool:
     return toks[0].extent.start.offset < a < b <= call.cursor.extent.end.offset
 
 
-_HARMLESS = {"H5open", "H5check_version"}   # called by HDF5's constant macros (H5F_ACC_RDONLY)
+_HARMLESS = {"H5open", "H5check_version"}  # called by HDF5's constant macros (H5F_ACC_RDONLY)
 
 
 def _writes(src: Source, call, res: Result) -> bytes:
@@ -219,15 +225,21 @@ def _writes(src: Source, call, res: Result) -> bytes:
     toks = list(call.cursor.get_tokens())
     if pos < len(call.args) and _inside(call, toks, call.args[pos]):
         arg = call.args[pos]
-        pure = not any((d.kind == CK.CALL_EXPR and d.spelling not in _HARMLESS) or (d.kind in (CK.UNARY_OPERATOR, CK.BINARY_OPERATOR,
-                                                             CK.COMPOUND_ASSIGNMENT_OPERATOR)
-                                                  and any(t.spelling in ("++", "--", "=") for t in d.get_tokens()))
-                       for d in arg.walk_preorder())
+        pure = not any(
+            (d.kind == CK.CALL_EXPR and d.spelling not in _HARMLESS)
+            or (
+                d.kind in (CK.UNARY_OPERATOR, CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR)
+                and any(t.spelling in ("++", "--", "=") for t in d.get_tokens())
+            )
+            for d in arg.walk_preorder()
+        )
         if pure:
-            text = src.text[arg.extent.start.offset:arg.extent.end.offset].decode(errors="replace")
+            text = src.text[arg.extent.start.offset : arg.extent.end.offset].decode(errors="replace")
             return template.format(text).encode()
-    res.notes.append(f"{src.path.name}:{call.line}: the mode of {call.name} is not read (a call or side effect in "
-                     "it): the file is taken as written")
+    res.notes.append(
+        f"{src.path.name}:{call.line}: the mode of {call.name} is not read (a call or side effect in "
+        "it): the file is taken as written"
+    )
     return b"1"
 
 
@@ -235,10 +247,12 @@ def _writes(src: Source, call, res: Result) -> bytes:
 
 _INIT = re.compile(r"^(?:[A-Za-z_][\w\s\*]*?\s+\**)?([A-Za-z_]\w*)\s*=\s*(.+)$", re.S)
 _COND = re.compile(r"^([A-Za-z_]\w*)\s*(<=|<|>=|>)\s*(.+)$", re.S)
-_INC = [(re.compile(r"^(?:\+\+\s*([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*\+\+)$"), "+", "1"),
-        (re.compile(r"^(?:--\s*([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*--)$"), "-", "1"),
-        (re.compile(r"^([A-Za-z_]\w*)\s*\+=\s*(.+)$", re.S), "+", None),
-        (re.compile(r"^([A-Za-z_]\w*)\s*-=\s*(.+)$", re.S), "-", None)]
+_INC = [
+    (re.compile(r"^(?:\+\+\s*([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*\+\+)$"), "+", "1"),
+    (re.compile(r"^(?:--\s*([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*--)$"), "-", "1"),
+    (re.compile(r"^([A-Za-z_]\w*)\s*\+=\s*(.+)$", re.S), "+", None),
+    (re.compile(r"^([A-Za-z_]\w*)\s*-=\s*(.+)$", re.S), "-", None),
+]
 
 
 def _has_io(loop: Stmt) -> bool:
@@ -264,6 +278,7 @@ def _cleanup(loop: Stmt, prog: Program) -> bool:
                     if not only_closes(callee.stmts):
                         return False
         return True
+
     return only_closes(s for s in loop.walk() if s is not loop) and bool(closes)
 
 
@@ -282,7 +297,7 @@ def _header(text: bytes, st: Stmt) -> list[tuple[int, int]] | None:
         return None
     depth, semis, j, quote = 0, [], i, None
     while j < st.end:
-        ch = text[j:j + 1]
+        ch = text[j : j + 1]
         if quote:
             if ch == b"\\":
                 j += 1
@@ -347,8 +362,12 @@ def _trip_count(src: Source, st: Stmt, prog: Program, written_by: dict) -> tuple
     watched = set()
     for c in header_cursors:
         for d in c.walk_preorder():
-            if d.kind == CK.DECL_REF_EXPR and d.referenced is not None and \
-                    d.referenced.kind in (CK.VAR_DECL, CK.PARM_DECL) and parts[1][0] <= d.extent.start.offset:
+            if (
+                d.kind == CK.DECL_REF_EXPR
+                and d.referenced is not None
+                and d.referenced.kind in (CK.VAR_DECL, CK.PARM_DECL)
+                and parts[1][0] <= d.extent.start.offset
+            ):
                 watched.add(prog.find(prog.var(d.referenced)))
             if d.kind == CK.VAR_DECL:
                 watched.add(prog.find(prog.var(d)))
@@ -364,15 +383,30 @@ def _trip_count(src: Source, st: Stmt, prog: Program, written_by: dict) -> tuple
 
 def _reduce(src: Source, st: Stmt, prog: Program, written_by: dict, edits: list, res: Result) -> None:
     lid = len(res.loops) + 1
-    header = src.text[st.start:src.text.find(b"\n", st.start)].decode(errors="replace").strip()
+    header = src.text[st.start : src.text.find(b"\n", st.start)].decode(errors="replace").strip()
     if _cleanup(st, prog):
-        res.loops.append(Loop(lid, src.path.name, st.line, header, False,
-                              "a cleanup loop (its I/O calls only close or free handles): cut, it would leave "
-                              "handles open"))
+        res.loops.append(
+            Loop(
+                lid,
+                src.path.name,
+                st.line,
+                header,
+                False,
+                "a cleanup loop (its I/O calls only close or free handles): cut, it would leave handles open",
+            )
+        )
         return
     if st.kind != "for":
-        res.loops.append(Loop(lid, src.path.name, st.line, header, False,
-                              f"a {st.kind} loop: its trip count is not known before it starts"))
+        res.loops.append(
+            Loop(
+                lid,
+                src.path.name,
+                st.line,
+                header,
+                False,
+                f"a {st.kind} loop: its trip count is not known before it starts",
+            )
+        )
         return
     r = _trip_count(src, st, prog, written_by)
     if isinstance(r, str):
@@ -380,7 +414,7 @@ def _reduce(src: Source, st: Stmt, prog: Program, written_by: dict, edits: list,
         return
     expr, parts = r
     ls = src.text.rfind(b"\n", 0, st.start) + 1
-    indent = src.text[ls:st.start] if not src.text[ls:st.start].strip() else b""
+    indent = src.text[ls : st.start] if not src.text[ls : st.start].strip() else b""
     ca, cb = parts[1]
     cond = src.text[ca:cb].strip()
     edits.append((st.start, st.start, b"{ IOTK_LOOP(%d, %s);\n" % (lid, expr.encode()) + indent))

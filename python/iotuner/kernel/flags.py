@@ -26,10 +26,11 @@ class FlagsError(RuntimeError):
 @dataclass
 class Unit:
     """One source file and the command that compiles it."""
-    source: Path                 # absolute, as the application has it
+
+    source: Path  # absolute, as the application has it
     compiler: str
-    flags: list[str]             # compile flags: no -c, -o, dependency flags or the source itself
-    directory: Path              # where the compiler ran (relative paths in flags are resolved already)
+    flags: list[str]  # compile flags: no -c, -o, dependency flags or the source itself
+    directory: Path  # where the compiler ran (relative paths in flags are resolved already)
 
 
 @dataclass
@@ -37,7 +38,7 @@ class Toolchain:
     units: list[Unit]
     linker: str
     link_flags: list[str]
-    origin: str                  # "compile_commands.json" or "derived"
+    origin: str  # "compile_commands.json" or "derived"
     notes: list[str] = field(default_factory=list)
 
     def unit(self, source: Path) -> Unit:
@@ -117,8 +118,13 @@ def from_database(directory: Path, sources: list[Path]) -> Toolchain:
         units.append(Unit(src, argv[0], _absolute(_strip(argv[1:], src, d), d), d))
     linker = units[0].compiler
     link = link_flags_for(linker)
-    return Toolchain(units, linker, link, "compile_commands.json",
-                     [f"link flags derived ({' '.join(link)}): a compilation database has no link commands"])
+    return Toolchain(
+        units,
+        linker,
+        link,
+        "compile_commands.json",
+        [f"link flags derived ({' '.join(link)}): a compilation database has no link commands"],
+    )
 
 
 def default_compiler() -> str:
@@ -128,7 +134,7 @@ def default_compiler() -> str:
     raise FlagsError("no MPI C compiler found (tried $MPICC, mpicc.mpich, mpicc); give --cc")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pkg_config(package: str, what: str) -> list[str]:
     if not shutil.which("pkg-config"):
         return []
@@ -136,7 +142,7 @@ def pkg_config(package: str, what: str) -> list[str]:
     return r.stdout.split() if r.returncode == 0 else []
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def wrapper_show(compiler: str) -> list[str]:
     """What an MPI compiler wrapper adds (MPICH's -show, Open MPI's --showme); [] for a plain compiler."""
     for opt in ("-show", "--showme"):

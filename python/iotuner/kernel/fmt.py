@@ -9,12 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-STYLE = ("{BasedOnStyle: LLVM, ColumnLimit: 400, BreakBeforeBraces: Allman, InsertBraces: true, "
-         "AllowShortBlocksOnASingleLine: Never, AllowShortIfStatementsOnASingleLine: Never, "
-         "AllowShortLoopsOnASingleLine: false, AllowShortFunctionsOnASingleLine: None, "
-         "AllowShortCaseLabelsOnASingleLine: false, AllowShortEnumsOnASingleLine: false, "
-         "IndentWidth: 4, IndentCaseLabels: true, SortIncludes: Never, ReflowComments: false, "
-         "AlignEscapedNewlines: DontAlign}")
+STYLE = (
+    "{BasedOnStyle: LLVM, ColumnLimit: 400, BreakBeforeBraces: Allman, InsertBraces: true, "
+    "AllowShortBlocksOnASingleLine: Never, AllowShortIfStatementsOnASingleLine: Never, "
+    "AllowShortLoopsOnASingleLine: false, AllowShortFunctionsOnASingleLine: None, "
+    "AllowShortCaseLabelsOnASingleLine: false, AllowShortEnumsOnASingleLine: false, "
+    "IndentWidth: 4, IndentCaseLabels: true, SortIncludes: Never, ReflowComments: false, "
+    "AlignEscapedNewlines: DontAlign}"
+)
 
 
 class FormatError(RuntimeError):
@@ -29,8 +31,10 @@ def clang_format() -> str:
     found = shutil.which("clang-format")
     if not found:
         from ..optional import pip_command
-        raise FormatError("clang-format is neither beside this Python nor on the PATH: "
-                          + pip_command(["clang-format>=15"]))
+
+        raise FormatError(
+            "clang-format is neither beside this Python nor on the PATH: " + pip_command(["clang-format>=15"])
+        )
     return found
 
 
@@ -40,8 +44,9 @@ def version() -> str:
 
 
 def format_source(text: bytes, name: str) -> bytes:
-    r = subprocess.run([clang_format(), f"--style={STYLE}", f"--assume-filename={name}"], input=text,
-                       capture_output=True, timeout=120)
+    r = subprocess.run(
+        [clang_format(), f"--style={STYLE}", f"--assume-filename={name}"], input=text, capture_output=True, timeout=120
+    )
     if r.returncode != 0:
         raise FormatError(f"clang-format failed on {name}: {r.stderr.decode(errors='replace').strip()}")
     return r.stdout

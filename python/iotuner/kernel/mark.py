@@ -28,15 +28,15 @@ class Marker:
     def __init__(self, prog: Program, keep_compute: bool = True):
         self.prog = prog
         self.keep_compute = keep_compute
-        self.marked: set[Var] = set()     # classes whose values matter
-        self.stored: set[Var] = set()     # classes whose storage alone matters
-        self.links: dict[Var, list[tuple[set[Var], str]]] = {}   # parameter class -> arguments passed to it
+        self.marked: set[Var] = set()  # classes whose values matter
+        self.stored: set[Var] = set()  # classes whose storage alone matters
+        self.links: dict[Var, list[tuple[set[Var], str]]] = {}  # parameter class -> arguments passed to it
         self.queue: deque = deque()
-        self.blocked: list[tuple[Stmt, str]] = []   # needed, but inside a drop region (and why needed)
+        self.blocked: list[tuple[Stmt, str]] = []  # needed, but inside a drop region (and why needed)
         self.labels: dict[tuple[Func, str], Stmt] = {}
         self.gotos: dict[tuple[Func, str], list[Stmt]] = {}
-        self.jumps: dict[Stmt, list[Stmt]] = {}     # loop/switch -> its break/continue statements
-        self.exits: dict[Stmt, list[Stmt]] = {}     # loop -> returns and calls of exit() inside it
+        self.jumps: dict[Stmt, list[Stmt]] = {}  # loop/switch -> its break/continue statements
+        self.exits: dict[Stmt, list[Stmt]] = {}  # loop -> returns and calls of exit() inside it
         for st in prog.stmts:
             if st.kind == "label":
                 self.labels[(st.func, st.label)] = st
@@ -52,7 +52,7 @@ class Marker:
         for f in self.prog.funcs.values():
             if f.name == "main" and f.rewritable:
                 self.keep_func(f)
-        for key in self.prog.global_func_refs:   # tables of function pointers are kept, so are their entries
+        for key in self.prog.global_func_refs:  # tables of function pointers are kept, so are their entries
             if key in self.prog.funcs:
                 self.keep_whole(self.prog.funcs[key], "named in the initialiser of a global")
         self._drain()
@@ -76,8 +76,7 @@ class Marker:
                 continue
             last = max((s.start for s in f.stmts if s.kept and s.kind != "compound"), default=-1)
             for s in f.stmts:
-                if not s.kept and not s.forbidden and (s.kind in ("return", "goto") or s.terminator) \
-                        and s.start < last:
+                if not s.kept and not s.forbidden and (s.kind in ("return", "goto") or s.terminator) and s.start < last:
                     self.keep(s, f"may skip the kept code after it in {f.name}")
                     added = True
         return added
@@ -99,7 +98,7 @@ class Marker:
             return
         self.marked.add(cls)
         self.queue.append(("var", cls, why, False))
-        for args, where in self.links.pop(cls, ()):   # the callee needs the values: so do its callers
+        for args, where in self.links.pop(cls, ()):  # the callee needs the values: so do its callers
             for a in args:
                 self.mark(a, f"passed at {where} to a parameter whose values are used")
 
@@ -124,7 +123,7 @@ class Marker:
         for st in f.body.children:
             if st.terminator:
                 self.keep(st, f"ends {f.name}")
-        for st in f.stmts:   # local types cost nothing and kept declarations may need them
+        for st in f.stmts:  # local types cost nothing and kept declarations may need them
             if st.declares_type:
                 self.keep(st, f"declares a type in {f.name}")
 
@@ -153,7 +152,7 @@ class Marker:
             if callee is not None:
                 self.keep_func(callee)
                 if call.value_used and not callee.value_needed:
-                    callee.value_needed = True   # every return computes the value kept code uses
+                    callee.value_needed = True  # every return computes the value kept code uses
                     for r in callee.stmts:
                         if r.kind == "return":
                             self.keep(r, f"returns the value of {callee.name} used at {here}")
@@ -164,7 +163,7 @@ class Marker:
             self.keep(st.parent, f"encloses {here}")
         else:
             self.keep_func(st.func)
-        for c in st.children:   # statements of a macro's body cannot be cut out of its invocation
+        for c in st.children:  # statements of a macro's body cannot be cut out of its invocation
             if c.glued:
                 self.keep(c, f"expanded from the same macro as {here}")
         if st.kind in ("for", "while", "do", "switch"):
@@ -173,7 +172,7 @@ class Marker:
             if st.kind != "switch" and _endless(st):
                 for ex in _exits(st):
                     self.keep(ex, f"the only way out of the loop at line {st.line}")
-            for sub in st.children:   # a kept loop keeps its braces
+            for sub in st.children:  # a kept loop keeps its braces
                 if sub.kind == "compound":
                     self.keep(sub, f"body of line {st.line}")
         if st.kind == "if":
@@ -182,7 +181,7 @@ class Marker:
                 self.keep(then, f"body of line {st.line}")
         if st.kind == "switch":
             body = st.children[0] if st.children else None
-            for c in (body.children if body is not None else ()):
+            for c in body.children if body is not None else ():
                 if c.kind in ("case", "default"):
                     self.keep(c, f"label of the switch at line {st.line}")
         if st.kind == "label":
@@ -219,7 +218,7 @@ class Marker:
     def _var(self, cls: Var, why: str, storage: bool) -> None:
         for st, via, content in self.prog.writers.get(cls, ()):
             if storage and content:
-                continue   # computes values of a buffer whose values nothing kept reads
+                continue  # computes values of a buffer whose values nothing kept reads
             self.keep(st, f"assigns {cls.name} ({why})")
             if via is not None:
                 callee, i = via
@@ -232,8 +231,9 @@ def _endless(loop: Stmt) -> bool:
         header = loop.cursor
         children = list(header.get_children())
         body = children[-1] if children else None
-        toks = [t.spelling for t in header.get_tokens()
-                if body is None or t.extent.start.offset < body.extent.start.offset]
+        toks = [
+            t.spelling for t in header.get_tokens() if body is None or t.extent.start.offset < body.extent.start.offset
+        ]
         # for ( init ; cond ; inc ): an empty condition is two adjacent ';' or '; ;'
         try:
             first = toks.index(";")

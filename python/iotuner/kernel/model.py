@@ -35,6 +35,7 @@ class MarkerError(ValueError):
 
 # ---------------------------------------------------------------- libclang helpers
 
+
 def _operator_api():
     """libclang >= 17 names the operator of a cursor; older ones do not (then tokens are read)."""
     lib = ci.conf.lib
@@ -116,15 +117,16 @@ def text_of(c: ci.Cursor) -> str:
 
 # ---------------------------------------------------------------- the model
 
+
 @dataclass(eq=False)
 class Var:
     key: str
     name: str
     is_global: bool
     pointerish: bool
-    func: "Func | None" = None     # for parameters
-    index: int = -1                # parameter position
-    parent: "Var | None" = None    # union-find
+    func: Func | None = None  # for parameters
+    index: int = -1  # parameter position
+    parent: Var | None = None  # union-find
     where: str = ""
 
     def __repr__(self) -> str:
@@ -133,20 +135,20 @@ class Var:
 
 @dataclass(eq=False)
 class Call:
-    stmt: "Stmt"
+    stmt: Stmt
     cursor: ci.Cursor
-    name: str | None                 # None: an indirect call through a pointer
-    key: str | None                  # the callee's USR
+    name: str | None  # None: an indirect call through a pointer
+    key: str | None  # the callee's USR
     args: list[ci.Cursor]
     arg_texts: list[str]
-    arg_bases: list[set[Var]]        # memory each argument can reach (pointer arguments)
-    handle_bases: list[set[Var]]     # variables passed by value (handles)
+    arg_bases: list[set[Var]]  # memory each argument can reach (pointer arguments)
+    handle_bases: list[set[Var]]  # variables passed by value (handles)
     param_readonly: list[bool | None]  # external callee: pointer parameter to const (None: unknown/variadic)
     variadic: bool
     has_proto: bool
     io: str | None = None
     line: int = 0
-    value_used: bool = True          # False: a call statement whose result is discarded
+    value_used: bool = True  # False: a call statement whose result is discarded
 
 
 @dataclass(eq=False)
@@ -154,30 +156,30 @@ class Stmt:
     id: int
     kind: str
     cursor: ci.Cursor
-    func: "Func"
-    parent: "Stmt | None"
+    func: Func
+    parent: Stmt | None
     start: int
     end: int
     line: int
-    slot: str = ""                     # "body", "then", "else", "sub" (label/case), "" in a compound
-    children: list["Stmt"] = field(default_factory=list)
+    slot: str = ""  # "body", "then", "else", "sub" (label/case), "" in a compound
+    children: list[Stmt] = field(default_factory=list)
     reads: set[Var] = field(default_factory=set)
     writes: set[Var] = field(default_factory=set)
     storage_writes: set[Var] = field(default_factory=set)  # declared, or assigned a pointer or record: not values
-    buffer_reads: set[Var] = field(default_factory=set)    # used only as an I/O call's data buffer or under sizeof
+    buffer_reads: set[Var] = field(default_factory=set)  # used only as an I/O call's data buffer or under sizeof
     declares: list[Var] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
-    own: list[ci.Cursor] = field(default_factory=list)   # the statement's own expressions
-    func_refs: set[str] = field(default_factory=set)      # functions it uses as values (not calls)
-    target: "Stmt | None" = None       # break/continue: the loop or switch
-    label: str = ""                    # goto/label name
+    own: list[ci.Cursor] = field(default_factory=list)  # the statement's own expressions
+    func_refs: set[str] = field(default_factory=set)  # functions it uses as values (not calls)
+    target: Stmt | None = None  # break/continue: the loop or switch
+    label: str = ""  # goto/label name
     is_root: bool = False
     root_why: str = ""
     terminator: bool = False
     kept: bool = False
-    glued: bool = False                # same text as its parent (expanded from a macro): kept with it
-    declares_type: bool = False        # a local struct, union, enum or typedef
-    forbidden: bool = False            # inside a drop region
+    glued: bool = False  # same text as its parent (expanded from a macro): kept with it
+    declares_type: bool = False  # a local struct, union, enum or typedef
+    forbidden: bool = False  # inside a drop region
     why: str = ""
 
     def walk(self):
@@ -194,7 +196,7 @@ class Func:
     key: str
     name: str
     cursor: ci.Cursor
-    source: "Source | None"            # None: defined in a header (analysed, never rewritten)
+    source: Source | None  # None: defined in a header (analysed, never rewritten)
     start: int
     end: int
     line: int
@@ -206,11 +208,11 @@ class Func:
     leads_to_io: bool = False
     io_why: str = ""
     writes_params: set[int] = field(default_factory=set)
-    writes_globals: set[Var] = field(default_factory=set)   # class roots
+    writes_globals: set[Var] = field(default_factory=set)  # class roots
     kept: bool = False
-    whole: bool = False                # kept with every statement
-    noreturn: bool = False             # every path ends in exit(), abort() or MPI_Abort()
-    value_needed: bool = False         # kept code uses its return value
+    whole: bool = False  # kept with every statement
+    noreturn: bool = False  # every path ends in exit(), abort() or MPI_Abort()
+    value_needed: bool = False  # kept code uses its return value
 
     @property
     def rewritable(self) -> bool:
@@ -221,14 +223,14 @@ class Func:
 class Region:
     start: int
     end: int
-    kind: str      # keep | drop
+    kind: str  # keep | drop
     line: int
 
 
 @dataclass(eq=False)
 class Source:
-    path: Path                 # the application's file
-    text: bytes                # clang-formatted
+    path: Path  # the application's file
+    text: bytes  # clang-formatted
     tu: ci.TranslationUnit
     funcs: list[Func] = field(default_factory=list)
     prototypes: list[tuple[str, int, int, bool]] = field(default_factory=list)  # (key, start, end, static)
@@ -254,7 +256,7 @@ class Program:
         self.vars: dict[str, Var] = {}
         self.stmts: list[Stmt] = []
         self.address_taken: dict[str, tuple[str, list[str]]] = {}  # function key -> (name, where used as a value)
-        self.global_func_refs: set[str] = set()     # functions named in initialisers of globals
+        self.global_func_refs: set[str] = set()  # functions named in initialisers of globals
         self.unsupported: list[Unsupported] = []
         # per alias class: (statement, (callee, parameter) when written through a call, content) where content
         # says the statement only changes values stored in the class (a number, not where memory is)
@@ -282,8 +284,13 @@ class Program:
         if v is None:
             par = decl.semantic_parent
             is_global = par is not None and par.kind == CK.TRANSLATION_UNIT
-            v = Var(key, decl.spelling, is_global, is_pointerish(decl.type),
-                    where=f"{Path(str(decl.location.file)).name}:{decl.location.line}")
+            v = Var(
+                key,
+                decl.spelling,
+                is_global,
+                is_pointerish(decl.type),
+                where=f"{Path(str(decl.location.file)).name}:{decl.location.line}",
+            )
             self.vars[key] = v
         return v
 
@@ -303,15 +310,22 @@ class Program:
                 if c.is_definition():
                     self._add_function(c, src if in_main else None)
                 elif in_main:
-                    src.prototypes.append((c.get_usr(), c.extent.start.offset, c.extent.end.offset,
-                                           c.storage_class == ci.StorageClass.STATIC))
+                    src.prototypes.append(
+                        (
+                            c.get_usr(),
+                            c.extent.start.offset,
+                            c.extent.end.offset,
+                            c.storage_class == ci.StorageClass.STATIC,
+                        )
+                    )
             elif c.kind == CK.VAR_DECL:
                 self._scan_function_refs(c)
         return src
 
     def _taken(self, fn: ci.Cursor, at: ci.Cursor) -> None:
         self.address_taken.setdefault(fn.get_usr(), (fn.spelling, []))[1].append(
-            f"{Path(str(at.location.file)).name}:{at.location.line}")
+            f"{Path(str(at.location.file)).name}:{at.location.line}"
+        )
 
     def _scan_function_refs(self, c: ci.Cursor) -> None:
         """Function names used as values at file scope (tables of function pointers)."""
@@ -327,8 +341,16 @@ class Program:
         body = next((ch for ch in c.get_children() if ch.kind == CK.COMPOUND_STMT), None)
         if body is None:
             return
-        f = Func(key, c.spelling, c, src, c.extent.start.offset, c.extent.end.offset, c.location.line,
-                 c.storage_class == ci.StorageClass.STATIC)
+        f = Func(
+            key,
+            c.spelling,
+            c,
+            src,
+            c.extent.start.offset,
+            c.extent.end.offset,
+            c.location.line,
+            c.storage_class == ci.StorageClass.STATIC,
+        )
         self.funcs[key] = f
         for i, p in enumerate(c.get_arguments()):
             v = self.var(p)
@@ -340,8 +362,18 @@ class Program:
 
     def _stmt(self, c: ci.Cursor, f: Func, parent: Stmt | None, slot: str, targets: list[Stmt]) -> Stmt:
         kind, own, subs = _shape(c)
-        s = Stmt(len(self.stmts), kind, c, f, parent, c.extent.start.offset, c.extent.end.offset,
-                 c.extent.start.line, slot, own=own)
+        s = Stmt(
+            len(self.stmts),
+            kind,
+            c,
+            f,
+            parent,
+            c.extent.start.offset,
+            c.extent.end.offset,
+            c.extent.start.line,
+            slot,
+            own=own,
+        )
         s.glued = parent is not None and s.start <= parent.start and s.end >= parent.end
         self.stmts.append(s)
         f.stmts.append(s)
@@ -351,13 +383,18 @@ class Program:
                     s.target = t
                     break
         if kind in ("goto", "label"):
-            s.label = c.spelling if kind == "label" else next(
-                (ch.spelling for ch in c.get_children() if ch.kind == CK.LABEL_REF), "")
+            s.label = (
+                c.spelling
+                if kind == "label"
+                else next((ch.spelling for ch in c.get_children() if ch.kind == CK.LABEL_REF), "")
+            )
         if kind in ("return", "goto"):
             s.terminator = True
         if kind == "decl":
-            s.declares_type = any(ch.kind in (CK.STRUCT_DECL, CK.UNION_DECL, CK.ENUM_DECL, CK.TYPEDEF_DECL)
-                                  and ch.is_definition() for ch in c.get_children())
+            s.declares_type = any(
+                ch.kind in (CK.STRUCT_DECL, CK.UNION_DECL, CK.ENUM_DECL, CK.TYPEDEF_DECL) and ch.is_definition()
+                for ch in c.get_children()
+            )
         for e in own:
             self._expr(e, s)
         if kind == "expr" and any(call.name in catalog.TERMINATORS for call in s.calls):
@@ -390,7 +427,7 @@ class Program:
                     bases = self.ptr_bases(ch)
                     for b in bases:
                         self.union(v, b)
-                    self._buffer_expr(ch, s, bases)   # where the memory is, not what it holds
+                    self._buffer_expr(ch, s, bases)  # where the memory is, not what it holds
                 else:
                     self._expr(ch, s)
             return
@@ -400,7 +437,7 @@ class Program:
             if op == "=" and len(ch) == 2:
                 lhs = self.lvalue_bases(ch[0])
                 s.writes |= lhs
-                if is_pointerish(ch[0].type):   # a pointer or record assigned: where memory is
+                if is_pointerish(ch[0].type):  # a pointer or record assigned: where memory is
                     s.storage_writes |= lhs
                     rhs = self.ptr_bases(ch[1])
                     for b in rhs:
@@ -414,7 +451,7 @@ class Program:
             if ch:
                 lhs = self.lvalue_bases(ch[0])
                 s.writes |= lhs
-                if is_pointerish(ch[0].type):   # p += k moves a pointer
+                if is_pointerish(ch[0].type):  # p += k moves a pointer
                     s.storage_writes |= lhs
                     self._buffer_expr(ch[0], s, lhs)
                     for rest in ch[1:]:
@@ -423,7 +460,7 @@ class Program:
         elif k == CK.CALL_EXPR:
             self._call(c, s)
             return
-        elif k == CK.CXX_UNARY_EXPR:   # sizeof, alignof: the type matters, not the value
+        elif k == CK.CXX_UNARY_EXPR:  # sizeof, alignof: the type matters, not the value
             for ch in c.get_children():
                 self._buffer_expr(ch, s, None)
             return
@@ -433,8 +470,12 @@ class Program:
     def _call(self, c: ci.Cursor, s: Stmt) -> None:
         children = list(c.get_children())
         callee = strip(children[0]) if children else None
-        direct = (callee is not None and callee.kind == CK.DECL_REF_EXPR and callee.referenced is not None
-                  and callee.referenced.kind == CK.FUNCTION_DECL)
+        direct = (
+            callee is not None
+            and callee.kind == CK.DECL_REF_EXPR
+            and callee.referenced is not None
+            and callee.referenced.kind == CK.FUNCTION_DECL
+        )
         args = list(c.get_arguments())
         if direct:
             fn = callee.referenced
@@ -455,13 +496,23 @@ class Program:
                 readonly.append(canon(t.get_pointee()).is_const_qualified() if t.kind == TK.POINTER else True)
             else:
                 readonly.append(None)
-        call = Call(s, c, name, key, args, [text_of(a) for a in args],
-                    [self.ptr_bases(a) if is_pointerish(a.type) else set() for a in args],
-                    [self.lvalue_bases(a) if name in catalog.MUTATES_HANDLE else set() for a in args],
-                    readonly, variadic, has_proto, line=c.location.line,
-                    value_used=not (s.kind == "expr" and strip(s.cursor) == c))
+        call = Call(
+            s,
+            c,
+            name,
+            key,
+            args,
+            [text_of(a) for a in args],
+            [self.ptr_bases(a) if is_pointerish(a.type) else set() for a in args],
+            [self.lvalue_bases(a) if name in catalog.MUTATES_HANDLE else set() for a in args],
+            readonly,
+            variadic,
+            has_proto,
+            line=c.location.line,
+            value_used=not (s.kind == "expr" and strip(s.cursor) == c),
+        )
         if name is not None and canon(c.type).kind == TK.POINTER:
-            s.reads.add(self.pseudo(name))   # *f() and f()->x read what f returns
+            s.reads.add(self.pseudo(name))  # *f() and f()->x read what f returns
         if name is not None:
             call.io = catalog.io_kind(name, call.arg_texts)
         s.calls.append(call)
@@ -538,7 +589,7 @@ class Program:
             return self.lvalue_bases(c)
         if k == CK.CONDITIONAL_OPERATOR and len(ch) == 3:
             return self.ptr_bases(ch[1]) | self.ptr_bases(ch[2])
-        if k == CK.CALL_EXPR:   # a pointer returned by a call may point into a pointer argument (strchr, memcpy)
+        if k == CK.CALL_EXPR:  # a pointer returned by a call may point into a pointer argument (strchr, memcpy)
             out: set[Var] = set()
             for a in c.get_arguments():
                 if is_pointerish(a.type):
@@ -546,8 +597,12 @@ class Program:
             return out
         out = set()
         for d in c.walk_preorder():
-            if d.kind == CK.DECL_REF_EXPR and d.referenced is not None and \
-                    d.referenced.kind in (CK.VAR_DECL, CK.PARM_DECL) and is_pointerish(d.type):
+            if (
+                d.kind == CK.DECL_REF_EXPR
+                and d.referenced is not None
+                and d.referenced.kind in (CK.VAR_DECL, CK.PARM_DECL)
+                and is_pointerish(d.type)
+            ):
                 out.add(self.var(d.referenced))
         return out
 
@@ -567,9 +622,13 @@ class Program:
             f = self.funcs.get(key)
             if (f is not None and f.leads_to_io) or (f is None and catalog.io_kind(name, [])):
                 why = f" ({f.io_why})" if f is not None else ""
-                self.unsupported.append(Unsupported(
-                    f"I/O through a function pointer: {name}{why} is used as a value, so the calls that reach "
-                    "it cannot be found", ", ".join(sorted(set(wheres)))))
+                self.unsupported.append(
+                    Unsupported(
+                        f"I/O through a function pointer: {name}{why} is used as a value, so the calls that reach "
+                        "it cannot be found",
+                        ", ".join(sorted(set(wheres))),
+                    )
+                )
 
     def written_args(self, call: Call) -> list[tuple[int, set[Var]]]:
         """(position, variables) of the arguments the call may write through. Logging calls
@@ -658,15 +717,20 @@ class Program:
                     content = _points_to_values(call.args[i].type) and not catalog.is_closer(call.name)
                     for b in bases:
                         self.writers.setdefault(self.find(b), []).append(
-                            (st, (callee, i) if callee is not None and i < len(callee.params) else None, content))
+                            (st, (callee, i) if callee is not None and i < len(callee.params) else None, content)
+                        )
                 if callee is not None:
                     for cls in callee.writes_globals:
                         self.writers.setdefault(cls, []).append((st, None, False))
 
     def compression_filters(self) -> list[str]:
         """Where the program sets an HDF5 filter whose output size depends on the data (file:line name)."""
-        return [f"{call.name} at {Path(str(call.cursor.location.file)).name}:{call.line}"
-                for st in self.stmts for call in st.calls if call.name in catalog.VALUE_FILTERS]
+        return [
+            f"{call.name} at {Path(str(call.cursor.location.file)).name}:{call.line}"
+            for st in self.stmts
+            for call in st.calls
+            if call.name in catalog.VALUE_FILTERS
+        ]
 
     def _io_reach(self) -> None:
         for f in self.funcs.values():
@@ -694,9 +758,12 @@ class Program:
                 elif g is not None and g.leads_to_io:
                     st.is_root, st.root_why = True, f"calls {g.name}, which leads to I/O"
                 if call.name in catalog.NONLOCAL_JUMPS:
-                    self.unsupported.append(Unsupported(
-                        f"{call.name}: control flow through a non-local jump cannot be followed",
-                        f"{Path(str(call.cursor.location.file)).name}:{call.line}"))
+                    self.unsupported.append(
+                        Unsupported(
+                            f"{call.name}: control flow through a non-local jump cannot be followed",
+                            f"{Path(str(call.cursor.location.file)).name}:{call.line}",
+                        )
+                    )
 
     def _apply_regions(self) -> None:
         for src in self.sources:
@@ -718,8 +785,7 @@ class Program:
             for f in self.funcs.values():
                 if f.leads_to_io:
                     continue
-                if any(self.funcs.get(c.key) is not None and self.funcs[c.key].leads_to_io
-                       for c in f.calls if c.key):
+                if any(self.funcs.get(c.key) is not None and self.funcs[c.key].leads_to_io for c in f.calls if c.key):
                     f.leads_to_io, f.io_why = True, "calls a function with a keep marker"
                     changed = True
         for st in self.stmts:
@@ -793,8 +859,10 @@ def _regions(src: Source) -> list[Region]:
         line = src.line_of(start)
         if edge == "begin":
             if what in open_:
-                raise MarkerError(f"{src.path.name}:{line}: 'iotuner:{what} begin' inside another "
-                                  f"'iotuner:{what} begin' (line {open_[what][1]})")
+                raise MarkerError(
+                    f"{src.path.name}:{line}: 'iotuner:{what} begin' inside another "
+                    f"'iotuner:{what} begin' (line {open_[what][1]})"
+                )
             open_[what] = (end, line)
         elif edge == "end":
             if what not in open_:
@@ -822,7 +890,7 @@ def _next_statement_end(text: bytes, pos: int) -> int:
         if nl < 0:
             return len(text)
         nxt = text.find(b"\n", nl + 1)
-        line = text[nl + 1: nxt if nxt >= 0 else len(text)].strip()
+        line = text[nl + 1 : nxt if nxt >= 0 else len(text)].strip()
         if line and not line.startswith((b"//", b"/*")):
             return nxt if nxt >= 0 else len(text)
         pos = nl + 1

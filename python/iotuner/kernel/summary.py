@@ -49,33 +49,47 @@ def render(k: Kernel) -> str:
             out.append(f"  {p['file']} {index} ({p['kind']}): {fa} | {fk}")
         t = v["totals"]
         whole = " (kernel run whole)" if v.get("reduction") else ""
-        out.append(f"bytes written error{whole}: {_pct(t['written']['error_pct'])}   "
-                   f"bytes read error: {_pct(t['read']['error_pct'])}")
-        out.append(f"I/O calls error: {_pct(t['calls']['error_pct'])} "
-                   f"({_num(t['calls']['app'])} application, {_num(t['calls']['kernel'])} kernel); "
-                   f"POSIX calls error: {_pct(t['posix_calls']['error_pct'])}")
+        out.append(
+            f"bytes written error{whole}: {_pct(t['written']['error_pct'])}   "
+            f"bytes read error: {_pct(t['read']['error_pct'])}"
+        )
+        out.append(
+            f"I/O calls error: {_pct(t['calls']['error_pct'])} "
+            f"({_num(t['calls']['app'])} application, {_num(t['calls']['kernel'])} kernel); "
+            f"POSIX calls error: {_pct(t['posix_calls']['error_pct'])}"
+        )
         red = v.get("reduction")
         if red:
             pr = red["prediction"]
-            out.append(f"loop reduction to {red['loop_fraction']:g}: loops run 1 in {red['loop_scale']:.4g} "
-                       f"iterations; kernel figures times each phase's loop factor against the application:")
-            out.append(f"  bytes written error {_pct(pr['written']['error_pct'])}, bytes read error "
-                       f"{_pct(pr['read']['error_pct'])}, I/O calls error {_pct(pr['calls']['error_pct'])}, "
-                       f"POSIX calls error {_pct(pr['posix_calls']['error_pct'])}")
+            out.append(
+                f"loop reduction to {red['loop_fraction']:g}: loops run 1 in {red['loop_scale']:.4g} "
+                f"iterations; kernel figures times each phase's loop factor against the application:"
+            )
+            out.append(
+                f"  bytes written error {_pct(pr['written']['error_pct'])}, bytes read error "
+                f"{_pct(pr['read']['error_pct'])}, I/O calls error {_pct(pr['calls']['error_pct'])}, "
+                f"POSIX calls error {_pct(pr['posix_calls']['error_pct'])}"
+            )
             out.append(f"  scale (application bytes per reduced-kernel byte, measured): {v['scale']:.4g}")
         cl = v.get("console_lines", {})
-        out.append(f"console output lines (logging, not counted as I/O): application {cl.get('app')}, "
-                   f"kernel {cl.get('kernel')}")
+        out.append(
+            f"console output lines (logging, not counted as I/O): application {cl.get('app')}, "
+            f"kernel {cl.get('kernel')}"
+        )
     red = v.get("reduction") or {}
     if red.get("kernel_whole", {}).get("median_s"):
-        out.append(f"kernel run whole: {red['kernel_whole']['median_s']:.3f} s, "
-                   f"{red['speedup_whole']:.1f}x faster than the application")
+        out.append(
+            f"kernel run whole: {red['kernel_whole']['median_s']:.3f} s, "
+            f"{red['speedup_whole']:.1f}x faster than the application"
+        )
     if v.get("app") and v.get("kernel") and v["kernel"].get("median_s"):
         n = len(v["app"]["elapsed_s"])
-        out.append(f"one evaluation ({'median of ' + str(n) + ' runs' if n > 1 else 'one run'}): application "
-                   f"{v['app']['median_s']:.3f} s, kernel {v['kernel']['median_s']:.3f} s"
-                   + (f", {v['speedup']:.1f}x faster" if v.get("speedup") else "")
-                   + (f" (fastest runs: {v['speedup_min']:.1f}x)" if n > 1 and v.get("speedup_min") else ""))
+        out.append(
+            f"one evaluation ({'median of ' + str(n) + ' runs' if n > 1 else 'one run'}): application "
+            f"{v['app']['median_s']:.3f} s, kernel {v['kernel']['median_s']:.3f} s"
+            + (f", {v['speedup']:.1f}x faster" if v.get("speedup") else "")
+            + (f" (fastest runs: {v['speedup_min']:.1f}x)" if n > 1 and v.get("speedup_min") else "")
+        )
     return "\n".join(out) + "\n"
 
 

@@ -19,7 +19,7 @@ SCRATCH = "{scratch}"
 
 @dataclass
 class Launch:
-    kind: str = "local"          # local: mpiexec -n RANKS; none: the command as given
+    kind: str = "local"  # local: mpiexec -n RANKS; none: the command as given
     ranks: int = 2
     mpiexec: str = "mpiexec.mpich"
 
@@ -35,7 +35,7 @@ class Run:
     role: str
     ok: bool
     elapsed: float
-    phases: dict[tuple, dict]            # by phase_key
+    phases: dict[tuple, dict]  # by phase_key
     console_lines: int
     error: str | None = None
     loops: dict[int, dict] = field(default_factory=dict)
@@ -60,31 +60,46 @@ def _phase_counts(p: dict) -> dict:
     else:
         calls = part.get("write_calls", 0) + part.get("read_calls", 0)
     posix = p.get("posix", {}) or {}
-    return {"written": p.get("bytes_written", 0), "read": p.get("bytes_read", 0), "calls": calls,
-            "level": level, "posix_calls": posix.get("write_calls", 0) + posix.get("read_calls", 0)}
+    return {
+        "written": p.get("bytes_written", 0),
+        "read": p.get("bytes_read", 0),
+        "calls": calls,
+        "level": level,
+        "posix_calls": posix.get("write_calls", 0) + posix.get("read_calls", 0),
+    }
 
 
 def _normal(path: str, scratch: Path, prefix: str | None) -> str:
     if prefix:
         pre = str(Path(prefix)).rstrip("/")
         if path.startswith(pre + "/"):
-            path = path[len(pre):]
+            path = path[len(pre) :]
     s = str(scratch)
     if path == s or path.startswith(s + "/"):
-        path = SCRATCH + path[len(s):]
+        path = SCRATCH + path[len(s) :]
     return path
 
 
-def run_once(role: str, index: int, command: list[str], launch: Launch, workdir: Path, cwd: Path | None,
-             timeout: float | None, prefix: str | None = None, env_extra: dict[str, str] | None = None) -> Run:
+def run_once(
+    role: str,
+    index: int,
+    command: list[str],
+    launch: Launch,
+    workdir: Path,
+    cwd: Path | None,
+    timeout: float | None,
+    prefix: str | None = None,
+    env_extra: dict[str, str] | None = None,
+) -> Run:
     scratch = workdir / f"{role}-{index}"
     if scratch.exists():
         shutil.rmtree(scratch)
     scratch.mkdir(parents=True)
     env = None
-    stats_dir = workdir / f"{role}-{index}.iotk"   # beside the run's directory: the application owns that one
+    stats_dir = workdir / f"{role}-{index}.iotk"  # beside the run's directory: the application owns that one
     if env_extra is not None:
         import os
+
         if stats_dir.exists():
             shutil.rmtree(stats_dir)
         stats_dir.mkdir()
@@ -180,16 +195,20 @@ def compare(app: Run, kernel: Run, tolerance: float) -> dict:
     for key in sorted(set(app.phases) | set(kernel.phases), key=lambda k: (k[1], k[2], k[0], k[3])):
         a, k = app.phases.get(key), kernel.phases.get(key)
         kind, name, index, matched_by = key
-        phases.append({"kind": kind, "file": name, "occurrence": index, "matched_by": matched_by,
-                       "app": a, "kernel": k})
+        phases.append(
+            {"kind": kind, "file": name, "occurrence": index, "matched_by": matched_by, "app": a, "kernel": k}
+        )
         if a is None or k is None:
-            mismatches.append(f"{name} ({matched_by} {index}, {kind}): only the "
-                              f"{'kernel' if a is None else 'application'} has this phase")
+            mismatches.append(
+                f"{name} ({matched_by} {index}, {kind}): only the "
+                f"{'kernel' if a is None else 'application'} has this phase"
+            )
             continue
         for what in ("written", "read"):
             if abs(k[what] - a[what]) > tolerance * a[what]:
-                mismatches.append(f"{name} ({matched_by} {index}): bytes {what} application {a[what]}, "
-                                  f"kernel {k[what]}")
+                mismatches.append(
+                    f"{name} ({matched_by} {index}): bytes {what} application {a[what]}, kernel {k[what]}"
+                )
     totals = {}
     for what in _MEASURES:
         sa = sum(p[what] for p in app.phases.values())
@@ -206,15 +225,28 @@ def predict(app: Run, reduced: Run) -> dict:
     for what in _MEASURES:
         sa = sum(p[what] for p in app.phases.values())
         sk = sum(p[what] for p in reduced.phases.values())
-        pred = sum(p[what] * factors.get(reduced.opened_in.get(reduced.opened_as.get(key, key[1:3]), 0), 1.0)
-                   for key, p in reduced.phases.items())
+        pred = sum(
+            p[what] * factors.get(reduced.opened_in.get(reduced.opened_as.get(key, key[1:3]), 0), 1.0)
+            for key, p in reduced.phases.items()
+        )
         out[what] = {"app": sa, "kernel": sk, "predicted": pred, "error_pct": _pct(pred, sa)}
     return out
 
 
-def validate(app_cmd: list[str], kernel_cmd: list[str], launch: Launch, workdir: Path, cwd: Path | None, *,
-             repeats: int = 1, tolerance: float = 1e-4, loop_fraction: float = 1.0, prefix: str | None = None,
-             timeout: float | None = None, progress: Callable[[str], None] = lambda s: None) -> dict:
+def validate(
+    app_cmd: list[str],
+    kernel_cmd: list[str],
+    launch: Launch,
+    workdir: Path,
+    cwd: Path | None,
+    *,
+    repeats: int = 1,
+    tolerance: float = 1e-4,
+    loop_fraction: float = 1.0,
+    prefix: str | None = None,
+    timeout: float | None = None,
+    progress: Callable[[str], None] = lambda s: None,
+) -> dict:
     """Runs the application and the kernel alternately `repeats` times. The kernel must match the
     application's bytes per phase; with loop reduction that is checked on the kernel run whole
     (fraction 1 at run time), and the reduced kernel gives the time, the scale and the prediction error.
@@ -228,45 +260,81 @@ def validate(app_cmd: list[str], kernel_cmd: list[str], launch: Launch, workdir:
         a = run_once("app", i, app_cmd, launch, workdir, cwd, timeout)
         apps.append(a)
         if not a.ok:
-            return {"ran": True, "ok": False, "reason": f"the application run failed ({a.error}): nothing to "
-                    "validate against", "app": _times(apps)}
+            return {
+                "ran": True,
+                "ok": False,
+                "reason": f"the application run failed ({a.error}): nothing to validate against",
+                "app": _times(apps),
+            }
         k_timeout = 3 * a.elapsed + 60 if timeout is None else timeout
         progress(f"running the kernel{' whole' if reduced else ''} ({i + 1}/{repeats})")
-        k = run_once("kernel-whole" if reduced else "kernel", i, kernel_cmd, launch, workdir, cwd, k_timeout,
-                     prefix, {"IOTUNER_KERNEL_LOOP_FRACTION": "1"})
+        k = run_once(
+            "kernel-whole" if reduced else "kernel",
+            i,
+            kernel_cmd,
+            launch,
+            workdir,
+            cwd,
+            k_timeout,
+            prefix,
+            {"IOTUNER_KERNEL_LOOP_FRACTION": "1"},
+        )
         fulls.append(k)
         if not k.ok:
-            return {"ran": True, "ok": False, "reason": f"the kernel run failed: {k.error}",
-                    "app": _times(apps), "kernel": _times(fulls)}
+            return {
+                "ran": True,
+                "ok": False,
+                "reason": f"the kernel run failed: {k.error}",
+                "app": _times(apps),
+                "kernel": _times(fulls),
+            }
         if reduced:
             progress(f"running the kernel reduced to {loop_fraction:g} of its loops ({i + 1}/{repeats})")
             r = run_once("kernel", i, kernel_cmd, launch, workdir, cwd, k_timeout, prefix, {})
             reds.append(r)
             if not r.ok:
-                return {"ran": True, "ok": False, "reason": f"the reduced kernel run failed: {r.error}",
-                        "app": _times(apps), "kernel": _times(reds)}
+                return {
+                    "ran": True,
+                    "ok": False,
+                    "reason": f"the reduced kernel run failed: {r.error}",
+                    "app": _times(apps),
+                    "kernel": _times(reds),
+                }
     cmp = compare(apps[0], fulls[0], tolerance)
     used = reds if reduced else fulls
     ta, tk = _times(apps), _times(used)
-    out = {"ran": True, "ok": cmp["match"], "tolerance_pct": tolerance * 100, "scale": 1.0,
-           "app": ta, "kernel": tk, "speedup": ta["median_s"] / tk["median_s"] if tk["median_s"] else None,
-           "speedup_min": ta["min_s"] / tk["min_s"] if tk["min_s"] else None,
-           "console_lines": {"app": apps[0].console_lines, "kernel": used[0].console_lines}, **cmp}
+    out = {
+        "ran": True,
+        "ok": cmp["match"],
+        "tolerance_pct": tolerance * 100,
+        "scale": 1.0,
+        "app": ta,
+        "kernel": tk,
+        "speedup": ta["median_s"] / tk["median_s"] if tk["median_s"] else None,
+        "speedup_min": ta["min_s"] / tk["min_s"] if tk["min_s"] else None,
+        "console_lines": {"app": apps[0].console_lines, "kernel": used[0].console_lines},
+        **cmp,
+    }
     if reduced:
         whole = _times(fulls)
         pred = predict(apps[0], reds[0])
         kernel_bytes = pred["written"]["kernel"] + pred["read"]["kernel"]
         app_bytes = pred["written"]["app"] + pred["read"]["app"]
         out["scale"] = app_bytes / kernel_bytes if kernel_bytes else 1.0
-        out["reduction"] = {"loop_fraction": loop_fraction, "loop_scale": loop_scale(reds[0].loops),
-                            "loops_run": {str(k): v for k, v in reds[0].loops.items()}, "prediction": pred,
-                            "kernel_whole": whole,
-                            "speedup_whole": ta["median_s"] / whole["median_s"] if whole["median_s"] else None}
+        out["reduction"] = {
+            "loop_fraction": loop_fraction,
+            "loop_scale": loop_scale(reds[0].loops),
+            "loops_run": {str(k): v for k, v in reds[0].loops.items()},
+            "prediction": pred,
+            "kernel_whole": whole,
+            "speedup_whole": ta["median_s"] / whole["median_s"] if whole["median_s"] else None,
+        }
     if not cmp["match"]:
         shown = "; ".join(cmp["mismatches"][:3])
         more = len(cmp["mismatches"]) - 3
-        out["reason"] = "the kernel's I/O differs from the application's: " + shown + \
-            (f" (and {more} more)" if more > 0 else "")
+        out["reason"] = (
+            "the kernel's I/O differs from the application's: " + shown + (f" (and {more} more)" if more > 0 else "")
+        )
     return out
 
 

@@ -33,11 +33,12 @@ class PhaseResult:
 @dataclass
 class Result:
     """One settings document's prediction for the whole workload."""
+
     name: str
     phases: list[PhaseResult]
     stripe_count: int
     stripe_size: int
-    aggregators: int               # 0: no collective calls
+    aggregators: int  # 0: no collective calls
     hints: dict = field(default_factory=dict)
     activities: int = 0
     wall_s: float = 0.0
@@ -59,9 +60,11 @@ def executable() -> str:
     try:
         return str(native.executable("iotuner-iosim"))
     except native.NativeMissing:
-        raise SimulateError("the simulator (iotuner-iosim) is not built: it needs SimGrid's simgrid.pc and a C++ "
-                            "compiler when iotuner is built (apt-get install libsimgrid-dev g++, or spack install "
-                            "simgrid; then rebuild iotuner, e.g. make setup)") from None
+        raise SimulateError(
+            "the simulator (iotuner-iosim) is not built: it needs SimGrid's simgrid.pc and a C++ "
+            "compiler when iotuner is built (apt-get install libsimgrid-dev g++, or spack install "
+            "simgrid; then rebuild iotuner, e.g. make setup)"
+        ) from None
 
 
 # what a crash prints after its message: SimGrid's and glibc's backtraces
@@ -88,6 +91,7 @@ MAPS_PER_RANK = 2
 def _available_bytes() -> int | None:
     """Memory this process may still take: MemAvailable, or a lower address-space limit."""
     import resource
+
     found = None
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -122,8 +126,10 @@ def refusal(ranks: int, timeout: float = 600) -> str | None:
         return f"{what}; this machine has {have / 2**30:.1f} GiB available"
     maps = _max_maps()
     if maps is not None and ranks * MAPS_PER_RANK > maps:
-        return (f"{what}, and SimGrid maps about {MAPS_PER_RANK} memory regions per rank: more than this "
-                f"machine's vm.max_map_count ({maps:,}) allows; at most about {maps // MAPS_PER_RANK:,} ranks here")
+        return (
+            f"{what}, and SimGrid maps about {MAPS_PER_RANK} memory regions per rank: more than this "
+            f"machine's vm.max_map_count ({maps:,}) allows; at most about {maps // MAPS_PER_RANK:,} ranks here"
+        )
     if seconds > timeout:
         return f"{what}: more than the {_duration(timeout)} a simulation may take"
     return None
@@ -146,8 +152,15 @@ def run_engine(text: str, timeout: float = 600) -> dict:
         raise SimulateError("the simulator gave no result") from None
 
 
-def simulate(workload: Workload, platform: Platform, nodes: int, flat: dict, name: str = "",
-             as_run: bool = False, timeout: float = 600) -> Result:
+def simulate(
+    workload: Workload,
+    platform: Platform,
+    nodes: int,
+    flat: dict,
+    name: str = "",
+    as_run: bool = False,
+    timeout: float = 600,
+) -> Result:
     """The workload at its rank count on `nodes` nodes of the platform, under settings `flat`
     ({"layer.knob": value}; as_run: on top of what the measured run applied); timeout: seconds each engine
     run may take."""
@@ -166,9 +179,18 @@ def simulate(workload: Workload, platform: Platform, nodes: int, flat: dict, nam
         activities += out.get("activities", 0)
         wall += out.get("wall_s", 0.0)
         for i, ph, got in zip(indices, phases, out["phases"]):
-            results[i] = PhaseResult(ph.label, got["time_s"], ph.pattern.bytes,
-                                     got["collective_s"], got["targets_used"], ph.measured_s)
+            results[i] = PhaseResult(
+                ph.label, got["time_s"], ph.pattern.bytes, got["collective_s"], got["targets_used"], ph.measured_s
+            )
     # aggregators: none where every phase is independent calls
     aggregators = setup.hints.write_aggregators if any(p.collective_under(flat) for p in workload.phases) else 0
-    return Result(name, [results[i] for i in range(len(workload.phases))], setup.stripe_count, setup.stripe_size,
-                  aggregators, setup.mpiio, activities, wall)
+    return Result(
+        name,
+        [results[i] for i in range(len(workload.phases))],
+        setup.stripe_count,
+        setup.stripe_size,
+        aggregators,
+        setup.mpiio,
+        activities,
+        wall,
+    )

@@ -97,20 +97,20 @@ class Measured:
 class Platform:
     name: str
     description: str
-    cores: int                      # per node
-    copy_bw: float                  # B/s of one core copying a message it receives (intra-node)
-    memory_bw: float                # B/s of a node's memory link (every intra-node message crosses it)
-    memory_latency: float           # s per intra-node message
-    write_copy_bw: float            # B/s of one core copying a pwrite's data (0: none)
+    cores: int  # per node
+    copy_bw: float  # B/s of one core copying a message it receives (intra-node)
+    memory_bw: float  # B/s of a node's memory link (every intra-node message crosses it)
+    memory_latency: float  # s per intra-node message
+    write_copy_bw: float  # B/s of one core copying a pwrite's data (0: none)
     read_copy_bw: float
-    storage: dict                   # kind, osts, oss, ost_write_bw, ost_read_bw, oss_bw, oss_latency, overheads
-    collectives: object             # LogP or Measured
-    busy_poll: bool = True          # ranks spin in blocking MPI calls (MPICH): more ranks than cores share them
-    nic_bw: float = 0.0             # B/s per node (0: one node only)
+    storage: dict  # kind, osts, oss, ost_write_bw, ost_read_bw, oss_bw, oss_latency, overheads
+    collectives: object  # LogP or Measured
+    busy_poll: bool = True  # ranks spin in blocking MPI calls (MPICH): more ranks than cores share them
+    nic_bw: float = 0.0  # B/s per node (0: one node only)
     nic_latency: float = 0.0
     backbone_bw: float = 0.0
     backbone_latency: float = 0.0
-    stripe_count: int = 1           # the file layout when the settings give none
+    stripe_count: int = 1  # the file layout when the settings give none
     stripe_size: int = 1 << 20
     cb_nodes_default: str = "nodes"  # ROMIO's default aggregators: one per node ("nodes") or "stripe_count"
     write_copy_first_bw: float = 0.0  # writes to a new file, when they differ (0: write_copy_bw)
@@ -158,50 +158,88 @@ class Platform:
         (b0, t0), (b1, t1) = pts[-2], pts[-1]  # beyond: at the largest sizes' rate
         return t1 + (t1 - t0) / (b1 - b0) * (nbytes - b1)
 
-    def header(self, ranks: int, nodes: int, stripe_count: int, stripe_size: int, new_file: bool,
-               per_process: bool = False) -> dict:
+    def header(
+        self, ranks: int, nodes: int, stripe_count: int, stripe_size: int, new_file: bool, per_process: bool = False
+    ) -> dict:
         """The engine's description of this platform for one simulation."""
         per_node = -(-ranks // nodes)
         st = self.storage
         first = new_file and self.write_copy_first_bw > 0
         return {
-            "format": "iotuner-iosim", "version": 1, "ranks": ranks, "nodes": nodes,
+            "format": "iotuner-iosim",
+            "version": 1,
+            "ranks": ranks,
+            "nodes": nodes,
             "platform": {
-                "cores": self.cores, "core_speed": 1e9, "copy_bw": self.copy_bw,
+                "cores": self.cores,
+                "core_speed": 1e9,
+                "copy_bw": self.copy_bw,
                 "write_copy_bw": self.write_copy_first_bw if first else self.write_copy_bw,
-                "read_copy_bw": self.read_copy_bw, "busy_poll": self.busy_poll,
-                "mem_bw": self.memory_bw, "mem_latency": self.message_latency(per_node),
-                "nic_bw": self.nic_bw, "nic_latency": self.nic_latency,
-                "backbone_bw": self.backbone_bw, "backbone_latency": self.backbone_latency,
-                "storage": {"kind": st["kind"], "osts": st.get("osts", 1), "oss": st.get("oss", 0),
-                            "ost_write_bw": self.ost_write_first_bw if new_file and self.ost_write_first_bw
-                            else st["ost_write_bw"],
-                            "ost_read_bw": st["ost_read_bw"], "oss_bw": st.get("oss_bw", 0.0),
-                            "oss_latency": st.get("oss_latency", 0.0),
-                            "write_overhead_s": st.get("write_overhead", 0.0),
-                            "read_overhead_s": st.get("read_overhead", 0.0)}},
-            "layout": {"stripe_count": stripe_count, "stripe_size": stripe_size, "first_ost": 0,
-                       "file_per_process": per_process},
+                "read_copy_bw": self.read_copy_bw,
+                "busy_poll": self.busy_poll,
+                "mem_bw": self.memory_bw,
+                "mem_latency": self.message_latency(per_node),
+                "nic_bw": self.nic_bw,
+                "nic_latency": self.nic_latency,
+                "backbone_bw": self.backbone_bw,
+                "backbone_latency": self.backbone_latency,
+                "storage": {
+                    "kind": st["kind"],
+                    "osts": st.get("osts", 1),
+                    "oss": st.get("oss", 0),
+                    "ost_write_bw": self.ost_write_first_bw
+                    if new_file and self.ost_write_first_bw
+                    else st["ost_write_bw"],
+                    "ost_read_bw": st["ost_read_bw"],
+                    "oss_bw": st.get("oss_bw", 0.0),
+                    "oss_latency": st.get("oss_latency", 0.0),
+                    "write_overhead_s": st.get("write_overhead", 0.0),
+                    "read_overhead_s": st.get("read_overhead", 0.0),
+                },
+            },
+            "layout": {
+                "stripe_count": stripe_count,
+                "stripe_size": stripe_size,
+                "first_ost": 0,
+                "file_per_process": per_process,
+            },
         }
 
     def check_nodes(self, nodes: int) -> None:
         if nodes > 1 and (self.nic_bw <= 0 or self.backbone_bw <= 0):
-            raise PlatformError(f"platform '{self.name}' is one node (it has no network): simulate with --nodes 1, "
-                                f"or describe the network in a platform file (docs/simulate.md)")
+            raise PlatformError(
+                f"platform '{self.name}' is one node (it has no network): simulate with --nodes 1, "
+                f"or describe the network in a platform file (docs/simulate.md)"
+            )
 
     def to_json(self) -> dict:
         """The platform as a file (`iotuner simulate --platform here --save-platform FILE`)."""
         st = self.storage
         doc = {
-            "format": FORMAT, "version": VERSION, "name": self.name, "description": self.description,
-            "nodes": {"cores": self.cores, "copy_GBps": self.copy_bw / GB, "memory_GBps": self.memory_bw / GB,
-                      "memory_latency_us": self.memory_latency / US, "write_copy_GBps": self.write_copy_bw / GB,
-                      "read_copy_GBps": self.read_copy_bw / GB, "busy_poll": self.busy_poll},
-            "storage": {"kind": st["kind"], "osts": st.get("osts", 1), "oss": st.get("oss", 0),
-                        "ost_write_GBps": st["ost_write_bw"] / GB, "ost_read_GBps": st["ost_read_bw"] / GB,
-                        "oss_GBps": st.get("oss_bw", 0.0) / GB, "oss_latency_us": st.get("oss_latency", 0.0) / US,
-                        "write_overhead_us": st.get("write_overhead", 0.0) / US,
-                        "read_overhead_us": st.get("read_overhead", 0.0) / US},
+            "format": FORMAT,
+            "version": VERSION,
+            "name": self.name,
+            "description": self.description,
+            "nodes": {
+                "cores": self.cores,
+                "copy_GBps": self.copy_bw / GB,
+                "memory_GBps": self.memory_bw / GB,
+                "memory_latency_us": self.memory_latency / US,
+                "write_copy_GBps": self.write_copy_bw / GB,
+                "read_copy_GBps": self.read_copy_bw / GB,
+                "busy_poll": self.busy_poll,
+            },
+            "storage": {
+                "kind": st["kind"],
+                "osts": st.get("osts", 1),
+                "oss": st.get("oss", 0),
+                "ost_write_GBps": st["ost_write_bw"] / GB,
+                "ost_read_GBps": st["ost_read_bw"] / GB,
+                "oss_GBps": st.get("oss_bw", 0.0) / GB,
+                "oss_latency_us": st.get("oss_latency", 0.0) / US,
+                "write_overhead_us": st.get("write_overhead", 0.0) / US,
+                "read_overhead_us": st.get("read_overhead", 0.0) / US,
+            },
             "layout": {"stripe_count": self.stripe_count, "stripe_size": self.stripe_size},
             "defaults": {"cb_nodes": self.cb_nodes_default},
             "assumptions": list(self.assumptions),
@@ -221,8 +259,13 @@ class Platform:
         if isinstance(c, LogP):
             doc["collectives"] = {"model": "log-p", "latency_us": c.alpha / US, "GBps": 1 / c.beta / GB}
         else:
-            doc["collectives"] = {"model": "measured", "table": {
-                op: {str(n): [[b, t] for b, t in pts] for n, pts in sorted(by.items())} for op, by in c.table.items()}}
+            doc["collectives"] = {
+                "model": "measured",
+                "table": {
+                    op: {str(n): [[b, t] for b, t in pts] for n, pts in sorted(by.items())}
+                    for op, by in c.table.items()
+                },
+            }
         if self.in_situ:
             doc["collectives"]["in_situ_us_by_ranks"] = {str(n): v / US for n, v in sorted(self.in_situ.items())}
         return doc
@@ -230,12 +273,12 @@ class Platform:
 
 # ---- reading a platform file ----
 
+
 def _num(doc: dict, key: str, where: str, default=None, positive: bool = True) -> float:
     v = doc.get(key, default)
     if v is None:
         raise PlatformError(f"{where}: '{key}' is missing")
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
-            or (positive and v == 0):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or (positive and v == 0):
         raise PlatformError(f"{where}: '{key}' must be a number {'> 0' if positive else '>= 0'}, not {v!r}")
     return float(v)
 
@@ -252,10 +295,11 @@ def _size(value, where: str) -> int:
 
 def from_json(doc, source: str) -> Platform:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise PlatformError(f"{source} is not an iotuner platform file (format \"{FORMAT}\")")
+        raise PlatformError(f'{source} is not an iotuner platform file (format "{FORMAT}")')
     if doc.get("version") != VERSION:
         raise PlatformError(f"{source}: platform file version {doc.get('version')!r}; this iotuner reads {VERSION}")
     from .. import schema
+
     try:  # the shapes (docs/platform.schema.json), so that what follows can trust them
         schema.check(doc, "platform.schema.json")
     except schema.SchemaError as e:
@@ -265,57 +309,80 @@ def from_json(doc, source: str) -> Platform:
         raise PlatformError(f"{source}: needs the objects 'nodes' and 'storage'")
     kind = storage.get("kind")
     if kind not in ("local", "lustre"):
-        raise PlatformError(f"{source}: storage.kind must be \"local\" or \"lustre\", not {kind!r}")
+        raise PlatformError(f'{source}: storage.kind must be "local" or "lustre", not {kind!r}')
     w = f"{source}: storage"
-    st = {"kind": kind, "osts": int(_num(storage, "osts", w, 1)), "oss": int(_num(storage, "oss", w, 0, False)),
-          "ost_write_bw": _num(storage, "ost_write_GBps", w) * GB, "ost_read_bw": _num(storage, "ost_read_GBps", w) * GB,
-          "oss_bw": _num(storage, "oss_GBps", w, 0, False) * GB,
-          "oss_latency": _num(storage, "oss_latency_us", w, 0, False) * US,
-          "write_overhead": _num(storage, "write_overhead_us", w, 0, False) * US,
-          "read_overhead": _num(storage, "read_overhead_us", w, 0, False) * US}
+    st = {
+        "kind": kind,
+        "osts": int(_num(storage, "osts", w, 1)),
+        "oss": int(_num(storage, "oss", w, 0, False)),
+        "ost_write_bw": _num(storage, "ost_write_GBps", w) * GB,
+        "ost_read_bw": _num(storage, "ost_read_GBps", w) * GB,
+        "oss_bw": _num(storage, "oss_GBps", w, 0, False) * GB,
+        "oss_latency": _num(storage, "oss_latency_us", w, 0, False) * US,
+        "write_overhead": _num(storage, "write_overhead_us", w, 0, False) * US,
+        "read_overhead": _num(storage, "read_overhead_us", w, 0, False) * US,
+    }
     if kind == "lustre" and (st["oss"] < 1 or st["oss_bw"] <= 0):
         raise PlatformError(f"{source}: a lustre platform needs storage.oss (servers) and storage.oss_GBps")
     n = f"{source}: nodes"
     net = doc.get("network") or {}
     coll = doc.get("collectives") or {}
     if coll.get("model", "log-p") == "log-p":
-        collectives = LogP(_num(coll, "latency_us", f"{source}: collectives", 5.0) * US,
-                           1 / (_num(coll, "GBps", f"{source}: collectives", 5.0) * GB))
+        collectives = LogP(
+            _num(coll, "latency_us", f"{source}: collectives", 5.0) * US,
+            1 / (_num(coll, "GBps", f"{source}: collectives", 5.0) * GB),
+        )
     elif coll.get("model") == "measured" and isinstance(coll.get("table"), dict):
         try:
-            collectives = Measured({op: {int(k): sorted((int(b), float(t)) for b, t in pts) for k, pts in by.items()}
-                                    for op, by in coll["table"].items()})
+            collectives = Measured(
+                {
+                    op: {int(k): sorted((int(b), float(t)) for b, t in pts) for k, pts in by.items()}
+                    for op, by in coll["table"].items()
+                }
+            )
         except (TypeError, ValueError, AttributeError):
-            raise PlatformError(f"{source}: collectives.table must map operation -> ranks -> [[bytes, seconds]]") \
-                from None
+            raise PlatformError(
+                f"{source}: collectives.table must map operation -> ranks -> [[bytes, seconds]]"
+            ) from None
         for op, by in collectives.table.items():
             for k, pts in by.items():
                 if len({b for b, _ in pts}) < len(pts):
                     raise PlatformError(f"{source}: collectives.table.{op}.{k} gives one size twice")
         if set(COLLECTIVE_OPS) - set(collectives.table):
-            raise PlatformError(f"{source}: collectives.table lacks {', '.join(sorted(set(COLLECTIVE_OPS) - set(collectives.table)))}")
+            raise PlatformError(
+                f"{source}: collectives.table lacks {', '.join(sorted(set(COLLECTIVE_OPS) - set(collectives.table)))}"
+            )
     else:
-        raise PlatformError(f"{source}: collectives.model must be \"log-p\" or \"measured\" (with a table)")
+        raise PlatformError(f'{source}: collectives.model must be "log-p" or "measured" (with a table)')
     layout = doc.get("layout") or {}
     defaults = doc.get("defaults") or {}
     cb_default = defaults.get("cb_nodes", "nodes")
     if cb_default not in ("nodes", "stripe_count"):
-        raise PlatformError(f"{source}: defaults.cb_nodes must be \"nodes\" or \"stripe_count\"")
+        raise PlatformError(f'{source}: defaults.cb_nodes must be "nodes" or "stripe_count"')
     pf = Platform(
-        name=str(doc.get("name") or Path(source).stem), description=str(doc.get("description", "")),
-        cores=int(_num(nodes, "cores", n)), copy_bw=_num(nodes, "copy_GBps", n) * GB,
-        memory_bw=_num(nodes, "memory_GBps", n) * GB, memory_latency=_num(nodes, "memory_latency_us", n, 0, False) * US,
+        name=str(doc.get("name") or Path(source).stem),
+        description=str(doc.get("description", "")),
+        cores=int(_num(nodes, "cores", n)),
+        copy_bw=_num(nodes, "copy_GBps", n) * GB,
+        memory_bw=_num(nodes, "memory_GBps", n) * GB,
+        memory_latency=_num(nodes, "memory_latency_us", n, 0, False) * US,
         write_copy_bw=_num(nodes, "write_copy_GBps", n, 0, False) * GB,
         read_copy_bw=_num(nodes, "read_copy_GBps", n, 0, False) * GB,
         write_copy_first_bw=_num(nodes, "write_copy_first_GBps", n, 0, False) * GB,
         ost_write_first_bw=_num(storage, "ost_write_first_GBps", w, 0, False) * GB,
-        storage=st, collectives=collectives, busy_poll=bool(nodes.get("busy_poll", True)),
-        nic_bw=_num(nodes, "nic_GBps", n, 0, False) * GB, nic_latency=_num(nodes, "nic_latency_us", n, 0, False) * US,
+        storage=st,
+        collectives=collectives,
+        busy_poll=bool(nodes.get("busy_poll", True)),
+        nic_bw=_num(nodes, "nic_GBps", n, 0, False) * GB,
+        nic_latency=_num(nodes, "nic_latency_us", n, 0, False) * US,
         backbone_bw=_num(net, "backbone_GBps", f"{source}: network", 0, False) * GB,
         backbone_latency=_num(net, "latency_us", f"{source}: network", 0, False) * US,
         stripe_count=int(_num(layout, "stripe_count", f"{source}: layout", 1)),
         stripe_size=_size(layout.get("stripe_size", "1M"), f"{source}: layout.stripe_size"),
-        cb_nodes_default=cb_default, assumptions=[str(a) for a in doc.get("assumptions", [])], source=source)
+        cb_nodes_default=cb_default,
+        assumptions=[str(a) for a in doc.get("assumptions", [])],
+        source=source,
+    )
     by_ranks = nodes.get("latency_us_by_ranks")
     if isinstance(by_ranks, dict):
         pf.latency_by_ranks = {int(k): float(v) * US for k, v in by_ranks.items()}
@@ -346,6 +413,7 @@ def load(spec: str, calibration: str | None = None) -> Platform:
     """`here` (this machine's calibration), a bundled platform's name, or a platform file."""
     if spec == "here":
         from ..tune.strategies.hybrid import calibration as cal
+
         try:
             records, meta = cal.measurements(Path(calibration) if calibration else None)
         except cal.CalibrationError as e:
@@ -359,6 +427,7 @@ def load(spec: str, calibration: str | None = None) -> Platform:
     if not path.exists():
         raise PlatformError(f"no platform '{spec}': give 'here', a platform file, or one of {', '.join(bundled())}")
     from .. import inputs
+
     try:
         doc = inputs.read_json(path, "an iotuner platform file")
     except inputs.InputError as e:
@@ -367,6 +436,7 @@ def load(spec: str, calibration: str | None = None) -> Platform:
 
 
 # ---- this machine, from its calibration ----
+
 
 def _fastest(records: list[dict], **match) -> dict[int, float]:
     """bytes -> the fastest pass's seconds, of the records matching every field given. Other work on the
@@ -385,8 +455,10 @@ def _line(points: dict[int, float], small: int = 4096, large: int = 1 << 20) -> 
     lat = statistics.median([t for b, t in points.items() if b <= small] or [min(points.values())])
     rates = [b / (t - lat) for b, t in points.items() if b >= large and t > lat]
     if not rates:
-        raise PlatformError("the calibration has no large transfers to derive a bandwidth from "
-                            "(run iotuner calibrate with --max-bytes of 4M or more)")
+        raise PlatformError(
+            "the calibration has no large transfers to derive a bandwidth from "
+            "(run iotuner calibrate with --max-bytes of 4M or more)"
+        )
     return lat, statistics.median(rates)
 
 
@@ -411,12 +483,13 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
     try:
         pair = _fastest(records, op="p2p", nprocs=2)
         if not pair:
-            raise PlatformError("the calibration has no two-rank point-to-point measurements: run iotuner "
-                                "calibrate with --ranks 2 or more")
+            raise PlatformError(
+                "the calibration has no two-rank point-to-point measurements: run iotuner "
+                "calibrate with --ranks 2 or more"
+            )
         msg_lat, msg_bw = _line(pair)
         cold_copy = _fastest(records, op="copy_cold", writers=1)
-        self_copy = sorted((b, max(t, cold_copy.get(b, 0.0)))
-                           for b, t in _fastest(records, op="p2p", nprocs=1).items())
+        self_copy = sorted((b, max(t, cold_copy.get(b, 0.0))) for b, t in _fastest(records, op="p2p", nprocs=1).items())
         latency = {}
         for n in sorted({int(r["nprocs"]) for r in records if r["op"] == "p2p" and r["nprocs"] >= 2}):
             small = [t for b, t in _fastest(records, op="p2p", nprocs=n).items() if b <= 4096]
@@ -446,16 +519,37 @@ def from_calibration(records: list[dict], meta: dict, cores: int | None = None) 
     except (KeyError, TypeError, ValueError) as e:
         if isinstance(e, PlatformError):
             raise
-        raise PlatformError(f"the calibration's measurements are incomplete ({e}): run iotuner calibrate again") \
-            from None
+        raise PlatformError(
+            f"the calibration's measurements are incomplete ({e}): run iotuner calibrate again"
+        ) from None
     host = meta.get("host", "this machine")
     return Platform(
-        name="here", description=f"{host}, one node of {cores} cores, from its calibration ({meta.get('created', '')})",
-        cores=cores, copy_bw=msg_bw, memory_bw=msg_bw * cores, memory_latency=msg_lat,
-        write_copy_bw=w_bw, write_copy_first_bw=w_first, read_copy_bw=r_bw,
-        storage={"kind": "local", "osts": 1, "oss": 0, "ost_write_bw": disk_w, "ost_read_bw": disk_r,
-                 "write_overhead": w_lat, "read_overhead": r_lat},
-        ost_write_first_bw=disk_w_first, collectives=Measured(table), latency_by_ranks=latency, self_copy=self_copy,
-        assumptions=[f"calibrated on {meta.get('ranks', '?')} ranks in {meta.get('dir', '?')}",
-                     "one node: no network", "ranks busy-poll in blocking MPI calls (MPICH)"],
-        source=f"calibration of {host}")
+        name="here",
+        description=f"{host}, one node of {cores} cores, from its calibration ({meta.get('created', '')})",
+        cores=cores,
+        copy_bw=msg_bw,
+        memory_bw=msg_bw * cores,
+        memory_latency=msg_lat,
+        write_copy_bw=w_bw,
+        write_copy_first_bw=w_first,
+        read_copy_bw=r_bw,
+        storage={
+            "kind": "local",
+            "osts": 1,
+            "oss": 0,
+            "ost_write_bw": disk_w,
+            "ost_read_bw": disk_r,
+            "write_overhead": w_lat,
+            "read_overhead": r_lat,
+        },
+        ost_write_first_bw=disk_w_first,
+        collectives=Measured(table),
+        latency_by_ranks=latency,
+        self_copy=self_copy,
+        assumptions=[
+            f"calibrated on {meta.get('ranks', '?')} ranks in {meta.get('dir', '?')}",
+            "one node: no network",
+            "ranks busy-poll in blocking MPI calls (MPICH)",
+        ],
+        source=f"calibration of {host}",
+    )

@@ -53,6 +53,7 @@ class Trace:
 @dataclass
 class Setup:
     """What one settings document means on a platform at a scale: ROMIO's hints and the file layout."""
+
     hints: Hints
     stripe_count: int
     stripe_size: int
@@ -61,6 +62,7 @@ class Setup:
 
 def _number(value, what: str) -> int:
     from .. import native
+
     try:
         return int(native.core().parse_size(str(value)))
     except ValueError:
@@ -90,8 +92,9 @@ def setup(flat: dict, base_hints: dict, platform: Platform, ranks: int, nodes: i
     return Setup(hints, count, size, merged)
 
 
-def engine_input(platform: Platform, ranks: int, nodes: int, phases: list[Phase], flat: dict,
-                 as_run: bool = False) -> tuple[str, Setup]:
+def engine_input(
+    platform: Platform, ranks: int, nodes: int, phases: list[Phase], flat: dict, as_run: bool = False
+) -> tuple[str, Setup]:
     """The engine's input for these phases under one settings document (as_run: the measured run's own
     settings under `flat`)."""
     setups = []
@@ -109,6 +112,7 @@ def engine_input(platform: Platform, ranks: int, nodes: int, phases: list[Phase]
         body.append("E")
     first = setups[0]
     new_file = any(p.new_file for p in phases)
-    header = platform.header(ranks, nodes, first.stripe_count, first.stripe_size, new_file,
-                             any(p.per_process for p in phases))
+    header = platform.header(
+        ranks, nodes, first.stripe_count, first.stripe_size, new_file, any(p.per_process for p in phases)
+    )
     return json.dumps(header, separators=(",", ":")) + "\n" + "\n".join(body) + "\n", first

@@ -45,15 +45,15 @@ class WorkloadError(ValueError):
 class Phase:
     label: str
     pattern: Pattern
-    app_hints: dict                 # the MPI-IO hints the application gave itself
-    run_settings: dict              # what the measured run applied on top: {"layer.knob": requested}
+    app_hints: dict  # the MPI-IO hints the application gave itself
+    run_settings: dict  # what the measured run applied on top: {"layer.knob": requested}
     new_file: bool
-    file_size: int                  # the file's size when the phase starts (reads: where their data is)
+    file_size: int  # the file's size when the phase starts (reads: where their data is)
     measured_s: float | None = None  # the run's own time of this direction (the same rank count only)
     exact: bool = True
-    collective: bool = True          # False: independent MPI-IO or POSIX calls (no collective buffering)
-    per_process: bool = False        # every rank its own file (each pattern's offsets are in its rank's file)
-    transfer: bool = False           # HDF5's independent transfers: collective calls under hdf5.transfer_mode
+    collective: bool = True  # False: independent MPI-IO or POSIX calls (no collective buffering)
+    per_process: bool = False  # every rank its own file (each pattern's offsets are in its rank's file)
+    transfer: bool = False  # HDF5's independent transfers: collective calls under hdf5.transfer_mode
 
     def collective_under(self, flat: dict) -> bool:
         """Whether the phase's calls are collective under settings {"layer.knob": value}."""
@@ -83,8 +83,14 @@ def regular(d: dict) -> tuple[dict, bool]:
     """(summary, changed): a rank whose calls are each one request of the same size, but not evenly spaced
     (HDF5 metadata between the datasets of VPIC-IO's calls), as evenly spaced calls: the average step."""
     calls, size = d.get("calls") or 0, d.get("call_bytes")
-    if d.get("call_step") is not None or calls < 2 or not size or d.get("call_requests") != 1 \
-            or d.get("offset") is None or d.get("end") is None:
+    if (
+        d.get("call_step") is not None
+        or calls < 2
+        or not size
+        or d.get("call_requests") != 1
+        or d.get("offset") is None
+        or d.get("end") is None
+    ):
         return d, False
     step = round((d["end"] - d["offset"] - size) / (calls - 1))
     return dict(d, call_step=step, request_min=size, request_max=size, request_stride=0), True
@@ -120,24 +126,37 @@ def coarsen(first: dict, d: int, measured: int, n: int) -> tuple[dict, int]:
         g = _divisor(calls, want)
         d = d * g if step != size else d
         calls, size, step, g_all = calls // g, size * g, step * g, g_all * g
-    out.update(calls=calls, call_requests=nreq, request_min=size, request_max=size, request_stride=stride,
-               call_step=step, call_bytes=nreq * size, coarsened=g_all)
+    out.update(
+        calls=calls,
+        call_requests=nreq,
+        request_min=size,
+        request_max=size,
+        request_stride=stride,
+        call_step=step,
+        call_bytes=nreq * size,
+        coarsened=g_all,
+    )
     return out, d
 
 
 def merged(summaries: list[dict]) -> str:
     g, s = summaries[0]["coarsened"], summaries[0]
-    return (f"{len(summaries) * s['calls'] * s['call_requests'] * g:,} requests at this scale, more than the "
-            f"simulator takes ({REQUEST_BUDGET:,}): each rank's pieces merged {g} to one, their bytes and "
-            f"interleaving kept (collective buffering's rounds and messages barely change; without it, larger "
-            f"pieces than the application's make the prediction optimistic)")
+    return (
+        f"{len(summaries) * s['calls'] * s['call_requests'] * g:,} requests at this scale, more than the "
+        f"simulator takes ({REQUEST_BUDGET:,}): each rank's pieces merged {g} to one, their bytes and "
+        f"interleaving kept (collective buffering's rounds and messages barely change; without it, larger "
+        f"pieces than the application's make the prediction optimistic)"
+    )
 
 
 def scale(first: dict, second: dict | None, measured: int, n: int) -> list[dict]:
     """Per-rank summaries at n ranks from rank 0's and rank 1's at `measured` ranks (module doc), coarsened
     where they would have too many requests (coarsen)."""
-    d = (second["offset"] - first["offset"]) if second and second.get("offset") is not None \
-        and first.get("offset") is not None else _extent(first)
+    d = (
+        (second["offset"] - first["offset"])
+        if second and second.get("offset") is not None and first.get("offset") is not None
+        else _extent(first)
+    )
     if d <= 0:
         d = _extent(first)
     first, d = coarsen(first, d, measured, n)
@@ -180,9 +199,17 @@ def _also(note: str) -> str:
 def segmented(direction: str, calls: int, per_call: int, ranks: int) -> Pattern:
     """`calls` collective calls of `per_call` bytes per rank, each call one region per rank in rank order
     (one dataset per call: VPIC-IO's layout), at `ranks` ranks."""
-    summary = {"calls": calls, "bytes": per_call * calls, "offset": 0, "request_min": per_call,
-               "request_max": per_call, "call_requests": 1, "request_stride": 0,
-               "call_step": ranks * per_call if calls > 1 else 0, "unflattened_calls": 0}
+    summary = {
+        "calls": calls,
+        "bytes": per_call * calls,
+        "offset": 0,
+        "request_min": per_call,
+        "request_max": per_call,
+        "call_requests": 1,
+        "request_stride": 0,
+        "call_step": ranks * per_call if calls > 1 else 0,
+        "unflattened_calls": 0,
+    }
     return _pattern(direction, scale(summary, dict(summary, offset=per_call), ranks, ranks))
 
 
@@ -192,11 +219,16 @@ def _end(p: Pattern) -> int:
 
 def _hints(phase: dict) -> tuple[dict, dict]:
     """(the MPI-IO hints the application gave itself, what the run applied on top: {"layer.knob": requested})."""
-    app = {k.split(".", 1)[1]: str(v) for k, v in (phase.get("application_settings") or {}).items()
-           if k.startswith("mpiio.")}
-    run = {f"{c['layer']}.{c['knob']}": c["requested"] for c in phase.get("settings", [])
-           if c.get("status") in ("applied", "changed") and c["layer"] in ("mpiio", "lustre")
-           and not c.get("dataset")}
+    app = {
+        k.split(".", 1)[1]: str(v)
+        for k, v in (phase.get("application_settings") or {}).items()
+        if k.startswith("mpiio.")
+    }
+    run = {
+        f"{c['layer']}.{c['knob']}": c["requested"]
+        for c in phase.get("settings", [])
+        if c.get("status") in ("applied", "changed") and c["layer"] in ("mpiio", "lustre") and not c.get("dataset")
+    }
     return app, run
 
 
@@ -224,8 +256,9 @@ def from_report(rep, ranks: int | None, source: str = "the report") -> Workload:
         for direction in ("write", "read"):
             got = _collective_phase(i, phase, listed, entries[i], direction, ranks, notes) if listed else None
             if got is None:  # no collective calls in this direction (the other may have had some)
-                got = _counted_phase(i, phase, entries.get(i), direction, ranks or measured_ranks,
-                                     ranks in (None, measured_ranks), notes)
+                got = _counted_phase(
+                    i, phase, entries.get(i), direction, ranks or measured_ranks, ranks in (None, measured_ranks), notes
+                )
             if got is None:
                 continue
             pat, timing, kind = got
@@ -235,23 +268,37 @@ def from_report(rep, ranks: int | None, source: str = "the report") -> Workload:
             end = _end(pat)
             start = (0 if created else end) if writing else max(sizes.get(key, 0), end)
             sizes[key] = max(sizes.get(key, 0), end)
-            out.append(Phase(f"phase {i} {direction}", pat, app, run, created and writing, start, timing,
-                             **{"exact": pat.exact, **kind}))
+            out.append(
+                Phase(
+                    f"phase {i} {direction}",
+                    pat,
+                    app,
+                    run,
+                    created and writing,
+                    start,
+                    timing,
+                    **{"exact": pat.exact, **kind},
+                )
+            )
         if listed:
             measured_ranks = max(measured_ranks, int(entries[i].get("ranks_total", len(listed))))
     if minor:
-        notes.append(f"{minor} phase(s) without collective calls moving less than {MINOR_SHARE:.0%} of the data "
-                     f"left out")
+        notes.append(
+            f"{minor} phase(s) without collective calls moving less than {MINOR_SHARE:.0%} of the data left out"
+        )
     if (rep.data.get("run") or {}).get("mpi_io_component") == "ompio":
-        notes.append("the run's MPI-IO was Open MPI's OMPIO, whose collective I/O differs from ROMIO's: the "
-                     "simulation counts ROMIO's operations (what the run would do with romio321)")
+        notes.append(
+            "the run's MPI-IO was Open MPI's OMPIO, whose collective I/O differs from ROMIO's: the "
+            "simulation counts ROMIO's operations (what the run would do with romio321)"
+        )
     if not out:
         raise WorkloadError(f"{source} has no phase that moved data: nothing to simulate")
     return Workload(source, measured_ranks, ranks or measured_ranks, out, notes)
 
 
-def _collective_phase(i: int, phase: dict, listed: list[dict], entry: dict, direction: str, ranks: int | None,
-                      notes: list[str]) -> tuple[Pattern, float | None, dict] | None:
+def _collective_phase(
+    i: int, phase: dict, listed: list[dict], entry: dict, direction: str, ranks: int | None, notes: list[str]
+) -> tuple[Pattern, float | None, dict] | None:
     """A phase's collective calls in one direction from its access section, at `ranks` (None: as measured):
     (pattern, the run's own time when at its rank count, {}); None: no calls in this direction."""
     summaries = [e.get(direction) for e in listed]
@@ -264,20 +311,25 @@ def _collective_phase(i: int, phase: dict, listed: list[dict], entry: dict, dire
         pat = _pattern(direction, summaries)
     else:  # another scale, or too many requests at this one: rank 0's shape, scaled (and merged)
         if not summaries[0]:
-            raise WorkloadError(f"phase {i}: rank 0 made no collective {direction} calls; cannot scale "
-                                f"the pattern to {n} ranks")
+            raise WorkloadError(
+                f"phase {i}: rank 0 made no collective {direction} calls; cannot scale the pattern to {n} ranks"
+            )
         first, averaged = regular(summaries[0])
         second = regular(summaries[1])[0] if len(summaries) > 1 and summaries[1] else None
         pat, how = _scaled(direction, first, second, total, n)
         if how:
             notes.append(f"phase {i} {direction}: {how}")
         if averaged:
-            notes.append(f"phase {i} {direction}: calls not evenly spaced (metadata between them?); "
-                         f"scaled with their average step")
+            notes.append(
+                f"phase {i} {direction}: calls not evenly spaced (metadata between them?); "
+                f"scaled with their average step"
+            )
     rebuilt = "rebuilt as each rank's average call, one region per rank in each call, in rank order"
     if any(s and s.get("unflattened_calls") for s in summaries):
-        notes.append(f"phase {i} {direction}: calls through views iotuner does not flatten (darray "
-                     f"filetypes, or more than 65,536 pieces): offsets unknown, {rebuilt}")
+        notes.append(
+            f"phase {i} {direction}: calls through views iotuner does not flatten (darray "
+            f"filetypes, or more than 65,536 pieces): offsets unknown, {rebuilt}"
+        )
     elif not pat.exact:
         notes.append(f"phase {i} {direction}: irregular calls (their sizes or spacing differ), {rebuilt}")
     return pat, (phase.get("mpiio") or {}).get(f"{direction}_time_s") if n == total else None, {}
@@ -290,12 +342,14 @@ def _level(phase: dict, direction: str) -> tuple[str, dict]:
     return ("mpiio", mpiio) if mpiio.get(f"{direction}_calls") else ("posix", phase.get("posix") or {})
 
 
-def _counted_phase(i: int, phase: dict, entry: dict | None, direction: str, n: int, as_measured: bool,
-                   notes: list[str]) -> tuple[Pattern, float | None, dict] | None:
+def _counted_phase(
+    i: int, phase: dict, entry: dict | None, direction: str, n: int, as_measured: bool, notes: list[str]
+) -> tuple[Pattern, float | None, dict] | None:
     """A phase without collective calls among its ranks, in one direction, at n ranks from its counters:
     independent calls to a shared file, a file per process (collective calls on a rank's own communicator
     keep their exact shape), or one process's file. None: nothing moved in this direction."""
     from ..advise.profile import Direction
+
     level, counts = _level(phase, direction)
     word = "written" if direction == "write" else "read"
     facts = Direction(ops=int(counts.get(f"{direction}_calls") or 0), bytes=int(counts.get(f"bytes_{word}") or 0))
@@ -308,14 +362,18 @@ def _counted_phase(i: int, phase: dict, entry: dict | None, direction: str, n: i
     if as_collective:  # HDF5's independent transfers: each dataset call's pieces, interleaved across the ranks
         first = as_collective[0]
         pat, how = _scaled(direction, first, as_collective[1], n0, n)
-        how = (f"HDF5's independent transfers, {first['calls']} dataset call(s) a rank of {first['call_requests']:,} "
-               f"piece(s) of {first['request_min']:,} B interleaved across the ranks, an MPI-IO call each (collective "
-               f"calls under hdf5.transfer_mode collective){_also(how)}")
+        how = (
+            f"HDF5's independent transfers, {first['calls']} dataset call(s) a rank of {first['call_requests']:,} "
+            f"piece(s) of {first['request_min']:,} B interleaved across the ranks, an MPI-IO call each (collective "
+            f"calls under hdf5.transfer_mode collective){_also(how)}"
+        )
         transfer = True
     elif n0 > 1 and files > 1 and own and own[0] and exact_shape(own[0]):
         first, _ = coarsen(own[0], _extent(own[0]), n, n)
-        pat, how = _pattern(direction, [first] * n), f"rank 0's collective calls on its own communicator, " \
-                                                       f"exact ({first['calls']} call(s))"
+        pat, how = (
+            _pattern(direction, [first] * n),
+            f"rank 0's collective calls on its own communicator, exact ({first['calls']} call(s))",
+        )
         source, exact = "from the access section", True
     elif n0 > 1 and files > 1:
         pat, how = _own(facts, n0, n, direction, True)
@@ -328,8 +386,7 @@ def _counted_phase(i: int, phase: dict, entry: dict | None, direction: str, n: i
     where = " per rank, each rank its own file" if n0 > 1 and files > 1 else ""
     notes.append(f"phase {i} {direction}: {how}{where}, {source}")
     timing = counts.get(f"{direction}_time_s") if as_measured else None
-    return pat, timing, {"collective": False, "per_process": n0 > 1 and files > 1, "exact": exact,
-                         "transfer": transfer}
+    return pat, timing, {"collective": False, "per_process": n0 > 1 and files > 1, "exact": exact, "transfer": transfer}
 
 
 # a Darshan log's files that move less than this share of its data (logs, timings, inputs) are left out
@@ -367,14 +424,26 @@ def _collective(f, direction: str, n: int) -> tuple[Pattern, str]:
     piece = min(facts.common_size or per_call, per_call)
     if facts.locality == "strided" and piece < per_call:
         nreq = max(1, per_call // piece)
-        summary = {"calls": k, "bytes": nreq * piece * k, "offset": 0, "request_min": piece,
-                   "request_max": piece, "call_requests": nreq, "request_stride": n0 * piece,
-                   "call_step": nreq * n0 * piece, "unflattened_calls": 0}
+        summary = {
+            "calls": k,
+            "bytes": nreq * piece * k,
+            "offset": 0,
+            "request_min": piece,
+            "request_max": piece,
+            "call_requests": nreq,
+            "request_stride": n0 * piece,
+            "call_step": nreq * n0 * piece,
+            "unflattened_calls": 0,
+        }
         pat, how = _scaled(direction, summary, dict(summary, offset=piece), n0, n)
-        return pat, (f"{k} collective call(s) of {per_call:,} B per rank, interleaved in {piece:,} B pieces "
-                     f"(DXT: strided){_also(how)}")
-    return (segmented(direction, k, per_call, n),
-            f"{k} collective call(s) of {per_call:,} B per rank, one region per rank in each call, in rank order")
+        return pat, (
+            f"{k} collective call(s) of {per_call:,} B per rank, interleaved in {piece:,} B pieces "
+            f"(DXT: strided){_also(how)}"
+        )
+    return (
+        segmented(direction, k, per_call, n),
+        f"{k} collective call(s) of {per_call:,} B per rank, one region per rank in each call, in rank order",
+    )
 
 
 def _independent(facts, n0: int, n: int, direction: str) -> tuple[Pattern, str]:
@@ -384,12 +453,30 @@ def _independent(facts, n0: int, n: int, direction: str) -> tuple[Pattern, str]:
     k, per_call, piece = _calls(facts, n0)
     if facts.locality == "strided" and piece < per_call * k:
         k = max(1, facts.bytes // n0 // piece)
-        summary = {"calls": k, "bytes": k * piece, "offset": 0, "request_min": piece, "request_max": piece,
-                   "call_requests": 1, "request_stride": 0, "call_step": n0 * piece, "unflattened_calls": 0}
+        summary = {
+            "calls": k,
+            "bytes": k * piece,
+            "offset": 0,
+            "request_min": piece,
+            "request_max": piece,
+            "call_requests": 1,
+            "request_stride": 0,
+            "call_step": n0 * piece,
+            "unflattened_calls": 0,
+        }
         pat, how = _scaled(direction, summary, dict(summary, offset=piece), n0, n)
         return pat, f"{k} independent call(s) of {piece:,} B per rank, interleaved (DXT: strided){_also(how)}"
-    summary = {"calls": k, "bytes": k * per_call, "offset": 0, "request_min": per_call, "request_max": per_call,
-               "call_requests": 1, "request_stride": 0, "call_step": per_call, "unflattened_calls": 0}
+    summary = {
+        "calls": k,
+        "bytes": k * per_call,
+        "offset": 0,
+        "request_min": per_call,
+        "request_max": per_call,
+        "call_requests": 1,
+        "request_stride": 0,
+        "call_step": per_call,
+        "unflattened_calls": 0,
+    }
     pat, how = _scaled(direction, summary, dict(summary, offset=k * per_call), n0, n)
     return pat, f"{k} independent call(s) of {per_call:,} B per rank, each rank's one region, in rank order{_also(how)}"
 
@@ -397,14 +484,25 @@ def _independent(facts, n0: int, n: int, direction: str) -> tuple[Pattern, str]:
 def _own(facts, n0: int, n: int, direction: str, every_rank: bool) -> tuple[Pattern, str]:
     """Files of one process each: every rank (or rank 0 alone) writes its own file from offset 0."""
     k, per_call, _ = _calls(facts, n0)
-    summary = {"calls": k, "bytes": k * per_call, "offset": 0, "request_min": per_call, "request_max": per_call,
-               "call_requests": 1, "request_stride": 0, "call_step": per_call, "unflattened_calls": 0}
+    summary = {
+        "calls": k,
+        "bytes": k * per_call,
+        "offset": 0,
+        "request_min": per_call,
+        "request_max": per_call,
+        "call_requests": 1,
+        "request_stride": 0,
+        "call_step": per_call,
+        "unflattened_calls": 0,
+    }
     writers = n if every_rank else 1
     summary, _ = coarsen(summary, k * per_call, writers, writers)
     how = f"{k} call(s) of {per_call:,} B"
     if summary.get("coarsened", 1) > 1:
-        how += f" ({summary['calls']} of {summary['request_min']:,} B simulated: {k * writers:,} calls are more " \
-               f"than the simulator takes)"
+        how += (
+            f" ({summary['calls']} of {summary['request_min']:,} B simulated: {k * writers:,} calls are more "
+            f"than the simulator takes)"
+        )
     return _pattern(direction, [summary] * n if every_rank else [summary] + [None] * (n - 1)), how
 
 
@@ -447,8 +545,19 @@ def from_darshan(profile, ranks: int | None) -> Workload:
                 pat, how = _own(facts, 1, n, direction, False)
                 how += " by one process (rank 0), the others idle"
                 kind = {"collective": False}
-            out.append(Phase(f"{f.path} {direction}", pat, {}, _striping(f), direction == "write",
-                             0 if direction == "write" else _end(pat), None, False, **kind))
+            out.append(
+                Phase(
+                    f"{f.path} {direction}",
+                    pat,
+                    {},
+                    _striping(f),
+                    direction == "write",
+                    0 if direction == "write" else _end(pat),
+                    None,
+                    False,
+                    **kind,
+                )
+            )
             notes.append(f"{f.path} {direction}: {how}, rebuilt from Darshan's counters")
     for direction in ("write", "read"):  # files of one process each, several alike: a file per process
         group = [f for f in alone if _facts(f, direction).bytes]
@@ -458,21 +567,39 @@ def from_darshan(profile, ranks: int | None) -> Workload:
         n = ranks or n_job
         pat, how = _own(facts, len(group), n, direction, True)
         label = f"{len(group)} files, one per process ({group[0].path}, ...)"
-        out.append(Phase(f"{label} {direction}", pat, {}, _striping(group[0]), direction == "write",
-                         0 if direction == "write" else _end(pat), None, False, collective=False, per_process=True))
+        out.append(
+            Phase(
+                f"{label} {direction}",
+                pat,
+                {},
+                _striping(group[0]),
+                direction == "write",
+                0 if direction == "write" else _end(pat),
+                None,
+                False,
+                collective=False,
+                per_process=True,
+            )
+        )
         notes.append(f"{label} {direction}: {how} per rank, each rank its own file, rebuilt from Darshan's counters")
     if not out:
-        raise WorkloadError(f"{profile.job.input}: no file with MPI-IO or POSIX data in this Darshan log "
-                            "(STDIO only, or no data moved): nothing to simulate")
+        raise WorkloadError(
+            f"{profile.job.input}: no file with MPI-IO or POSIX data in this Darshan log "
+            "(STDIO only, or no data moved): nothing to simulate"
+        )
     return Workload(profile.job.input, n_job, ranks or n_job, out, notes)
 
 
 def _sum_directions(parts: list):
     """Several files' one direction as one: their calls and bytes, the most common size among theirs."""
     from ..advise.profile import Direction
+
     sizes = [p.common_size for p in parts if p.common_size]
-    return Direction(ops=sum(p.ops for p in parts), bytes=sum(p.bytes for p in parts),
-                     common_size=max(set(sizes), key=sizes.count) if sizes else None)
+    return Direction(
+        ops=sum(p.ops for p in parts),
+        bytes=sum(p.bytes for p in parts),
+        common_size=max(set(sizes), key=sizes.count) if sizes else None,
+    )
 
 
 def load(path: str, ranks: int | None) -> Workload:
@@ -480,16 +607,19 @@ def load(path: str, ranks: int | None) -> Workload:
     from pathlib import Path
 
     from ..advise import darshan_log
+
     p = Path(path)
     if darshan_log.looks_like_darshan(p):
         from ..advise import from_darshan as fd
         from ..advise.errors import InputError
+
         try:
             profile = fd.build(darshan_log.read(p), str(p))
         except InputError as e:
             raise WorkloadError(str(e)) from None
         return from_darshan(profile, ranks)
     from .. import report
+
     try:
         rep = report.load(p)
     except report.ReportError as e:

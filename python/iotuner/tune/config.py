@@ -24,14 +24,17 @@ class Budget:
     """The study's totals, across resumes and workers: trials that ran, tuning time, and application runs
     before the confirmation round (the default's, a strategy's training and the trials', with their
     repeats: what the search costs in runs)."""
+
     trials: int | None = None
     seconds: float | None = None
     runs: int | None = None
 
     def describe(self) -> str:
-        parts = [f"{self.trials} trials" if self.trials else "",
-                 f"{self.seconds:.0f} s" if self.seconds else "",
-                 f"{self.runs} application runs" if self.runs else ""]
+        parts = [
+            f"{self.trials} trials" if self.trials else "",
+            f"{self.seconds:.0f} s" if self.seconds else "",
+            f"{self.runs} application runs" if self.runs else "",
+        ]
         return ", ".join(p for p in parts if p) or "unbounded"
 
 
@@ -47,6 +50,7 @@ class ObjectiveSpec:
 @dataclass(frozen=True)
 class SyntheticSpec:
     """A model instead of a job (tests, benchmarks)."""
+
     model: str
     noise: float = 0.05
     delay: float = 0.0
@@ -56,6 +60,7 @@ class SyntheticSpec:
 class ReplaySpec:
     """A recorded sweep (bench/sweep.py) instead of a job: each run draws one of the point's recorded runs.
     The digest ties the study to the file's content, so a resumed study does not replay another recording."""
+
     path: str
     sha256: str = ""
 
@@ -63,6 +68,7 @@ class ReplaySpec:
 @dataclass(frozen=True)
 class SlurmSpec:
     """What each job asks Slurm for."""
+
     nodes: int = 1
     tasks_per_node: int | None = None
     partition: str | None = None
@@ -134,6 +140,7 @@ class StudyConfig:
             raise ConfigError("alpha must be between 0 and 1")
         if self.stop is not None:
             from .stop import stopper_names
+
             if self.stop not in stopper_names():
                 raise ConfigError(f"unknown stopper '{self.stop}': use {', '.join(stopper_names())}")
         if self.production_runs is not None and self.production_runs < 1:
@@ -143,15 +150,17 @@ class StudyConfig:
         if sum(x is not None for x in (self.synthetic, self.replay, self.simulate)) > 1:
             raise ConfigError("give one of --synthetic MODEL, --replay FILE and --simulate PLATFORM")
         if not self.app and self.offline is False:
-            raise ConfigError("give the application after --, e.g. iotuner tune -- ./vpicio -o {scratch}; "
-                              "or --synthetic MODEL, --replay FILE or --simulate PLATFORM")
+            raise ConfigError(
+                "give the application after --, e.g. iotuner tune -- ./vpicio -o {scratch}; "
+                "or --synthetic MODEL, --replay FILE or --simulate PLATFORM"
+            )
 
     @property
     def offline(self) -> bool:
         """Runs answer without a job (a model or a recording): no scratch, no launcher."""
         return self.synthetic is not None or self.replay is not None or self.simulate is not None
 
-    def stamped(self) -> "StudyConfig":
+    def stamped(self) -> StudyConfig:
         return replace(self, created=self.created or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
 
     def to_json(self) -> dict[str, Any]:
@@ -163,12 +172,14 @@ class StudyConfig:
         return doc
 
     @classmethod
-    def from_json(cls, doc: Any) -> "StudyConfig":
+    def from_json(cls, doc: Any) -> StudyConfig:
         if not isinstance(doc, dict):
             raise ConfigError("the study has no iotuner configuration: it was not made by iotuner tune")
         if doc.get("version") != VERSION:
-            raise ConfigError(f"the study was made by another iotuner (configuration version {doc.get('version')}, "
-                              f"this one reads {VERSION}): start a new study")
+            raise ConfigError(
+                f"the study was made by another iotuner (configuration version {doc.get('version')}, "
+                f"this one reads {VERSION}): start a new study"
+            )
         known = {f.name for f in fields(cls)}
         unknown = set(doc) - known
         if unknown:
@@ -177,8 +188,11 @@ class StudyConfig:
         args["objective"] = ObjectiveSpec(**doc.get("objective") or {})
         args["synthetic"] = SyntheticSpec(**doc["synthetic"]) if doc.get("synthetic") else None
         args["replay"] = ReplaySpec(**doc["replay"]) if doc.get("replay") else None
-        args["slurm"] = SlurmSpec(**{**doc["slurm"], "sbatch_args": tuple(doc["slurm"].get("sbatch_args", ()))}) \
-            if doc.get("slurm") else None
+        args["slurm"] = (
+            SlurmSpec(**{**doc["slurm"], "sbatch_args": tuple(doc["slurm"].get("sbatch_args", ()))})
+            if doc.get("slurm")
+            else None
+        )
         args["app"] = tuple(doc.get("app") or ())
         args["confirm_app"] = tuple(doc.get("confirm_app") or ())
         try:

@@ -10,21 +10,29 @@ import re
 import shutil
 import signal
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Protocol
 
 from .. import settings
 from ..report import Report
 from .launch import Launcher
-from .space import as_text
 from .objective import Objective, ObjectiveError
+from .space import as_text
 
 STDERR_TAIL = 2000
 # What the system said, deep in a failed job's stderr (an HDF5 error stack of dozens of lines, two ranks
 # interleaved): the cause of the failure, named first in the run's error
-SYSTEM_CAUSES = ("No space left on device", "Disk quota exceeded", "File too large", "Read-only file system",
-                 "Too many open files", "Input/output error", "Permission denied")
+SYSTEM_CAUSES = (
+    "No space left on device",
+    "Disk quota exceeded",
+    "File too large",
+    "Read-only file system",
+    "Too many open files",
+    "Input/output error",
+    "Permission denied",
+)
 
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -54,8 +62,10 @@ def failure_cause(stderr: str, scratch: Path, full: bool) -> str | None:
     return cause
 
 
-RUN_DIR = re.compile(r"baseline-\d{3}|training-\d{3}|t(?P<trial>\d{4})-r\d+"
-                     r"|confirm-\d+-(default|t\d{4}|training-\d{3})")  # run labels
+RUN_DIR = re.compile(
+    r"baseline-\d{3}|training-\d{3}|t(?P<trial>\d{4})-r\d+"
+    r"|confirm-\d+-(default|t\d{4}|training-\d{3})"
+)  # run labels
 
 
 @dataclass
@@ -84,6 +94,7 @@ class Evaluator(Protocol):
 class OfflineEvaluator:
     """Answers a run without a job: a model (synthetic) or a recorded sweep (replay). A run's draw
     depends only on the seed and its label, so a resumed study, or another worker, draws the same."""
+
     objective: Objective
     seed: int = 0
     now: Callable[[], float] = staticmethod(time.monotonic)  # tests give a deterministic clock
@@ -118,8 +129,10 @@ def read_back(report: Report) -> tuple[dict[str, list[str]], dict[str, str]]:
         for key, value in phase.get("application_settings", {}).items():  # report 2: the application's own
             if key.startswith("hdf5.") and key not in eff:
                 hints.setdefault(key, set()).add(str(value))
-    return ({k: sorted(v) for k, v in sorted(eff.items())},
-            {k: next(iter(v)) for k, v in sorted(hints.items()) if len(v) == 1})
+    return (
+        {k: sorted(v) for k, v in sorted(eff.items())},
+        {k: next(iter(v)) for k, v in sorted(hints.items()) if len(v) == 1},
+    )
 
 
 def reference_of(m: Measurement) -> dict[str, str]:
@@ -141,8 +154,16 @@ def requested(doc: dict) -> dict[str, list[str]]:
 class JobEvaluator:
     """Runs the real application through a launcher, in a scratch directory per run."""
 
-    def __init__(self, app: Sequence[str], launcher: Launcher, objective: Objective, scratch: Path,
-                 timeout: float | None = None, keep: bool = False, drop_caches: bool = False):
+    def __init__(
+        self,
+        app: Sequence[str],
+        launcher: Launcher,
+        objective: Objective,
+        scratch: Path,
+        timeout: float | None = None,
+        keep: bool = False,
+        drop_caches: bool = False,
+    ):
         self.app, self.launcher, self.objective = list(app), launcher, objective
         self.scratch, self.timeout, self.keep, self.drop_caches = Path(scratch), timeout, keep, drop_caches
         self.notes: list[str] = []
@@ -163,8 +184,9 @@ class JobEvaluator:
         start = time.monotonic()
         full = False
         try:
-            result = self.launcher.run(app, config=cfg, report=workdir / "report.json", cwd=workdir,
-                                       timeout=self.timeout)
+            result = self.launcher.run(
+                app, config=cfg, report=workdir / "report.json", cwd=workdir, timeout=self.timeout
+            )
         finally:
             full = scratch_full(self.scratch)  # before the run's own files go
             if not self.keep:  # what matters is in the study; the application's output goes
@@ -172,13 +194,21 @@ class JobEvaluator:
         duration = time.monotonic() - start
         tail = printable(result.stderr or "")[-STDERR_TAIL:]
         if result.scheduler_killed:
-            return Measurement(False, None, duration, f"the scheduler ended the job ({result.scheduler_state}); "
-                                                      f"stderr: {tail}", retry=True)
+            return Measurement(
+                False,
+                None,
+                duration,
+                f"the scheduler ended the job ({result.scheduler_state}); stderr: {tail}",
+                retry=True,
+            )
         if result.timed_out:
             return Measurement(False, None, duration, f"timed out after {self.timeout:.0f} s; stderr: {tail}")
         if result.returncode != 0:
-            how = (f"killed by {signal.Signals(-result.returncode).name}" if result.returncode < 0
-                   else f"exit status {result.returncode}")
+            how = (
+                f"killed by {signal.Signals(-result.returncode).name}"
+                if result.returncode < 0
+                else f"exit status {result.returncode}"
+            )
             cause = failure_cause(result.stderr or "", self.scratch, full)
             return Measurement(False, None, duration, f"{how}{': ' + cause if cause else ''}; stderr: {tail}")
         try:
@@ -188,11 +218,23 @@ class JobEvaluator:
         effective, observed = read_back(result.report) if result.report else (requested(doc), {})
         t = result.report.totals if result.report else {}
         run = result.report.data.get("run", {}) if result.report else {}
-        return Measurement(True, value, duration, effective=effective, observed=observed, details={
-            "bytes_written": t.get("bytes_written"), "bytes_read": t.get("bytes_read"),
-            "write_mib_s": t.get("write_bandwidth_mib_s"), "read_mib_s": t.get("read_bandwidth_mib_s"),
-            "io_time_s": t.get("io_time_s"), "wall_time_s": run.get("wall_time_s"), "ranks": run.get("ranks")},
-            report=result.report.data if result.report else None)
+        return Measurement(
+            True,
+            value,
+            duration,
+            effective=effective,
+            observed=observed,
+            details={
+                "bytes_written": t.get("bytes_written"),
+                "bytes_read": t.get("bytes_read"),
+                "write_mib_s": t.get("write_bandwidth_mib_s"),
+                "read_mib_s": t.get("read_bandwidth_mib_s"),
+                "io_time_s": t.get("io_time_s"),
+                "wall_time_s": run.get("wall_time_s"),
+                "ranks": run.get("ranks"),
+            },
+            report=result.report.data if result.report else None,
+        )
 
     def clean_leftovers(self, interrupted: Sequence[int] = (), everything: bool = True) -> list[Path]:
         """Removes the run directories a killed tuner left in the scratch directory: every one (each finished

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import functools
 import statistics
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Sequence
 
 from scipy.stats import mannwhitneyu
 
@@ -50,6 +50,7 @@ class Verdict:
 
     def describe(self, unit_word: str = "") -> str:
         from .printout import describe_verdict
+
         return describe_verdict(asdict(self))
 
 
@@ -60,8 +61,13 @@ def _p_value(better: Sequence[float], worse: Sequence[float]) -> float:
     return float(mannwhitneyu(better, worse, alternative="greater", method="auto").pvalue)
 
 
-def compare(candidate: Sequence[float], default: Sequence[float], objective: Objective, alpha: float = 0.05,
-            comparisons: int = 1) -> Verdict:
+def compare(
+    candidate: Sequence[float],
+    default: Sequence[float],
+    objective: Objective,
+    alpha: float = 0.05,
+    comparisons: int = 1,
+) -> Verdict:
     gain = objective.gain(median(candidate), median(default))
     p = _p_value([objective.key(x) for x in candidate], [objective.key(x) for x in default])
     level = alpha / max(1, comparisons)
@@ -76,7 +82,7 @@ def undecided(v: Verdict) -> bool:
     return not v.significant and (v.p_value < v.alpha or v.gain - 1 > v.noise)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def smallest_p(rounds: int) -> float:
     """The smallest p-value `compare` can give with this many runs on each side: every run
     of the candidate beats every run of the default, no ties."""

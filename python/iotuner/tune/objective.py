@@ -6,8 +6,8 @@ change keeps its MB/s (its unit is stored with it)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ..report import Report
 
@@ -119,7 +119,7 @@ BUILTIN = {
 def parse(spec: str, direction: str | None = None) -> Objective:
     """perf (TunIO's default), write-bw, read-bw, io-time, or regex:PATTERN (first group is the number)."""
     if spec.startswith("regex:"):
-        pattern = spec[len("regex:"):]
+        pattern = spec[len("regex:") :]
         try:
             compiled = re.compile(pattern)
         except re.error as e:

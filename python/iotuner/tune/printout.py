@@ -35,8 +35,7 @@ def error_line(error: str, width: int = 300) -> str:
     return f"{why}; stderr: ...{stderr[-room:]}"
 
 
-def describe_roti(unit: str, peak: float | None, peak_at_s: float | None, final: float | None,
-                  why: str | None) -> str:
+def describe_roti(unit: str, peak: float | None, peak_at_s: float | None, final: float | None, why: str | None) -> str:
     if final is None:
         shown = "" if peak is None else f"; peak along the search {peak:,.1f} {unit}"
         return f"RoTI: none ({why}){shown}"
@@ -47,19 +46,30 @@ def describe_roti(unit: str, peak: float | None, peak_at_s: float | None, final:
 def describe_verdict(v: dict) -> str:
     pct = (v["gain"] - 1) * 100
     if v["significant"]:
-        return (f"{v['gain']:.2f}x the default ({pct:+.1f}%, beyond the measured noise of "
-                f"{v['noise'] * 100:.1f}%; p = {v['p_value']:.3g})")
-    return (f"no significant improvement: {v['gain']:.2f}x the default ({pct:+.1f}%) is within the measured "
-            f"noise (spread {v['noise'] * 100:.1f}%, p = {v['p_value']:.3g} against {v['alpha']:.3g} needed)")
+        return (
+            f"{v['gain']:.2f}x the default ({pct:+.1f}%, beyond the measured noise of "
+            f"{v['noise'] * 100:.1f}%; p = {v['p_value']:.3g})"
+        )
+    return (
+        f"no significant improvement: {v['gain']:.2f}x the default ({pct:+.1f}%) is within the measured "
+        f"noise (spread {v['noise'] * 100:.1f}%, p = {v['p_value']:.3g} against {v['alpha']:.3g} needed)"
+    )
 
 
-def best_line(winner: dict | None, verdict: dict | None, confirmed_default: float | None, unit: str | None,
-              notes: list | None = None) -> str | None:
+def best_line(
+    winner: dict | None,
+    verdict: dict | None,
+    confirmed_default: float | None,
+    unit: str | None,
+    notes: list | None = None,
+) -> str | None:
     """The confirmation round's verdict in one line: what every worker of a study prints alike."""
     if winner and verdict:
         name = winner.get("name") or f"trial {winner['trial']}"  # "training run 10" when a training run won
-        return (f"best: {name}, {fmt_value(winner['median'], unit)} against the default's "
-                f"{fmt_value(confirmed_default, unit)} in the confirmation round: {describe_verdict(verdict)}")
+        return (
+            f"best: {name}, {fmt_value(winner['median'], unit)} against the default's "
+            f"{fmt_value(confirmed_default, unit)} in the confirmation round: {describe_verdict(verdict)}"
+        )
     return "best: the default settings" if notes else None
 
 
@@ -69,18 +79,25 @@ def _num(x: float | None) -> str:
 
 def print_outcome(console: Console, summary: dict, best_doc: dict, out: Path) -> None:
     unit = summary["objective"].get("unit")
-    console.print(f"\n[bold]study {summary['study']}[/bold]: {summary['trials']} trials ({summary['trials_run']} run"
-                  + (f", {summary['training_runs']} training runs" if summary["training_runs"] else "")
-                  + f"), {fmt_time(summary['tuning_time_s'])} of tuning; stopped: {summary['stopped_because']}")
+    console.print(
+        f"\n[bold]study {summary['study']}[/bold]: {summary['trials']} trials ({summary['trials_run']} run"
+        + (f", {summary['training_runs']} training runs" if summary["training_runs"] else "")
+        + f"), {fmt_time(summary['tuning_time_s'])} of tuning; stopped: {summary['stopped_because']}"
+    )
     runs = summary.get("application_runs")  # summaries written before it lack it
     if isinstance(runs, dict) and all(isinstance(runs.get(k), int) for k in ("default", "training", "trials")):
-        console.print(f"application runs: {runs['default'] + runs['training'] + runs['trials']} to search "
-                      f"(default {runs['default']}, training {runs['training']}, trials {runs['trials']}), "
-                      f"{runs.get('confirmation', 0)} to confirm")
-    console.print(f"default settings: {fmt_value(summary['default'], unit)} (median of the default's "
-                  f"{summary['baseline_runs']} runs)")
-    line = best_line(summary.get("winner"), summary.get("verdict"), summary.get("confirmed_default"), unit,
-                     summary.get("notes"))
+        console.print(
+            f"application runs: {runs['default'] + runs['training'] + runs['trials']} to search "
+            f"(default {runs['default']}, training {runs['training']}, trials {runs['trials']}), "
+            f"{runs.get('confirmation', 0)} to confirm"
+        )
+    console.print(
+        f"default settings: {fmt_value(summary['default'], unit)} (median of the default's "
+        f"{summary['baseline_runs']} runs)"
+    )
+    line = best_line(
+        summary.get("winner"), summary.get("verdict"), summary.get("confirmed_default"), unit, summary.get("notes")
+    )
     if line:
         console.print(line)
     flat = _flat(best_doc)
@@ -89,17 +106,21 @@ def print_outcome(console: Console, summary: dict, best_doc: dict, out: Path) ->
         console.print(f"  {k} = {json.dumps(v)}")
     inert = best_doc.get("meta", {}).get("same_as_default")
     if inert:
-        console.print(f"  [dim]left out, as they took effect as in the default: "
-                      f"{', '.join(f'{k}={json.dumps(v)}' for k, v in inert.items())}[/dim]")
+        console.print(
+            f"  [dim]left out, as they took effect as in the default: "
+            f"{', '.join(f'{k}={json.dumps(v)}' for k, v in inert.items())}[/dim]"
+        )
     r = summary["roti"]
     console.print(describe_roti(r["unit"], r["peak"], r["peak_at_s"], r["final"], summary.get("roti_reason")))
     k = summary.get("kernel")
     if k and k.get("speedup"):
         w = k["roti_without_kernel"]
-        console.print(f"kernel: one evaluation {k['evaluation_s']['kernel']:.3g} s against "
-                      f"{k['evaluation_s']['application']:.3g} s for the application ({k['speedup']:.1f}x); RoTI peak "
-                      f"{_num(k['roti']['peak'])} with the kernel, {_num(w['peak'])} had the search run the "
-                      f"application ({r['unit']})")
+        console.print(
+            f"kernel: one evaluation {k['evaluation_s']['kernel']:.3g} s against "
+            f"{k['evaluation_s']['application']:.3g} s for the application ({k['speedup']:.1f}x); RoTI peak "
+            f"{_num(k['roti']['peak'])} with the kernel, {_num(w['peak'])} had the search run the "
+            f"application ({r['unit']})"
+        )
     v = summary["viability"]
     if v["runs"] is not None:
         console.print(f"viability: tuning pays for itself after {v['runs']} production run(s) ({v['reason']})")
@@ -108,8 +129,10 @@ def print_outcome(console: Console, summary: dict, best_doc: dict, out: Path) ->
     life = summary.get("lifecycle")
     if life and life.get("planned_runs"):
         saved = life["saved_at_planned_s"]
-        console.print(f"lifecycle: over the {life['planned_runs']:,} planned production runs, tuning "
-                      f"{'saves' if saved >= 0 else 'costs'} {fmt_time(abs(saved))} in all")
+        console.print(
+            f"lifecycle: over the {life['planned_runs']:,} planned production runs, tuning "
+            f"{'saves' if saved >= 0 else 'costs'} {fmt_time(abs(saved))} in all"
+        )
     console.print(f"results: {out}/ (best.json, trials.csv, curve.png, summary.json, report.html)")
 
 

@@ -31,7 +31,8 @@ pools, current medians, the trajectory); it never writes there itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..lazy import lazy
 from .space import SearchSpace
@@ -48,13 +49,21 @@ SAMPLER = object()  # propose(): the Optuna sampler chooses the point
 class Context:
     """A strategy's view of the running study; the tuner provides it."""
 
-    def __init__(self, store: "Store", space: SearchSpace, objective, measure: Callable[..., tuple],
-                 note: Callable[[str], None], seed: int):
+    def __init__(
+        self,
+        store: Store,
+        space: SearchSpace,
+        objective,
+        measure: Callable[..., tuple],
+        note: Callable[[str], None],
+        seed: int,
+    ):
         self.store, self.space, self.objective, self.seed = store, space, objective, seed
         self._measure, self.note = measure, note
 
-    def measure(self, point: Mapping[str, Any], kind: str = "training", label: str | None = None,
-                why: str | None = None) -> tuple["Record", "Measurement"]:
+    def measure(
+        self, point: Mapping[str, Any], kind: str = "training", label: str | None = None, why: str | None = None
+    ) -> tuple[Record, Measurement]:
         """Runs the application once with the baseline and this point's settings ({dimension: value}, or flat
         {"layer.knob": value} settings with flat=True in the point's dict key "__flat__"); records the run.
         why: what the run is for, shown in trials.csv."""
@@ -119,7 +128,7 @@ class Strategy:
         """Why it proposed this point ({dimension: value label}), shown in trials.csv (a prediction, a rank)."""
         return None
 
-    def observe(self, ctx: Context, record: "Record", measurement: "Measurement | None") -> None:
+    def observe(self, ctx: Context, record: Record, measurement: Measurement | None) -> None:
         """Every run this worker makes, with its run report."""
 
     def searched_size(self) -> int | None:
@@ -148,9 +157,13 @@ class SamplerStrategy(Strategy):
         return type(self).factory(self.space, self.seed, self.options)
 
 
-def sample(study: optuna.Study, sampler: optuna.samplers.BaseSampler, trial: optuna.trial.FrozenTrial,
-           distributions: Mapping[str, optuna.distributions.BaseDistribution],
-           fixed: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def sample(
+    study: optuna.Study,
+    sampler: optuna.samplers.BaseSampler,
+    trial: optuna.trial.FrozenTrial,
+    distributions: Mapping[str, optuna.distributions.BaseDistribution],
+    fixed: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """A new trial's point, drawn through the sampler's interface as Optuna's own ask draws it: before_trial,
     the relative search space and sample, then each remaining parameter on its own. Values in `fixed` (a
     point the strategy proposed) are taken as they are, and a sampler then samples only the others, each on

@@ -38,9 +38,10 @@ import os
 import random
 import statistics
 import tempfile
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .. import settings
 from .evaluate import Measurement, OfflineEvaluator
@@ -102,12 +103,14 @@ class Recording:
     # ---- building and saving
 
     @classmethod
-    def new(cls, space: SearchSpace, baseline: dict, command: list[str], nodes: int = 1,
-            meta: dict | None = None) -> "Recording":
+    def new(
+        cls, space: SearchSpace, baseline: dict, command: list[str], nodes: int = 1, meta: dict | None = None
+    ) -> Recording:
         """An empty recording of every point of the space."""
         points = [RecordedPoint(tuple(v)) for v in itertools.product(*(d.values for d in space.dimensions))]
-        return cls(space, settings.validate(baseline), list(command), nodes, RecordedPoint(()), points,
-                   meta=dict(meta or {}))
+        return cls(
+            space, settings.validate(baseline), list(command), nodes, RecordedPoint(()), points, meta=dict(meta or {})
+        )
 
     def add_run(self, point: RecordedPoint, m: Measurement, run: Run | None) -> None:
         """Records one measurement of a point (or of the default): its run, or its failure."""
@@ -125,12 +128,20 @@ class Recording:
                 point.effective = {k: v for k, v in eff.items() if ref.get(k) != v}
 
     def to_json(self) -> dict:
-        return {"format": FORMAT, "version": VERSION, "space": self.space.to_json(), "baseline": self.baseline,
-                "command": self.command, "nodes": self.nodes,
-                "bytes": {"written": self.bytes_written, "read": self.bytes_read},
-                "default": self.default.to_json(), "points": [p.to_json() for p in self.points], "meta": self.meta,
-                **({"report": self.report} if self.report is not None else {}),
-                **({"calibration": self.calibration} if self.calibration is not None else {})}
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "space": self.space.to_json(),
+            "baseline": self.baseline,
+            "command": self.command,
+            "nodes": self.nodes,
+            "bytes": {"written": self.bytes_written, "read": self.bytes_read},
+            "default": self.default.to_json(),
+            "points": [p.to_json() for p in self.points],
+            "meta": self.meta,
+            **({"report": self.report} if self.report is not None else {}),
+            **({"calibration": self.calibration} if self.calibration is not None else {}),
+        }
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes atomically: a reader (or a killed sweep) never sees half a file."""
@@ -148,6 +159,7 @@ class Recording:
         """The application's command, a bundled kernel's name (as recorded, so recordings carry no
         machine's paths) resolved to its executable here."""
         from .. import native
+
         first = self.command[0]
         if "/" not in first and first in native.bundled_programs():
             first = str(native.executable(first))
@@ -174,10 +186,18 @@ class Recording:
             index: dict[str, list[RecordedPoint]] = {}
             for p in [self.default, *self.points]:
                 index.setdefault(canonical(self.flat_of(p)), []).append(p)
-            self._index = {k: ps[0] if len(ps) == 1 else RecordedPoint(
-                ps[0].values, [r for p in ps for r in p.runs], sum(p.failures for p in ps),
-                next((p.error for p in ps if p.error), None), {} if ps[0] is self.default else ps[0].effective)
-                for k, ps in index.items()}
+            self._index = {
+                k: ps[0]
+                if len(ps) == 1
+                else RecordedPoint(
+                    ps[0].values,
+                    [r for p in ps for r in p.runs],
+                    sum(p.failures for p in ps),
+                    next((p.error for p in ps if p.error), None),
+                    {} if ps[0] is self.default else ps[0].effective,
+                )
+                for k, ps in index.items()
+            }
         point = self._index.get(canonical(flat))
         if point is None:
             raise ReplayError(f"these settings are not a point of the recording: {self._nearest(flat)}")
@@ -185,8 +205,14 @@ class Recording:
 
     def _nearest(self, flat: Mapping[str, Any]) -> str:
         base = self.flat_of(self.default)
-        extra = {k: v for k, v in flat.items() if k not in base and not any(
-            k in d.knobs() or k in complete(d.settings_of(v2)) for d in self.space.dimensions for v2 in d.values)}
+        extra = {
+            k: v
+            for k, v in flat.items()
+            if k not in base
+            and not any(
+                k in d.knobs() or k in complete(d.settings_of(v2)) for d in self.space.dimensions for v2 in d.values
+            )
+        }
         if extra:
             return f"knobs outside the space {sorted(extra)} (the space has {[d.name for d in self.space.dimensions]})"
         for d in self.space.dimensions:
@@ -202,9 +228,14 @@ class Recording:
         w, r = run[0], run[1]
         bw, br = self.bytes_written or 0, self.bytes_read or 0
         mib = 1024.0 * 1024.0
-        totals = {"bytes_written": bw, "bytes_read": br, "write_time_s": w, "read_time_s": r,
-                  "write_bandwidth_mib_s": bw / mib / w if w > 0 else 0.0,
-                  "read_bandwidth_mib_s": br / mib / r if r > 0 else 0.0}
+        totals = {
+            "bytes_written": bw,
+            "bytes_read": br,
+            "write_time_s": w,
+            "read_time_s": r,
+            "write_bandwidth_mib_s": bw / mib / w if w > 0 else 0.0,
+            "read_bandwidth_mib_s": br / mib / r if r > 0 else 0.0,
+        }
         return objective.of_totals(totals)
 
     def median(self, point: RecordedPoint, objective: Objective) -> float | None:
@@ -219,12 +250,16 @@ def for_study(path: str | os.PathLike, space_spec: str | None = None, baseline: 
     rec = load(path)
     if space_spec is not None:
         from .space import load as load_space
+
         if load_space(space_spec).to_json() != rec.space.to_json():
-            raise ReplayError(f"--space {space_spec} is not the space recorded in {path} ({rec.space.name}); "
-                              f"leave --space out to use the recording's")
+            raise ReplayError(
+                f"--space {space_spec} is not the space recorded in {path} ({rec.space.name}); "
+                f"leave --space out to use the recording's"
+            )
     if baseline is not None and settings.flatten(baseline) != settings.flatten(rec.baseline):
-        raise ReplayError(f"--baseline differs from the baseline recorded in {path}; leave it out to use the "
-                          f"recording's")
+        raise ReplayError(
+            f"--baseline differs from the baseline recorded in {path}; leave it out to use the recording's"
+        )
     return rec
 
 
@@ -232,8 +267,10 @@ def for_config(spec) -> Recording:
     """The recording of a study's ReplaySpec: the same file, with the same content."""
     rec = load(spec.path)
     if spec.sha256 and rec.sha256 != spec.sha256:
-        raise ReplayError(f"recording '{spec.path}' changed since the study started (its SHA-256 differs): a "
-                          f"resumed study must replay the same recording; start a new study")
+        raise ReplayError(
+            f"recording '{spec.path}' changed since the study started (its SHA-256 differs): a "
+            f"resumed study must replay the same recording; start a new study"
+        )
     return rec
 
 
@@ -271,7 +308,7 @@ def load(path: str | os.PathLike) -> Recording:
 
 def _from_json(doc: Any) -> Recording:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ValueError(f"no \"format\": \"{FORMAT}\" (written by bench/sweep.py?)")
+        raise ValueError(f'no "format": "{FORMAT}" (written by bench/sweep.py?)')
     if doc.get("version") != VERSION:
         raise ValueError(f"version {doc.get('version')!r}; this iotuner reads version {VERSION}")
     space = from_json(doc["space"], "the recording's space")
@@ -296,8 +333,13 @@ def _from_json(doc: Any) -> Recording:
 def _fill(p: RecordedPoint, d: Mapping[str, Any], where: str) -> None:
     runs = []
     for run in d["runs"]:
-        if not (isinstance(run, list) and len(run) in (2, 3) and all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in run)):
+        if not (
+            isinstance(run, list)
+            and len(run) in (2, 3)
+            and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in run
+            )
+        ):
             raise ValueError(f"{where}: a run is [write seconds, read seconds(, others' CPU)], got {json.dumps(run)}")
         runs.append(tuple(float(x) for x in run))
     p.runs = runs
@@ -305,7 +347,7 @@ def _fill(p: RecordedPoint, d: Mapping[str, Any], where: str) -> None:
     p.error = d.get("error")
     eff = d.get("effective")
     if eff is not None and not isinstance(eff, dict):
-        raise ValueError(f"{where}: \"effective\" must be an object")
+        raise ValueError(f'{where}: "effective" must be an object')
     p.effective = {str(k): str(v) for k, v in eff.items()} if eff is not None else None
 
 
@@ -316,8 +358,9 @@ class ReplayEvaluator(OfflineEvaluator):
 
     def __init__(self, recording: Recording, objective: Objective, seed: int = 0):
         if objective.pattern is not None:
-            raise ReplayError("a replay knows the recorded phase times only: use the objective perf, write-bw, "
-                              "read-bw or io-time")
+            raise ReplayError(
+                "a replay knows the recorded phase times only: use the objective perf, write-bw, read-bw or io-time"
+            )
         self.recording, self.objective, self.seed = recording, objective, seed
         self.notes: list[str] = []
         ref = recording.default.effective or {}
@@ -352,5 +395,10 @@ class ReplayEvaluator(OfflineEvaluator):
         effective = {**self._reference, **{k: [v] for k, v in (point.effective or {}).items()}}
         if point is not self.recording.default and point.effective is None:
             effective = {k: [as_text(v)] for k, v in self.recording.flat_of(point).items()}
-        return Measurement(True, value, 0.0, effective=effective, details={
-            "write_s": run[0], "read_s": run[1], "recorded_runs": len(point.runs)})
+        return Measurement(
+            True,
+            value,
+            0.0,
+            effective=effective,
+            details={"write_s": run[0], "read_s": run[1], "recorded_runs": len(point.runs)},
+        )

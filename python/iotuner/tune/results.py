@@ -13,7 +13,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .. import settings, tune_output
-from . import noise, printout, trajectory as traj
+from . import noise, printout
+from . import trajectory as traj
 from .printout import fmt_time
 
 __all__ = ["fmt_time"]  # results.fmt_time, as before the move
@@ -22,8 +23,21 @@ from .store import BASELINE, CONFIRMATION, DEFAULT, TRAINING, TRIAL, Store
 from .tuner import Outcome
 
 NO_GAIN = "no gain to return"
-CSV_COLUMNS = ["kind", "trial", "record", "state", "tuning_time_s", "value", "runs", "duplicate_of", "round",
-               "settings", "effective", "error", "why"]
+CSV_COLUMNS = [
+    "kind",
+    "trial",
+    "record",
+    "state",
+    "tuning_time_s",
+    "value",
+    "runs",
+    "duplicate_of",
+    "round",
+    "settings",
+    "effective",
+    "error",
+    "why",
+]
 
 
 def roti(store: Store, objective: Objective, outcome: Outcome, total_s: float) -> tuple[traj.Roti, str | None]:
@@ -33,8 +47,13 @@ def roti(store: Store, objective: Objective, outcome: Outcome, total_s: float) -
     if outcome.significant:
         gain = objective.improvement(outcome.winner["median"], outcome.confirmed_default)
     else:
-        why = ("the confirmation round found no significant improvement over the default" if outcome.verdict
-               else outcome.notes[-1] if outcome.notes else "there was no confirmation round")
+        why = (
+            "the confirmation round found no significant improvement over the default"
+            if outcome.verdict
+            else outcome.notes[-1]
+            if outcome.notes
+            else "there was no confirmation round"
+        )
         why = f"{NO_GAIN}: {why}"
     return traj.roti(store.trajectory, objective, store.config.repeats, gain, total_s), why
 
@@ -56,11 +75,19 @@ def kernel_costs(store: Store, objective: Objective, outcome: Outcome, total_s: 
     without it (the same search, had every run cost an application run: TunIO's Fig. 8a)."""
     if not store.config.confirm_app:
         return None
-    per_run = [r.duration_s / max(1, r.cost_runs) for r in store.records(BASELINE, TRIAL, TRAINING)
-               if r.ok and r.cost_runs and r.duration_s > 0]
+    per_run = [
+        r.duration_s / max(1, r.cost_runs)
+        for r in store.records(BASELINE, TRIAL, TRAINING)
+        if r.ok and r.cost_runs and r.duration_s > 0
+    ]
     app = [r.duration_s for r in store.records(CONFIRMATION) if r.ok and r.duration_s > 0]
-    out = {"dir": store.config.kernel, "evaluation_s": {"kernel": statistics.median(per_run) if per_run else None,
-                                                         "application": statistics.median(app) if app else None}}
+    out = {
+        "dir": store.config.kernel,
+        "evaluation_s": {
+            "kernel": statistics.median(per_run) if per_run else None,
+            "application": statistics.median(app) if app else None,
+        },
+    }
     if not per_run or not app:
         return out
     k, a = out["evaluation_s"]["kernel"], out["evaluation_s"]["application"]
@@ -73,8 +100,11 @@ def kernel_costs(store: Store, objective: Objective, outcome: Outcome, total_s: 
     with_k = traj.roti(store.trajectory, objective, store.config.repeats, gain, total_s)
     without = traj.roti(slow, objective, store.config.repeats, gain, total_s + searched * extra)
     out["roti"] = {"peak": with_k.peak, "final": with_k.final}
-    out["roti_without_kernel"] = {"peak": without.peak, "final": without.final,
-                                  "tuning_time_s": total_s + searched * extra}
+    out["roti_without_kernel"] = {
+        "peak": without.peak,
+        "final": without.final,
+        "tuning_time_s": total_s + searched * extra,
+    }
     return out
 
 
@@ -85,6 +115,7 @@ def describe_roti(r: traj.Roti | None, why: str | None) -> str:
 
 
 # ---- trials.csv ----
+
 
 def write_csv(store: Store, path: Path, plan: str | None) -> None:
     """Every run, in the order records were made; `record` is the record's id in the storage."""
@@ -107,21 +138,45 @@ def write_csv(store: Store, path: Path, plan: str | None) -> None:
             if isinstance(dup, int):  # a trial's number, or a training run as "training N"
                 dup = f"training {training[dup]}" if dup in training else store.index_of(dup)
             value = (statistics.median(r.runs) if r.runs else "") if r.state == "COMPLETE" else ""
-            w.writerow([kind, label, r.id, r.state, round(at[r.id], 3) if r.id in at else "", value,
-                        json.dumps(list(r.runs)), "" if dup is None else dup, rnd,
-                        json.dumps(r.settings, sort_keys=True), r.signature or "", r.error or "",
-                        r.attrs.get("why", "")])
+            w.writerow(
+                [
+                    kind,
+                    label,
+                    r.id,
+                    r.state,
+                    round(at[r.id], 3) if r.id in at else "",
+                    value,
+                    json.dumps(list(r.runs)),
+                    "" if dup is None else dup,
+                    rnd,
+                    json.dumps(r.settings, sort_keys=True),
+                    r.signature or "",
+                    r.error or "",
+                    r.attrs.get("why", ""),
+                ]
+            )
 
 
 # ---- curve.png ----
 
-def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: traj.Viability, total_s: float,
-         path: Path, title: str, caption: str = "") -> bool:
+
+def plot(
+    store: Store,
+    objective: Objective,
+    outcome: Outcome,
+    r: traj.Roti,
+    v: traj.Viability,
+    total_s: float,
+    path: Path,
+    title: str,
+    caption: str = "",
+) -> bool:
     points = store.trajectory
     trials = [p for p in points if p.kind == TRIAL]
     if not trials and not any(p.kind == TRAINING for p in points):
         return False
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
@@ -137,32 +192,58 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
         med = statistics.median(default_runs)
         spread = noise.relative_spread(default_runs) * abs(med)
         for a in (by_trial, by_time):
-            a.axhline(med, color="#d1242f", linestyle="--", linewidth=1.2,
-                      label=f"default (median of {len(default_runs)} runs)")
+            a.axhline(
+                med,
+                color="#d1242f",
+                linestyle="--",
+                linewidth=1.2,
+                label=f"default (median of {len(default_runs)} runs)",
+            )
             a.axhspan(med - spread, med + spread, color="#d1242f", alpha=0.08, label="default's spread (1.48 MAD)")
 
     index = {p.record: store.index_of(p.record) for p in trials}
     ok = [p for p in trials if p.ok and p.value is not None]
-    by_trial.scatter([index[p.record] for p in ok], [p.value for p in ok], s=14, color="#9aa5b1",
-                     label="trial (its configuration's median)", zorder=3)
+    by_trial.scatter(
+        [index[p.record] for p in ok],
+        [p.value for p in ok],
+        s=14,
+        color="#9aa5b1",
+        label="trial (its configuration's median)",
+        zorder=3,
+    )
     bests = [(index[p.record], p.best) for p in trials if p.best is not None]
     if bests:
-        by_trial.step([b[0] for b in bests], [b[1] for b in bests], where="post", color="#1f6feb", linewidth=2,
-                      label="best so far (current median)")
+        by_trial.step(
+            [b[0] for b in bests],
+            [b[1] for b in bests],
+            where="post",
+            color="#1f6feb",
+            linewidth=2,
+            label="best so far (current median)",
+        )
     by_trial.set_xlabel("trial (numbered as in the log)")
     by_trial.xaxis.set_major_locator(MaxNLocator(integer=True))
 
     kernel = bool(store.config.confirm_app)  # the search ran the kernel, the confirmation the application
-    styles = {BASELINE: ("#d1242f", "x", "default run" + (" (kernel)" if kernel else "")),
-              TRAINING: ("#8250df", "^", "training run"), TRIAL: ("#9aa5b1", "o", "trial" + (" (kernel)" if kernel else "")),
-              CONFIRMATION: ("#1a7f37", "s", "confirmation run" + (" (application, right axis)" if kernel else ""))}
+    styles = {
+        BASELINE: ("#d1242f", "x", "default run" + (" (kernel)" if kernel else "")),
+        TRAINING: ("#8250df", "^", "training run"),
+        TRIAL: ("#9aa5b1", "o", "trial" + (" (kernel)" if kernel else "")),
+        CONFIRMATION: ("#1a7f37", "s", "confirmation run" + (" (application, right axis)" if kernel else "")),
+    }
     app_ax = by_time.twinx() if kernel else by_time  # their values are another program's: an axis of their own
     for kind, (color, marker, name) in styles.items():
         pts = [p for p in points if p.kind == kind and p.ok and p.value is not None]
         if pts:
             (app_ax if kind == CONFIRMATION else by_time).scatter(
-                [p.at_s / scale for p in pts], [p.value for p in pts], s=14, color=color, marker=marker, label=name,
-                zorder=3)
+                [p.at_s / scale for p in pts],
+                [p.value for p in pts],
+                s=14,
+                color=color,
+                marker=marker,
+                label=name,
+                zorder=3,
+            )
     if kernel:
         app_ax.set_ylabel(f"{label}, application", color="#1a7f37")
         app_ax.legend(loc="lower right", fontsize=7)
@@ -174,13 +255,23 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
         by_time.axvspan(min(confirm), max(confirm), color="#1a7f37", alpha=0.07, label="confirmation round")
     if outcome.winner:
         # the winner's median is the confirmation round's: on the application's axis in a kernel study
-        for a, x in ((by_trial, None if kernel else outcome.winner["trial"]),
-                     (app_ax, max(confirm) if confirm else span / scale)):
+        for a, x in (
+            (by_trial, None if kernel else outcome.winner["trial"]),
+            (app_ax, max(confirm) if confirm else span / scale),
+        ):
             if x is None:  # a training run won: it has no place on the trial axis
                 continue
-            a.scatter([x], [outcome.winner["median"]], s=160, marker="*", color="#bf8700", zorder=5,
-                      edgecolors="black", linewidths=0.6,
-                      label="confirmed winner" if outcome.significant else "best candidate (not significant)")
+            a.scatter(
+                [x],
+                [outcome.winner["median"]],
+                s=160,
+                marker="*",
+                color="#bf8700",
+                zorder=5,
+                edgecolors="black",
+                linewidths=0.6,
+                label="confirmed winner" if outcome.significant else "best candidate (not significant)",
+            )
     by_time.set_xlabel(f"tuning time ({unit})")
     for a in (by_trial, by_time):
         a.set_ylabel(label)
@@ -189,16 +280,28 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
     by_time.legend(loc="best", fontsize=7)
 
     if r.curve:
-        roti_ax.plot([t / scale for t, _ in r.curve], [x for _, x in r.curve], color="#1f6feb", marker=".",
-                     label="RoTI(t) along the search")
+        roti_ax.plot(
+            [t / scale for t, _ in r.curve],
+            [x for _, x in r.curve],
+            color="#1f6feb",
+            marker=".",
+            label="RoTI(t) along the search",
+        )
         if r.peak is not None:
             roti_ax.scatter([r.peak_at_s / scale], [r.peak], color="#bf8700", zorder=5, label="peak")
         if r.final is not None:
             roti_ax.axhline(r.final, color="#1a7f37", linestyle=":", label="final (confirmed gain / all tuning time)")
         roti_ax.legend(loc="best", fontsize=7)
     else:
-        roti_ax.text(0.5, 0.5, "no RoTI yet: the default and a trial need their --repeats runs",
-                     ha="center", va="center", transform=roti_ax.transAxes, fontsize=8)
+        roti_ax.text(
+            0.5,
+            0.5,
+            "no RoTI yet: the default and a trial need their --repeats runs",
+            ha="center",
+            va="center",
+            transform=roti_ax.transAxes,
+            fontsize=8,
+        )
     roti_ax.set_xlabel(f"tuning time ({unit})")
     roti_ax.set_ylabel(f"RoTI ({r.unit})", fontsize=8)
     roti_ax.set_title("return on tuning investment: gain over the default per minute of tuning", fontsize=8)
@@ -207,8 +310,13 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
     if outcome.stop.rule.endswith("-stopper"):  # an early stopper ended the search here
         stopped = max((p.at_s for p in points if p.kind == TRIAL), default=None)
         if stopped is not None:
-            roti_ax.axvline(stopped / scale, color="#d1242f", linestyle="--", linewidth=1,
-                            label=f"stopped by the {outcome.stop.rule}")
+            roti_ax.axvline(
+                stopped / scale,
+                color="#d1242f",
+                linestyle="--",
+                linewidth=1,
+                label=f"stopped by the {outcome.stop.rule}",
+            )
             roti_ax.legend(loc="best", fontsize=7)
 
     planned = store.config.production_runs
@@ -217,23 +325,49 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
         life = [(p["runs"], p["tuned_total_s"], p["untuned_total_s"]) for p in lines["points"]]
         hs = 3600 if life[-1][2] > 7200 else 60 if life[-1][2] > 120 else 1
         hu = {3600: "h", 60: "min", 1: "s"}[hs]
-        life_ax.plot([x for x, _, _ in life], [t / hs for _, t, _ in life], color="#1f6feb",
-                     label="tuning + n tuned runs")
-        life_ax.plot([x for x, _, _ in life], [u / hs for _, _, u in life], color="#d1242f", linestyle="--",
-                     label="n untuned runs")
+        life_ax.plot(
+            [x for x, _, _ in life], [t / hs for _, t, _ in life], color="#1f6feb", label="tuning + n tuned runs"
+        )
+        life_ax.plot(
+            [x for x, _, _ in life],
+            [u / hs for _, _, u in life],
+            color="#d1242f",
+            linestyle="--",
+            label="n untuned runs",
+        )
         at = lines["viability_runs"] * lines["untuned_run_s"] / hs
-        life_ax.scatter([v.runs], [at], s=60, color="#bf8700", zorder=5, edgecolors="black", linewidths=0.6,
-                        label=f"viability point: {v.runs:,} runs")
+        life_ax.scatter(
+            [v.runs],
+            [at],
+            s=60,
+            color="#bf8700",
+            zorder=5,
+            edgecolors="black",
+            linewidths=0.6,
+            label=f"viability point: {v.runs:,} runs",
+        )
         if planned:
-            life_ax.axvline(planned, color="#8250df", linestyle=":",
-                            label=f"planned: {planned:,} runs ({'pays back' if planned >= v.runs else 'does not pay back'})")
+            life_ax.axvline(
+                planned,
+                color="#8250df",
+                linestyle=":",
+                label=f"planned: {planned:,} runs ({'pays back' if planned >= v.runs else 'does not pay back'})",
+            )
         life_ax.set_xlabel("production runs")
         life_ax.set_ylabel(f"time ({hu})")
         life_ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         life_ax.legend(loc="best", fontsize=7)
     else:
-        life_ax.text(0.5, 0.5, f"no viability point: {v.reason}", ha="center", va="center",
-                     transform=life_ax.transAxes, fontsize=8, wrap=True)
+        life_ax.text(
+            0.5,
+            0.5,
+            f"no viability point: {v.reason}",
+            ha="center",
+            va="center",
+            transform=life_ax.transAxes,
+            fontsize=8,
+            wrap=True,
+        )
     life_ax.set_title("lifecycle: when tuning pays for itself", fontsize=8)
     life_ax.grid(alpha=0.3)
 
@@ -248,8 +382,16 @@ def plot(store: Store, objective: Objective, outcome: Outcome, r: traj.Roti, v: 
 
 # ---- all of it ----
 
-def summary(store: Store, objective: Objective, outcome: Outcome, total_s: float, r: traj.Roti, why: str | None,
-            v: traj.Viability) -> dict:
+
+def summary(
+    store: Store,
+    objective: Objective,
+    outcome: Outcome,
+    total_s: float,
+    r: traj.Roti,
+    why: str | None,
+    v: traj.Viability,
+) -> dict:
     return {
         "version": tune_output.SUMMARY_VERSION,  # docs/summary.schema.json
         "study": store.name,
@@ -289,9 +431,18 @@ def write_all(store: Store, objective: Objective, outcome: Outcome, out: Path, t
     r, why = roti(store, objective, outcome, total_s)
     v = viability(store, outcome, total_s)
     doc = summary(store, objective, outcome, total_s, r, why, v)
-    if plot(store, objective, outcome, r, v, total_s, out / "curve.png",
-            f"study {store.name}: {objective.name}, strategy {store.config.strategy}, "
-            f"space {store.config.space.get('name')}", describe_roti(r, why)):
+    if plot(
+        store,
+        objective,
+        outcome,
+        r,
+        v,
+        total_s,
+        out / "curve.png",
+        f"study {store.name}: {objective.name}, strategy {store.config.strategy}, "
+        f"space {store.config.space.get('name')}",
+        describe_roti(r, why),
+    ):
         files["curve"] = str(out / "curve.png")
     doc["files"] = files
     tmp = out / "summary.json.tmp"

@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import time
 import os
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -18,15 +18,28 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import mpiabi, render, settings
-from . import launch, objective as objectives, printout, replay, results, simulated, space as spaces, strategies, \
-    synthetic
-from .launch.local import default_mpiexec
-from .config import Budget, ConfigError, ObjectiveSpec, ReplaySpec, SlurmSpec, StudyConfig, SyntheticSpec
+from . import (
+    launch,
+    printout,
+    replay,
+    results,
+    simulated,
+    strategies,
+    synthetic,
+)
+from . import (
+    objective as objectives,
+)
+from . import (
+    space as spaces,
+)
 from .arguments import parse_duration
+from .config import Budget, ConfigError, ObjectiveSpec, ReplaySpec, SlurmSpec, StudyConfig, SyntheticSpec
 from .evaluate import JobEvaluator, KernelEvaluator
+from .launch.local import default_mpiexec
 from .store import Store, StudyError
 from .study import urls
-from .tuner import SAME_AS_DEFAULT, Tuner, TuneError
+from .tuner import SAME_AS_DEFAULT, TuneError, Tuner
 
 
 def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig, Budget]:
@@ -34,16 +47,22 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
     confirm_app: list[str] = []
     if args.kernel:
         from .. import kernel as kernels
+
         k = kernels.load(args.kernel)  # KernelError is a ValueError: reported as bad input
         confirm_app = list(command) or k.app_command()
         command = k.command()
         if not k.usable:
-            print(f"iotuner tune: the kernel in {args.kernel} is not used ({k.reason}); the trials run the "
-                  f"application", file=sys.stderr)
+            print(
+                f"iotuner tune: the kernel in {args.kernel} is not used ({k.reason}); the trials run the application",
+                file=sys.stderr,
+            )
     if args.replay and args.synthetic:
         raise ValueError("give --synthetic MODEL or --replay FILE, not both")
-    recording = replay.for_study(args.replay, args.space, settings.load(args.baseline) if args.baseline
-                                 else None) if args.replay else None
+    recording = (
+        replay.for_study(args.replay, args.space, settings.load(args.baseline) if args.baseline else None)
+        if args.replay
+        else None
+    )
     space_spec = args.space or ("tunio" if args.synthetic == "lustre" else "romio")
     space = recording.space if recording else spaces.load(space_spec)
     obj = objectives.parse(args.objective, args.direction)
@@ -55,36 +74,61 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
         options[key.strip()] = value.strip()
     options.update(strategies.options_from(args.strategy, args))  # its own flags; another strategy's fail here
     strategies.make(args.strategy, space, args.seed, options)  # an unknown strategy or bad options fail here
-    baseline = recording.baseline if recording else settings.load(args.baseline) if args.baseline \
-        else {"version": 1}
+    baseline = recording.baseline if recording else settings.load(args.baseline) if args.baseline else {"version": 1}
     trials = args.trials if args.trials is not None else (None if args.time or args.runs else 30)
     mpiexec = args.mpiexec or default_mpiexec()
     if args.launcher == "local" and (found := mpiabi.mismatch([mpiexec, *command])) is not None:
         raise ValueError(mpiabi.mismatch_message(found, "give --mpiexec {launcher}"))
     config = StudyConfig(
-        space=space.to_json(), strategy=args.strategy, strategy_options=options, seed=args.seed, baseline=baseline,
-        objective=ObjectiveSpec(obj.name, obj.direction, obj.unit, obj.pattern,
-                                args.objective_clock or ("calls" if args.kernel else "phase")),
-        repeats=args.repeats, baseline_every=args.baseline_every, confirm_top=args.confirm_top,
-        confirm_rounds=args.confirm_rounds, app=tuple(command), launcher=args.launcher, ranks=args.ranks,
+        space=space.to_json(),
+        strategy=args.strategy,
+        strategy_options=options,
+        seed=args.seed,
+        baseline=baseline,
+        objective=ObjectiveSpec(
+            obj.name,
+            obj.direction,
+            obj.unit,
+            obj.pattern,
+            args.objective_clock or ("calls" if args.kernel else "phase"),
+        ),
+        repeats=args.repeats,
+        baseline_every=args.baseline_every,
+        confirm_top=args.confirm_top,
+        confirm_rounds=args.confirm_rounds,
+        app=tuple(command),
+        launcher=args.launcher,
+        ranks=args.ranks,
         confirm_app=tuple(confirm_app) if confirm_app != list(command) else (),
         kernel=str(Path(args.kernel).resolve()) if args.kernel else None,
-        mpiexec=mpiexec, nodes=args.nodes, scratch=args.scratch, timeout_s=parse_duration(args.timeout),
-        keep=args.keep, drop_caches=args.drop_caches,
+        mpiexec=mpiexec,
+        nodes=args.nodes,
+        scratch=args.scratch,
+        timeout_s=parse_duration(args.timeout),
+        keep=args.keep,
+        drop_caches=args.drop_caches,
         synthetic=SyntheticSpec(args.synthetic, args.synthetic_noise, args.synthetic_delay) if args.synthetic else None,
         replay=ReplaySpec(str(recording.path), recording.sha256) if recording else None,
         simulate=simulated.spec(args.simulate, args.simulate_report) if args.simulate else None,
         slurm=_slurm_spec(args) if args.launcher == "slurm" else None,
         production_runtime_s=parse_duration(args.production_runtime) if args.production_runtime else None,
         production_runs=args.production_runs,
-        stop=args.stop or ("production-runs" if args.production_runs else None), out=str(out))
+        stop=args.stop or ("production-runs" if args.production_runs else None),
+        out=str(out),
+    )
     return config, Budget(trials, parse_duration(args.time) if args.time else None, args.runs)
 
 
 def _slurm_spec(args: argparse.Namespace) -> SlurmSpec:
-    return SlurmSpec(nodes=args.nodes, tasks_per_node=args.tasks_per_node, partition=args.partition,
-                     account=args.account, time_limit=args.time_limit, sbatch_args=tuple(args.sbatch_arg),
-                     mpi=args.srun_mpi)
+    return SlurmSpec(
+        nodes=args.nodes,
+        tasks_per_node=args.tasks_per_node,
+        partition=args.partition,
+        account=args.account,
+        time_limit=args.time_limit,
+        sbatch_args=tuple(args.sbatch_arg),
+        mpi=args.srun_mpi,
+    )
 
 
 def _objective(config: StudyConfig) -> objectives.Objective:
@@ -128,8 +172,9 @@ def _progress_printer(console: Console, obj: objectives.Objective):
             if e.get("error"):
                 console.print(Text(f"baseline run failed: {printout.error_line(e['error'])}", style="red"))
             else:
-                console.print(f"{when}  baseline ({e['reason']}): {_fmt(e['value'], obj)}; default now "
-                              f"{_fmt(e['default'], obj)}")
+                console.print(
+                    f"{when}  baseline ({e['reason']}): {_fmt(e['value'], obj)}; default now {_fmt(e['default'], obj)}"
+                )
         elif e["kind"] == "training":
             knobs = " ".join(f"{k}={json.dumps(v)}" for k, v in e["settings"].items())
             result = "[red]failed[/red]" if e.get("error") else _fmt(e["value"], obj)
@@ -140,18 +185,30 @@ def _progress_printer(console: Console, obj: objectives.Objective):
             tail = f"[{budget}, ~{results.fmt_time(e.get('left_s'))} left]"
             knobs = " ".join(f"{k}={json.dumps(v)}" for k, v in e["settings"].items())
             if e.get("error"):
-                console.print(Text.from_markup(f"{head}  [red]failed[/red]  {tail}  ") +
-                              Text(f"{knobs}\n          {printout.error_line(e['error'])}", style="dim"))
+                console.print(
+                    Text.from_markup(f"{head}  [red]failed[/red]  {tail}  ")
+                    + Text(f"{knobs}\n          {printout.error_line(e['error'])}", style="dim")
+                )
                 return
-            dup = "" if e.get("duplicate_of") is None else " (took effect as the default settings)" \
-                if e["duplicate_of"] == SAME_AS_DEFAULT else f" (same as trial {e['duplicate_of']})"
+            dup = (
+                ""
+                if e.get("duplicate_of") is None
+                else " (took effect as the default settings)"
+                if e["duplicate_of"] == SAME_AS_DEFAULT
+                else f" (same as trial {e['duplicate_of']})"
+            )
             gain = f" ({e['gain']:.2f}x default)" if e.get("gain") else ""
-            console.print(Text.from_markup(f"{head}  {_fmt(e['value'], obj)}{dup}  best {_fmt(e['best'], obj)}"
-                                           f"{gain}  {tail}  ") + Text(knobs, style="dim"))
+            console.print(
+                Text.from_markup(f"{head}  {_fmt(e['value'], obj)}{dup}  best {_fmt(e['best'], obj)}{gain}  {tail}  ")
+                + Text(knobs, style="dim")
+            )
         elif e["kind"] == "confirm":
             who = e.get("name") or ("default" if e["trial"] is None else f"trial {e['trial']}")
-            console.print(f"{when}  confirm {e['round']}/{e['rounds']} {who}: "
-                          f"{_fmt(e['value'], obj) if e.get('value') is not None else 'failed'}")
+            console.print(
+                f"{when}  confirm {e['round']}/{e['rounds']} {who}: "
+                f"{_fmt(e['value'], obj) if e.get('value') is not None else 'failed'}"
+            )
+
     show.shown = shown
     return show
 
@@ -161,8 +218,10 @@ def storage_url(given: str | None, default: str | None = None, what: str = "--st
     the default: a script that builds the URL from an unset variable must not quietly tune elsewhere."""
     url = given if given is not None else os.environ.get(urls.ENV) or default
     if url is None or not url.strip():
-        raise ValueError(f"{what} is empty: give the study storage as an SQLAlchemy URL"
-                         + ("" if given is not None else f" (--storage or ${urls.ENV})"))
+        raise ValueError(
+            f"{what} is empty: give the study storage as an SQLAlchemy URL"
+            + ("" if given is not None else f" (--storage or ${urls.ENV})")
+        )
     urls.guard_output(url)  # from here on, no line this process prints shows its password
     return url
 
@@ -174,13 +233,19 @@ def _open(args: argparse.Namespace, console: Console) -> tuple[Store, Path, str]
         store = Store.open(storage, args.study, heartbeat_s=args.heartbeat)
         if args.trials is not None or args.time or args.runs is not None:  # new totals for the study, kept in it
             b = store.budget
-            store.set_budget(Budget(args.trials if args.trials is not None else b.trials,
-                                    parse_duration(args.time) if args.time else b.seconds,
-                                    args.runs if args.runs is not None else b.runs))
+            store.set_budget(
+                Budget(
+                    args.trials if args.trials is not None else b.trials,
+                    parse_duration(args.time) if args.time else b.seconds,
+                    args.runs if args.runs is not None else b.runs,
+                )
+            )
         out = Path(store.config.out)
-        console.print(f"resuming study [bold]{args.study}[/bold]: {len(store.completed())} completed trials, "
-                      f"{len(store.default_runs)} runs of the default, {results.fmt_time(store.clock())} of "
-                      f"tuning so far")
+        console.print(
+            f"resuming study [bold]{args.study}[/bold]: {len(store.completed())} completed trials, "
+            f"{len(store.default_runs)} runs of the default, {results.fmt_time(store.clock())} of "
+            f"tuning so far"
+        )
     else:
         config, budget = _config_from_args(args, out)
         try:
@@ -200,31 +265,49 @@ def run(args: argparse.Namespace) -> int:
         if args.submit and args.launcher != "slurm" and not args.resume:
             raise ValueError("--submit needs --launcher slurm")
         store, out, storage = _open(args, console)
-    except (ValueError, StudyError, ConfigError, spaces.SpaceError, settings.SettingsError,
-            objectives.ObjectiveError, launch.LaunchError, KeyError) as e:
+    except (
+        ValueError,
+        StudyError,
+        ConfigError,
+        spaces.SpaceError,
+        settings.SettingsError,
+        objectives.ObjectiveError,
+        launch.LaunchError,
+        KeyError,
+    ) as e:
         print(f"iotuner tune: {e.args[0] if e.args else e}", file=sys.stderr)
         return 2
     if args.workers == 0:
         from . import workers
+
         command = workers.worker_command(store.name, args.heartbeat)[3:]  # after python -m iotuner
-        console.print(f"study [bold]{store.name}[/bold] is ready in {urls.mask(storage)}; start workers with\n  "
-                      f"iotuner {workers.slurm.quote_all(command)} --storage {urls.mask(storage)}\n(or with the URL "
-                      f"in ${urls.ENV}, or in a file only you can read given by --storage-file)\nand write "
-                      f"its results at the end with\n  {urls.resume_hint(store.name, storage)}")
+        console.print(
+            f"study [bold]{store.name}[/bold] is ready in {urls.mask(storage)}; start workers with\n  "
+            f"iotuner {workers.slurm.quote_all(command)} --storage {urls.mask(storage)}\n(or with the URL "
+            f"in ${urls.ENV}, or in a file only you can read given by --storage-file)\nand write "
+            f"its results at the end with\n  {urls.resume_hint(store.name, storage)}"
+        )
         return 0
     if args.submit:
         from . import workers
-        return workers.submit(store, storage, out, args.workers, args.heartbeat, console,
-                              lambda outcome: _finish(store, outcome, out, console, storage, explicit=True))
+
+        return workers.submit(
+            store,
+            storage,
+            out,
+            args.workers,
+            args.heartbeat,
+            console,
+            lambda outcome: _finish(store, outcome, out, console, storage, explicit=True),
+        )
     extra = None
     if args.workers > 1:
         from . import workers
+
         extra = workers.spawn_local(store.name, storage, out, args.workers - 1, args.heartbeat)
-        console.print(f"{args.workers} workers: this one, and {args.workers - 1} more logging to "
-                      f"{out}/worker-*.log")
+        console.print(f"{args.workers} workers: this one, and {args.workers - 1} more logging to {out}/worker-*.log")
     try:
-        outcome = _work(store, console, storage, launcher=store.config.launcher, scratch=None,
-                        eval_log=args.eval_log)
+        outcome = _work(store, console, storage, launcher=store.config.launcher, scratch=None, eval_log=args.eval_log)
     finally:
         if extra is not None:
             extra.wait()
@@ -245,15 +328,20 @@ def worker(args: argparse.Namespace) -> int:
         return 2
     out = Path(args.out or store.config.out)
     console.print(f"worker on study [bold]{args.study}[/bold] ({store.trials_run()} trials run so far)")
-    outcome = _work(store, console, storage, launcher=args.launcher or store.config.launcher,
-                    scratch=args.scratch, eval_log=args.eval_log)
+    outcome = _work(
+        store,
+        console,
+        storage,
+        launcher=args.launcher or store.config.launcher,
+        scratch=args.scratch,
+        eval_log=args.eval_log,
+    )
     if isinstance(outcome, int):
         return outcome
     return _finish(store, outcome, out, console, storage)
 
 
-def _work(store: Store, console: Console, storage: str, *, launcher: str, scratch: str | None,
-          eval_log: str | None):
+def _work(store: Store, console: Console, storage: str, *, launcher: str, scratch: str | None, eval_log: str | None):
     """This process's worker loop on the study: its Outcome, or an exit status."""
     config = store.config
     obj = _objective(config)
@@ -265,10 +353,15 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
     except (launch.LaunchError, KeyError, ValueError) as e:  # ReplayError is a ValueError
         print(f"iotuner tune: {e.args[0] if e.args else e}", file=sys.stderr)
         return 2
-    what = f"synthetic model '{config.synthetic.model}'" if config.synthetic else \
-        f"recorded sweep {config.replay.path}" if config.replay else \
-        evaluator.describe() if config.simulate else \
-        f"{evaluator.launcher.describe()} {' '.join(config.app)}"
+    what = (
+        f"synthetic model '{config.synthetic.model}'"
+        if config.synthetic
+        else f"recorded sweep {config.replay.path}"
+        if config.replay
+        else evaluator.describe()
+        if config.simulate
+        else f"{evaluator.launcher.describe()} {' '.join(config.app)}"
+    )
     if config.confirm_app:
         what += f"\n  (the I/O kernel of {' '.join(config.confirm_app)}, which the confirmation round runs)"
     printer = _progress_printer(console, obj)
@@ -278,10 +371,19 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
     def header(t: Tuner) -> None:  # once the default's runs say which layers the program uses
         training = t.strategy.training_runs(config.repeats)
         made = store.application_runs()["training"]
-        console.print(Text(f"  space {_describe_space(space, t)}, strategy {config.strategy}, objective {obj.name}, "
-                           f"{config.repeats} run(s) per trial, budget {store.budget.describe()}"
-                           + (f"\n  this strategy will make {training} training runs before its first trial"
-                              + (f" ({made} made already)" if made else "") if training else "")))
+        console.print(
+            Text(
+                f"  space {_describe_space(space, t)}, strategy {config.strategy}, objective {obj.name}, "
+                f"{config.repeats} run(s) per trial, budget {store.budget.describe()}"
+                + (
+                    f"\n  this strategy will make {training} training runs before its first trial"
+                    + (f" ({made} made already)" if made else "")
+                    if training
+                    else ""
+                )
+            )
+        )
+
     tuner.on_start = header
     try:
         outcome = tuner.run(str(scratch_tmp) if scratch_tmp else None)
@@ -289,15 +391,19 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
         print(f"iotuner tune: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        console.print(f"\ninterrupted: completed trials are saved; continue with "
-                      f"{urls.resume_hint(store.name, storage)}")
+        console.print(
+            f"\ninterrupted: completed trials are saved; continue with {urls.resume_hint(store.name, storage)}"
+        )
         return 130
     except Exception as e:  # the study database failed under us (a lost connection, a full disk)
         why = storage_failure(e)
         if why is None:
             raise
-        print(f"iotuner tune: the study storage failed: {why}; completed runs are saved, continue with "
-              f"{urls.resume_hint(store.name, storage)} once it is back", file=sys.stderr)
+        print(
+            f"iotuner tune: the study storage failed: {why}; completed runs are saved, continue with "
+            f"{urls.resume_hint(store.name, storage)} once it is back",
+            file=sys.stderr,
+        )
         return 1
     finally:
         with contextlib.suppress(Exception):  # the study storage may be what failed
@@ -319,18 +425,22 @@ def _describe_space(whole: spaces.SearchSpace, tuner: Tuner) -> str:
     searched = tuner.space
     layers = sorted({k.partition(".")[0] for n in tuner.dropped for k in whole.dimension(n).knobs()})
     why = "; ".join(f"{spaces.LAYER_NAMES.get(layer, layer)} not used ({tuner.unused[layer]})" for layer in layers)
-    return (f"{whole.name} ({len(searched.dimensions)} of its {len(whole.dimensions)} dimensions, "
-            f"{searched.size():,} of {whole.size():,} points; dropped {', '.join(tuner.dropped)}: the default's run "
-            f"report shows {why})")
+    return (
+        f"{whole.name} ({len(searched.dimensions)} of its {len(whole.dimensions)} dimensions, "
+        f"{searched.size():,} of {whole.size():,} points; dropped {', '.join(tuner.dropped)}: the default's run "
+        f"report shows {why})"
+    )
 
 
 def storage_failure(e: BaseException) -> str | None:
     """What went wrong, when an exception is the study database's (None: it is not)."""
     import optuna
     import sqlalchemy
+
     if not isinstance(e, (optuna.exceptions.StorageInternalError, sqlalchemy.exc.SQLAlchemyError)):
         return None
     from .study.storage import db_error
+
     return db_error(e)  # the driver's own first line, not the statement
 
 
@@ -346,9 +456,12 @@ def _finish(store: Store, outcome, out: Path, console: Console, storage: str, ex
     try:
         summary = results.write_all(store, _objective(store.config), outcome, out, total)
     except OSError as e:
-        print(f"iotuner tune: the study is complete and saved in {urls.mask(storage)}, but its results cannot be "
-              f"written to {out}: {e.strerror}. Free space or give another --out, then run "
-              f"{urls.resume_hint(store.name, storage)} to write them", file=sys.stderr)
+        print(
+            f"iotuner tune: the study is complete and saved in {urls.mask(storage)}, but its results cannot be "
+            f"written to {out}: {e.strerror}. Free space or give another --out, then run "
+            f"{urls.resume_hint(store.name, storage)} to write them",
+            file=sys.stderr,
+        )
         return 1
     if lease is not None:
         with contextlib.suppress(Exception):  # only a later --resume would write them again
@@ -357,6 +470,7 @@ def _finish(store: Store, outcome, out: Path, console: Console, storage: str, ex
     console.print(f"wrote the results of study {store.name} to {out}/")
     try:  # the page to share: curve, verdict, RoTI, importance, every run
         from .. import htmlreport
+
         htmlreport.write(htmlreport.render_study(out), out / "report.html")
         console.print(f"report: {out / 'report.html'}")
     except (OSError, ValueError) as e:
@@ -367,6 +481,7 @@ def _finish(store: Store, outcome, out: Path, console: Console, storage: str, ex
 def _unwritten(lease) -> bool:
     """The round's results were never written, and the worker that ran it is gone (or it would write them)."""
     from .study.leases import alive
+
     if lease.content.get("written"):
         return False
     here = alive(lease.host, lease.pid)
@@ -380,8 +495,15 @@ def _print_verdict(console: Console, outcome, lease, out: Path, unit: str | None
         if note not in outcome.shown:
             print_note(console, note)
     console.print(f"\nthe confirmation round ran on {lease.host} (process {lease.pid}); its verdict:")
-    console.print(printout.best_line(outcome.winner, asdict(outcome.verdict) if outcome.verdict else None,
-                                     outcome.confirmed_default, unit, outcome.notes))
+    console.print(
+        printout.best_line(
+            outcome.winner,
+            asdict(outcome.verdict) if outcome.verdict else None,
+            outcome.confirmed_default,
+            unit,
+            outcome.notes,
+        )
+    )
     where = "written by that worker" if lease.content.get("written") else "written by the worker that ran the round"
     console.print(f"results: {out}/ ({where})")
 
@@ -402,8 +524,9 @@ def remove_left_scratch(store: Store, console: Console, given: str | None) -> No
                 console.print(f"[dim]removed {left}, left by a stopped worker[/dim]")
 
 
-def _scratch(config: StudyConfig, store: Store, console: Console, scratch: str | None, launcher: str
-             ) -> tuple[Path | None, Path | None]:
+def _scratch(
+    config: StudyConfig, store: Store, console: Console, scratch: str | None, launcher: str
+) -> tuple[Path | None, Path | None]:
     """(where runs write, the temporary directory to remove at the end). Without --scratch, a temporary
     directory per session (OUT/scratch/SESSION for Slurm jobs, which compute nodes must see); one a killed
     tuner left on this host is removed now."""
@@ -416,8 +539,10 @@ def _scratch(config: StudyConfig, store: Store, console: Console, scratch: str |
             mine.mkdir(parents=True, exist_ok=True)
         except OSError as e:  # a read-only file system, a file in its place: one line, no run started
             from ..files import OutputError
-            raise OutputError(f"--scratch {given}: cannot make the runs' directory {mine} ({e.strerror or e})") \
-                from None
+
+            raise OutputError(
+                f"--scratch {given}: cannot make the runs' directory {mine} ({e.strerror or e})"
+            ) from None
         return mine, None
     if config.offline:
         return None, None

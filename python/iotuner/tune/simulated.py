@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .evaluate import Measurement, OfflineEvaluator
 from .objective import Objective
@@ -24,9 +25,11 @@ def spec(platform: str, report: str | None, calibration: str | None = None) -> d
     """The study's record of a simulated objective: the platform's description itself (a study resumed
     after the calibration changed simulates the same platform), the workload's path and digest."""
     from ..simulate import platform as platforms
+
     if not report:
-        raise ValueError("--simulate needs --simulate-report REPORT: the run report or Darshan log whose phases "
-                         "it replays")
+        raise ValueError(
+            "--simulate needs --simulate-report REPORT: the run report or Darshan log whose phases it replays"
+        )
     path = Path(report).resolve()
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -38,7 +41,9 @@ def spec(platform: str, report: str | None, calibration: str | None = None) -> d
 
 class SimulatedEvaluator(OfflineEvaluator):
     def __init__(self, record: Mapping[str, Any], objective: Objective, ranks: int, nodes: int, seed: int = 0):
-        from ..simulate import platform as platforms, workload
+        from ..simulate import platform as platforms
+        from ..simulate import workload
+
         self.objective, self.seed, self.nodes = objective, seed, nodes
         path = Path(record["report"])
         try:
@@ -46,8 +51,9 @@ class SimulatedEvaluator(OfflineEvaluator):
         except OSError as e:
             raise ValueError(f"the study simulates {path}, which cannot be read now ({e.strerror})") from None
         if digest != record["sha256"]:
-            raise ValueError(f"the study simulates {path}, which changed since the study began: restore it or "
-                             "start a new study")
+            raise ValueError(
+                f"the study simulates {path}, which changed since the study began: restore it or start a new study"
+            )
         self.platform = platforms.from_json(record["platform"], record.get("platform_name", "the study's platform"))
         self.workload = workload.load(str(path), ranks)
         self.platform.check_nodes(nodes)
@@ -55,18 +61,27 @@ class SimulatedEvaluator(OfflineEvaluator):
         self._cache: dict[tuple, tuple[float, dict]] = {}
 
     def describe(self) -> str:
-        return (f"simulated: {self.workload.source} at {self.workload.ranks} ranks on {self.nodes} node(s) of "
-                f"platform {self.platform.name}")
+        return (
+            f"simulated: {self.workload.source} at {self.workload.ranks} ranks on {self.nodes} node(s) of "
+            f"platform {self.platform.name}"
+        )
 
     def _simulate(self, flat: Mapping[str, Any]):
         from ..simulate import engine, trace
-        modelled = {k: v for k, v in flat.items() if k.startswith("mpiio.") or k == "hdf5.transfer_mode" or
-                    (k.startswith("lustre.stripe_") and self.platform.lustre)}
+
+        modelled = {
+            k: v
+            for k, v in flat.items()
+            if k.startswith("mpiio.")
+            or k == "hdf5.transfer_mode"
+            or (k.startswith("lustre.stripe_") and self.platform.lustre)
+        }
         key = tuple(sorted((k, as_text(v)) for k, v in modelled.items()))
         if key not in self._cache:
             res = engine.simulate(self.workload, self.platform, self.nodes, dict(modelled))
-            setup = trace.setup(dict(modelled), self.workload.phases[0].app_hints, self.platform,
-                                self.workload.ranks, self.nodes)
+            setup = trace.setup(
+                dict(modelled), self.workload.phases[0].app_hints, self.platform, self.workload.ranks, self.nodes
+            )
             eff = {f"mpiio.{k}": v for k, v in setup.mpiio.items()}
             eff["mpiio.cb_nodes"] = str(setup.hints.cb_nodes)  # as ROMIO caps it
             if "hdf5.transfer_mode" in modelled:
@@ -92,15 +107,23 @@ class SimulatedEvaluator(OfflineEvaluator):
         if name == "perf" and tw + tr > 0:  # TunIO's perf: bandwidths weighted by the written share
             alpha = bw / (bw + br)
             return alpha * (bw / 2**20 / tw if tw else 0.0) + (1 - alpha) * (br / 2**20 / tr if tr else 0.0)
-        raise ValueError(f"objective {name} cannot be simulated for {self.workload.source} (it has no "
-                         f"{'writes' if name == 'write-bw' else 'reads' if name == 'read-bw' else 'phases'})")
+        raise ValueError(
+            f"objective {name} cannot be simulated for {self.workload.source} (it has no "
+            f"{'writes' if name == 'write-bw' else 'reads' if name == 'read-bw' else 'phases'})"
+        )
 
     def answer(self, flat: Mapping[str, Any], rng: random.Random) -> Measurement:
         from ..simulate import engine
+
         try:
             value = self.value(flat)
             _, eff = self._simulate(flat)
         except (engine.SimulateError, ValueError) as e:
             return Measurement(False, None, 0.0, error=str(e))
-        return Measurement(True, value, 0.0, effective={k: [as_text(eff[k])] for k in flat if k in eff},
-                           observed={k: as_text(v) for k, v in eff.items()})
+        return Measurement(
+            True,
+            value,
+            0.0,
+            effective={k: [as_text(eff[k])] for k in flat if k in eff},
+            observed={k: as_text(v) for k, v in eff.items()},
+        )

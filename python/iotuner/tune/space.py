@@ -21,9 +21,10 @@ import math
 import re
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .. import catalogue, settings
 from ..inputs import InputError, read_json
@@ -107,9 +108,12 @@ class SearchSpace:
         row = []
         for d in self.dimensions:
             knobs = d.knobs()
-            match = [i for i, v in enumerate(d.values) if all(
-                k in flat and d.label(flat[k]) == d.label(x) for k, x in d.settings_of(v).items())
-                and not any(k in flat for k in knobs - set(d.settings_of(v)))]
+            match = [
+                i
+                for i, v in enumerate(d.values)
+                if all(k in flat and d.label(flat[k]) == d.label(x) for k, x in d.settings_of(v).items())
+                and not any(k in flat for k in knobs - set(d.settings_of(v)))
+            ]
             if not match:
                 return None
             row.append(match[0])
@@ -120,7 +124,7 @@ class SearchSpace:
         row = self.indices_of(flat)
         return None if row is None else {d.name: d.labels[i] for d, i in zip(self.dimensions, row)}
 
-    def without_layers(self, unused: Mapping[str, str]) -> tuple["SearchSpace", list[str]]:
+    def without_layers(self, unused: Mapping[str, str]) -> tuple[SearchSpace, list[str]]:
         """The space without the dimensions whose every knob is of a layer in `unused` ({layer: why}), and
         the names of those dimensions; the space itself when that would leave none (nothing to search)."""
         dropped = [d.name for d in self.dimensions if all(k.partition(".")[0] in unused for k in d.knobs())]
@@ -131,13 +135,12 @@ class SearchSpace:
         return SearchSpace(self.name, kept, self.description, fixed), dropped
 
     def to_json(self) -> dict:
-        out = {"name": self.name, "description": self.description,
-               "dimensions": [d.to_json() for d in self.dimensions]}
+        out = {"name": self.name, "description": self.description, "dimensions": [d.to_json() for d in self.dimensions]}
         if self.fixed:
             out["fixed"] = self.fixed
         return out
 
-    def validate(self) -> "SearchSpace":
+    def validate(self) -> SearchSpace:
         """Every knob is catalogued (or an MPI-IO hint) and every value is one the runtime accepts."""
         if not self.dimensions:
             raise SpaceError(f"space {self.name} has no dimensions")
@@ -178,8 +181,7 @@ def unused_layers(report: Mapping[str, Any] | None) -> dict[str, str]:
         return {}
     phases = report["phases"]
     kinds = {p.get("kind") for p in phases}
-    mpiio = any(p.get("kind") in ("mpiio", "pnetcdf") or "mpi_hints" in p or p.get("driver") == "mpio"
-                for p in phases)
+    mpiio = any(p.get("kind") in ("mpiio", "pnetcdf") or "mpi_hints" in p or p.get("driver") == "mpio" for p in phases)
     out = {}
     if "hdf5" not in kinds:
         out["hdf5"] = "no HDF5 file was opened"
@@ -216,6 +218,7 @@ class Constraint:
     The target's template has {value} (the source's value) and {per_node}
     (ceil(value / nodes)), e.g. cb_nodes -> cb_config_list "*:{per_node}".
     """
+
     source: str
     target: str
     template: str
@@ -240,11 +243,12 @@ class Constraint:
             return self.value_for(source_effective, nodes)
         return as_text(target_value)
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache  # noqa: B019 - a handful of knobs, each kept for the process's life
     def _pattern(self) -> re.Pattern:
         parts = re.split(r"(\{value\}|\{per_node\})", self.template)
-        return re.compile("".join(f"(?P<{p[1:-1]}>\\d+)" if p in ("{value}", "{per_node}") else re.escape(p)
-                                  for p in parts))
+        return re.compile(
+            "".join(f"(?P<{p[1:-1]}>\\d+)" if p in ("{value}", "{per_node}") else re.escape(p) for p in parts)
+        )
 
 
 def constraints() -> dict[str, Constraint]:
@@ -297,17 +301,36 @@ def h5evolve() -> SearchSpace:
     return SearchSpace(
         name="h5evolve",
         description="H5Evolve (Behzad et al., SC'13): Lustre stripe count, stripe size tied to cb_buffer_size, "
-                    "cb_nodes, HDF5 alignment and chunk size, over the paper's ranges",
+        "cb_nodes, HDF5 alignment and chunk size, over the paper's ranges",
         dimensions=[
             _dim("lustre.stripe_count", (4, 8, 16, 24, 32, 48, 64, 96, 128, 156)),
-            _joint("stripe_and_cb_size", ({"lustre.stripe_size": s * M, "mpiio.cb_buffer_size": s * M}
-                                          for s in (1, 2, 4, 8, 16, 32, 64, 128))),
+            _joint(
+                "stripe_and_cb_size",
+                ({"lustre.stripe_size": s * M, "mpiio.cb_buffer_size": s * M} for s in (1, 2, 4, 8, 16, 32, 64, 128)),
+            ),
             _dim("mpiio.cb_nodes", (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256)),
-            _dim("hdf5.alignment", ([1, 1], [1 * K, 64 * K], [2 * K, 64 * K], [4 * K, 256 * K], [8 * K, 256 * K],
-                                    [8 * K, 1 * M], [8 * K, 2 * M], [16 * K, 2 * M], [8 * K, 4 * M], [16 * K, 4 * M],
-                                    [8 * K, 8 * M], [16 * K, 8 * M], [16 * K, 16 * M], [16 * K, 32 * M])),
+            _dim(
+                "hdf5.alignment",
+                (
+                    [1, 1],
+                    [1 * K, 64 * K],
+                    [2 * K, 64 * K],
+                    [4 * K, 256 * K],
+                    [8 * K, 256 * K],
+                    [8 * K, 1 * M],
+                    [8 * K, 2 * M],
+                    [16 * K, 2 * M],
+                    [8 * K, 4 * M],
+                    [16 * K, 4 * M],
+                    [8 * K, 8 * M],
+                    [16 * K, 8 * M],
+                    [16 * K, 16 * M],
+                    [16 * K, 32 * M],
+                ),
+            ),
             _dim("hdf5.chunk_bytes", tuple(m * M for m in H5EVOLVE_CHUNK_MIB)),
-        ])
+        ],
+    )
 
 
 def tunio() -> SearchSpace:
@@ -315,7 +338,7 @@ def tunio() -> SearchSpace:
     return SearchSpace(
         name="tunio",
         description="TunIO (Rajesh et al., IPDPS'24): sieve buffer, chunk cache, alignment, metadata block, "
-                    "collective metadata, metadata cache, striping hints, cb_nodes, cb_buffer_size",
+        "collective metadata, metadata cache, striping hints, cb_nodes, cb_buffer_size",
         dimensions=[
             _dim("hdf5.sieve_buf_size", (64 * K, 256 * K, 1 * M, 4 * M, 16 * M)),
             _dim("hdf5.chunk_cache_nbytes", (1 * M, 4 * M, 16 * M, 64 * M)),
@@ -329,7 +352,8 @@ def tunio() -> SearchSpace:
             _dim("mpiio.striping_unit", (64 * K, 1 * M, 4 * M, 16 * M)),
             _dim("mpiio.cb_nodes", (1, 2, 4, 8, 16, 32)),
             _dim("mpiio.cb_buffer_size", (1 * M, 4 * M, 16 * M, 64 * M)),
-        ])
+        ],
+    )
 
 
 def romio() -> SearchSpace:
@@ -338,7 +362,7 @@ def romio() -> SearchSpace:
     return SearchSpace(
         name="romio",
         description="ROMIO on one node: collective buffering and data sieving, aggregators, cb_buffer_size, "
-                    "HDF5 transfer mode, alignment, collective metadata",
+        "HDF5 transfer mode, alignment, collective metadata",
         dimensions=[
             _dim("mpiio.romio_cb_write", modes),
             _dim("mpiio.romio_cb_read", modes),
@@ -348,9 +372,12 @@ def romio() -> SearchSpace:
             _dim("mpiio.cb_buffer_size", (1 * M, 4 * M, 16 * M, 64 * M)),
             _dim("hdf5.transfer_mode", ("independent", "collective")),
             _dim("hdf5.alignment", ([1, 1], [0, 64 * K], [0, 1 * M])),
-            _joint("collective_metadata", ({"hdf5.coll_metadata_reads": b, "hdf5.coll_metadata_writes": b}
-                                           for b in (False, True))),
-        ])
+            _joint(
+                "collective_metadata",
+                ({"hdf5.coll_metadata_reads": b, "hdf5.coll_metadata_writes": b} for b in (False, True)),
+            ),
+        ],
+    )
 
 
 def twophase() -> SearchSpace:
@@ -359,14 +386,14 @@ def twophase() -> SearchSpace:
     modes = ("automatic", "enable", "disable")
     return SearchSpace(
         name="twophase",
-        description="ROMIO two-phase I/O (Isaila et al., Cluster'15): romio_cb_write/read, cb_nodes, "
-                    "cb_buffer_size",
+        description="ROMIO two-phase I/O (Isaila et al., Cluster'15): romio_cb_write/read, cb_nodes, cb_buffer_size",
         dimensions=[
             _dim("mpiio.romio_cb_write", modes),
             _dim("mpiio.romio_cb_read", modes),
             _dim("mpiio.cb_nodes", (1, 2)),
             _dim("mpiio.cb_buffer_size", (256 * K, 1 * M, 4 * M, 16 * M, 64 * M)),
-        ])
+        ],
+    )
 
 
 def bandio() -> SearchSpace:
@@ -379,7 +406,7 @@ def bandio() -> SearchSpace:
     return SearchSpace(
         name="bandio",
         description="the bandio target: chunk shape, transfer mode, collective buffering and data sieving per "
-                    "direction, aggregators, HDF5 sieve buffer",
+        "direction, aggregators, HDF5 sieve buffer",
         dimensions=[
             # contiguous; one slab of one rank's band; the whole band; one slab of whole rows (both bands)
             _dim("hdf5.chunk_dims", (None, [8192, 16], [65536, 16], [8192, 32])),
@@ -390,10 +417,11 @@ def bandio() -> SearchSpace:
             _dim("mpiio.romio_ds_read", ("automatic", "disable")),
             _dim("mpiio.cb_nodes", (1, 2)),  # with the cb_config_list the catalogue requires (`complete`)
             _dim("hdf5.sieve_buf_size", (64 * K, 1 * M)),
-        ])
+        ],
+    )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ompi_components(ompi_info: str) -> dict[str, frozenset[str]]:
     """{framework: component names} as this Open MPI's ompi_info lists them ("MCA fcoll: vulcan (...)")."""
     try:
@@ -421,14 +449,15 @@ def ompio() -> SearchSpace:
     return SearchSpace(
         name="ompio",
         description="Open MPI's OMPIO: fcoll component, aggregators, bytes per aggregator, cycle buffer, "
-                    "HDF5 transfer mode",
+        "HDF5 transfer mode",
         dimensions=[
             _dim("ompio.fcoll", ompio_offered("fcoll", ("vulcan", "dynamic", "two_phase", "individual"))),
             _dim("ompio.num_aggregators", (1, 2)),
             _dim("ompio.bytes_per_agg", (1 * M, 4 * M, 32 * M)),
             _dim("ompio.cycle_buffer_size", (1 * M, 512 * M)),
             _dim("hdf5.transfer_mode", ("independent", "collective")),
-        ])
+        ],
+    )
 
 
 def pnetcdf() -> SearchSpace:
@@ -438,42 +467,54 @@ def pnetcdf() -> SearchSpace:
     return SearchSpace(
         name="pnetcdf",
         description="PnetCDF under Open MPI: variable alignment, in-place swap, nonblocking buffer; OMPIO's fcoll "
-                    "component and aggregators",
+        "component and aggregators",
         dimensions=[
             _dim("pnetcdf.nc_var_align_size", (None, 4 * K, 1 * M)),
             _dim("pnetcdf.nc_in_place_swap", ("auto", "enable", "disable")),
             _dim("pnetcdf.nc_ibuf_size", (1 * M, 16 * M)),
             _dim("ompio.fcoll", ompio_offered("fcoll", ("vulcan", "dynamic", "two_phase", "individual"))),
             _dim("ompio.num_aggregators", (1, 2)),
-        ])
+        ],
+    )
 
 
-BUILTIN = {"h5evolve": h5evolve, "tunio": tunio, "romio": romio, "twophase": twophase, "bandio": bandio,
-           "ompio": ompio, "pnetcdf": pnetcdf}
+BUILTIN = {
+    "h5evolve": h5evolve,
+    "tunio": tunio,
+    "romio": romio,
+    "twophase": twophase,
+    "bandio": bandio,
+    "ompio": ompio,
+    "pnetcdf": pnetcdf,
+}
 
 
 def from_json(doc: Mapping[str, Any], source: str = "space") -> SearchSpace:
     """A user space: {"name", "dimensions": [{"knob": k, "values": [...]} | {"name": n, "values": [{k: v}]}]}."""
     if not isinstance(doc, Mapping) or not isinstance(doc.get("dimensions"), list):
-        raise SpaceError(f"{source}: expected an object with a \"dimensions\" list")
+        raise SpaceError(f'{source}: expected an object with a "dimensions" list')
     dims = []
     for i, d in enumerate(doc["dimensions"]):
         where = f"{source}: dimensions[{i}]"
         if not isinstance(d, Mapping) or not isinstance(d.get("values"), list):
-            raise SpaceError(f"{where}: expected {{\"knob\": ..., \"values\": [...]}}")
+            raise SpaceError(f'{where}: expected {{"knob": ..., "values": [...]}}')
         if "knob" in d:
             dims.append(_dim(str(d["knob"]), tuple(d["values"])))
         elif "name" in d:
             if not all(isinstance(v, Mapping) and v for v in d["values"]):
-                raise SpaceError(f"{where}: a joint dimension's values are {{\"layer.knob\": value}} objects")
+                raise SpaceError(f'{where}: a joint dimension\'s values are {{"layer.knob": value}} objects')
             dims.append(_joint(str(d["name"]), tuple(dict(v) for v in d["values"])))
         else:
-            raise SpaceError(f"{where}: give \"knob\" (one knob) or \"name\" (several knobs per value)")
+            raise SpaceError(f'{where}: give "knob" (one knob) or "name" (several knobs per value)')
     fixed = doc.get("fixed", {})
     if not isinstance(fixed, Mapping):
-        raise SpaceError(f"{source}: \"fixed\" must be an object of \"layer.knob\": value")
-    return SearchSpace(name=str(doc.get("name", source)), dimensions=dims, description=str(doc.get("description", "")),
-                       fixed=dict(fixed)).validate()
+        raise SpaceError(f'{source}: "fixed" must be an object of "layer.knob": value')
+    return SearchSpace(
+        name=str(doc.get("name", source)),
+        dimensions=dims,
+        description=str(doc.get("description", "")),
+        fixed=dict(fixed),
+    ).validate()
 
 
 def load(spec: str) -> SearchSpace:

@@ -29,6 +29,7 @@ class Stop:
 
 class SearchState(Protocol):
     """What the rules see (the tuner provides it)."""
+
     store: object
     budget: object
     strategy: object
@@ -52,6 +53,7 @@ class StopRule(Protocol):
 class TrialBudget:
     """Trials that ran, and those other workers are running now: several workers overshoot the budget only by
     the trials started in the same instant (between one's look at the study and its new trial)."""
+
     name = "trial-budget"
 
     def check(self, state: SearchState) -> str | None:
@@ -66,6 +68,7 @@ class TrialBudget:
 class RunBudget:
     """Application runs before the confirmation round (the default's, training and trials', with their
     repeats; those other workers are making now counted as made): a trial starts only if its runs fit."""
+
     name = "run-budget"
 
     def check(self, state: SearchState) -> str | None:
@@ -81,6 +84,7 @@ class RunBudget:
 class TimeBudget:
     """A trial starts only if it, with its repeats and a baseline run when one is due, and the confirmation
     round still fit in the time budget."""
+
     name = "time-budget"
 
     def check(self, state: SearchState) -> str | None:
@@ -93,6 +97,7 @@ class TimeBudget:
 class Exhaustion:
     """Every point the strategy searches was measured (its subspace, or the whole space), or it keeps
     proposing measured points."""
+
     name = "exhaustion"
 
     def check(self, state: SearchState) -> str | None:
@@ -105,8 +110,11 @@ class Exhaustion:
             keys = list(state.store.requested) + list(state.store.failed)
             measured = sum(1 for k in keys if state.strategy.searches(json.loads(k)))
         if measured >= size:
-            return (f"every one of the {size} points of the space was measured" if whole else
-                    f"every one of the {size} points the strategy searches was measured")
+            return (
+                f"every one of the {size} points of the space was measured"
+                if whole
+                else f"every one of the {size} points the strategy searches was measured"
+            )
         if state.reproposals >= MAX_REPROPOSALS:
             return f"the strategy proposed only measured points {MAX_REPROPOSALS} times in a row"
         return None
@@ -114,6 +122,7 @@ class Exhaustion:
 
 class StrategyStop:
     """The strategy's own decision (a model that ran its top k, a learned stopper)."""
+
     name = "strategy"
 
     def check(self, state: SearchState) -> str | None:
@@ -138,14 +147,17 @@ _STOPPERS: dict[str, tuple[str, StopperFactory]] = {}
 
 def register_stopper(name: str, description: str) -> Callable[[StopperFactory], StopperFactory]:
     """Makes a factory (objective, study config) -> stop rule (None: no rule) the early stopper `--stop name`."""
+
     def deco(factory: StopperFactory) -> StopperFactory:
         _STOPPERS[name] = (description, factory)
         return factory
+
     return deco
 
 
 def _load_stoppers() -> None:
     from . import stoppers, strategies  # noqa: F401  the engine's stoppers, then those the strategies bring
+
     strategies.load()
 
 

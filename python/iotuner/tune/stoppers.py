@@ -21,10 +21,11 @@ iterations (`decide`), which the benchmark applies to recorded trajectories.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..lazy import lazy
-from . import stop, trajectory as traj
+from . import stop
+from . import trajectory as traj
 from .objective import Objective
 from .study.records import BASELINE
 
@@ -34,15 +35,19 @@ HEURISTIC_GAIN, HEURISTIC_WINDOW = 0.05, 5
 
 # ---- the decisions, pure functions of the iterations ----
 
-def heuristic(its: Sequence[traj.Iteration], objective: Objective, gain: float = HEURISTIC_GAIN,
-              window: int = HEURISTIC_WINDOW) -> str | None:
+
+def heuristic(
+    its: Sequence[traj.Iteration], objective: Objective, gain: float = HEURISTIC_GAIN, window: int = HEURISTIC_WINDOW
+) -> str | None:
     if len(its) <= window:
         return None
     g = objective.gain(its[-1].incumbent, its[-1 - window].incumbent) - 1
     if g >= gain:
         return None
-    return (f"heuristic stopper: {g:+.1%} over the last {window} iterations, less than {gain:.0%} "
-            f"(iteration {its[-1].number})")
+    return (
+        f"heuristic stopper: {g:+.1%} over the last {window} iterations, less than {gain:.0%} "
+        f"(iteration {its[-1].number})"
+    )
 
 
 def expected_next(its: Sequence[traj.Iteration], objective: Objective) -> float:
@@ -57,14 +62,15 @@ def expected_next(its: Sequence[traj.Iteration], objective: Objective) -> float:
     return max(0.0, b * (math.log1p(n + 1) - math.log1p(n)))
 
 
-def production_runs(its: Sequence[traj.Iteration], objective: Objective, runs: int, prod: traj.Production,
-                    min_iterations: int = 3) -> str | None:
+def production_runs(
+    its: Sequence[traj.Iteration], objective: Objective, runs: int, prod: traj.Production, min_iterations: int = 3
+) -> str | None:
     """Stops when the next iteration, at its expected gain, could not pay back its own tuning time within the
     planned production runs (its viability point is beyond them)."""
     if len(its) <= min_iterations or not prod.runtime_s:
         return None
     last, default = its[-1], its[-1].default
-    window = its[-min(len(its) - 1, HEURISTIC_WINDOW) - 1:]
+    window = its[-min(len(its) - 1, HEURISTIC_WINDOW) - 1 :]
     cost = (window[-1].at_s - window[0].at_s) / (len(window) - 1)  # tuning time per iteration, lately
     step = expected_next(its, objective)
     nxt = last.incumbent + step if objective.direction == "maximize" else last.incumbent - step
@@ -75,15 +81,22 @@ def production_runs(its: Sequence[traj.Iteration], objective: Objective, runs: i
         return None
     unit = f" {objective.unit}" if objective.unit else ""
     so_far = traj.viability(last.at_s, objective.gain(last.incumbent, default), prod.runtime_s, prod.io_share)
-    paid = f"the tuning so far pays back after {so_far.runs} run(s)" if so_far.runs else \
-        "the tuning so far has not found a gain"
-    expected = (f"the next iteration (~{cost:.3g} s) is expected to gain {step:.3g}{unit}, saving "
-                f"{saved:.3g} s per production run: it pays back only after {pays_after} runs"
-                if pays_after else f"the next iteration (~{cost:.3g} s) is not expected to gain anything")
+    paid = (
+        f"the tuning so far pays back after {so_far.runs} run(s)"
+        if so_far.runs
+        else "the tuning so far has not found a gain"
+    )
+    expected = (
+        f"the next iteration (~{cost:.3g} s) is expected to gain {step:.3g}{unit}, saving "
+        f"{saved:.3g} s per production run: it pays back only after {pays_after} runs"
+        if pays_after
+        else f"the next iteration (~{cost:.3g} s) is not expected to gain anything"
+    )
     return f"production-runs stopper: {expected}, more than the {runs} planned; {paid}"
 
 
 # ---- stop rules ----
+
 
 def iteration_trials(strategy) -> int:
     size = getattr(strategy, "iteration_trials", None)
@@ -92,6 +105,7 @@ def iteration_trials(strategy) -> int:
 
 class IterationRule:
     """Decides once per completed iteration, from the study's iterations."""
+
     name = ""
 
     def __init__(self, objective: Objective):
@@ -129,8 +143,9 @@ def _heuristic(objective: Objective, config) -> Heuristic:
     return Heuristic(objective)
 
 
-@stop.register_stopper("production-runs", "stops when more tuning could not pay for itself within the planned "
-                                          "--production-runs")
+@stop.register_stopper(
+    "production-runs", "stops when more tuning could not pay for itself within the planned --production-runs"
+)
 def _production_runs(objective: Objective, config) -> ProductionRuns:
     runs = getattr(config, "production_runs", None)
     if not runs or runs < 1:

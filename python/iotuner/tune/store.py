@@ -29,30 +29,66 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from optuna.trial import FrozenTrial, TrialState
 
 from .config import Budget, ConfigError, StudyConfig
 from .study.derive import Derived, Point, Pool, Session, signature
 from .study.leases import Beat, Lease, LeaseLost, Leases, Section, Sections
+from .study.records import (
+    BASELINE,
+    CONFIRMATION,
+    DEFAULT,
+    RUN_KINDS,
+    TRAINING,
+    TRIAL,
+    Record,
+    Row,
+    canonical,
+    pack,
+    record,
+    unpack,
+)
 from .study.recovery import MAX_STARTS, Recovery, death_reason
 from .study.sessions import Sessions
-from .study.records import (BASELINE, CONFIRMATION, DEFAULT, RUN_KINDS, TRAINING, TRIAL, Record, Row, canonical,
-                            pack, record, unpack)
 from .study.storage import BUDGET_KEY, COMPANION, StudyError, StudyStorage, db_error, open_storage, study_names
 from .study.urls import mask
 
-__all__ = ["BASELINE", "CONFIRMATION", "DEFAULT", "RUN_KINDS", "TRAINING", "TRIAL", "Asked", "Lease", "LeaseLost",
-           "MAX_STARTS", "Point", "Pool", "Record", "Section", "Session", "Store", "StudyError", "canonical", "db_error",
-           "death_reason", "mask", "open_storage", "signature"]
+__all__ = [
+    "BASELINE",
+    "CONFIRMATION",
+    "DEFAULT",
+    "RUN_KINDS",
+    "TRAINING",
+    "TRIAL",
+    "Asked",
+    "Lease",
+    "LeaseLost",
+    "MAX_STARTS",
+    "Point",
+    "Pool",
+    "Record",
+    "Section",
+    "Session",
+    "Store",
+    "StudyError",
+    "canonical",
+    "db_error",
+    "death_reason",
+    "mask",
+    "open_storage",
+    "signature",
+]
 
 
 @dataclass
 class Asked:
     """A search trial this worker owns until it is told."""
+
     trial_id: int
     number: int  # its place among the study's search trials: what the log and CSV call it
     params: dict[str, Any]  # {dimension: value label}
@@ -85,8 +121,9 @@ class Store(Sessions, Recovery, Sections):
     # ---- opening ----
 
     @classmethod
-    def create(cls, storage: str | Any, name: str, config: StudyConfig, budget: Budget,
-               heartbeat_s: int | None = 10) -> "Store":
+    def create(
+        cls, storage: str | Any, name: str, config: StudyConfig, budget: Budget, heartbeat_s: int | None = 10
+    ) -> Store:
         config = config.stamped()
         db = StudyStorage.create(storage, name, config.objective.direction, config.to_json())
         store = cls(db, config, heartbeat_s)
@@ -94,7 +131,7 @@ class Store(Sessions, Recovery, Sections):
         return store
 
     @classmethod
-    def open(cls, storage: str | Any, name: str, heartbeat_s: int | None = 10) -> "Store":
+    def open(cls, storage: str | Any, name: str, heartbeat_s: int | None = 10) -> Store:
         db, doc = StudyStorage.open(storage, name)
         try:
             config = StudyConfig.from_json(doc)
@@ -213,7 +250,7 @@ class Store(Sessions, Recovery, Sections):
         r = self.record(rid)
         return r.number if r is not None and r.kind == TRIAL else None
 
-    def others(self) -> list["Store"]:
+    def others(self) -> list[Store]:
         """The other iotuner studies in this study's storage, to read (strategies that learn from earlier
         studies of the same application). A study that cannot be read is left out."""
         names = study_names(self.db.storage, self.db.storage)
@@ -230,10 +267,12 @@ class Store(Sessions, Recovery, Sections):
     def application_runs(self) -> dict[str, int]:
         """Application runs the study made, by kind (confirmation apart: its size is fixed in advance), the
         run budget (`Budget.runs`) counting default, training and trials."""
-        return {"default": sum(r.cost_runs for r in self.records(BASELINE)),
-                "training": sum(r.cost_runs for r in self.records(TRAINING)),
-                "trials": sum(r.cost_runs for r in self.search_trials() if r.finished),
-                "confirmation": sum(r.cost_runs for r in self.records(CONFIRMATION))}
+        return {
+            "default": sum(r.cost_runs for r in self.records(BASELINE)),
+            "training": sum(r.cost_runs for r in self.records(TRAINING)),
+            "trials": sum(r.cost_runs for r in self.search_trials() if r.finished),
+            "confirmation": sum(r.cost_runs for r in self.records(CONFIRMATION)),
+        }
 
     def runs_spent(self) -> int:
         """What the run budget counts: every application run before the confirmation round."""
@@ -319,15 +358,32 @@ class Store(Sessions, Recovery, Sections):
             out["slurm_job_id"] = env["SLURM_JOB_ID"]
         return out
 
-    def add_run(self, kind: str, *, settings: Mapping[str, Any], value: float | None, error: str | None = None,
-                signature: str | None = None, duration_s: float = 0.0, attrs: Mapping[str, Any] | None = None,
-                report: Mapping[str, Any] | None = None) -> Record:
+    def add_run(
+        self,
+        kind: str,
+        *,
+        settings: Mapping[str, Any],
+        value: float | None,
+        error: str | None = None,
+        signature: str | None = None,
+        duration_s: float = 0.0,
+        attrs: Mapping[str, Any] | None = None,
+        report: Mapping[str, Any] | None = None,
+    ) -> Record:
         """One finished run of the default, a training point or the confirmation round, recorded at once.
         report: its run report, kept when it is the first of the default's (`baseline_report`)."""
         assert kind in (BASELINE, TRAINING, CONFIRMATION)
-        a = {"kind": kind, "settings": dict(settings), "runs": [value] if value is not None else [],
-             "signature": signature, "cost_runs": 1, "end": self.now(), "duration_s": duration_s,
-             "session": self.session.id, **(attrs or {})}
+        a = {
+            "kind": kind,
+            "settings": dict(settings),
+            "runs": [value] if value is not None else [],
+            "signature": signature,
+            "cost_runs": 1,
+            "end": self.now(),
+            "duration_s": duration_s,
+            "session": self.session.id,
+            **(attrs or {}),
+        }
         if report is not None and kind == BASELINE and self.baseline_report() is None:
             a["report"] = pack(report)
         if error is not None:
@@ -337,8 +393,11 @@ class Store(Sessions, Recovery, Sections):
         tid, number = self.db.backend.create(sid, state, a, value=value, touch=self._touched())
         return self._apply(Row(tid, number, state, a, False, sid))
 
-    def ask(self, choose: Callable[[FrozenTrial], dict[str, tuple[Any, Any]]],
-            describe: Callable[[dict[str, Any]], tuple[dict, str | None]]) -> Asked:
+    def ask(
+        self,
+        choose: Callable[[FrozenTrial], dict[str, tuple[Any, Any]]],
+        describe: Callable[[dict[str, Any]], tuple[dict, str | None]],
+    ) -> Asked:
         """A search trial, owned by this worker (heartbeat) until it is told: one queued to run again if there
         is one, else a new one whose point `choose(trial)` picks ({dimension: (value, distribution)}; a sampler
         may need the trial's number), published with its settings and why (`describe(params)`)."""
@@ -350,9 +409,20 @@ class Store(Sessions, Recovery, Sections):
                 params = backend.params(owed.id)
                 return self._asked(owed.id, owed.number, params, owed.settings, owed.attrs.get("retry_of"))
         tid, number = backend.create(sid, "RUNNING", {"owner": self.owner()}, heartbeat=True)
-        trial = FrozenTrial(number=number, state=TrialState.RUNNING, value=None, values=None,
-                            datetime_start=None, datetime_complete=None, params={}, distributions={},
-                            user_attrs={}, system_attrs={}, intermediate_values={}, trial_id=tid)
+        trial = FrozenTrial(
+            number=number,
+            state=TrialState.RUNNING,
+            value=None,
+            values=None,
+            datetime_start=None,
+            datetime_complete=None,
+            params={},
+            distributions={},
+            user_attrs={},
+            system_attrs={},
+            intermediate_values={},
+            trial_id=tid,
+        )
         try:
             params = choose(trial)
             settings, why = describe({k: v for k, (v, _) in params.items()})
@@ -367,16 +437,40 @@ class Store(Sessions, Recovery, Sections):
     def _asked(self, tid: int, number: int, params: dict, settings: dict, retry_of: int | None = None) -> Asked:
         backend = self.db.backend
         beat = Beat(lambda: backend.beat(tid) or True, self.heartbeat_s if backend.has_heartbeats else None)
-        return Asked(tid, number, {k: v for k, (v, _) in params.items()}, {k: d for k, (_, d) in params.items()},
-                     dict(settings), beat, retry_of)
+        return Asked(
+            tid,
+            number,
+            {k: v for k, (v, _) in params.items()},
+            {k: d for k, (_, d) in params.items()},
+            dict(settings),
+            beat,
+            retry_of,
+        )
 
-    def tell(self, asked: Asked, *, settings: Mapping[str, Any], runs: list[float], signature: str | None,
-             error: str | None, cost_runs: int, duration_s: float, duplicate_of: int | str | None = None,
-             value: float | None = None, retry: bool = False) -> Record:
+    def tell(
+        self,
+        asked: Asked,
+        *,
+        settings: Mapping[str, Any],
+        runs: list[float],
+        signature: str | None,
+        error: str | None,
+        cost_runs: int,
+        duration_s: float,
+        duplicate_of: int | str | None = None,
+        value: float | None = None,
+        retry: bool = False,
+    ) -> Record:
         """Finishes a search trial: its runs, what took effect, or why it failed (one attribute, one write).
         retry: a failure that was not the settings' doing (the scheduler ended the job): run once more."""
-        result = {"settings": dict(settings), "runs": runs, "signature": signature, "cost_runs": cost_runs,
-                  "duration_s": duration_s, "end": self.now()}
+        result = {
+            "settings": dict(settings),
+            "runs": runs,
+            "signature": signature,
+            "cost_runs": cost_runs,
+            "duration_s": duration_s,
+            "end": self.now(),
+        }
         if duplicate_of is not None:
             result["duplicate_of"] = duplicate_of
         if error is not None:
@@ -385,8 +479,9 @@ class Store(Sessions, Recovery, Sections):
             result["retryable"] = True
         state = "COMPLETE" if error is None and value is not None else "FAIL"
         try:
-            told = self.db.backend.finish(asked.trial_id, state, {"result": result},
-                                          value if state == "COMPLETE" else None, touch=self._touched())
+            told = self.db.backend.finish(
+                asked.trial_id, state, {"result": result}, value if state == "COMPLETE" else None, touch=self._touched()
+            )
         finally:
             asked.heartbeat.stop()
         if not told:  # another worker took this worker for dead and failed the trial: its retry runs it

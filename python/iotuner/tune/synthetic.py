@@ -21,8 +21,9 @@ import itertools
 import math
 import random
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from .. import catalogue
 from .evaluate import Measurement, OfflineEvaluator
@@ -112,8 +113,9 @@ def _ufs(nodes: int = 1, ranks: int = 2) -> Model:
         cb = e["mpiio.romio_cb_write"]
         if cb == "enable":
             size = e["mpiio.cb_buffer_size"]
-            return (0.18 if e["mpiio.cb_nodes"] == 1 else 0.85) * \
-                (0.9 if size <= 1 * M else 0.95 if size >= 64 * M else 1.0)
+            return (0.18 if e["mpiio.cb_nodes"] == 1 else 0.85) * (
+                0.9 if size <= 1 * M else 0.95 if size >= 64 * M else 1.0
+            )
         return 0.95 if cb == "automatic" else 1.0
 
     def sieving(e):
@@ -129,8 +131,18 @@ def _ufs(nodes: int = 1, ranks: int = 2) -> Model:
         return 1.02 if e["hdf5.sieve_buf_size"] == 1 * M else 1.0
 
     groups = [
-        (frozenset({"hdf5.transfer_mode", "mpiio.romio_cb_write", "mpiio.cb_nodes", "mpiio.cb_config_list",
-                    "mpiio.cb_buffer_size"}), collective_write),
+        (
+            frozenset(
+                {
+                    "hdf5.transfer_mode",
+                    "mpiio.romio_cb_write",
+                    "mpiio.cb_nodes",
+                    "mpiio.cb_config_list",
+                    "mpiio.cb_buffer_size",
+                }
+            ),
+            collective_write,
+        ),
         (frozenset({"mpiio.romio_ds_write"}), sieving),
         (frozenset({"hdf5.alignment"}), alignment),
         (frozenset({"hdf5.coll_metadata_reads", "hdf5.coll_metadata_writes"}), metadata),
@@ -138,7 +150,9 @@ def _ufs(nodes: int = 1, ranks: int = 2) -> Model:
     ]
     # ROMIO's ufs driver drops striping hints; Lustre layouts do not apply
     honoured = frozenset(k for k in catalogue.knobs() if not k.startswith("lustre.")) - {
-        "mpiio.striping_factor", "mpiio.striping_unit"}
+        "mpiio.striping_factor",
+        "mpiio.striping_unit",
+    }
     # the modelled application (h5ior) asks for collective transfers itself
     return Model("ufs", 1200.0, groups, honoured, nodes, ranks, {"hdf5.transfer_mode": "collective"})
 
@@ -178,8 +192,21 @@ def _lustre(nodes: int = 4, ranks: int = 128) -> Model:
         return (1.06 if e["hdf5.coll_metadata_reads"] else 1.0) * (1.06 if e["hdf5.coll_metadata_writes"] else 1.0)
 
     groups = [
-        (frozenset({"lustre.stripe_count", "lustre.stripe_size", "mpiio.striping_factor", "mpiio.striping_unit",
-                    "mpiio.cb_nodes", "mpiio.cb_config_list", "mpiio.cb_buffer_size", "hdf5.alignment"}), striping),
+        (
+            frozenset(
+                {
+                    "lustre.stripe_count",
+                    "lustre.stripe_size",
+                    "mpiio.striping_factor",
+                    "mpiio.striping_unit",
+                    "mpiio.cb_nodes",
+                    "mpiio.cb_config_list",
+                    "mpiio.cb_buffer_size",
+                    "hdf5.alignment",
+                }
+            ),
+            striping,
+        ),
         (frozenset({"hdf5.sieve_buf_size"}), sieve),
         (frozenset({"hdf5.chunk_cache_nbytes", "hdf5.chunk_cache_nslots"}), chunk_cache),
         (frozenset({"hdf5.meta_block_size", "hdf5.mdc_initial_size"}), metadata),
@@ -210,8 +237,16 @@ class SyntheticEvaluator(OfflineEvaluator):
     regex objective with --direction min) gets the time to move DATA_MB at
     that bandwidth instead, so every objective is tuned the right way round."""
 
-    def __init__(self, m: Model, objective: Objective, noise: float = 0.05, delay: float = 0.0, seed: int = 0,
-                 now: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        m: Model,
+        objective: Objective,
+        noise: float = 0.05,
+        delay: float = 0.0,
+        seed: int = 0,
+        now: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         self.model, self.objective, self.noise, self.delay, self.seed = m, objective, noise, delay, seed
         self.now, self.sleep = now, sleep  # tests give a deterministic clock
         self.notes: list[str] = []
@@ -226,6 +261,10 @@ class SyntheticEvaluator(OfflineEvaluator):
             self.sleep(self.delay)
         value = self.value(flat) * math.exp(rng.gauss(0.0, self.noise))
         eff = self.model.effective(flat)
-        return Measurement(True, value, 0.0,
-                           effective={k: [as_text(eff[k])] for k in complete(flat, self.model.nodes) if k in eff},
-                           observed={k: as_text(v) for k, v in eff.items()})
+        return Measurement(
+            True,
+            value,
+            0.0,
+            effective={k: [as_text(eff[k])] for k in complete(flat, self.model.nodes) if k in eff},
+            observed={k: as_text(v) for k, v in eff.items()},
+        )

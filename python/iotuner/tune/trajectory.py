@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Mapping, Sequence
 
 from .objective import Objective
 from .study.derive import Point
@@ -39,8 +39,13 @@ class Roti:
     final: float | None  # the confirmed gain over all the tuning time (None: no confirmed gain)
 
     def to_json(self) -> dict:
-        return {"unit": self.unit, "curve": [{"t_s": round(t, 3), "roti": r} for t, r in self.curve],
-                "peak": self.peak, "peak_at_s": self.peak_at_s, "final": self.final}
+        return {
+            "unit": self.unit,
+            "curve": [{"t_s": round(t, 3), "roti": r} for t, r in self.curve],
+            "peak": self.peak,
+            "peak_at_s": self.peak_at_s,
+            "final": self.final,
+        }
 
 
 def roti_curve(points: Sequence[Point], objective: Objective, min_runs: int = 1) -> list[tuple[float, float]]:
@@ -55,8 +60,9 @@ def roti_curve(points: Sequence[Point], objective: Objective, min_runs: int = 1)
     return out
 
 
-def roti(points: Sequence[Point], objective: Objective, min_runs: int, confirmed_gain: float | None,
-         total_s: float) -> Roti:
+def roti(
+    points: Sequence[Point], objective: Objective, min_runs: int, confirmed_gain: float | None, total_s: float
+) -> Roti:
     """RoTI along the trajectory, its peak, and the final RoTI of a confirmed gain (in the objective's unit)."""
     curve = roti_curve(points, objective, min_runs)
     peak = max(curve, key=lambda c: c[1]) if curve else None
@@ -73,12 +79,22 @@ class Viability:
     reason: str  # how it was computed, or why there is none
 
     def to_json(self) -> dict:
-        return {"production_runtime_s": self.production_runtime_s, "io_share": self.io_share,
-                "saved_per_run_s": self.saved_per_run_s, "runs": self.runs, "reason": self.reason}
+        return {
+            "production_runtime_s": self.production_runtime_s,
+            "io_share": self.io_share,
+            "saved_per_run_s": self.saved_per_run_s,
+            "runs": self.runs,
+            "reason": self.reason,
+        }
 
 
-def viability(tuning_s: float, gain: float | None, production_runtime_s: float | None,
-              io_share: float = 1.0, source: str = "given") -> Viability:
+def viability(
+    tuning_s: float,
+    gain: float | None,
+    production_runtime_s: float | None,
+    io_share: float = 1.0,
+    source: str = "given",
+) -> Viability:
     """The viability point: ceil(tuning time / time saved per production run).
 
     gain: the confirmed speed-up of the I/O (times faster; None or <= 1: no gain). A run of
@@ -94,13 +110,19 @@ def viability(tuning_s: float, gain: float | None, production_runtime_s: float |
     if saved <= 0:
         return Viability(production_runtime_s, share, 0.0, None, "the I/O share of a run is zero: nothing to save")
     runs = max(1, math.ceil(tuning_s / saved))
-    return Viability(production_runtime_s, share, saved, runs,
-                     f"{tuning_s:.1f} s of tuning / {saved:.3g} s saved per run ({source} run time "
-                     f"{production_runtime_s:.3g} s, {share:.0%} of it in I/O, {gain:.2f}x faster)")
+    return Viability(
+        production_runtime_s,
+        share,
+        saved,
+        runs,
+        f"{tuning_s:.1f} s of tuning / {saved:.3g} s saved per run ({source} run time "
+        f"{production_runtime_s:.3g} s, {share:.0%} of it in I/O, {gain:.2f}x faster)",
+    )
 
 
-def lifecycle(tuning_s: float, production_runtime_s: float, saved_per_run_s: float, runs: int | Sequence[int]
-              ) -> list[tuple[int, float, float]]:
+def lifecycle(
+    tuning_s: float, production_runtime_s: float, saved_per_run_s: float, runs: int | Sequence[int]
+) -> list[tuple[int, float, float]]:
     """TunIO's Fig. 12: (n, tuning + n tuned runs, n untuned runs) in seconds, for n = 0..runs (or for the
     given ns)."""
     tuned = production_runtime_s - saved_per_run_s
@@ -114,16 +136,24 @@ def lifecycle_summary(tuning_s: float, v: Viability, planned: int | None) -> dic
     if v.runs is None or not v.saved_per_run_s or v.production_runtime_s is None:
         return None
     marks = sorted({0, v.runs, *([planned] if planned else []), max(2 * v.runs, planned or 0, 4)})
-    return {"tuning_s": tuning_s, "tuned_run_s": v.production_runtime_s - v.saved_per_run_s,
-            "untuned_run_s": v.production_runtime_s, "viability_runs": v.runs, "planned_runs": planned,
-            "saved_at_planned_s": planned * v.saved_per_run_s - tuning_s if planned else None,
-            "points": [{"runs": n, "tuned_total_s": t, "untuned_total_s": u}
-                       for n, t, u in lifecycle(tuning_s, v.production_runtime_s, v.saved_per_run_s, marks)]}
+    return {
+        "tuning_s": tuning_s,
+        "tuned_run_s": v.production_runtime_s - v.saved_per_run_s,
+        "untuned_run_s": v.production_runtime_s,
+        "viability_runs": v.runs,
+        "planned_runs": planned,
+        "saved_at_planned_s": planned * v.saved_per_run_s - tuning_s if planned else None,
+        "points": [
+            {"runs": n, "tuned_total_s": t, "untuned_total_s": u}
+            for n, t, u in lifecycle(tuning_s, v.production_runtime_s, v.saved_per_run_s, marks)
+        ],
+    }
 
 
 @dataclass(frozen=True)
 class Production:
     """One production run: its time with the default settings and the share of it in the tuned I/O."""
+
     runtime_s: float | None
     io_share: float
     source: str  # "given" or "measured default"
@@ -135,13 +165,15 @@ def production(records, given_runtime_s: float | None) -> Production:
     for the synthetic objective), and the given run time or the measured one."""
     records = [r for r in records if r.ok]
     details = [r.attrs.get("details") or {} for r in records]
-    shares = [d["io_time_s"] / d["wall_time_s"] for d in details
-              if d.get("io_time_s") is not None and d.get("wall_time_s")]
+    shares = [
+        d["io_time_s"] / d["wall_time_s"] for d in details if d.get("io_time_s") is not None and d.get("wall_time_s")
+    ]
     share = statistics.median(shares) if shares else 1.0
     if given_runtime_s is not None:
         return Production(given_runtime_s, share, "given")
-    walls = [d["wall_time_s"] for d in details if d.get("wall_time_s")] or \
-        [r.duration_s for r in records if r.duration_s > 0]
+    walls = [d["wall_time_s"] for d in details if d.get("wall_time_s")] or [
+        r.duration_s for r in records if r.duration_s > 0
+    ]
     kind = "measured default" if all(r.kind == BASELINE for r in records) else "measured default (application)"
     return Production(statistics.median(walls) if walls else None, share, kind)
 
@@ -153,6 +185,7 @@ def io_time_per_run(p: Production, objective: Objective, value: float, default: 
 
 
 # ---- iterations ----
+
 
 @dataclass(frozen=True)
 class Iteration:

@@ -13,20 +13,34 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import optuna
 
 from .. import settings
-from . import noise, stop as stops
+from . import noise
+from . import stop as stops
 from .evaluate import Evaluator, Measurement, reference_of, requested
 from .objective import Objective
 from .protocol import SAMPLER, Context, Strategy, sample
 from .space import SearchSpace, complete, unused_layers
-from .store import (BASELINE, CONFIRMATION, DEFAULT, TRAINING, Asked, Lease, LeaseLost, Record, Section, Store,
-                    canonical, signature)
+from .store import (
+    BASELINE,
+    CONFIRMATION,
+    DEFAULT,
+    TRAINING,
+    Asked,
+    Lease,
+    LeaseLost,
+    Record,
+    Section,
+    Store,
+    canonical,
+    signature,
+)
 
 Progress = Callable[[dict], None]
 POLL_S = 0.5  # how often a worker looks again at a point another worker is measuring
@@ -78,9 +92,17 @@ def effective_of(m: Measurement, doc: dict) -> dict[str, list[str]]:
 
 
 class Tuner:
-    def __init__(self, store: Store, evaluator: Evaluator | None, space: SearchSpace, objective: Objective,
-                 strategy: Strategy | None = None, progress: Progress | None = None, eval_log: Path | None = None,
-                 rules: list[stops.StopRule] | None = None):
+    def __init__(
+        self,
+        store: Store,
+        evaluator: Evaluator | None,
+        space: SearchSpace,
+        objective: Objective,
+        strategy: Strategy | None = None,
+        progress: Progress | None = None,
+        eval_log: Path | None = None,
+        rules: list[stops.StopRule] | None = None,
+    ):
         """evaluator and strategy None: a tuner that only reads the study's outcome (`result`)."""
         self.store, self.evaluator, self.space, self.objective = store, evaluator, space, objective
         self.strategy = strategy or Strategy(space, store.config.seed, {})
@@ -95,7 +117,7 @@ class Tuner:
         self.notes: list[str] = []
         self.dropped: list[str] = []  # dimensions of layers the default's run showed unused (`narrow`)
         self.unused: dict[str, str] = {}  # those layers, with why
-        self.on_start: Callable[["Tuner"], None] | None = None  # once the default is measured (the header)
+        self.on_start: Callable[[Tuner], None] | None = None  # once the default is measured (the header)
         self._use(space, self.strategy)
         self.reproposals = 0
         self._since_baseline = 0
@@ -109,8 +131,7 @@ class Tuner:
             if fitted and fitted not in self.notes:  # the study's header says how many training runs
                 self.notes.append(fitted)
         self.sampler = strategy.sampler(self.context())
-        self.distributions = {d.name: optuna.distributions.CategoricalDistribution(d.labels)
-                              for d in space.dimensions}
+        self.distributions = {d.name: optuna.distributions.CategoricalDistribution(d.labels) for d in space.dimensions}
 
     def narrow(self) -> None:
         """Leaves out the dimensions of layers the default's run report shows the program never used (HDF5 knobs
@@ -129,8 +150,9 @@ class Tuner:
         return self.store.budget
 
     def context(self) -> Context:
-        return Context(self.store, self.space, self.objective, self._strategy_measure, self.note,
-                       self.store.config.seed)
+        return Context(
+            self.store, self.space, self.objective, self._strategy_measure, self.note, self.store.config.seed
+        )
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -191,8 +213,10 @@ class Tuner:
         if self.eval_log:
             try:
                 with open(self.eval_log, "a") as f:
-                    f.write(json.dumps({"label": label, "ok": m.ok, "value": m.value,
-                                        "at_s": round(self.clock(), 3)}) + "\n")
+                    f.write(
+                        json.dumps({"label": label, "ok": m.ok, "value": m.value, "at_s": round(self.clock(), 3)})
+                        + "\n"
+                    )
             except OSError as e:
                 self.note(f"cannot append to --eval-log {self.eval_log}: {e.strerror}")
         return m
@@ -203,20 +227,29 @@ class Tuner:
     def _observe(self, record: Record, m: Measurement | None) -> None:
         self.strategy.observe(self.context(), record, m)
 
-    def _record(self, kind: str, flat: Mapping[str, Any], doc: dict, m: Measurement,
-                attrs: Mapping[str, Any] | None = None) -> Record:
+    def _record(
+        self, kind: str, flat: Mapping[str, Any], doc: dict, m: Measurement, attrs: Mapping[str, Any] | None = None
+    ) -> Record:
         attrs = dict(attrs or {})
         sig = self._signature(m, doc) if m.ok else None
         if kind in (BASELINE, CONFIRMATION) and m.ok:  # a production run's time and I/O share (viability)
-            attrs["details"] = {k: m.details.get(k) for k in ("io_time_s", "wall_time_s", "bytes_written",
-                                                                "bytes_read", "ranks")}
+            attrs["details"] = {
+                k: m.details.get(k) for k in ("io_time_s", "wall_time_s", "bytes_written", "bytes_read", "ranks")
+            }
         if kind == BASELINE and m.ok:
             if self.store.reference is None:  # the default's effective settings: signatures are relative to them
                 attrs["reference"] = reference_of(m)
                 sig = signature(effective_of(m, doc), attrs["reference"], self.nodes)
-        rec = self.store.add_run(kind, settings=flat, value=m.value if m.ok else None, error=m.error,
-                                 signature=sig, duration_s=m.duration_s, attrs=attrs,
-                                 report=m.report if kind == BASELINE and m.ok else None)
+        rec = self.store.add_run(
+            kind,
+            settings=flat,
+            value=m.value if m.ok else None,
+            error=m.error,
+            signature=sig,
+            duration_s=m.duration_s,
+            attrs=attrs,
+            report=m.report if kind == BASELINE and m.ok else None,
+        )
         self._observe(rec, m)
         return rec
 
@@ -225,12 +258,21 @@ class Tuner:
         m = self._measure(self.baseline, f"baseline-{n:03d}")
         if m.fault is None:
             self._record(BASELINE, {}, self.baseline, m)
-        self.progress({"kind": "baseline", "value": m.value, "error": m.error, "default": self.store.default_value(),
-                       "reason": reason, "clock": self.clock()})
+        self.progress(
+            {
+                "kind": "baseline",
+                "value": m.value,
+                "error": m.error,
+                "default": self.store.default_value(),
+                "reason": reason,
+                "clock": self.clock(),
+            }
+        )
         return m
 
-    def _strategy_measure(self, flat: Mapping[str, Any], kind: str = TRAINING, label: str | None = None,
-                          why: str | None = None) -> tuple[Record, Measurement]:
+    def _strategy_measure(
+        self, flat: Mapping[str, Any], kind: str = TRAINING, label: str | None = None, why: str | None = None
+    ) -> tuple[Record, Measurement]:
         """A strategy's own run of a point (flat settings), recorded under its kind."""
         flat = complete(dict(flat), self.nodes)
         n = self.store.count(kind)
@@ -238,8 +280,9 @@ class Tuner:
         if m.fault:
             raise TuneError(m.fault)
         rec = self._record(kind, flat, trial_doc(self.baseline, flat), m, {"why": why} if why else None)
-        self.progress({"kind": kind, "number": n, "settings": flat, "value": m.value, "error": m.error,
-                       "clock": self.clock()})
+        self.progress(
+            {"kind": kind, "number": n, "settings": flat, "value": m.value, "error": m.error, "clock": self.clock()}
+        )
         return rec, m
 
     # ---- the study ----
@@ -261,15 +304,19 @@ class Tuner:
         for number in self.store.recover():
             if number in self.store.given_up:
                 from .study.recovery import MAX_STARTS
-                self.note(f"trial {number} was left running by a stopped tuner, its settings' start {MAX_STARTS} "
-                          f"of {MAX_STARTS}: it is given up, not run again")
+
+                self.note(
+                    f"trial {number} was left running by a stopped tuner, its settings' start {MAX_STARTS} "
+                    f"of {MAX_STARTS}: it is given up, not run again"
+                )
             else:
                 self.note(f"trial {number} was left running by a stopped tuner: it runs again")
         if hasattr(self.evaluator, "clean_leftovers"):  # runs a killed tuner left in the scratch directory
             interrupted = [r.number for r in self.store.search_trials() if r.interrupted]
             for left in self.evaluator.clean_leftovers(interrupted, everything=not self.store.live_peers()):
-                self.progress({"kind": "note", "text": f"removed {left}, left by an interrupted run",
-                               "clock": self.clock()})
+                self.progress(
+                    {"kind": "note", "text": f"removed {left}, left by an interrupted run", "clock": self.clock()}
+                )
         self._measure_default()  # first: signatures of every other run are relative to the default's settings
         self.narrow()
         if self.on_start is not None:
@@ -295,24 +342,28 @@ class Tuner:
         attempts = 0
         while len(self.store.default_runs) < wanted:
             if attempts >= 2 * wanted:
-                self.note(f"only {len(self.store.default_runs)} of {wanted} runs of the default settings "
-                          f"succeeded in {attempts} attempts; the default is the median of those")
+                self.note(
+                    f"only {len(self.store.default_runs)} of {wanted} runs of the default settings "
+                    f"succeeded in {attempts} attempts; the default is the median of those"
+                )
                 return
             m = self._baseline("start")
             attempts += 1
             if m.fault:
                 raise TuneError(m.fault)
             if not m.ok and not self.store.default_runs:
-                raise TuneError(f"the application fails with its default settings, so there is nothing to tune: "
-                                f"{m.error}")
+                raise TuneError(
+                    f"the application fails with its default settings, so there is nothing to tune: {m.error}"
+                )
 
     def search(self) -> stops.Stop:
         while True:
             self.store.recover()  # a peer that died: its trial runs again
             other = self.store.held_by_others(ROUND)
             if other is not None:  # the round runs alone: no trial starts beside it
-                return stops.Stop("confirmation", f"another worker ({other.host}, process {other.pid}) started the "
-                                                  f"confirmation round")
+                return stops.Stop(
+                    "confirmation", f"another worker ({other.host}, process {other.pid}) started the confirmation round"
+                )
             stop = stops.first_stop(self.rules, self)
             if stop:
                 return stop
@@ -323,9 +374,10 @@ class Tuner:
                 continue
             point = self.strategy.propose(self.context())
             if point is None:  # the strategy's own reason, when it has one
-                return stops.Stop("strategy", self.strategy.stop(self.context()) or
-                                  "the strategy has no more points to try")
-            asked = self.store.ask(lambda trial: self._choose(trial, point), self._describe)
+                return stops.Stop(
+                    "strategy", self.strategy.stop(self.context()) or "the strategy has no more points to try"
+                )
+            asked = self.store.ask(lambda trial: self._choose(trial, point), self._describe)  # noqa: B023 - called by ask, now
             flat = asked.settings
             if self._reuse(asked, flat):
                 self.reproposals += 1
@@ -362,13 +414,29 @@ class Tuner:
         key = canonical(flat)
         if key in self.store.failed:
             first = self.store.failed[key]
-            self.store.tell(asked, settings=flat, runs=[], signature=None, cost_runs=0, duration_s=0.0,
-                            duplicate_of=first, error=f"same settings as {self.name_of(first)}, which failed")
+            self.store.tell(
+                asked,
+                settings=flat,
+                runs=[],
+                signature=None,
+                cost_runs=0,
+                duration_s=0.0,
+                duplicate_of=first,
+                error=f"same settings as {self.name_of(first)}, which failed",
+            )
         elif key in self.store.requested:
             first, sig = self.store.requested[key]
-            self.store.tell(asked, settings=flat, runs=[], signature=sig, cost_runs=0, duration_s=0.0,
-                            duplicate_of=first if sig not in self.store.default_signatures() else DEFAULT,
-                            error=None, value=self.store.value_of(sig))
+            self.store.tell(
+                asked,
+                settings=flat,
+                runs=[],
+                signature=sig,
+                cost_runs=0,
+                duration_s=0.0,
+                duplicate_of=first if sig not in self.store.default_signatures() else DEFAULT,
+                error=None,
+                value=self.store.value_of(sig),
+            )
         else:
             return False
         return True
@@ -408,25 +476,50 @@ class Tuner:
                     runs.append(m.value)
         value = None
         if error is None:
-            shared = self.store.default_runs if duplicate_of == DEFAULT else \
-                self.store.pools[sig].runs if sig in self.store.pools else []
+            shared = (
+                self.store.default_runs
+                if duplicate_of == DEFAULT
+                else self.store.pools[sig].runs
+                if sig in self.store.pools
+                else []
+            )
             value = statistics.median(list(shared) + runs)
-        rec = self.store.tell(asked, settings=flat, runs=runs if error is None else [], signature=sig,
-                              error=error, cost_runs=attempted, duration_s=self.clock() - start,
-                              duplicate_of=duplicate_of, value=value, retry=any(m.retry for m in measured))
+        rec = self.store.tell(
+            asked,
+            settings=flat,
+            runs=runs if error is None else [],
+            signature=sig,
+            error=error,
+            cost_runs=attempted,
+            duration_s=self.clock() - start,
+            duplicate_of=duplicate_of,
+            value=value,
+            retry=any(m.retry for m in measured),
+        )
         for m in measured:
             self._observe(rec, m)
         best = self.best()
         default = self.store.default_value()
-        event = {"kind": "trial", "number": asked.index, "settings": flat, "clock": self.clock(),
-                 "best": best[1] if best else None, "default": default,
-                 "gain": self.objective.gain(best[1], default) if best and default else None,
-                 "done": self.store.trials_run(), "budget": self.budget.trials, "left_s": self.time_left()}
+        event = {
+            "kind": "trial",
+            "number": asked.index,
+            "settings": flat,
+            "clock": self.clock(),
+            "best": best[1] if best else None,
+            "default": default,
+            "gain": self.objective.gain(best[1], default) if best and default else None,
+            "done": self.store.trials_run(),
+            "budget": self.budget.trials,
+            "left_s": self.time_left(),
+        }
         if error is not None:
             event.update(error=error)
         else:
-            event.update(value=value, runs=runs, duplicate_of=duplicate_of if duplicate_of in (None, DEFAULT)
-                         else self.name_of(duplicate_of))
+            event.update(
+                value=value,
+                runs=runs,
+                duplicate_of=duplicate_of if duplicate_of in (None, DEFAULT) else self.name_of(duplicate_of),
+            )
         self.progress(event)
         return None
 
@@ -456,14 +549,18 @@ class Tuner:
             affordable = done + int(max(0.0, self.budget.seconds - self.clock()) // per_round)
             rounds = max(self.confirm_rounds, min(planned, affordable))
         if rounds < needed:
-            self.note(f"the time budget leaves room for {rounds} confirmation rounds, but with {k} candidate(s) a "
-                      f"gain needs at least {needed} (with {rounds} the smallest possible p is "
-                      f"{noise.smallest_p(rounds):.3g}, and {self._level(k):.3g} is needed): no gain can "
-                      f"be declared. Give more --time, or fewer --confirm-top")
+            self.note(
+                f"the time budget leaves room for {rounds} confirmation rounds, but with {k} candidate(s) a "
+                f"gain needs at least {needed} (with {rounds} the smallest possible p is "
+                f"{noise.smallest_p(rounds):.3g}, and {self._level(k):.3g} is needed): no gain can "
+                f"be declared. Give more --time, or fewer --confirm-top"
+            )
         elif rounds > self.confirm_rounds:
-            self.note(f"{rounds} confirmation rounds instead of {self.confirm_rounds}: with "
-                      f"{self.confirm_rounds} and {k} candidate(s) the smallest possible p is "
-                      f"{noise.smallest_p(self.confirm_rounds):.3g}, and a gain needs p < {self._level(k):.3g}")
+            self.note(
+                f"{rounds} confirmation rounds instead of {self.confirm_rounds}: with "
+                f"{self.confirm_rounds} and {k} candidate(s) the smallest possible p is "
+                f"{noise.smallest_p(self.confirm_rounds):.3g}, and a gain needs p < {self._level(k):.3g}"
+            )
         return rounds
 
     def _level(self, k: int) -> float:
@@ -481,8 +578,10 @@ class Tuner:
             per_round = (len(cands) + 1) * self.run_estimate()
             more = min(more, int(max(0.0, self.budget.seconds - self.clock()) // per_round))
         if more:
-            self.note(f"the confirmation is undecided after {rounds} rounds (p = {verdict.p_value:.3g}, "
-                      f"{verdict.gain:.2f}x the default with a noise of {verdict.noise:.0%}): {more} more rounds")
+            self.note(
+                f"the confirmation is undecided after {rounds} rounds (p = {verdict.p_value:.3g}, "
+                f"{verdict.gain:.2f}x the default with a noise of {verdict.noise:.0%}): {more} more rounds"
+            )
         return more
 
     def confirm(self, stop: stops.Stop) -> Outcome:
@@ -490,8 +589,14 @@ class Tuner:
         for the trials others still run), the others wait for it; all report its verdict. A holder that dies
         loses the lease by its heartbeat, and one waiting worker runs the round again."""
         if stop.rule == "tuner-io":
-            return Outcome(self.store.default_value(), self._best_doc(None, None), None, None, stop,
-                           self.notes + ["no confirmation round: the tuner cannot run the application any more"])
+            return Outcome(
+                self.store.default_value(),
+                self._best_doc(None, None),
+                None,
+                None,
+                stop,
+                self.notes + ["no confirmation round: the tuner cannot run the application any more"],
+            )
         name = self._round_name()
         while True:
             try:
@@ -506,8 +611,11 @@ class Tuner:
 
     def _round_name(self) -> str:
         """The lease of the round to report: the last one, or a new one after a resume that searched more."""
-        rounds = {int(n[len(ROUND):]): lease for n, lease in self.store.leases_named(ROUND).items()
-                  if n[len(ROUND):].isdigit()}
+        rounds = {
+            int(n[len(ROUND) :]): lease
+            for n, lease in self.store.leases_named(ROUND).items()
+            if n[len(ROUND) :].isdigit()
+        }
         if not rounds:
             return f"{ROUND}0"
         k = max(rounds)
@@ -520,8 +628,10 @@ class Tuner:
     def _hold_round(self, section: Section, stop: stops.Stop) -> None:
         held = section.held
         if section.restarted:
-            self.note(f"the worker that was running the confirmation round stopped (its lease expired): this "
-                      f"worker runs the round again, from the start (start {section.lease.attempt})")
+            self.note(
+                f"the worker that was running the confirmation round stopped (its lease expired): this "
+                f"worker runs the round again, from the start (start {section.lease.attempt})"
+            )
         # the round runs alone: trials other workers still run would disturb its runs (shared nodes)
         owed_run = False
         while True:
@@ -541,13 +651,27 @@ class Tuner:
             held.set(content={"stop": stop.to_json(), "trials_run": trials_run, "plan": plan, "candidates": []})
             return
         rounds = self._rounds(len(cands), 0)
-        held.set(content={"stop": stop.to_json(), "trials_run": trials_run, "plan": plan, "candidates": cands,
-                          "rounds": rounds})
+        held.set(
+            content={
+                "stop": stop.to_json(),
+                "trials_run": trials_run,
+                "plan": plan,
+                "candidates": cands,
+                "rounds": rounds,
+            }
+        )
         self._confirmation_rounds(plan, cands, 0, rounds, held)
         more = self._more_rounds(stop, plan, cands, rounds)
         if more:
-            held.set(content={"stop": stop.to_json(), "trials_run": trials_run, "plan": plan, "candidates": cands,
-                              "rounds": rounds + more})
+            held.set(
+                content={
+                    "stop": stop.to_json(),
+                    "trials_run": trials_run,
+                    "plan": plan,
+                    "candidates": cands,
+                    "rounds": rounds + more,
+                }
+            )
             self._confirmation_rounds(plan, cands, rounds, rounds + more, held)
 
     def _confirmation_rounds(self, key: str, cands: list[dict], first: int, rounds: int, held=None) -> None:
@@ -564,18 +688,34 @@ class Tuner:
                 m = self._measure(doc, label)
                 if m.fault:
                     raise TuneError(m.fault)
-                self._record(CONFIRMATION, flat, doc, m, {"plan": key, "round": rnd, "candidate": who,
-                                                          "trial": None if entry is None else entry["trial"]})
-                self.progress({"kind": "confirm", "round": rnd + 1, "rounds": rounds,
-                               "trial": entry and entry["trial"], "name": entry["name"] if entry else "default",
-                               "value": m.value, "error": m.error,
-                               "clock": self.clock()})
+                self._record(
+                    CONFIRMATION,
+                    flat,
+                    doc,
+                    m,
+                    {"plan": key, "round": rnd, "candidate": who, "trial": None if entry is None else entry["trial"]},
+                )
+                self.progress(
+                    {
+                        "kind": "confirm",
+                        "round": rnd + 1,
+                        "rounds": rounds,
+                        "trial": entry and entry["trial"],
+                        "name": entry["name"] if entry else "default",
+                        "value": m.value,
+                        "error": m.error,
+                        "clock": self.clock(),
+                    }
+                )
 
     def result(self) -> Outcome | None:
         """The study's outcome from its records: the last confirmation round a worker completed (None: none)."""
         self.store.refresh()
-        done = [(int(n[len(ROUND):]), lease) for n, lease in self.store.leases_named(ROUND).items()
-                if n[len(ROUND):].isdigit() and lease.state == "done"]
+        done = [
+            (int(n[len(ROUND) :]), lease)
+            for n, lease in self.store.leases_named(ROUND).items()
+            if n[len(ROUND) :].isdigit() and lease.state == "done"
+        ]
         if not done:
             return None
         return self._outcome(max(done, key=lambda x: x[0])[1], ran=False)
@@ -586,12 +726,20 @@ class Tuner:
         c = lease.content
         stop = stops.Stop(**c.get("stop", {"rule": "unknown", "reason": "unknown"}))
         if lease.attempt > 1 and not ran:  # the worker that ran it again said so as it began
-            self.note(f"the confirmation round was run again from the start (start {lease.attempt}): the worker "
-                      f"running it before had stopped")
+            self.note(
+                f"the confirmation round was run again from the start (start {lease.attempt}): the worker "
+                f"running it before had stopped"
+            )
         if not c.get("candidates"):
-            out = Outcome(self.store.default_value(), self._best_doc(None, None), None, None, stop,
-                          self.notes + ["no configuration took effect differently from the default settings"],
-                          plan=c.get("plan"))
+            out = Outcome(
+                self.store.default_value(),
+                self._best_doc(None, None),
+                None,
+                None,
+                stop,
+                self.notes + ["no configuration took effect differently from the default settings"],
+                plan=c.get("plan"),
+            )
         else:
             out = self._verdict(stop, c["plan"], c["candidates"])
         out.round, out.ran_round = lease, ran
@@ -603,16 +751,29 @@ class Tuner:
         base = samples.get(DEFAULT, [])
         measured = [c for c in cands if samples.get(c["signature"])]
         if not measured or not base:
-            return Outcome(default, self._best_doc(None, None), None, None, stop,
-                           self.notes + ["the confirmation runs failed; keeping the default settings"], plan=key)
+            return Outcome(
+                default,
+                self._best_doc(None, None),
+                None,
+                None,
+                stop,
+                self.notes + ["the confirmation runs failed; keeping the default settings"],
+                plan=key,
+            )
         winner = max(measured, key=lambda c: self.objective.key(noise.median(samples[c["signature"]])))
-        verdict = noise.compare(samples[winner["signature"]], base, self.objective, self.alpha,
-                                comparisons=len(measured) * noise.LOOKS)
-        win = {"trial": winner["trial"], "name": winner["name"], "signature": winner["signature"],
-               "settings": winner["settings"],
-               "median": noise.median(samples[winner["signature"]])}
-        return Outcome(default, self._best_doc(win, verdict), verdict, win, stop, list(self.notes),
-                       noise.median(base), key)
+        verdict = noise.compare(
+            samples[winner["signature"]], base, self.objective, self.alpha, comparisons=len(measured) * noise.LOOKS
+        )
+        win = {
+            "trial": winner["trial"],
+            "name": winner["name"],
+            "signature": winner["signature"],
+            "settings": winner["settings"],
+            "median": noise.median(samples[winner["signature"]]),
+        }
+        return Outcome(
+            default, self._best_doc(win, verdict), verdict, win, stop, list(self.notes), noise.median(base), key
+        )
 
     def _best_doc(self, winner: dict | None, verdict: noise.Verdict | None) -> dict:
         """best.json: the default settings with the winner's knobs that took effect differently from the
@@ -620,24 +781,39 @@ class Tuner:
         name = self.store.name
         base = settings.flatten(self.baseline)
         if winner is None or verdict is None or not verdict.significant:
-            doc = settings.from_flat(base, description=f"iotuner tune, study {name}: no configuration beat the "
-                                     f"default settings beyond the measured noise, so these are the default settings",
-                                     meta={"tool": "iotuner tune", "study": name, "significant": False,
-                                           "objective": self.objective.name})
+            doc = settings.from_flat(
+                base,
+                description=f"iotuner tune, study {name}: no configuration beat the "
+                f"default settings beyond the measured noise, so these are the default settings",
+                meta={"tool": "iotuner tune", "study": name, "significant": False, "objective": self.objective.name},
+            )
             return settings.validate(_keep_scoped(doc, self.baseline))
         differs = set(json.loads(winner["signature"])) if winner["signature"] else set()
         matters = {k: v for k, v in winner["settings"].items() if any(d.split("[")[0] == k for d in differs)}
         inert = {k: v for k, v in winner["settings"].items() if k not in matters}
-        meta = {"tool": "iotuner tune", "study": name, "trial": winner["trial"], "objective": self.objective.name,
-                "unit": self.objective.unit, "value": winner["median"], "gain": verdict.gain,
-                "p_value": verdict.p_value, "significant": True}
+        meta = {
+            "tool": "iotuner tune",
+            "study": name,
+            "trial": winner["trial"],
+            "objective": self.objective.name,
+            "unit": self.objective.unit,
+            "value": winner["median"],
+            "gain": verdict.gain,
+            "p_value": verdict.p_value,
+            "significant": True,
+        }
         if inert:
             meta["same_as_default"] = inert
-            meta["note"] = ("the winner also set these knobs, but they took effect as in the default settings "
-                            "(dropped, not applicable, or the value in effect anyway), so they are left out")
-        doc = settings.from_flat({**base, **matters}, meta=meta,
-                                 description=f"iotuner tune, study {name}: {winner['name']}, "
-                                             f"{verdict.gain:.2f}x the default {self.objective.name}")
+            meta["note"] = (
+                "the winner also set these knobs, but they took effect as in the default settings "
+                "(dropped, not applicable, or the value in effect anyway), so they are left out"
+            )
+        doc = settings.from_flat(
+            {**base, **matters},
+            meta=meta,
+            description=f"iotuner tune, study {name}: {winner['name']}, "
+            f"{verdict.gain:.2f}x the default {self.objective.name}",
+        )
         return settings.validate(_keep_scoped(doc, self.baseline))
 
 

@@ -17,7 +17,8 @@ from typing import Callable
 from rich.console import Console
 
 from .. import runner
-from . import objective as objectives, space as spaces
+from . import objective as objectives
+from . import space as spaces
 from .config import SlurmSpec
 from .launch import LaunchError, slurm
 from .store import Store
@@ -53,9 +54,16 @@ def spawn_local(study: str, storage: str, out: Path, n: int, heartbeat: int) -> 
     procs = []
     for k in range(1, n + 1):
         with open(out / f"worker-{k}.log", "w") as log:
-            procs.append(subprocess.Popen(worker_command(study, heartbeat), stdout=log, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL, env=worker_environment(storage),
-                                          preexec_fn=runner.die_with_parent(os.getpid())))
+            procs.append(
+                subprocess.Popen(
+                    worker_command(study, heartbeat),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=worker_environment(storage),
+                    preexec_fn=runner.die_with_parent(os.getpid()),
+                )
+            )
     return LocalWorkers(procs)
 
 
@@ -63,8 +71,7 @@ def worker_script(study: str, heartbeat: int) -> str:
     return "#!/bin/sh\nexec " + slurm.quote_all(worker_command(study, heartbeat, "slurm")) + "\n"
 
 
-def submit(store: Store, storage: str, out: Path, n: int, heartbeat: int, console: Console,
-           finish: Callable) -> int:
+def submit(store: Store, storage: str, out: Path, n: int, heartbeat: int, console: Console, finish: Callable) -> int:
     """Submits n workers as a Slurm job array and watches them; cancels them if this process dies."""
     config = store.config
     spec = config.slurm or SlurmSpec()
@@ -72,8 +79,12 @@ def submit(store: Store, storage: str, out: Path, n: int, heartbeat: int, consol
     script.write_text(worker_script(store.name, heartbeat))
     log = str(out).replace("%", "%%") + "/worker-%A_%a.log"
     try:  # sbatch passes its environment, the storage URL with it, on to the tasks (--export=ALL)
-        job = slurm.submit(script, spec.sbatch_options(job_name=f"iotuner-{store.name}", ntasks=config.ranks)
-                           + [f"--array=0-{n - 1}", f"--output={log}"], env=worker_environment(storage))
+        job = slurm.submit(
+            script,
+            spec.sbatch_options(job_name=f"iotuner-{store.name}", ntasks=config.ranks)
+            + [f"--array=0-{n - 1}", f"--output={log}"],
+            env=worker_environment(storage),
+        )
     except LaunchError as e:
         print(f"iotuner tune: {e}", file=sys.stderr)
         return 2
@@ -87,19 +98,26 @@ def submit(store: Store, storage: str, out: Path, n: int, heartbeat: int, consol
             now = (store.trials_run(), len(store.records("confirmation")))
             if now != seen:
                 seen = now
-                console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim]  {now[0]} trials run, "
-                              f"{now[1]} confirmation runs; workers: {', '.join(slurm.active(job)) or 'done'}")
+                console.print(
+                    f"[dim]{time.strftime('%H:%M:%S')}[/dim]  {now[0]} trials run, "
+                    f"{now[1]} confirmation runs; workers: {', '.join(slurm.active(job)) or 'done'}"
+                )
     except KeyboardInterrupt:
         slurm.cancel(job)
-        console.print(f"\ninterrupted: the workers are cancelled; completed trials are saved; continue with "
-                      f"{urls.resume_hint(store.name, storage)}")
+        console.print(
+            f"\ninterrupted: the workers are cancelled; completed trials are saved; continue with "
+            f"{urls.resume_hint(store.name, storage)}"
+        )
         return 130
     finally:
         tether.release()
     obj = objectives.of_spec(config.objective)
     outcome = Tuner(store, None, spaces.from_json(config.space), obj).result()
     if outcome is None:
-        print(f"iotuner tune: the workers of job {job} ended before a confirmation round (see their logs); "
-              f"continue with {urls.resume_hint(store.name, storage)}", file=sys.stderr)
+        print(
+            f"iotuner tune: the workers of job {job} ended before a confirmation round (see their logs); "
+            f"continue with {urls.resume_hint(store.name, storage)}",
+            file=sys.stderr,
+        )
         return 1
     return finish(outcome)

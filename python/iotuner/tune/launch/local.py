@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Sequence
+from collections.abc import Sequence
 
-from . import LaunchError, Launcher
-
+from . import Launcher, LaunchError
 
 # The MPI's own name first (what a loaded module puts on the PATH), then Debian's per-MPI names.
 MPIEXEC_NAMES = ("mpiexec", "mpirun", "mpiexec.mpich", "mpiexec.hydra")

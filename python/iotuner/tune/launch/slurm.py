@@ -23,12 +23,12 @@ import os
 import shlex
 import subprocess
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from ... import mpiabi, native, runner
 from ..config import SlurmSpec
-from . import LaunchError, Launcher
+from . import Launcher, LaunchError
 
 POLL_S = 0.25
 SCHEDULER_ENDED = ("CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE")  # not the job's doing
@@ -72,8 +72,10 @@ def ended(job: str, wait_s: float = 5.0) -> tuple[str, str]:
     (which the scheduler writes a moment after the job leaves the queue)."""
     end = time.monotonic() + wait_s
     while True:
-        for argv in (["sacct", "-n", "-P", "-X", "-j", job, "-o", "State,ExitCode"],
-                     ["sacct", "-c", "-n", "-P", "-j", job, "-o", "State,ExitCode"]):
+        for argv in (
+            ["sacct", "-n", "-P", "-X", "-j", job, "-o", "State,ExitCode"],
+            ["sacct", "-c", "-n", "-P", "-j", job, "-o", "State,ExitCode"],
+        ):
             try:
                 out = _slurm(argv)
             except LaunchError:
@@ -115,8 +117,9 @@ class Slurm(Launcher):
     def describe(self) -> str:
         return "srun (a job step per trial)" if in_allocation() else "sbatch (a Slurm job per trial)"
 
-    def run(self, app: Sequence[str], *, config: Path | None, report: Path, cwd: Path,
-            timeout: float | None) -> runner.RunResult:
+    def run(
+        self, app: Sequence[str], *, config: Path | None, report: Path, cwd: Path, timeout: float | None
+    ) -> runner.RunResult:
         if in_allocation():
             return super().run(app, config=config, report=report, cwd=cwd, timeout=timeout)
         return self._job(app, config=config, report=report, cwd=Path(cwd), timeout=timeout)
@@ -126,24 +129,33 @@ class Slurm(Launcher):
         bundled kernels on the PATH (as with every launcher)."""
         abi = mpiabi.command_abi(app)
         lib = native.runtime_library(abi)  # the build of the application's MPI, and its kernels
-        env = [f"LD_PRELOAD={lib}", f"IOTUNER_REPORT={Path(report).resolve()}",
-               f"PATH={runner.with_kernels(os.environ.get('PATH'), abi)}"]
+        env = [
+            f"LD_PRELOAD={lib}",
+            f"IOTUNER_REPORT={Path(report).resolve()}",
+            f"PATH={runner.with_kernels(os.environ.get('PATH'), abi)}",
+        ]
         if config is not None:
             env.append(f"IOTUNER_CONFIG={Path(config).resolve()}")
             env += [f"{k}={v}" for k, v in runner.mca_environment(config).items()]
-        return ("#!/bin/sh\n"
-                f"cd {shlex.quote(str(cwd))} || exit 1\n"
-                f"exec env {quote_all(env)} {quote_all(self.command(app))} "
-                f"> {shlex.quote(str(cwd / 'stdout'))} 2> {shlex.quote(str(cwd / 'stderr'))}\n")
+        return (
+            "#!/bin/sh\n"
+            f"cd {shlex.quote(str(cwd))} || exit 1\n"
+            f"exec env {quote_all(env)} {quote_all(self.command(app))} "
+            f"> {shlex.quote(str(cwd / 'stdout'))} 2> {shlex.quote(str(cwd / 'stderr'))}\n"
+        )
 
-    def _job(self, app: Sequence[str], *, config: Path | None, report: Path, cwd: Path,
-             timeout: float | None) -> runner.RunResult:
+    def _job(
+        self, app: Sequence[str], *, config: Path | None, report: Path, cwd: Path, timeout: float | None
+    ) -> runner.RunResult:
         script = cwd / "job.sh"
         script.write_text(self.batch_script(app, config=config, report=report, cwd=cwd))
         report.unlink(missing_ok=True)
         start = time.monotonic()
-        job = submit(script, self.spec.sbatch_options(job_name=self.label, ntasks=self.ranks, timeout_s=timeout)
-                     + ["--output=/dev/null", "--error=/dev/null"])
+        job = submit(
+            script,
+            self.spec.sbatch_options(job_name=self.label, ntasks=self.ranks, timeout_s=timeout)
+            + ["--output=/dev/null", "--error=/dev/null"],
+        )
         tether = runner.Tether(0, ["scancel", job])  # the tuner dies: the job is cancelled
         timed_out = False
         try:
@@ -168,8 +180,18 @@ class Slurm(Launcher):
         if killed:
             stderr += f"\n{describe_end(job, state)}"
         rep, err = runner.read_report(report)
-        return runner.RunResult([*self.command(app)], returncode, time.monotonic() - start, rep, err, stdout, stderr,
-                                timed_out, state, killed)
+        return runner.RunResult(
+            [*self.command(app)],
+            returncode,
+            time.monotonic() - start,
+            rep,
+            err,
+            stdout,
+            stderr,
+            timed_out,
+            state,
+            killed,
+        )
 
 
 def _read(path: Path) -> str:

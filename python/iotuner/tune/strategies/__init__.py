@@ -36,11 +36,15 @@ def register(name: str, description: str) -> Callable:
         if isinstance(obj, type) and issubclass(obj, Strategy):
             cls = obj
         else:  # a sampler factory
-            cls = type(f"{obj.__name__}_strategy", (SamplerStrategy,),
-                       {"factory": staticmethod(obj), "__module__": obj.__module__})
+            cls = type(
+                f"{obj.__name__}_strategy",
+                (SamplerStrategy,),
+                {"factory": staticmethod(obj), "__module__": obj.__module__},
+            )
         cls.name, cls.description = name, description
         _REGISTRY[name] = cls
         return obj
+
     return deco
 
 

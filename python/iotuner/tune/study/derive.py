@@ -16,8 +16,9 @@ import bisect
 import heapq
 import json
 import statistics
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import Callable
 
 from ..space import constraints
 from .records import BASELINE, DEFAULT, RUN_KINDS, TRAINING, TRIAL, Record
@@ -26,6 +27,7 @@ from .records import BASELINE, DEFAULT, RUN_KINDS, TRAINING, TRIAL, Record
 @dataclass
 class Pool:
     """All runs of one effective configuration: trials (and training runs) that share it share its result."""
+
     signature: str
     runs: list[float] = field(default_factory=list)
     first: int | None = None  # the record that measured it first (its id)
@@ -41,6 +43,7 @@ class Pool:
 @dataclass(frozen=True)
 class Point:
     """The study's state just after a run finished: the trajectory RoTI and the curve are made of."""
+
     at_s: float  # tuning time
     kind: str  # the record's kind
     record: int  # the record's id
@@ -64,6 +67,7 @@ class Session:
 
 # ---- effective settings and their signature ----
 
+
 def _normalize(eff: Mapping[str, list[str]], nodes: int) -> dict[str, list[str]]:
     """Constraint targets in their canonical form (`Constraint.canonical`)."""
     out = dict(eff)
@@ -86,6 +90,7 @@ def signature(effective: Mapping[str, list[str]], reference: Mapping[str, str], 
 
 
 # ---- the tuning clock ----
+
 
 def clock_at(times: Iterable[float], sessions: Iterable[Session], own: str | None) -> list[float]:
     """Tuning time at each wall-clock time: how long at least one worker was working on the study up to it.
@@ -268,8 +273,10 @@ class Derived:
     def trajectory(self, sessions: list[Session], own: str | None) -> list[Point]:
         """The study's state after each finished run, in the order runs finished: each record's
         configuration, the best and the default as they stood then, on the tuning clock."""
-        finished = sorted((r for kind in RUN_KINDS for r in self._kinds[kind] if r.end is not None and r.finished),
-                          key=lambda r: (r.end, r.id))
+        finished = sorted(
+            (r for kind in RUN_KINDS for r in self._kinds[kind] if r.end is not None and r.finished),
+            key=lambda r: (r.end, r.id),
+        )
         times = clock_at([r.end for r in finished], sessions, own)
         default_runs: list[float] = []
         pools: dict[str, Pool] = {}
@@ -295,8 +302,17 @@ class Derived:
                 value = default
             else:
                 value = r.runs[0] if r.ok else None
-            out.append(Point(at_s=at, kind=r.kind, record=r.id, ok=r.ok, value=value,
-                             best=best.median if best else None, best_runs=len(best.runs) if best else 0,
-                             default=default, default_runs=len(default_runs)))
+            out.append(
+                Point(
+                    at_s=at,
+                    kind=r.kind,
+                    record=r.id,
+                    ok=r.ok,
+                    value=value,
+                    best=best.median if best else None,
+                    best_runs=len(best.runs) if best else 0,
+                    default=default,
+                    default_runs=len(default_runs),
+                )
+            )
         return out
-

@@ -21,8 +21,9 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable
 
 from .storage import LEASE_PREFIX
 
@@ -60,17 +61,34 @@ class Lease:
     raw: Any = None  # the stored value, for the conditional updates
 
     def to_json(self) -> dict:
-        return {"holder": self.holder, "host": self.host, "pid": self.pid, "attempt": self.attempt,
-                "state": self.state, "beat": self.beat, "grace": self.grace, "content": self.content}
+        return {
+            "holder": self.holder,
+            "host": self.host,
+            "pid": self.pid,
+            "attempt": self.attempt,
+            "state": self.state,
+            "beat": self.beat,
+            "grace": self.grace,
+            "content": self.content,
+        }
 
     @classmethod
-    def parse(cls, name: str, value: Any) -> "Lease | None":
+    def parse(cls, name: str, value: Any) -> Lease | None:
         if not isinstance(value, dict):
             return None
         try:
-            return cls(name, str(value["holder"]), str(value["host"]), int(value["pid"]), int(value["attempt"]),
-                       str(value["state"]), float(value["beat"]), float(value["grace"]),
-                       dict(value.get("content") or {}), value)
+            return cls(
+                name,
+                str(value["holder"]),
+                str(value["host"]),
+                int(value["pid"]),
+                int(value["attempt"]),
+                str(value["state"]),
+                float(value["beat"]),
+                float(value["grace"]),
+                dict(value.get("content") or {}),
+                value,
+            )
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -89,7 +107,7 @@ def leases_in(attrs: Mapping[str, Any]) -> dict[str, Lease]:
     out = {}
     for key, value in attrs.items():
         if key.startswith(LEASE_PREFIX):
-            lease = Lease.parse(key[len(LEASE_PREFIX):], value)
+            lease = Lease.parse(key[len(LEASE_PREFIX) :], value)
             if lease is not None:
                 out[lease.name] = lease
     return out
@@ -125,8 +143,14 @@ class Beat:
 class Leases:
     """The leases of one study, for one worker (its session)."""
 
-    def __init__(self, backend, companion_id: int, session: Callable[[], Any], read: Callable[[], Mapping[str, Any]],
-                 interval_s: float | None):
+    def __init__(
+        self,
+        backend,
+        companion_id: int,
+        session: Callable[[], Any],
+        read: Callable[[], Mapping[str, Any]],
+        interval_s: float | None,
+    ):
         self.backend, self.companion_id = backend, companion_id
         self._session, self._read = session, read
         self.interval_s = interval_s or 10
@@ -140,8 +164,9 @@ class Leases:
 
     def _swap(self, old: Lease | None, new: Lease) -> Lease | None:
         value = new.to_json()
-        if self.backend.swap_study_attr(self.companion_id, LEASE_PREFIX + new.name,
-                                        None if old is None else old.raw, value):
+        if self.backend.swap_study_attr(
+            self.companion_id, LEASE_PREFIX + new.name, None if old is None else old.raw, value
+        ):
             return replace(new, raw=value)
         return None
 
@@ -154,19 +179,25 @@ class Leases:
         (a lease whose holder is gone)."""
         return self._swap(over, self._mine(name, over.attempt + 1 if over else 1, content))
 
-    def update(self, lease: Lease, content: Mapping[str, Any] | None = None, state: str | None = None,
-               beat: bool = True) -> Lease:
+    def update(
+        self, lease: Lease, content: Mapping[str, Any] | None = None, state: str | None = None, beat: bool = True
+    ) -> Lease:
         """The lease renewed (and its content or state changed); LeaseLost when another worker took it."""
-        new = replace(lease, content=dict(content if content is not None else lease.content),
-                      state=state or lease.state, beat=time.time() if beat else lease.beat)
+        new = replace(
+            lease,
+            content=dict(content if content is not None else lease.content),
+            state=state or lease.state,
+            beat=time.time() if beat else lease.beat,
+        )
         got = self._swap(lease, new)
         if got is None:
-            raise LeaseLost(f"another worker took over {lease.name} (this worker's heartbeats stopped reaching "
-                            f"the study storage)")
+            raise LeaseLost(
+                f"another worker took over {lease.name} (this worker's heartbeats stopped reaching the study storage)"
+            )
         return got
 
     @contextlib.contextmanager
-    def holding(self, lease: Lease) -> Iterator["Held"]:
+    def holding(self, lease: Lease) -> Iterator[Held]:
         """Renews the lease while the caller works; the Held handle has the latest lease."""
         held = Held(self, lease)
         beat = Beat(held.renew, self.interval_s)
@@ -205,13 +236,16 @@ class Held:
     def check(self) -> None:
         """LeaseLost when the heartbeat thread found the lease taken over."""
         if self.beating is not None and self.beating.failed:
-            raise LeaseLost(f"another worker took over {self.lease.name} (this worker's heartbeats stopped "
-                            f"reaching the study storage)")
+            raise LeaseLost(
+                f"another worker took over {self.lease.name} (this worker's heartbeats stopped "
+                f"reaching the study storage)"
+            )
 
 
 @dataclass
 class Section:
     """An exclusive section as this worker sees it: whether it runs it (holding the lease), and the lease."""
+
     mine: bool
     lease: Lease
     held: Held | None = None
@@ -225,8 +259,7 @@ class Sections:
     """Exclusive sections, mixed into `Store`, which provides leases, session, _attrs, recover and refresh."""
 
     @contextlib.contextmanager
-    def exclusive(self, name: str, content: Mapping[str, Any] | None = None,
-                  poll_s: float = 1.0) -> Iterator[Section]:
+    def exclusive(self, name: str, content: Mapping[str, Any] | None = None, poll_s: float = 1.0) -> Iterator[Section]:
         """One worker at a time runs the section `name`: it yields Section(mine=True) to the worker that holds
         its lease (the first to ask, or the one that took it over from a holder that died: `restarted`), and
         Section(mine=False) once the section is done, to the others, who wait for it meanwhile."""
@@ -253,8 +286,12 @@ class Sections:
     def held_by_others(self, prefix: str) -> Lease | None:
         """A lease (named prefix...) another live worker holds now, from the last refresh."""
         for lease in leases_in(self._attrs).values():
-            if lease.name.startswith(prefix) and lease.state == HELD and lease.holder != self.session.id \
-                    and not lease.stale(time.time()):
+            if (
+                lease.name.startswith(prefix)
+                and lease.state == HELD
+                and lease.holder != self.session.id
+                and not lease.stale(time.time())
+            ):
                 return lease
         return None
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import base64
 import json
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 TRIAL, BASELINE, TRAINING, CONFIRMATION = "trial", "baseline", "training", "confirmation"
 RUN_KINDS = (BASELINE, TRIAL, TRAINING, CONFIRMATION)
@@ -30,6 +31,7 @@ def canonical(flat: Mapping[str, Any]) -> str:
 @dataclass(frozen=True)
 class Row:
     """A stored trial as the storage gives it: enough to make a record."""
+
     id: int  # the storage's trial id
     number: int  # Optuna's number in its study
     state: str  # COMPLETE, FAIL, RUNNING, WAITING, PRUNED
@@ -41,6 +43,7 @@ class Row:
 @dataclass(frozen=True)
 class Record:
     """One record of the study."""
+
     id: int
     number: int  # a search trial's place among the search trials; a companion record's own number
     kind: str
@@ -74,8 +77,13 @@ class Record:
     def counts(self) -> bool:
         """A search trial that cost runs: the trial budget counts these. A re-proposed point costs none, and
         a trial interrupted (its worker died) or ended by the scheduler is run again instead."""
-        return self.kind == TRIAL and self.state in ("COMPLETE", "FAIL") and self.cost_runs > 0 \
-            and not self.interrupted and not self.attrs.get("retryable")
+        return (
+            self.kind == TRIAL
+            and self.state in ("COMPLETE", "FAIL")
+            and self.cost_runs > 0
+            and not self.interrupted
+            and not self.attrs.get("retryable")
+        )
 
 
 def record(row: Row) -> Record:
@@ -83,13 +91,23 @@ def record(row: Row) -> Record:
     kind = TRIAL if row.search else a.get("kind", BASELINE)
     interrupted = row.search and row.state == "FAIL" and "result" not in row.attrs
     settings = a.get("settings") or {}
-    return Record(id=row.id, number=row.number, kind=kind, state=row.state, settings=settings,
-                  runs=tuple(a.get("runs", ())), signature=a.get("signature"),
-                  error="interrupted: its worker stopped before finishing it" if interrupted else a.get("error"),
-                  duplicate_of=a.get("duplicate_of"), cost_runs=int(a.get("cost_runs", 0)),
-                  end=a.get("end"), duration_s=float(a.get("duration_s", 0.0)),
-                  session=a.get("session") or (a.get("owner") or {}).get("session"), attrs=a,
-                  key=canonical(settings))
+    return Record(
+        id=row.id,
+        number=row.number,
+        kind=kind,
+        state=row.state,
+        settings=settings,
+        runs=tuple(a.get("runs", ())),
+        signature=a.get("signature"),
+        error="interrupted: its worker stopped before finishing it" if interrupted else a.get("error"),
+        duplicate_of=a.get("duplicate_of"),
+        cost_runs=int(a.get("cost_runs", 0)),
+        end=a.get("end"),
+        duration_s=float(a.get("duration_s", 0.0)),
+        session=a.get("session") or (a.get("owner") or {}).get("session"),
+        attrs=a,
+        key=canonical(settings),
+    )
 
 
 def clean(attrs: Mapping[str, Any]) -> dict:

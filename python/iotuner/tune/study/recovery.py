@@ -5,7 +5,8 @@ run again: the `Store`'s recovery part.
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .leases import alive
 from .records import Record, Row
@@ -29,8 +30,9 @@ class Recovery:
         why = reason or death_reason(r.attrs.get("owner") or {})
         if why:
             attrs["retry_reason"] = why
-        tid, number = self.db.backend.create(self.study._study_id, "WAITING", attrs,
-                                             params=self.db.backend.params(r.id))
+        tid, number = self.db.backend.create(
+            self.study._study_id, "WAITING", attrs, params=self.db.backend.params(r.id)
+        )
         self._apply(Row(tid, number, "WAITING", attrs, True, self.study._study_id))
         return True
 
@@ -41,8 +43,12 @@ class Recovery:
         running trial is never touched. Returns the numbers of the trials failed."""
         self.refresh()
         others = [r for r in self.derived.running() if r.session != self.session.id]
-        dead = [r for r in others if alive((r.attrs.get("owner") or {}).get("host", ""),
-                                           int((r.attrs.get("owner") or {}).get("pid") or 0)) is False]
+        dead = [
+            r
+            for r in others
+            if alive((r.attrs.get("owner") or {}).get("host", ""), int((r.attrs.get("owner") or {}).get("pid") or 0))
+            is False
+        ]
         interval = self.heartbeat_s or 10
         if time.time() - self._checked_stale >= interval:
             self._checked_stale = time.time()
@@ -66,6 +72,7 @@ def death_reason(owner: Mapping[str, Any]) -> str | None:
         return None
     try:
         from ..launch import slurm
+
         state, _ = slurm.ended(owner.get("slurm_job_id", job), wait_s=10)
     except Exception:
         return None

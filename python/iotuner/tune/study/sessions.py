@@ -21,8 +21,14 @@ class Sessions:
     def begin_session(self, scratch: str | None = None) -> None:
         """This worker's stretch of tuning starts (a new one if it had one: a span is never rewritten)."""
         known = any(s.id == self.session.id for s in self.sessions())
-        self.session = Session(uuid.uuid4().hex[:12] if known else self.session.id, self.session.host,
-                               self.session.pid, self.now(), self.now(), scratch)
+        self.session = Session(
+            uuid.uuid4().hex[:12] if known else self.session.id,
+            self.session.host,
+            self.session.pid,
+            self.now(),
+            self.now(),
+            scratch,
+        )
         self.touch_session()
 
     def touch_session(self) -> None:
@@ -42,10 +48,19 @@ class Sessions:
         out = []
         for key, v in self._attrs.items():
             if key.startswith(SESSION_PREFIX) and isinstance(v, dict):
-                sid = key[len(SESSION_PREFIX):]
-                out.append(self.session if sid == self.session.id else
-                           Session(sid, v.get("host", ""), int(v.get("pid", 0)), float(v.get("start", 0)),
-                                   float(v.get("last", 0)), v.get("scratch")))
+                sid = key[len(SESSION_PREFIX) :]
+                out.append(
+                    self.session
+                    if sid == self.session.id
+                    else Session(
+                        sid,
+                        v.get("host", ""),
+                        int(v.get("pid", 0)),
+                        float(v.get("start", 0)),
+                        float(v.get("last", 0)),
+                        v.get("scratch"),
+                    )
+                )
         return out
 
     def dead_sessions_here(self) -> list[Session]:
@@ -57,7 +72,7 @@ class Sessions:
         resumed or joining worker's strategy does not propose the same points again."""
         if not any(s.id != self.session.id for s in self.sessions()):
             return seed
-        return (seed * 1_000_003 + int(self.session.id, 16)) % (2 ** 31)
+        return (seed * 1_000_003 + int(self.session.id, 16)) % (2**31)
 
     def live_peers(self) -> list[Session]:
         """Other sessions that may still be working: alive on this host, or seen lately elsewhere."""

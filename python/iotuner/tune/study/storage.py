@@ -25,8 +25,9 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
@@ -49,8 +50,9 @@ class StudyError(RuntimeError):
 
 # ---- opening a storage ----
 
+
 def sqlite_path(url: str) -> Path | None:
-    return Path(url[len("sqlite:///"):]) if url.startswith("sqlite:///") and url != "sqlite:///:memory:" else None
+    return Path(url[len("sqlite:///") :]) if url.startswith("sqlite:///") and url != "sqlite:///:memory:" else None
 
 
 def _check_sqlite(path: Path) -> None:
@@ -61,8 +63,10 @@ def _check_sqlite(path: Path) -> None:
         with contextlib.closing(sqlite3.connect(path, timeout=30)) as db:
             bad = db.execute("PRAGMA quick_check").fetchone()
             if bad and bad[0] != "ok":
-                raise StudyError(f"the study database {path} is damaged ({bad[0]}); restore it from a copy or "
-                                 f"start a new study with another --storage")
+                raise StudyError(
+                    f"the study database {path} is damaged ({bad[0]}); restore it from a copy or "
+                    f"start a new study with another --storage"
+                )
     except sqlite3.DatabaseError as e:
         what = "locked by another process that does not let go" if "locked" in str(e) else f"damaged ({e})"
         raise StudyError(f"the study database {path} is {what}") from None
@@ -101,6 +105,7 @@ def _schema_lock(url: str, path: Path | None, engine_kwargs: dict) -> Iterator[N
             os.close(fd)  # closing releases the lock
         return
     import sqlalchemy
+
     engine = sqlalchemy.create_engine(url, **engine_kwargs)
     try:
         with engine.connect() as conn:
@@ -121,6 +126,7 @@ def _schema_ready(url: str, engine: dict) -> bool:
     second time (and collides with the process creating it)."""
     import sqlalchemy
     from optuna.storages._rdb import models
+
     eng = sqlalchemy.create_engine(url, **engine)
     try:
         with eng.connect() as conn:
@@ -138,8 +144,9 @@ def _existing(url: str, engine: dict):
     slow part of opening); None when it has not."""
     if not _schema_ready(url, engine):
         return None
-    return optuna.storages.RDBStorage(url, engine_kwargs=dict(engine), skip_table_creation=True,
-                                      skip_compatibility_check=True)
+    return optuna.storages.RDBStorage(
+        url, engine_kwargs=dict(engine), skip_table_creation=True, skip_compatibility_check=True
+    )
 
 
 def open_storage(url: str | optuna.storages.BaseStorage) -> optuna.storages.BaseStorage:
@@ -148,8 +155,10 @@ def open_storage(url: str | optuna.storages.BaseStorage) -> optuna.storages.Base
     if not isinstance(url, str):
         return url
     if not url.strip():
-        raise StudyError("the study storage URL is empty: give an SQLAlchemy URL, or leave --storage out for "
-                         "the SQLite database in the output directory")
+        raise StudyError(
+            "the study storage URL is empty: give an SQLAlchemy URL, or leave --storage out for "
+            "the SQLite database in the output directory"
+        )
     path = sqlite_path(url)
     if path is not None:
         try:
@@ -174,6 +183,7 @@ def open_storage(url: str | optuna.storages.BaseStorage) -> optuna.storages.Base
         raise StudyError(f"cannot open study storage {mask(url)}: {db_error(e)}") from None
     if path is not None:
         import sqlalchemy
+
         sqlalchemy.event.listen(storage.engine, "connect", _sqlite_pragmas)
         storage.engine.dispose()
     return storage
@@ -183,6 +193,7 @@ def quiet_driver_logs() -> None:
     """A database that goes away is reported in one line by the tuner, not by SQLAlchemy's and Optuna's
     loggers (which would print the failed statement)."""
     import logging
+
     for name in ("sqlalchemy", "sqlalchemy.pool", "sqlalchemy.engine", "optuna", "alembic"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
@@ -200,8 +211,9 @@ def study_names(storage, url) -> set[str]:
     try:
         return {s.study_name for s in storage.get_all_studies()}
     except Exception as e:  # a corrupt or unreachable database
-        raise StudyError(f"cannot open study storage {mask(url) if isinstance(url, str) else url}: "
-                         f"{db_error(e)}") from None
+        raise StudyError(
+            f"cannot open study storage {mask(url) if isinstance(url, str) else url}: {db_error(e)}"
+        ) from None
 
 
 def _utcnow() -> dt.datetime:
@@ -209,6 +221,7 @@ def _utcnow() -> dt.datetime:
 
 
 # ---- the two backends: Optuna's tables directly (RDB), or Optuna's storage API (any other) ----
+
 
 class ApiBackend:
     """Any Optuna storage, through its API (the in-memory storage of tests and benchmarks): one process."""
@@ -218,8 +231,9 @@ class ApiBackend:
         self._lock = threading.Lock()
         self.has_heartbeats = False
 
-    def read(self, studies: Mapping[int, bool], after: Mapping[int, int], open_ids: set[int],
-             attrs_of: int | None = None) -> tuple[list[Row], dict | None]:
+    def read(
+        self, studies: Mapping[int, bool], after: Mapping[int, int], open_ids: set[int], attrs_of: int | None = None
+    ) -> tuple[list[Row], dict | None]:
         out = []
         for sid, search in studies.items():
             for t in self.storage.get_all_trials(sid, deepcopy=False):
@@ -227,15 +241,32 @@ class ApiBackend:
                     out.append(Row(t._trial_id, t.number, t.state.name, dict(t.user_attrs), search, sid))
         return out, None if attrs_of is None else self.study_attrs(attrs_of)
 
-    def create(self, sid: int, state: str, attrs: Mapping[str, Any], params=None, value: float | None = None,
-               heartbeat: bool = False, touch: tuple | None = None) -> tuple[int, int]:
+    def create(
+        self,
+        sid: int,
+        state: str,
+        attrs: Mapping[str, Any],
+        params=None,
+        value: float | None = None,
+        heartbeat: bool = False,
+        touch: tuple | None = None,
+    ) -> tuple[int, int]:
         params = params or {}
         finished = TrialState[state].is_finished()
-        template = FrozenTrial(number=-1, state=TrialState[state], value=value, values=None,
-                               datetime_start=dt.datetime.now(), datetime_complete=dt.datetime.now() if finished
-                               else None, params={k: v for k, (v, _) in params.items()},
-                               distributions={k: d for k, (_, d) in params.items()}, user_attrs=clean(attrs),
-                               system_attrs={}, intermediate_values={}, trial_id=-1)
+        template = FrozenTrial(
+            number=-1,
+            state=TrialState[state],
+            value=value,
+            values=None,
+            datetime_start=dt.datetime.now(),
+            datetime_complete=dt.datetime.now() if finished else None,
+            params={k: v for k, (v, _) in params.items()},
+            distributions={k: d for k, (_, d) in params.items()},
+            user_attrs=clean(attrs),
+            system_attrs={},
+            intermediate_values={},
+            trial_id=-1,
+        )
         tid = self.storage.create_new_trial(sid, template)
         if touch:
             self.set_study_attr(*touch)
@@ -247,16 +278,16 @@ class ApiBackend:
         for k, v in clean(attrs).items():
             self.storage.set_trial_user_attr(tid, k, v)
 
-    def finish(self, tid: int, state: str, attrs: Mapping[str, Any], value: float | None = None,
-               touch: tuple | None = None) -> bool:
+    def finish(
+        self, tid: int, state: str, attrs: Mapping[str, Any], value: float | None = None, touch: tuple | None = None
+    ) -> bool:
         with self._lock:
             try:
                 if self.storage.get_trial(tid).state != TrialState.RUNNING:
                     return False
                 for k, v in clean(attrs).items():
                     self.storage.set_trial_user_attr(tid, k, v)
-                done = self.storage.set_trial_state_values(tid, TrialState[state],
-                                                           None if value is None else [value])
+                done = self.storage.set_trial_state_values(tid, TrialState[state], None if value is None else [value])
             except optuna.exceptions.UpdateFinishedTrialError:
                 return False
         if done and touch:
@@ -302,6 +333,7 @@ class SqlBackend:
     def __init__(self, rdb: optuna.storages.RDBStorage):
         import sqlalchemy
         from optuna.storages._rdb import models
+
         self.sa, self.engine = sqlalchemy, rdb.engine
         self.T, self.A = models.TrialModel.__table__, models.TrialUserAttributeModel.__table__
         self.P, self.V = models.TrialParamModel.__table__, models.TrialValueModel.__table__
@@ -311,26 +343,40 @@ class SqlBackend:
         self.lock_study = self.engine.dialect.name != "sqlite"  # SQLite has one writer at a time anyway
         self.has_heartbeats = True
 
-    def read(self, studies: Mapping[int, bool], after: Mapping[int, int], open_ids: set[int],
-             attrs_of: int | None = None) -> tuple[list[Row], dict | None]:
+    def read(
+        self, studies: Mapping[int, bool], after: Mapping[int, int], open_ids: set[int], attrs_of: int | None = None
+    ) -> tuple[list[Row], dict | None]:
         """(trials new since `after` or among open_ids, with their attributes; and the attributes of study
         attrs_of, if given), on one connection: two or three queries."""
         sa, T, A = self.sa, self.T, self.A
-        which = sa.or_(*[sa.and_(T.c.study_id == sid, T.c.trial_id > after.get(sid, -1)) for sid in studies],
-                       *([T.c.trial_id.in_(sorted(open_ids))] if open_ids else []))
+        which = sa.or_(
+            *[sa.and_(T.c.study_id == sid, T.c.trial_id > after.get(sid, -1)) for sid in studies],
+            *([T.c.trial_id.in_(sorted(open_ids))] if open_ids else []),
+        )
         attrs: dict[int, dict] = {}
         with self.engine.connect() as conn:
             trials = conn.execute(sa.select(T.c.trial_id, T.c.number, T.c.state, T.c.study_id).where(which)).all()
             if trials:
-                for tid, key, value in conn.execute(sa.select(A.c.trial_id, A.c.key, A.c.value_json)
-                                                    .join(T, A.c.trial_id == T.c.trial_id).where(which)):
+                for tid, key, value in conn.execute(
+                    sa.select(A.c.trial_id, A.c.key, A.c.value_json).join(T, A.c.trial_id == T.c.trial_id).where(which)
+                ):
                     attrs.setdefault(tid, {})[key] = json.loads(value)
             study = None if attrs_of is None else self._study_attrs(conn, attrs_of)
-        return [Row(tid, number, state.name, attrs.get(tid, {}), studies[sid], sid)
-                for tid, number, state, sid in sorted(trials)], study
+        return [
+            Row(tid, number, state.name, attrs.get(tid, {}), studies[sid], sid)
+            for tid, number, state, sid in sorted(trials)
+        ], study
 
-    def create(self, sid: int, state: str, attrs: Mapping[str, Any], params=None, value: float | None = None,
-               heartbeat: bool = False, touch: tuple | None = None) -> tuple[int, int]:
+    def create(
+        self,
+        sid: int,
+        state: str,
+        attrs: Mapping[str, Any],
+        params=None,
+        value: float | None = None,
+        heartbeat: bool = False,
+        touch: tuple | None = None,
+    ) -> tuple[int, int]:
         """A new trial with its parameters and attributes (and touch: a study attribute to set), in one
         transaction; its number, its place in the study, is found in the insert itself (SQLite has one writer
         at a time; elsewhere the study's row is locked first, as Optuna does)."""
@@ -340,8 +386,13 @@ class SqlBackend:
         # trials before it (what Optuna counts), found at the end of the index instead of by counting them all
         last = sa.select(T.c.number).where(T.c.study_id == sid).order_by(T.c.trial_id.desc()).limit(1)
         number = sa.func.coalesce(last.scalar_subquery(), -1) + 1
-        insert = T.insert().values(study_id=sid, number=number, state=TrialState[state], datetime_start=now,
-                                   datetime_complete=now if TrialState[state].is_finished() else None)
+        insert = T.insert().values(
+            study_id=sid,
+            number=number,
+            state=TrialState[state],
+            datetime_start=now,
+            datetime_complete=now if TrialState[state].is_finished() else None,
+        )
         with self.engine.begin() as conn:
             if self.lock_study:  # held until the commit: the trials before this one are all committed
                 conn.execute(sa.select(self.S.c.study_id).where(self.S.c.study_id == sid).with_for_update())
@@ -359,14 +410,25 @@ class SqlBackend:
 
     def _write(self, conn, tid: int, params, attrs: Mapping[str, Any], value: float | None = None) -> None:
         from optuna.distributions import distribution_to_json
+
         if params:
-            conn.execute(self.P.insert(), [{"trial_id": tid, "param_name": name,
-                                            "param_value": dist.to_internal_repr(v),
-                                            "distribution_json": distribution_to_json(dist)}
-                                           for name, (v, dist) in params.items()])
+            conn.execute(
+                self.P.insert(),
+                [
+                    {
+                        "trial_id": tid,
+                        "param_name": name,
+                        "param_value": dist.to_internal_repr(v),
+                        "distribution_json": distribution_to_json(dist),
+                    }
+                    for name, (v, dist) in params.items()
+                ],
+            )
         if attrs:
-            conn.execute(self.A.insert(), [{"trial_id": tid, "key": k, "value_json": json.dumps(v)}
-                                           for k, v in clean(attrs).items()])
+            conn.execute(
+                self.A.insert(),
+                [{"trial_id": tid, "key": k, "value_json": json.dumps(v)} for k, v in clean(attrs).items()],
+            )
         if value is not None:
             stored, kind = self.value_repr(value)
             conn.execute(self.V.insert().values(trial_id=tid, objective=0, value=stored, value_type=kind))
@@ -375,14 +437,18 @@ class SqlBackend:
         with self.engine.begin() as conn:
             self._write(conn, tid, params, attrs)
 
-    def finish(self, tid: int, state: str, attrs: Mapping[str, Any], value: float | None = None,
-               touch: tuple | None = None) -> bool:
+    def finish(
+        self, tid: int, state: str, attrs: Mapping[str, Any], value: float | None = None, touch: tuple | None = None
+    ) -> bool:
         """Finishes a running trial (and sets the study attribute touch); False (and nothing written) when it
         is not running any more."""
         T = self.T
         with self.engine.begin() as conn:
-            done = conn.execute(T.update().where(T.c.trial_id == tid, T.c.state == TrialState.RUNNING)
-                                .values(state=TrialState[state], datetime_complete=_utcnow()))
+            done = conn.execute(
+                T.update()
+                .where(T.c.trial_id == tid, T.c.state == TrialState.RUNNING)
+                .values(state=TrialState[state], datetime_complete=_utcnow())
+            )
             if done.rowcount != 1:
                 return False
             self._write(conn, tid, {}, attrs, value)
@@ -394,8 +460,11 @@ class SqlBackend:
         """A trial waiting to run again, taken by this worker; False when another took it first."""
         T = self.T
         with self.engine.begin() as conn:
-            done = conn.execute(T.update().where(T.c.trial_id == tid, T.c.state == TrialState.WAITING)
-                                .values(state=TrialState.RUNNING, datetime_start=_utcnow()))
+            done = conn.execute(
+                T.update()
+                .where(T.c.trial_id == tid, T.c.state == TrialState.WAITING)
+                .values(state=TrialState.RUNNING, datetime_start=_utcnow())
+            )
             if done.rowcount != 1:
                 return False
             self._write(conn, tid, {}, attrs)
@@ -404,9 +473,13 @@ class SqlBackend:
 
     def params(self, tid: int) -> dict:
         from optuna.distributions import json_to_distribution
+
         with self.engine.connect() as conn:
-            rows = conn.execute(self.sa.select(self.P.c.param_name, self.P.c.param_value, self.P.c.distribution_json)
-                                .where(self.P.c.trial_id == tid)).all()
+            rows = conn.execute(
+                self.sa.select(self.P.c.param_name, self.P.c.param_value, self.P.c.distribution_json).where(
+                    self.P.c.trial_id == tid
+                )
+            ).all()
         out = {}
         for name, internal, text in rows:
             dist = json_to_distribution(text)
@@ -443,8 +516,11 @@ class SqlBackend:
                     conn.execute(SA.insert().values(study_id=sid, key=key, value_json=text))
                     return True
                 was = json.dumps(clean({"v": old})["v"])
-                done = conn.execute(SA.update().where(SA.c.study_id == sid, SA.c.key == key, SA.c.value_json == was)
-                                    .values(value_json=text))
+                done = conn.execute(
+                    SA.update()
+                    .where(SA.c.study_id == sid, SA.c.key == key, SA.c.value_json == was)
+                    .values(value_json=text)
+                )
                 return done.rowcount == 1
         except self.sa.exc.IntegrityError:
             return False
@@ -459,10 +535,14 @@ class SqlBackend:
             return []
         H, sa = self.H, self.sa
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(H.c.trial_id, H.c.heartbeat, sa.func.now())
-                                .where(H.c.trial_id.in_(tids))).all()
-        return [tid for tid, beat, now in rows
-                if beat is not None and (now.replace(tzinfo=None) - beat).total_seconds() > grace_s]
+            rows = conn.execute(
+                sa.select(H.c.trial_id, H.c.heartbeat, sa.func.now()).where(H.c.trial_id.in_(tids))
+            ).all()
+        return [
+            tid
+            for tid, beat, now in rows
+            if beat is not None and (now.replace(tzinfo=None) - beat).total_seconds() > grace_s
+        ]
 
 
 def backend(storage):
@@ -471,6 +551,7 @@ def backend(storage):
 
 
 # ---- a study and its companion ----
+
 
 class StudyStorage:
     """The study (search trials) and its companion (the other records, the budget, sessions and leases)."""
@@ -486,32 +567,37 @@ class StudyStorage:
         return self.study.study_name
 
     @classmethod
-    def create(cls, url, name: str, direction: str, config: dict) -> "StudyStorage":
+    def create(cls, url, name: str, direction: str, config: dict) -> StudyStorage:
         st = open_storage(url)
         if name in study_names(st, url) or name + COMPANION in study_names(st, url):
-            raise StudyError(f"study '{name}' already exists in {_shown(url)}: add --resume to continue it, "
-                             f"or choose another --study name")
+            raise StudyError(
+                f"study '{name}' already exists in {_shown(url)}: add --resume to continue it, "
+                f"or choose another --study name"
+            )
         try:
             study = optuna.create_study(storage=st, study_name=name, direction=direction)
             companion = optuna.create_study(storage=st, study_name=name + COMPANION, direction=direction)
             study.set_user_attr(CONFIG_KEY, config)
         except optuna.exceptions.DuplicatedStudyError:
-            raise StudyError(f"study '{name}' was just created in {_shown(url)} by another process: add --resume "
-                             f"to join it") from None
+            raise StudyError(
+                f"study '{name}' was just created in {_shown(url)} by another process: add --resume to join it"
+            ) from None
         except Exception as e:
             raise StudyError(f"cannot create study '{name}' in {_shown(url)}: {db_error(e)}") from None
         return cls(st, study, companion._study_id)
 
     @classmethod
-    def open(cls, url, name: str) -> tuple["StudyStorage", Any]:
+    def open(cls, url, name: str) -> tuple[StudyStorage, Any]:
         """(the study, its stored configuration)."""
         st = open_storage(url)
         names = study_names(st, url)
         if name not in names:
             raise StudyError(f"no study '{name}' in {_shown(url)} to resume")
         if name + COMPANION not in names:
-            raise StudyError(f"study '{name}' in {_shown(url)} was not made by this iotuner (it has no "
-                             f"{name + COMPANION}): start a new study")
+            raise StudyError(
+                f"study '{name}' in {_shown(url)} was not made by this iotuner (it has no "
+                f"{name + COMPANION}): start a new study"
+            )
         try:
             study = optuna.load_study(storage=st, study_name=name)
             companion = st.get_study_id_from_name(name + COMPANION)

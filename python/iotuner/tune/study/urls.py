@@ -49,8 +49,10 @@ def resume_hint(name: str, storage: str) -> str:
     """How to continue a study, with its storage shown as it may be: without the password."""
     hint = f"iotuner tune --resume --study {name} --storage {mask(storage)}"
     if password(storage):
-        hint += (f" (with the password, which is not shown: set {ENV} to the whole URL, or leave the password "
-                 f"out of the URL and give it with PGPASSWORD or ~/.pgpass)")
+        hint += (
+            f" (with the password, which is not shown: set {ENV} to the whole URL, or leave the password "
+            f"out of the URL and give it with PGPASSWORD or ~/.pgpass)"
+        )
     return hint
 
 

@@ -28,8 +28,11 @@ optuna = lazy("optuna")
 EXPLORE = "auto: one change,"
 
 
-@register("auto", "the hybrid model's best prediction and earlier studies' best points first, then one change at a "
-                  "time of what the model does not cover, then multivariate TPE")
+@register(
+    "auto",
+    "the hybrid model's best prediction and earlier studies' best points first, then one change at a "
+    "time of what the model does not cover, then multivariate TPE",
+)
 class Auto(Strategy):
     def __init__(self, space, seed, options):
         super().__init__(space, seed, options)
@@ -48,8 +51,12 @@ class Auto(Strategy):
         # TPE counts every finished trial among its start-up ones, the prior's and the changes' too; they are
         # added, so its random draws stay as many as bayes's: when the prior points to the wrong corner (a knob
         # it cannot see acts jointly with the ones it can), the draws still cover the space
-        self._tpe = optuna.samplers.TPESampler(seed=self.seed, multivariate=True, constant_liar=True,
-                                               n_startup_trials=self.startup + self.n_prior + self.n_explore)
+        self._tpe = optuna.samplers.TPESampler(
+            seed=self.seed,
+            multivariate=True,
+            constant_liar=True,
+            n_startup_trials=self.startup + self.n_prior + self.n_explore,
+        )
         return self._tpe
 
     def _count_known_runs(self) -> None:
@@ -71,23 +78,33 @@ class Auto(Strategy):
 
     def _known(self, ctx) -> list[tuple[dict[str, str], str]]:
         from . import prior, warm
+
         out: list[tuple[dict[str, str], str]] = []
         default = self.default_point(ctx)
         if self.n_prior:
-            model, what = prior.model_prior(self.space, ctx.objective, ctx.store.baseline_report(),
-                                            ctx.store.config, self.options.get("calibration"))
+            model, what = prior.model_prior(
+                self.space,
+                ctx.objective,
+                ctx.store.baseline_report(),
+                ctx.store.config,
+                self.options.get("calibration"),
+            )
             ctx.note(f"auto: prior: {what}" if model else f"auto: no prior: {what}")
             if model:
-                out += [(point, f"auto: the hybrid model's prediction, {described}")
-                        for point, described in model.rank(default, self.n_prior)]
+                out += [
+                    (point, f"auto: the hybrid model's prediction, {described}")
+                    for point, described in model.rank(default, self.n_prior)
+                ]
                 self.uncovered = [d.name for d in self.space.dimensions if d.name not in model.covered]
         if self.n_warm:
             earlier = warm.earlier(ctx.store, self.space, ctx.objective)
             best = warm.best(earlier, self.n_warm)
             if best:
-                ctx.note(f"auto: warm start from {sum(len(w.points) for w in earlier)} point(s) of "
-                         f"{len(earlier)} earlier study(ies) of a run like this one: "
-                         f"{', '.join(w.study for w in earlier)}")
+                ctx.note(
+                    f"auto: warm start from {sum(len(w.points) for w in earlier)} point(s) of "
+                    f"{len(earlier)} earlier study(ies) of a run like this one: "
+                    f"{', '.join(w.study for w in earlier)}"
+                )
             out += [(p, f"auto: measured {how} in study {study}") for p, study, how in best]
         seen, unique = set(), []
         for point, why in out:
@@ -101,11 +118,19 @@ class Auto(Strategy):
         """The point the default runs, dimension by dimension: the baseline's value, else the library's
         default, else the dimension's first value."""
         from .... import settings
+
         flat = settings.flatten(ctx.store.config.baseline) if ctx.store.config.baseline else {}
         out = {}
         for d in self.space.dimensions:
-            value = next((label for v, label in zip(d.values, d.labels) if d.settings_of(v) and all(
-                k in flat and d.label(flat[k]) == d.label(x) for k, x in d.settings_of(v).items())), None)
+            value = next(
+                (
+                    label
+                    for v, label in zip(d.values, d.labels)
+                    if d.settings_of(v)
+                    and all(k in flat and d.label(flat[k]) == d.label(x) for k, x in d.settings_of(v).items())
+                ),
+                None,
+            )
             if value is None and not (d.knobs() & set(flat)):
                 lib = library_default(d.knob) if d.knob else None
                 value = d.label(lib) if lib in d.values else d.label(None) if None in d.values else None
@@ -152,8 +177,9 @@ class Auto(Strategy):
             for label in self.space.dimension(name).labels:
                 point = {**base, name: label}
                 if label != base[name] and point not in measured:
-                    self.explained[tuple(sorted(point.items()))] = \
+                    self.explained[tuple(sorted(point.items()))] = (
                         f"{EXPLORE} {name}={label} from the best point so far (not covered by the model)"
+                    )
                     return point
         return None
 

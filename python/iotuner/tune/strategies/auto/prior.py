@@ -12,13 +12,19 @@ from __future__ import annotations
 
 class Prior:
     def __init__(self, space, predictor, covered: list[str], nodes: int, objective):
-        self.space, self.predictor, self.covered, self.nodes, self.objective = \
-            space, predictor, covered, nodes, objective
+        self.space, self.predictor, self.covered, self.nodes, self.objective = (
+            space,
+            predictor,
+            covered,
+            nodes,
+            objective,
+        )
 
     def rank(self, default: dict[str, str], k: int) -> list[tuple[dict[str, str], str]]:
         """Its k best points, each predicted to behave differently from the ones before, every dimension it
         does not cover as in `default`; each with its prediction described."""
         from ..hybrid import predict
+
         fixed = {n: default[n] for n in default if n not in self.covered}
         out: list[tuple[tuple, dict[str, str]]] = []
         for score, point in predict.rank_points(self.space, self.predictor, fixed, self.nodes, default):
@@ -31,8 +37,10 @@ class Prior:
 
 def model_prior(space, objective, report: dict | None, config, calibration: str | None) -> tuple[Prior | None, str]:
     """(the prior, or None; what it is, or why there is none)."""
-    from ..hybrid import calibration as calibrations, predict
+    from ..hybrid import calibration as calibrations
+    from ..hybrid import predict
     from ..hybrid.strategy import nothing_to_predict
+
     covered = predict.modelled(space)
     if not covered:
         return None, f"space {space.name} has no dimension the hybrid model predicts"
@@ -49,4 +57,5 @@ def model_prior(space, objective, report: dict | None, config, calibration: str 
     what = f"the predicted {objective.name}" if pred.by_objective else "the predicted I/O time"
     return Prior(space, pred, covered, config.nodes, objective), (
         f"{what} of the {len(covered)} dimension(s) the hybrid model covers, from the default's run report "
-        f"({len(pred.phases)} modelled phase(s)) and the machine's calibration")
+        f"({len(pred.phases)} modelled phase(s)) and the machine's calibration"
+    )

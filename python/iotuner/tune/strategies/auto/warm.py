@@ -48,13 +48,16 @@ def alike(a: dict | None, b: dict | None, command_a, command_b) -> bool:
 def earlier(store, space, objective) -> list[Warm]:
     """The measured points of the earlier studies in this storage that are alike (see above)."""
     from ...space import from_json
+
     out = []
     mine = store.baseline_report()
     labels = [(d.name, d.labels) for d in space.dimensions]
     for other in store.others():
         c = other.config
-        if [(d.name, d.labels) for d in from_json(c.space).dimensions] != labels \
-                or (c.objective.name, c.objective.direction) != (objective.name, objective.direction):
+        if [(d.name, d.labels) for d in from_json(c.space).dimensions] != labels or (
+            c.objective.name,
+            c.objective.direction,
+        ) != (objective.name, objective.direction):
             continue
         if not alike(mine, other.baseline_report(), store.config.app, c.app):
             continue

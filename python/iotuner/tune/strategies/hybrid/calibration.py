@@ -55,20 +55,26 @@ def _candidates(seed: int):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVR
+
     return {
-        "knn": (make_pipeline(StandardScaler(), KNeighborsRegressor()),
-                {"kneighborsregressor__n_neighbors": [1, 2, 3, 5, 8],
-                 "kneighborsregressor__weights": ["uniform", "distance"]}),
-        "svr-rbf": (make_pipeline(StandardScaler(), SVR(kernel="rbf")),
-                    {"svr__C": [1.0, 10.0, 100.0], "svr__gamma": ["scale", 0.1, 1.0],
-                     "svr__epsilon": [0.01, 0.1]}),
-        "random-forest": (RandomForestRegressor(n_estimators=100, random_state=seed),
-                          {"min_samples_leaf": [1, 3]}),
+        "knn": (
+            make_pipeline(StandardScaler(), KNeighborsRegressor()),
+            {
+                "kneighborsregressor__n_neighbors": [1, 2, 3, 5, 8],
+                "kneighborsregressor__weights": ["uniform", "distance"],
+            },
+        ),
+        "svr-rbf": (
+            make_pipeline(StandardScaler(), SVR(kernel="rbf")),
+            {"svr__C": [1.0, 10.0, 100.0], "svr__gamma": ["scale", 0.1, 1.0], "svr__epsilon": [0.01, 0.1]},
+        ),
+        "random-forest": (RandomForestRegressor(n_estimators=100, random_state=seed), {"min_samples_leaf": [1, 3]}),
     }
 
 
 def _learner(kind: str, params: dict, seed: int = 0):
     from sklearn.base import clone
+
     est, _ = _candidates(seed)[kind]
     return clone(est).set_params(**params)
 
@@ -78,20 +84,21 @@ class Surrogate:
     name: str
     learner: str
     params: dict
-    cv_r2: float         # cross-validated R-squared of log10(seconds)
-    cv_rmse_s: float     # cross-validated RMSE in seconds (back-transformed)
+    cv_r2: float  # cross-validated R-squared of log10(seconds)
+    cv_rmse_s: float  # cross-validated RMSE in seconds (back-transformed)
     cv_rmse_log10: float
     points: int
     model: object = field(default=None, repr=False)
 
     def predict(self, rows: list[list[float]]) -> list[float]:
-        return [10.0 ** v for v in self.model.predict(rows)]
+        return [10.0**v for v in self.model.predict(rows)]
 
 
 def fit(name: str, records: list[dict], seed: int = 0) -> Surrogate:
     """Model selection for one operation: each learner tuned by 5-fold CV, the best by CV RMSE."""
     import numpy as np
     from sklearn.model_selection import GridSearchCV, KFold, cross_val_predict
+
     rows = [r for r in records if r["op"] == name and r["seconds"] > 0]
     if len(rows) < 6:
         raise CalibrationError(f"calibration: {len(rows)} measurements of {name}; need at least 6")
@@ -107,10 +114,18 @@ def fit(name: str, records: list[dict], seed: int = 0) -> Surrogate:
     pred = cross_val_predict(_learner(kind, params, seed), X, y, cv=folds)
     ss_res = float(((y - pred) ** 2).sum())
     ss_tot = float(((y - y.mean()) ** 2).sum()) or 1e-300
-    rmse_s = float(np.sqrt(np.mean((10.0 ** y - 10.0 ** pred) ** 2)))
+    rmse_s = float(np.sqrt(np.mean((10.0**y - 10.0**pred) ** 2)))
     model = _learner(kind, params, seed).fit(X, y)
-    return Surrogate(name, kind, {k: v for k, v in params.items()}, 1 - ss_res / ss_tot, rmse_s,
-                     float(np.sqrt(np.mean((y - pred) ** 2))), len(rows), model)
+    return Surrogate(
+        name,
+        kind,
+        {k: v for k, v in params.items()},
+        1 - ss_res / ss_tot,
+        rmse_s,
+        float(np.sqrt(np.mean((y - pred) ** 2))),
+        len(rows),
+        model,
+    )
 
 
 @dataclass
@@ -121,8 +136,9 @@ class Calibration:
 
     # ---- costs ----
 
-    def cost(self, op: str, nbytes: int, *, nprocs: int = 1, writers: int = 1, first: bool = False,
-             sync: bool = False) -> float:
+    def cost(
+        self, op: str, nbytes: int, *, nprocs: int = 1, writers: int = 1, first: bool = False, sync: bool = False
+    ) -> float:
         """Seconds of one operation."""
         key = (op, nbytes, nprocs, writers, bool(first), bool(sync))
         cache = self.__dict__.setdefault("_costs", {})
@@ -131,30 +147,52 @@ class Calibration:
             cache[key] = self.surrogates[op].predict([_features(op, rec)])[0]
         return cache[key]
 
-    def refit(self, records: list[dict]) -> "Calibration":
+    def refit(self, records: list[dict]) -> Calibration:
         """The same learners, with the same parameters, on other measurements (the noise study)."""
         import numpy as np
+
         surrogates = {}
         for name, s in self.surrogates.items():
             rows = [r for r in records if r["op"] == name and r["seconds"] > 0]
             X = np.array([_features(name, r) for r in rows])
             y = np.log10([r["seconds"] for r in rows])
-            surrogates[name] = Surrogate(name, s.learner, s.params, s.cv_r2, s.cv_rmse_s, s.cv_rmse_log10,
-                                         len(rows), _learner(s.learner, s.params).fit(X, y))
+            surrogates[name] = Surrogate(
+                name,
+                s.learner,
+                s.params,
+                s.cv_r2,
+                s.cv_rmse_s,
+                s.cv_rmse_log10,
+                len(rows),
+                _learner(s.learner, s.params).fit(X, y),
+            )
         return Calibration(records, surrogates, dict(self.meta))
 
     # ---- the file ----
 
     def to_json(self) -> dict:
-        return {"format": FORMAT, "version": VERSION, **self.meta,
-                "surrogates": {n: {"learner": s.learner, "params": s.params, "cv_r2": s.cv_r2,
-                                   "cv_rmse_s": s.cv_rmse_s, "cv_rmse_log10": s.cv_rmse_log10, "points": s.points}
-                               for n, s in self.surrogates.items()},
-                "measurements": self.records}
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            **self.meta,
+            "surrogates": {
+                n: {
+                    "learner": s.learner,
+                    "params": s.params,
+                    "cv_r2": s.cv_r2,
+                    "cv_rmse_s": s.cv_rmse_s,
+                    "cv_rmse_log10": s.cv_rmse_log10,
+                    "points": s.points,
+                }
+                for n, s in self.surrogates.items()
+            },
+            "measurements": self.records,
+        }
 
     def save(self, path: Path) -> Path:
         """Atomically; files.OutputError when it cannot be written."""
         from ....files import OutputError, write_atomic
+
         path = Path(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,15 +201,16 @@ class Calibration:
         return write_atomic(path, json.dumps(self.to_json(), indent=1) + "\n")
 
     @classmethod
-    def load(cls, path: Path | None = None) -> "Calibration":
+    def load(cls, path: Path | None = None) -> Calibration:
         path = Path(path) if path else default_path()
         return cls.from_doc(_read(path), path)
 
     @classmethod
-    def from_doc(cls, doc: dict, path: Path | str = "the calibration") -> "Calibration":
+    def from_doc(cls, doc: dict, path: Path | str = "the calibration") -> Calibration:
         """From a calibration document (a file's content, or one a recorded sweep carries)."""
         check(doc, path)
         import numpy as np
+
         records = doc["measurements"]
         surrogates = {}
         for name, s in doc.get("surrogates", {}).items():
@@ -183,15 +222,19 @@ class Calibration:
                 y = np.log10([r["seconds"] for r in rows])
                 model = _learner(s["learner"], s["params"]).fit(X, y)
             except (ValueError, TypeError, ArithmeticError) as e:  # too few points for its learner, ...
-                raise CalibrationError(f"{path}: the {name} surrogate ({s['learner']}) cannot be fitted to "
-                                       f"its {len(rows)} measurements ({_first_line(e)}); run 'iotuner calibrate' "
-                                       "again") from None
-            surrogates[name] = Surrogate(name, s["learner"], s["params"], s["cv_r2"], s["cv_rmse_s"],
-                                         s["cv_rmse_log10"], s["points"], model)
+                raise CalibrationError(
+                    f"{path}: the {name} surrogate ({s['learner']}) cannot be fitted to "
+                    f"its {len(rows)} measurements ({_first_line(e)}); run 'iotuner calibrate' "
+                    "again"
+                ) from None
+            surrogates[name] = Surrogate(
+                name, s["learner"], s["params"], s["cv_r2"], s["cv_rmse_s"], s["cv_rmse_log10"], s["points"], model
+            )
         missing = set(SURROGATES) - set(surrogates)
         if missing:
-            raise CalibrationError(f"{path} lacks the surrogates {', '.join(sorted(missing))}; run "
-                                   "'iotuner calibrate' again")
+            raise CalibrationError(
+                f"{path} lacks the surrogates {', '.join(sorted(missing))}; run 'iotuner calibrate' again"
+            )
         meta = {k: v for k, v in doc.items() if k not in ("format", "version", "surrogates", "measurements")}
         return cls(records, surrogates, meta)
 
@@ -205,6 +248,7 @@ def check(doc, path: Path | str) -> None:
     """CalibrationError naming the first field of doc that a calibration cannot have (its schema,
     docs/calibration.schema.json): every reader downstream can trust the shapes."""
     from .... import schema
+
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise CalibrationError(f"{path} is not an iotuner calibration file (version {VERSION})")
     try:
@@ -215,14 +259,17 @@ def check(doc, path: Path | str) -> None:
 
 def _read(path: Path) -> dict:
     from .... import inputs
+
     if not path.exists() and not path.is_symlink():
-        raise CalibrationError(f"no calibration file at {path}: run 'iotuner calibrate' on this machine "
-                               "first") from None
+        raise CalibrationError(
+            f"no calibration file at {path}: run 'iotuner calibrate' on this machine first"
+        ) from None
     try:
         doc = inputs.read_json(path, "an iotuner calibration file")
     except inputs.InputError as e:
-        raise CalibrationError(f"calibration file {path} is unreadable or corrupt ({e}); run "
-                               "'iotuner calibrate' again") from None
+        raise CalibrationError(
+            f"calibration file {path} is unreadable or corrupt ({e}); run 'iotuner calibrate' again"
+        ) from None
     check(doc, path)
     return doc
 
@@ -234,6 +281,7 @@ def for_study(config, option: str | None) -> Calibration:
         return Calibration.load(option)
     if config.replay is not None:
         from ...replay import load
+
         rec = load(config.replay.path)
         if rec.calibration is not None:
             return Calibration.from_doc(rec.calibration, f"the calibration in {config.replay.path}")

@@ -41,8 +41,8 @@ def aggregators(cb_config_list: str, nodes: list[list[int]], cb_nodes: int | Non
 
 @dataclass(frozen=True)
 class Hints:
-    cb_nodes: int                 # aggregators (after ROMIO's cap by cb_config_list)
-    ranklist: tuple[int, ...]     # their ranks
+    cb_nodes: int  # aggregators (after ROMIO's cap by cb_config_list)
+    ranklist: tuple[int, ...]  # their ranks
     cb_buffer_size: int = 16 * 1024 * 1024
     cb_write: str = "automatic"
     cb_read: str = "automatic"
@@ -52,27 +52,32 @@ class Hints:
     ind_rd_buffer_size: int = 4 * 1024 * 1024
     striping_unit: int = 0
     min_fdomain_size: int = 0
-    striping_factor: int = 0      # the file's stripe count (0: not known)
-    co_ratio: int = 1             # romio_lustre_co_ratio: aggregators per OST in the Lustre driver's writes
-    lustre: bool = False          # collective writes take ROMIO's Lustre driver (lustre.py), not the generic one
+    striping_factor: int = 0  # the file's stripe count (0: not known)
+    co_ratio: int = 1  # romio_lustre_co_ratio: aggregators per OST in the Lustre driver's writes
+    lustre: bool = False  # collective writes take ROMIO's Lustre driver (lustre.py), not the generic one
 
     @classmethod
-    def from_mapping(cls, hints: dict, nprocs: int, ranks_per_node: int | None = None) -> "Hints":
+    def from_mapping(cls, hints: dict, nprocs: int, ranks_per_node: int | None = None) -> Hints:
         """From MPI-IO hint strings (a settings document's `mpiio` part, or the hints read back)."""
         per = ranks_per_node or nprocs
         nodes = [list(range(i, min(i + per, nprocs))) for i in range(0, nprocs, per)]
         want = hints.get("cb_nodes")
         ranklist = aggregators(hints.get("cb_config_list", "*:1"), nodes, int(want) if want else None)
-        return cls(cb_nodes=len(ranklist), ranklist=tuple(ranklist),
-                   cb_buffer_size=_size(hints.get("cb_buffer_size"), 16 * 1024 * 1024),
-                   cb_write=_mode(hints, "romio_cb_write"), cb_read=_mode(hints, "romio_cb_read"),
-                   ds_write=_mode(hints, "romio_ds_write"), ds_read=_mode(hints, "romio_ds_read"),
-                   ind_wr_buffer_size=_size(hints.get("ind_wr_buffer_size"), 512 * 1024),
-                   ind_rd_buffer_size=_size(hints.get("ind_rd_buffer_size"), 4 * 1024 * 1024),
-                   striping_unit=_size(hints.get("striping_unit"), 0),
-                   min_fdomain_size=_size(hints.get("romio_min_fdomain_size"), 0),
-                   striping_factor=int(_size(hints.get("striping_factor"), 0)),
-                   co_ratio=max(1, int(_size(hints.get("romio_lustre_co_ratio"), 1))))
+        return cls(
+            cb_nodes=len(ranklist),
+            ranklist=tuple(ranklist),
+            cb_buffer_size=_size(hints.get("cb_buffer_size"), 16 * 1024 * 1024),
+            cb_write=_mode(hints, "romio_cb_write"),
+            cb_read=_mode(hints, "romio_cb_read"),
+            ds_write=_mode(hints, "romio_ds_write"),
+            ds_read=_mode(hints, "romio_ds_read"),
+            ind_wr_buffer_size=_size(hints.get("ind_wr_buffer_size"), 512 * 1024),
+            ind_rd_buffer_size=_size(hints.get("ind_rd_buffer_size"), 4 * 1024 * 1024),
+            striping_unit=_size(hints.get("striping_unit"), 0),
+            min_fdomain_size=_size(hints.get("romio_min_fdomain_size"), 0),
+            striping_factor=int(_size(hints.get("striping_factor"), 0)),
+            co_ratio=max(1, int(_size(hints.get("romio_lustre_co_ratio"), 1))),
+        )
 
     @property
     def write_aggregators(self) -> int:
@@ -80,9 +85,10 @@ class Hints:
         if not (self.lustre and self.striping_unit > 0):
             return self.cb_nodes
         from .lustre import aggregators
+
         return min(aggregators(self.cb_nodes, self.striping_factor, self.co_ratio), self.cb_nodes)
 
-    def for_direction(self, direction: str) -> "Hints":
+    def for_direction(self, direction: str) -> Hints:
         """These hints with the other direction's at their defaults: a write's operations do not depend on
         romio_cb_read, romio_ds_read or ind_rd_buffer_size (nor a read's on the write ones), so settings
         that differ only there are counted once."""

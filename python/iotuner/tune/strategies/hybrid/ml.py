@@ -30,16 +30,28 @@ def fit_svr(X, y):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVR
+
     model = make_pipeline(StandardScaler(), SVR(kernel="rbf"))
     if len(X) >= 6:
         grid = {"svr__C": [1.0, 10.0, 100.0], "svr__gamma": ["scale", 0.1, 1.0]}
-        return GridSearchCV(model, grid, cv=KFold(min(5, len(X)), shuffle=True, random_state=0),
-                            scoring="neg_root_mean_squared_error").fit(X, y).best_estimator_
+        return (
+            GridSearchCV(
+                model,
+                grid,
+                cv=KFold(min(5, len(X)), shuffle=True, random_state=0),
+                scoring="neg_root_mean_squared_error",
+            )
+            .fit(X, y)
+            .best_estimator_
+        )
     return model.fit(X, y)
 
 
-@register("ml", "SVR-RBF fitted on a balanced fractional design of training runs, then the predicted top k "
-                "(Isaila et al.'s black-box baseline)")
+@register(
+    "ml",
+    "SVR-RBF fitted on a balanced fractional design of training runs, then the predicted top k "
+    "(Isaila et al.'s black-box baseline)",
+)
 class ML(Strategy):
     def __init__(self, space, seed, options):
         super().__init__(space, seed, options)
@@ -51,6 +63,7 @@ class ML(Strategy):
 
     def design(self) -> list[tuple]:
         from .design import balanced_fraction
+
         return balanced_fraction([d.labels for d in self.space.dimensions], self.train, self.seed)
 
     def training_runs(self, repeats: int) -> int:
@@ -78,8 +91,11 @@ class ML(Strategy):
             ctx.note("ml: fewer than two training runs succeeded; nothing to fit")
             return
         model = fit_svr(X, y)
-        everything = [dict(zip((d.name for d in dims), row)) for row in itertools.product(*(d.labels for d in dims))
-                      if row not in tried]
+        everything = [
+            dict(zip((d.name for d in dims), row))
+            for row in itertools.product(*(d.labels for d in dims))
+            if row not in tried
+        ]
         if not everything:
             return
         pred = model.predict([encode(self.space, p) for p in everything])

@@ -58,7 +58,7 @@ class Ops:
         for r in ranks:
             self.own[r][key] -= 1
 
-    def merge(self, other: "Ops", times: int = 1) -> "Ops":
+    def merge(self, other: Ops, times: int = 1) -> Ops:
         """Adds another's counts (times over: a call made that many times)."""
         for mine, theirs in zip(self.own, other.own):
             for key, n in theirs.items():
@@ -78,7 +78,7 @@ class Ops:
         return [[{"op": o, "bytes": b, "calls": n} for (o, b), n in sorted(c.items())] for c in self.ranks]
 
     @classmethod
-    def from_access(cls, ranks: list[dict]) -> "Ops":
+    def from_access(cls, ranks: list[dict]) -> Ops:
         """The counts the runtime measured (the `operations` of a phase's access entries)."""
         out = cls(max((e["rank"] for e in ranks), default=-1) + 1)
         for e in ranks:

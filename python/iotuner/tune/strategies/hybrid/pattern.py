@@ -28,6 +28,7 @@ class RankPattern:
 @dataclass
 class Pattern:
     """One direction of one phase: every rank's collective calls, as ROMIO sees their requests."""
+
     direction: str  # "write" or "read"
     ranks: list[RankPattern]
     _shapes: list | None = field(default=None, repr=False, compare=False)
@@ -88,10 +89,15 @@ def rank_calls(d: dict, rank: int = 0, nprocs: int = 1, slot: int = 0) -> tuple[
 
 def exact_shape(d: dict) -> bool:
     """Every call the same number of equal requests at one stride, calls one step apart, offsets known."""
-    return (d.get("unflattened_calls", 0) == 0 and d.get("call_requests") is not None
-            and d.get("request_min") is not None and d["request_min"] == d.get("request_max")
-            and d.get("request_stride") is not None and d.get("call_step") is not None
-            and d.get("offset") is not None)
+    return (
+        d.get("unflattened_calls", 0) == 0
+        and d.get("call_requests") is not None
+        and d.get("request_min") is not None
+        and d["request_min"] == d.get("request_max")
+        and d.get("request_stride") is not None
+        and d.get("call_step") is not None
+        and d.get("offset") is not None
+    )
 
 
 def average_call(d: dict) -> int:
@@ -147,10 +153,21 @@ def interleaved(calls: int, pieces: int, piece: int, ranks: int) -> list[dict]:
             off, stride, step = r * piece, ranks * piece, ranks * per_call
         else:
             off, stride, step = r * per_call, 0, ranks * per_call
-        out.append({"calls": calls, "bytes": calls * per_call, "offset": off,
-                    "end": off + (calls - 1) * step + (pieces - 1) * stride + piece, "request_min": piece,
-                    "request_max": piece, "call_requests": pieces, "request_stride": stride,
-                    "call_step": step, "call_bytes": per_call, "unflattened_calls": 0})
+        out.append(
+            {
+                "calls": calls,
+                "bytes": calls * per_call,
+                "offset": off,
+                "end": off + (calls - 1) * step + (pieces - 1) * stride + piece,
+                "request_min": piece,
+                "request_max": piece,
+                "call_requests": pieces,
+                "request_stride": stride,
+                "call_step": step,
+                "call_bytes": per_call,
+                "unflattened_calls": 0,
+            }
+        )
     return out
 
 

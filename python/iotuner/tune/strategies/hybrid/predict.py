@@ -55,6 +55,7 @@ def ops_time(ops: Ops, cal: Calibration, new_file: bool) -> float:
 @dataclass
 class PhaseModel:
     """What the model needs of one measured phase: its pattern per direction, the hints it ran with."""
+
     index: int
     patterns: list[Pattern]
     hints: dict  # the MPI-IO hints read back from the run
@@ -92,6 +93,7 @@ def phases_of(report: dict) -> list[PhaseModel]:
     shared HDF5 file's independent transfers as the collective calls they would be (from its counters:
     pattern.from_hdf5_counters)."""
     from ....report import parse
+
     rep = parse(report)
     out = []
     for i, ph in enumerate(rep.phases):
@@ -132,6 +134,7 @@ class Predictor:
 
     def __init__(self, report: dict, cal: Calibration, objective: Objective | None):
         from ....report import parse
+
         self.rep, self.cal, self.objective = parse(report), cal, objective
         self.phases = phases_of(report)
         self.memo: dict = {}
@@ -164,9 +167,14 @@ class Predictor:
             tr += delta * r / (w + r)
         tw, tr = max(tw, 0.0), max(tr, 0.0)
         bw, br = t["bytes_written"], t["bytes_read"]
-        return {"bytes_written": bw, "bytes_read": br, "write_time_s": tw, "read_time_s": tr,
-                "write_bandwidth_mib_s": bw / MIB / tw if tw > 0 else 0.0,
-                "read_bandwidth_mib_s": br / MIB / tr if tr > 0 else 0.0}
+        return {
+            "bytes_written": bw,
+            "bytes_read": br,
+            "write_time_s": tw,
+            "read_time_s": tr,
+            "write_bandwidth_mib_s": bw / MIB / tw if tw > 0 else 0.0,
+            "read_bandwidth_mib_s": br / MIB / tr if tr > 0 else 0.0,
+        }
 
     def score(self, override: dict, transfer: str | None = None) -> tuple[float | None, float]:
         """(the predicted objective, or None when it cannot be predicted; the predicted I/O seconds) under
@@ -174,8 +182,10 @@ class Predictor:
         key = (tuple(sorted(override.items())), transfer)
         if key not in self.scores:
             t = self.totals(override, transfer)
-            self.scores[key] = (self.objective.of_totals(t) if self.by_objective else None,
-                                t["write_time_s"] + t["read_time_s"])
+            self.scores[key] = (
+                self.objective.of_totals(t) if self.by_objective else None,
+                t["write_time_s"] + t["read_time_s"],
+            )
         return self.scores[key]
 
     def sort_key(self, score: tuple[float | None, float]) -> tuple[float, float]:
@@ -184,8 +194,13 @@ class Predictor:
         return (-self.objective.key(value) if value is not None else 0.0, seconds)
 
 
-def rank_points(space: SearchSpace, predictor: Predictor, fixed: dict[str, str], nodes: int = 1,
-                default: dict[str, str] | None = None) -> list[tuple[tuple[float | None, float], dict[str, str]]]:
+def rank_points(
+    space: SearchSpace,
+    predictor: Predictor,
+    fixed: dict[str, str],
+    nodes: int = 1,
+    default: dict[str, str] | None = None,
+) -> list[tuple[tuple[float | None, float], dict[str, str]]]:
     """Every point of the modelled dimensions (the others held at `fixed`), with its predicted score, best
     first. Among equal predictions:
     - the point that leaves fewer hints to ROMIO's `automatic` first: the model decided what `automatic` does
@@ -194,6 +209,7 @@ def rank_points(space: SearchSpace, predictor: Predictor, fixed: dict[str, str],
     - then the point with fewer changes from `default` (HDF5's independent transfers and collective ones with
       collective buffering disabled are one path to the model, not to the application)."""
     import itertools
+
     dims = [space.dimension(n) for n in modelled(space)]
     default = default or {}
     out = []

@@ -25,19 +25,28 @@ FALLBACKS = ("random",)
 def nothing_to_predict(report: dict | None, phases: int | None) -> str | None:
     """Why the model cannot rank anything (None: it can)."""
     if report is None:
-        return ("the default's runs wrote no run report (the application ran without libiotuner, or its MPI "
-                "is not one iotuner was built for), so there is no access pattern to predict from")
+        return (
+            "the default's runs wrote no run report (the application ran without libiotuner, or its MPI "
+            "is not one iotuner was built for), so there is no access pattern to predict from"
+        )
     if (report.get("run") or {}).get("mpi_io_component") == "ompio":
-        return ("the default's run used Open MPI's OMPIO, whose collective I/O is not ROMIO's that the model "
-                "counts (Open MPI's io component romio321 is)")
+        return (
+            "the default's run used Open MPI's OMPIO, whose collective I/O is not ROMIO's that the model "
+            "counts (Open MPI's io component romio321 is)"
+        )
     if not phases:
-        return ("the default's run made neither a collective MPI-IO call nor HDF5 independent transfers to a shared "
-                "file, so there is no access pattern to predict from")
+        return (
+            "the default's run made neither a collective MPI-IO call nor HDF5 independent transfers to a shared "
+            "file, so there is no access pattern to predict from"
+        )
     return None
 
 
-@register("hybrid", "ROMIO's operations counted from the baseline's access pattern, priced by `iotuner calibrate`; "
-                    "runs the predicted top k (default 3)")
+@register(
+    "hybrid",
+    "ROMIO's operations counted from the baseline's access pattern, priced by `iotuner calibrate`; "
+    "runs the predicted top k (default 3)",
+)
 class Hybrid(Strategy):
     def __init__(self, space, seed, options):
         super().__init__(space, seed, options)
@@ -46,16 +55,20 @@ class Hybrid(Strategy):
         if self.fallback is not None and self.fallback not in FALLBACKS:
             raise ValueError(f"strategy hybrid: fallback={self.fallback!r}: the only fallback is random")
         from .predict import modelled
+
         if not modelled(space):
-            raise ValueError(f"strategy hybrid: space {space.name} has no MPI-IO hint nor HDF5 transfer mode to "
-                             f"predict; use a space of ROMIO hints such as twophase or romio")
-        self.ranking = None     # [(predicted score, point)], best first
+            raise ValueError(
+                f"strategy hybrid: space {space.name} has no MPI-IO hint nor HDF5 transfer mode to "
+                f"predict; use a space of ROMIO hints such as twophase or romio"
+            )
+        self.ranking = None  # [(predicted score, point)], best first
         self.proposed: list[dict] = []
         self.missing: str | None = None  # why nothing can be predicted
         self.calibration = None
 
     def fixed(self) -> dict[str, str]:
         from .predict import modelled
+
         out = {}
         for d in self.space.dimensions:
             if d.name in modelled(self.space):
@@ -66,6 +79,7 @@ class Hybrid(Strategy):
 
     def predictor(self, ctx, report: dict):
         from . import calibration, predict
+
         if self.calibration is None:
             self.calibration = calibration.for_study(ctx.store.config, self.options.get("calibration"))
         return predict.Predictor(report, self.calibration, ctx.objective)
@@ -73,6 +87,7 @@ class Hybrid(Strategy):
     def _rank(self, ctx) -> None:
         from . import predict
         from .calibration import CalibrationError
+
         report = ctx.store.baseline_report()
         try:
             pred = self.predictor(ctx, report) if report is not None else None
@@ -81,10 +96,14 @@ class Hybrid(Strategy):
             pred, self.missing = None, str(e)
         if self.missing:
             self.ranking = []
-            ctx.note(f"hybrid: {self.missing}: " + ("the points come from random sampling (fallback=random)"
-                                                    if self.fallback else
-                                                    "the search stops (--strategy-option fallback=random "
-                                                    "searches at random instead)"))
+            ctx.note(
+                f"hybrid: {self.missing}: "
+                + (
+                    "the points come from random sampling (fallback=random)"
+                    if self.fallback
+                    else "the search stops (--strategy-option fallback=random searches at random instead)"
+                )
+            )
             return
         ranked = predict.rank_points(self.space, pred, self.fixed())
         # points predicted alike make the same operations (a read hint in a program that only writes): the
@@ -93,14 +112,20 @@ class Hybrid(Strategy):
         for score, point in ranked:
             if not self.ranking or predict.differs(score, self.ranking[-1][0]):
                 self.ranking.append((score, point))
-        what = (f"the predicted {ctx.objective.name}" if pred.by_objective else
-                f"the predicted I/O time (objective {ctx.objective.name} cannot be predicted: {pred.why})")
-        best = ", ".join(predict.describe(s, ctx.objective) for s, _ in self.ranking[:self.top])
-        ctx.note(f"hybrid: {len(ranked)} configurations predicted from {len(pred.phases)} phase(s), "
-                 f"{len(self.ranking)} different, ranked by {what}; the top {self.top}: {best}")
+        what = (
+            f"the predicted {ctx.objective.name}"
+            if pred.by_objective
+            else f"the predicted I/O time (objective {ctx.objective.name} cannot be predicted: {pred.why})"
+        )
+        best = ", ".join(predict.describe(s, ctx.objective) for s, _ in self.ranking[: self.top])
+        ctx.note(
+            f"hybrid: {len(ranked)} configurations predicted from {len(pred.phases)} phase(s), "
+            f"{len(self.ranking)} different, ranked by {what}; the top {self.top}: {best}"
+        )
 
     def explain(self, ctx, point):
         from .predict import describe
+
         for score, p in self.ranking or ():
             if p == point:
                 return f"hybrid: predicted {describe(score, ctx.objective)}"

@@ -76,9 +76,11 @@ def split_requests(reqs: list[Request], where) -> dict[int, list[Request]]:
 
 def domain_of(lo: int, fd_size: int, ends: list[int], hints: Hints):
     """where(off) for split_requests over the generic driver's contiguous file domains."""
+
     def where(off: int) -> tuple[int, int]:
         a = _owner(off, lo, fd_size, ends, hints)
         return a, ends[a]
+
     return where
 
 
@@ -123,6 +125,7 @@ def collective(call: list[list[Request]], hints: Hints, direction: str, f: File,
         return ops
     if writing and hints.lustre and hints.striping_unit > 0:
         from . import lustre
+
         lustre.write(ops, call, hints, f, min(st[r] for r in active), max(end[r] for r in active))
         return ops
 

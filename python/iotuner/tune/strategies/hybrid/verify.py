@@ -21,9 +21,11 @@ class Mismatch:
 
     def __str__(self) -> str:
         keys = sorted(set(self.predicted) | set(self.measured))
-        diff = ", ".join(f"{op} {b} B: predicted {self.predicted.get((op, b), 0)}, measured "
-                         f"{self.measured.get((op, b), 0)}" for op, b in keys
-                         if self.predicted.get((op, b), 0) != self.measured.get((op, b), 0))
+        diff = ", ".join(
+            f"{op} {b} B: predicted {self.predicted.get((op, b), 0)}, measured {self.measured.get((op, b), 0)}"
+            for op, b in keys
+            if self.predicted.get((op, b), 0) != self.measured.get((op, b), 0)
+        )
         return f"phase {self.phase} ({self.direction}) rank {self.rank}: {diff}"
 
 

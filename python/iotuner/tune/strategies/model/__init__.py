@@ -1,4 +1,5 @@
-"""The model strategy (`strategy`: Behzad et al., Cluster'15) and its empirical performance models (Behzad et al., Cluster'15, section IV): a
+"""The model strategy (`strategy`: Behzad et al., Cluster'15) and its empirical performance models (Behzad et al.,
+Cluster'15, section IV): a
 linear combination of basis terms, products of the numeric parameters with
 exponents in {-1, 0, 1} and indicators of categorical ones, chosen by forward
 selection; fitted, printed as an equation, saved and reused.

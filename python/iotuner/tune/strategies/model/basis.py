@@ -8,8 +8,8 @@ collective transfers)."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -46,13 +46,19 @@ class Term:
         return {"powers": {v: e for v, e in self.powers}, "flags": list(self.flags)}
 
     @classmethod
-    def from_json(cls, doc: Mapping) -> "Term":
-        return cls(tuple(sorted((str(v), int(e)) for v, e in doc.get("powers", {}).items())),
-                   tuple(sorted(str(f) for f in doc.get("flags", ()))))
+    def from_json(cls, doc: Mapping) -> Term:
+        return cls(
+            tuple(sorted((str(v), int(e)) for v, e in doc.get("powers", {}).items())),
+            tuple(sorted(str(f) for f in doc.get("flags", ()))),
+        )
 
 
-def candidates(numeric: Sequence[str], indicators: Mapping[str, Sequence[str]], max_order: int | None = None,
-               linear_only: Sequence[str] = ()) -> list[Term]:
+def candidates(
+    numeric: Sequence[str],
+    indicators: Mapping[str, Sequence[str]],
+    max_order: int | None = None,
+    linear_only: Sequence[str] = (),
+) -> list[Term]:
     """Every candidate term (the intercept apart).
 
     numeric: numeric variable names; linear_only: those of them that take two values in the data, where
@@ -89,5 +95,6 @@ def matrix(terms: Sequence[Term], table: Mapping[str, np.ndarray]) -> np.ndarray
 def count(d: int, max_order: int | None = None) -> int:
     """How many pure numeric product terms d variables give (80 for d = 4: the paper's 81 with the intercept)."""
     from math import comb
+
     top = d if max_order is None else min(max_order, d)
-    return sum(comb(d, k) * 2 ** k for k in range(1, top + 1))
+    return sum(comb(d, k) * 2**k for k in range(1, top + 1))

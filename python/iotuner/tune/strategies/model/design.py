@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy.stats import qmc
@@ -36,8 +37,7 @@ def _lhs(lists: Sequence[Sequence[Any]], n: int, seed: int) -> list[tuple[int, .
     total = math.prod(sizes)
     if total <= n:
         return [tuple(int(i) for i in np.unravel_index(k, sizes)) for k in range(total)]
-    u = qmc.LatinHypercube(d=len(sizes), optimization="random-cd" if len(sizes) > 1 else None,
-                           seed=seed).random(n)
+    u = qmc.LatinHypercube(d=len(sizes), optimization="random-cd" if len(sizes) > 1 else None, seed=seed).random(n)
     picks: list[tuple[int, ...]] = []
     seen = set()
     for row in u:

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -116,8 +117,9 @@ class Encoding:
                 self.numeric[d.name] = Numeric(d.name, name, tuple(numbers), what)
             else:
                 flags = tuple(f"{name}={_text(v)}" for v in d.values[1:])
-                self.categorical[d.name] = Categorical(d.name, name, flags,
-                                                       f"1 when {d.name} is that value (else {_text(d.values[0])})")
+                self.categorical[d.name] = Categorical(
+                    d.name, name, flags, f"1 when {d.name} is that value (else {_text(d.values[0])})"
+                )
 
     def legend(self) -> dict[str, str]:
         out = {v.name: v.legend for v in self.numeric.values()}
@@ -144,8 +146,9 @@ class Encoding:
         x, _ = _knob_number(knob, value if d.knob else value[knob])
         return float("nan") if x is None else x
 
-    def table(self, points: Sequence[Mapping[str, Any]], scale: Sequence[Mapping[str, float]] | None = None
-              ) -> dict[str, np.ndarray]:
+    def table(
+        self, points: Sequence[Mapping[str, Any]], scale: Sequence[Mapping[str, float]] | None = None
+    ) -> dict[str, np.ndarray]:
         """Columns of variables, one row per point ({dimension: value}); scale: size_mib and ranks per row."""
         out: dict[str, np.ndarray] = {}
         for dim, var in self.numeric.items():
@@ -201,6 +204,7 @@ class Encoding:
 def point_of(space: SearchSpace, flat: Mapping[str, Any]) -> dict[str, Any] | None:
     """The point ({dimension: value}) whose settings these flat settings are; None if they are not a point
     of the space (settings compared as JSON, so 1048576 and 1048576.0 are one value)."""
+
     def norm(x: Any) -> Any:
         if isinstance(x, float) and x.is_integer():
             return int(x)

@@ -39,7 +39,7 @@ right-hand sides at once); the reported model is fitted by scikit-learn's
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from scipy.linalg import lstsq
@@ -53,6 +53,7 @@ COLLINEAR = 1e-8  # a candidate whose residual keeps less than this share of its
 
 
 # ---- least squares on whitened rows: rows scaled by sqrt(weight), the intercept a column of its own ----
+
 
 def _residuals(S: np.ndarray, targets: np.ndarray) -> np.ndarray:
     coef = lstsq(S, targets, lapack_driver="gelsy")[0]
@@ -68,7 +69,7 @@ def forward_path(one: np.ndarray, X: np.ndarray, u: np.ndarray, steps: int) -> l
     """The columns of X in the order forward stepwise regression adds them (up to `steps`); `one` is the
     intercept's column, always in."""
     selected: list[int] = []
-    norms0 = (X ** 2).sum(axis=0)
+    norms0 = (X**2).sum(axis=0)
     both = np.column_stack([u, X])
     total = _rss(one[:, None], u)
     for _ in range(steps):
@@ -76,7 +77,7 @@ def forward_path(one: np.ndarray, X: np.ndarray, u: np.ndarray, steps: int) -> l
         r, Xt = res[:, 0], res[:, 1:]
         if float(r @ r) <= 1e-24 * max(total, 1e-300):
             break  # the response is fitted exactly
-        norms = (Xt ** 2).sum(axis=0)
+        norms = (Xt**2).sum(axis=0)
         ok = norms > COLLINEAR * np.maximum(norms0, 1e-300)
         ok[selected] = False
         if not ok.any():
@@ -120,7 +121,7 @@ class _Whitened:
     def __init__(self, B: np.ndarray, y: np.ndarray, w: np.ndarray):
         sw = np.sqrt(w)
         Z = B * sw[:, None]
-        self.scale = np.sqrt((Z ** 2).sum(axis=0))
+        self.scale = np.sqrt((Z**2).sum(axis=0))
         self.scale[self.scale == 0] = 1.0
         self.X, self.one, self.u = Z / self.scale, sw, y * sw
 
@@ -134,11 +135,12 @@ def _prepare(time: np.ndarray, response: str) -> tuple[np.ndarray, np.ndarray]:
     """(response values, weights): relative errors either way."""
     if response == "log-time":
         return np.log(time), np.ones_like(time)
-    return time, 1.0 / time ** 2
+    return time, 1.0 / time**2
 
 
-def _cross_validate(B: np.ndarray, y: np.ndarray, w: np.ndarray, max_terms: int, folds: int, seed: int
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def _cross_validate(
+    B: np.ndarray, y: np.ndarray, w: np.ndarray, max_terms: int, folds: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Held-out predictions for every model size (selection redone in each fold): (n, max_terms + 1), and
     each point's fold."""
     n = len(y)
@@ -170,9 +172,17 @@ def _choose(errors: np.ndarray) -> int:
     return best
 
 
-def select(table: Mapping[str, np.ndarray], time: Sequence[float], candidates: Sequence[Term], *,
-           responses: Sequence[str] = RESPONSES, max_terms: int = 15, folds: int = 5, seed: int = 0,
-           legend: Mapping[str, str] | None = None) -> Model:
+def select(
+    table: Mapping[str, np.ndarray],
+    time: Sequence[float],
+    candidates: Sequence[Term],
+    *,
+    responses: Sequence[str] = RESPONSES,
+    max_terms: int = 15,
+    folds: int = 5,
+    seed: int = 0,
+    legend: Mapping[str, str] | None = None,
+) -> Model:
     """Fits the model of `time` (one per row of `table`, positive) over the candidate terms."""
     t = np.asarray(time, dtype=float)
     n = len(t)

@@ -4,8 +4,8 @@ loading and applying a saved model costs nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 
@@ -21,6 +21,7 @@ class FitError(ValueError):
 @dataclass
 class Model:
     """A fitted model: response = intercept + sum(coef * term); the response is the time or its log."""
+
     terms: list[Term]
     intercept: float
     coefs: list[float]
@@ -63,19 +64,34 @@ class Model:
         return f"{self.equation(lhs)}\n  ({self.quality()})" + (f"\n  where {legend}" if legend else "")
 
     def to_json(self) -> dict:
-        return {"response": self.response, "intercept": self.intercept,
-                "terms": [{**t.to_json(), "coef": c, "text": t.text()} for t, c in zip(self.terms, self.coefs)],
-                "r2": self.r2, "cv_error": self.cv_error, "n": self.n, "candidates": self.candidates,
-                "legend": self.legend, "equation": self.equation()}
+        return {
+            "response": self.response,
+            "intercept": self.intercept,
+            "terms": [{**t.to_json(), "coef": c, "text": t.text()} for t, c in zip(self.terms, self.coefs)],
+            "r2": self.r2,
+            "cv_error": self.cv_error,
+            "n": self.n,
+            "candidates": self.candidates,
+            "legend": self.legend,
+            "equation": self.equation(),
+        }
 
     @classmethod
-    def from_json(cls, doc: Mapping) -> "Model":
+    def from_json(cls, doc: Mapping) -> Model:
         try:
             if doc.get("response") not in RESPONSES:
                 raise FitError(f"unknown response {doc.get('response')!r}: expected {' or '.join(RESPONSES)}")
             terms = [Term.from_json(t) for t in doc.get("terms", [])]
-            return cls(terms, float(doc["intercept"]), [float(t["coef"]) for t in doc.get("terms", [])],
-                       doc["response"], doc.get("r2"), doc.get("cv_error"), int(doc.get("n", 0)),
-                       int(doc.get("candidates", 0)), dict(doc.get("legend", {})))
+            return cls(
+                terms,
+                float(doc["intercept"]),
+                [float(t["coef"]) for t in doc.get("terms", [])],
+                doc["response"],
+                doc.get("r2"),
+                doc.get("cv_error"),
+                int(doc.get("n", 0)),
+                int(doc.get("candidates", 0)),
+                dict(doc.get("legend", {})),
+            )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise FitError(f"not a fitted model: {e}") from None

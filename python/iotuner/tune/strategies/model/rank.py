@@ -20,15 +20,16 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
 from .features import Encoding
 from .model import Model
 
-LIMIT = 10 ** 7
+LIMIT = 10**7
 BLOCK = 1 << 20
 STARTS = 64
 
@@ -42,8 +43,9 @@ class Ranking:
     method: str  # "exhaustive" or "coordinate descent"
 
 
-def _predict(model: Model, enc: Encoding, dims: Sequence[str], idx: np.ndarray, scale: Mapping[str, float]
-             ) -> np.ndarray:
+def _predict(
+    model: Model, enc: Encoding, dims: Sequence[str], idx: np.ndarray, scale: Mapping[str, float]
+) -> np.ndarray:
     """Predicted times of index rows (one column per dimension in dims)."""
     table: dict[str, np.ndarray] = {}
     for j, dim in enumerate(dims):
@@ -54,8 +56,15 @@ def _predict(model: Model, enc: Encoding, dims: Sequence[str], idx: np.ndarray, 
     return model.predict(table, len(idx))
 
 
-def top(model: Model, enc: Encoding, k: int, reference: Mapping[str, Any], scale: Mapping[str, float],
-        skip: Callable[[dict[str, Any]], bool] = lambda p: False, seed: int = 0) -> Ranking:
+def top(
+    model: Model,
+    enc: Encoding,
+    k: int,
+    reference: Mapping[str, Any],
+    scale: Mapping[str, float],
+    skip: Callable[[dict[str, Any]], bool] = lambda p: False,
+    seed: int = 0,
+) -> Ranking:
     """The k configurations with the shortest predicted time, skipping those `skip` rejects (measured ones)."""
     space = enc.space
     dims = enc.dimensions_of(model.variables())
@@ -142,7 +151,7 @@ def top(model: Model, enc: Encoding, k: int, reference: Mapping[str, Any], scale
         for _ in range(50):
             moved = False
             for j, s in enumerate(sizes):
-                options = [tuple(current[:j] + [v] + current[j + 1:]) for v in range(s)]
+                options = [tuple(current[:j] + [v] + current[j + 1 :]) for v in range(s)]
                 t = evaluate(options)
                 best = int(np.argmin(t))
                 if best != current[j] and t[best] < t[current[j]]:

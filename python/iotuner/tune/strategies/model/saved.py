@@ -21,9 +21,10 @@ import datetime as dt
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .model import FitError, Model
 
@@ -58,10 +59,18 @@ class Saved:
     path: str = ""
 
     def to_json(self) -> dict:
-        doc = {"format": FORMAT, "version": VERSION, "study": self.study,
-               "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-               "objective": self.objective, "space": self.space, "target": self.target, "scale": self.scale,
-               "model": self.model.to_json(), "data": [r.to_json() for r in self.data]}
+        doc = {
+            "format": FORMAT,
+            "version": VERSION,
+            "study": self.study,
+            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "objective": self.objective,
+            "space": self.space,
+            "target": self.target,
+            "scale": self.scale,
+            "model": self.model.to_json(),
+            "data": [r.to_json() for r in self.data],
+        }
         if self.warm_start:
             doc["warm_start"] = self.warm_start
         return doc
@@ -85,17 +94,34 @@ def load(path: str | os.PathLike) -> Saved:
     except json.JSONDecodeError as e:
         raise SavedModelError(f"{path} is not a saved model: not valid JSON ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise SavedModelError(f"{path} is not a saved model (no \"format\": \"{FORMAT}\"); iotuner tune --strategy "
-                              f"model writes one as OUT/model.json")
+        raise SavedModelError(
+            f'{path} is not a saved model (no "format": "{FORMAT}"); iotuner tune --strategy '
+            f"model writes one as OUT/model.json"
+        )
     if doc.get("version") != VERSION:
         raise SavedModelError(f"{path} is model format version {doc.get('version')}; this iotuner reads {VERSION}")
     try:
         model = Model.from_json(doc["model"])
-        rows = [Row(dict(r["point"]), {k: float(v) for k, v in (r.get("scale") or {}).items()}, float(r["value"]),
-                    float(r["time"])) for r in doc.get("data", [])]
-        return Saved(model, dict(doc["objective"]), dict(doc["space"]), str(doc.get("target", "min")),
-                     {k: float(v) for k, v in (doc.get("scale") or {}).items()}, rows, str(doc.get("study", "")),
-                     doc.get("warm_start"), str(path))
+        rows = [
+            Row(
+                dict(r["point"]),
+                {k: float(v) for k, v in (r.get("scale") or {}).items()},
+                float(r["value"]),
+                float(r["time"]),
+            )
+            for r in doc.get("data", [])
+        ]
+        return Saved(
+            model,
+            dict(doc["objective"]),
+            dict(doc["space"]),
+            str(doc.get("target", "min")),
+            {k: float(v) for k, v in (doc.get("scale") or {}).items()},
+            rows,
+            str(doc.get("study", "")),
+            doc.get("warm_start"),
+            str(path),
+        )
     except (KeyError, TypeError, ValueError, AttributeError, FitError) as e:
         raise SavedModelError(f"{path} is a damaged saved model: {e}") from None
 
@@ -103,13 +129,22 @@ def load(path: str | os.PathLike) -> Saved:
 def compatible(saved: Saved, objective: Mapping[str, Any], dimensions: set[str]) -> list[str]:
     """Why a saved model cannot start this study (empty: it can)."""
     problems = []
-    if saved.objective.get("name") != objective.get("name") or \
-            saved.objective.get("direction") != objective.get("direction"):
-        problems.append(f"it models objective {saved.objective.get('name')} ({saved.objective.get('direction')}), "
-                        f"this study tunes {objective.get('name')} ({objective.get('direction')})")
+    if saved.objective.get("name") != objective.get("name") or saved.objective.get("direction") != objective.get(
+        "direction"
+    ):
+        problems.append(
+            f"it models objective {saved.objective.get('name')} ({saved.objective.get('direction')}), "
+            f"this study tunes {objective.get('name')} ({objective.get('direction')})"
+        )
     theirs = {d.get("knob") or d.get("name") for d in saved.space.get("dimensions", [])}
     if theirs != dimensions:
-        diff = [f"{what}: {', '.join(sorted(names))}" for what, names in
-                (("only in the model's", theirs - dimensions), ("only in this study's", dimensions - theirs)) if names]
+        diff = [
+            f"{what}: {', '.join(sorted(names))}"
+            for what, names in (
+                ("only in the model's", theirs - dimensions),
+                ("only in this study's", dimensions - theirs),
+            )
+            if names
+        ]
         problems.append(f"it was fitted on another space ({'; '.join(diff)})")
     return problems

@@ -28,9 +28,10 @@ worker makes the same fits and proposals.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ...protocol import Context, Strategy
 from ...study.records import BASELINE, TRAINING, Record, canonical
@@ -53,34 +54,58 @@ class Round:
     empty: str = "model: every configuration it ranks was measured"  # why it has no picks
 
 
-@register("model", "model-driven (Behzad et al., Cluster'15): train, fit a regression, predict every "
-                   "configuration, run the top k")
+@register(
+    "model",
+    "model-driven (Behzad et al., Cluster'15): train, fit a regression, predict every configuration, run the top k",
+)
 class ModelDriven(Strategy):
     @classmethod
     def add_arguments(cls, g) -> None:
-        g.add_argument("--training", type=int, metavar="N",
-                       help=f"training points, run before the search (default {DEFAULT_TRAINING}; 0 with "
-                            f"--warm-start)")
-        g.add_argument("--top-k", type=int, metavar="K",
-                       help=f"predicted best configurations to run (default {DEFAULT_TOP_K})")
-        g.add_argument("--refit", action="store_true", default=None,
-                       help="after the top k, fit again on everything measured and run the next top k, while that "
-                            "improves on the best")
-        g.add_argument("--warm-start", metavar="MODEL.json",
-                       help="start from a saved model (OUT/model.json of another study of the same application "
-                            "and space, e.g. at another problem size)")
-        g.add_argument("--model-target", choices=TARGETS,
-                       help="each point's runs reduced to: min, the fastest run (the paper's minimum time; for a "
-                            "bandwidth its highest value), or their median (default min)")
-        g.add_argument("--design", choices=("lhs", "halves"),
-                       help="training set: lhs, a space-filling Latin hypercube over the value lists (default), or "
-                            "halves, the largest value and its halves")
+        g.add_argument(
+            "--training",
+            type=int,
+            metavar="N",
+            help=f"training points, run before the search (default {DEFAULT_TRAINING}; 0 with --warm-start)",
+        )
+        g.add_argument(
+            "--top-k", type=int, metavar="K", help=f"predicted best configurations to run (default {DEFAULT_TOP_K})"
+        )
+        g.add_argument(
+            "--refit",
+            action="store_true",
+            default=None,
+            help="after the top k, fit again on everything measured and run the next top k, while that "
+            "improves on the best",
+        )
+        g.add_argument(
+            "--warm-start",
+            metavar="MODEL.json",
+            help="start from a saved model (OUT/model.json of another study of the same application "
+            "and space, e.g. at another problem size)",
+        )
+        g.add_argument(
+            "--model-target",
+            choices=TARGETS,
+            help="each point's runs reduced to: min, the fastest run (the paper's minimum time; for a "
+            "bandwidth its highest value), or their median (default min)",
+        )
+        g.add_argument(
+            "--design",
+            choices=("lhs", "halves"),
+            help="training set: lhs, a space-filling Latin hypercube over the value lists (default), or "
+            "halves, the largest value and its halves",
+        )
 
     @classmethod
     def options_from(cls, args) -> dict[str, Any]:
-        given = {"training": args.training, "top_k": args.top_k, "refit": args.refit,
-                 "warm_start": args.warm_start and str(Path(args.warm_start).resolve()),
-                 "target": args.model_target, "design": args.design}
+        given = {
+            "training": args.training,
+            "top_k": args.top_k,
+            "refit": args.refit,
+            "warm_start": args.warm_start and str(Path(args.warm_start).resolve()),
+            "target": args.model_target,
+            "design": args.design,
+        }
         return {k: v for k, v in given.items() if v is not None}
 
     def __init__(self, space, seed, options):
@@ -92,6 +117,7 @@ class ModelDriven(Strategy):
         self.warm = None
         if o.get("warm_start"):
             from . import saved
+
             try:
                 self.warm = saved.load(o["warm_start"])
             except saved.SavedModelError as e:
@@ -129,13 +155,16 @@ class ModelDriven(Strategy):
         room = runs // max(1, repeats) - self.top_k
         self.training = max(4, min(DEFAULT_TRAINING, room))
         if self.training < DEFAULT_TRAINING:
-            return (f"model: {self.training} training points, so that they and the top {self.top_k} fit the "
-                    f"run budget of {runs + repeats} application runs"
-                    + ("" if room >= 4 else " as far as they can (the model needs 4): the top k get what is left"))
+            return (
+                f"model: {self.training} training points, so that they and the top {self.top_k} fit the "
+                f"run budget of {runs + repeats} application runs"
+                + ("" if room >= 4 else " as far as they can (the model needs 4): the top k get what is left")
+            )
         return None
 
     def prepare(self, ctx: Context) -> None:
         from . import design
+
         if self.warm is not None:
             self._check_warm(ctx)
         points = design.training_set(self.space, self.training, self.seed, self.design)
@@ -146,16 +175,20 @@ class ModelDriven(Strategy):
         for i, p in enumerate(points):
             key = self._key(ctx, p)
             for rep in range(done.get(key, 0), repeats):
-                ctx.measure(self.space.point_settings(p),
-                            why=f"training point {i + 1} of {len(points)} ({self.design})"
-                                + (f", run {rep + 1} of {repeats}" if repeats > 1 else ""))
+                ctx.measure(
+                    self.space.point_settings(p),
+                    why=f"training point {i + 1} of {len(points)} ({self.design})"
+                    + (f", run {rep + 1} of {repeats}" if repeats > 1 else ""),
+                )
 
     def _check_warm(self, ctx: Context) -> None:
-        from . import saved
         from ...tuner import TuneError
+        from . import saved
+
         o = ctx.objective
-        problems = saved.compatible(self.warm, {"name": o.name, "direction": o.direction},
-                                    {d.name for d in self.space.dimensions})
+        problems = saved.compatible(
+            self.warm, {"name": o.name, "direction": o.direction}, {d.name for d in self.space.dimensions}
+        )
         if problems:
             raise TuneError(f"--warm-start {self.warm.path}: {'; '.join(problems)}")
 
@@ -163,11 +196,13 @@ class ModelDriven(Strategy):
 
     def _key(self, ctx: Context, point: Mapping[str, Any]) -> str:
         from ...space import complete
+
         return canonical(complete(self.space.point_settings(point), ctx.store.config.nodes))
 
     def _enc(self):
         if self._encoding is None:
             from .features import Encoding
+
             self._encoding = Encoding(self.space)
         return self._encoding
 
@@ -202,6 +237,7 @@ class ModelDriven(Strategy):
         """The study's measured points (training, and these search trials), each reduced to one value."""
         from .features import point_of
         from .saved import Row
+
         scale = self.scale(ctx)
         runs: dict[str, list[float]] = {}
         points: dict[str, dict] = {}
@@ -232,21 +268,25 @@ class ModelDriven(Strategy):
             return self._rounds[number]
         from . import fit, rank
         from .model import FitError
+
         enc = self._enc()
         own = self.rows(ctx, data_trials)
         scale = self.scale(ctx)
         if self.warm is not None and not scale and self.warm.scale:
             scale = dict(self.warm.scale)
-            ctx.note("this study's runs report no problem size: the warm-start model predicts at its own "
-                     f"({self._size_text(scale)})")
+            ctx.note(
+                "this study's runs report no problem size: the warm-start model predicts at its own "
+                f"({self._size_text(scale)})"
+            )
         rows = self._warm_rows(ctx, scale) + own
         try:
             if self.warm is not None and not own:
                 model = self.warm.model  # nothing measured here yet: the saved model as it is
             else:
                 table = enc.table([r.point for r in rows], [r.scale for r in rows])
-                model = fit.select(table, [r.time for r in rows], enc.candidates(table), seed=self.seed,
-                                   legend=enc.legend())
+                model = fit.select(
+                    table, [r.time for r in rows], enc.candidates(table), seed=self.seed, legend=enc.legend()
+                )
         except FitError as e:
             self._failed = f"model: cannot fit ({e})"
             ctx.note(self._failed)
@@ -257,8 +297,9 @@ class ModelDriven(Strategy):
         best = max(own or rows, key=lambda r: ctx.objective.key(r.value), default=None)
         reference = dict(best.point) if best else {d.name: d.values[0] for d in self.space.dimensions}
         measured = self._measured(ctx, data_trials)
-        ranking = rank.top(model, enc, self.top_k, reference, scale,
-                           skip=lambda p: self._key(ctx, p) in measured, seed=self.seed)
+        ranking = rank.top(
+            model, enc, self.top_k, reference, scale, skip=lambda p: self._key(ctx, p) in measured, seed=self.seed
+        )
         picks = [(p, self.to_value(ctx, t, scale)) for p, t in ranking.points]
         rnd = Round(number, picks, model, ranking.predicted, ranking.method, ranking.space_size)
         self._rounds[number] = rnd
@@ -272,16 +313,21 @@ class ModelDriven(Strategy):
         if self.warm is None:
             return []
         if bool(self.warm.scale) != bool(self.scale(ctx)):
-            ctx.note(f"the study of {self.warm.path} and this one differ in knowing their problem size, so their "
-                     f"times are in different units: its data are not fitted again with this study's")
+            ctx.note(
+                f"the study of {self.warm.path} and this one differ in knowing their problem size, so their "
+                f"times are in different units: its data are not fitted again with this study's"
+            )
             return []
         return list(self.warm.data)
 
     def _announce(self, ctx: Context, rnd: Round, rows, scale, ranking) -> None:
         warm_rows = len(self._warm_rows(ctx, scale))
-        what = "the saved model" if self.warm is not None and rnd.model is self.warm.model else \
-            f"fitted on {len(rows)} measured points" + (f", {warm_rows} of them from {self.warm.path}"
-                                                         if warm_rows else "")
+        what = (
+            "the saved model"
+            if self.warm is not None and rnd.model is self.warm.model
+            else f"fitted on {len(rows)} measured points"
+            + (f", {warm_rows} of them from {self.warm.path}" if warm_rows else "")
+        )
         o = ctx.objective
         unit = o.unit
         text = [f"model, round {rnd.number} ({what}):", "  " + rnd.model.describe().replace("\n", "\n  ")]
@@ -292,15 +338,21 @@ class ModelDriven(Strategy):
         else:
             text.append(f"  t = 1 / {o.name} (the runs report no problem size)")
         if not rnd.model.terms:
-            text.append(f"  no term predicts the measured points better than their mean: every configuration is "
-                        f"predicted the same, so the top {self.top_k} are the nearest neighbours of the best measured "
-                        f"one (more training points, --training, may show which knobs matter)")
+            text.append(
+                f"  no term predicts the measured points better than their mean: every configuration is "
+                f"predicted the same, so the top {self.top_k} are the nearest neighbours of the best measured "
+                f"one (more training points, --training, may show which knobs matter)"
+            )
         how = "all" if ranking.method == "exhaustive" else f"{ranking.predicted:,} (coordinate descent on the model)"
-        text.append(f"  predicted {how} of {ranking.space_size:,} configurations"
-                    + (f" ({ranking.invalid:,} with a time below zero left out)" if ranking.invalid else ""))
+        text.append(
+            f"  predicted {how} of {ranking.space_size:,} configurations"
+            + (f" ({ranking.invalid:,} with a time below zero left out)" if ranking.invalid else "")
+        )
         if rnd.picks:
-            text.append(f"  the top {len(rnd.picks)} not yet measured: predicted {rnd.picks[0][1]:,.4g} to "
-                        f"{rnd.picks[-1][1]:,.4g} {unit}".rstrip())
+            text.append(
+                f"  the top {len(rnd.picks)} not yet measured: predicted {rnd.picks[0][1]:,.4g} to "
+                f"{rnd.picks[-1][1]:,.4g} {unit}".rstrip()
+            )
         ctx.note("\n".join(text))
 
     @staticmethod
@@ -312,9 +364,18 @@ class ModelDriven(Strategy):
         if not out:
             return
         from .saved import Saved
+
         o = ctx.objective
-        doc = Saved(rnd.model, {"name": o.name, "direction": o.direction, "unit": o.unit},
-                    self.space.to_json(), self.target, dict(scale), list(rows), ctx.store.name, self.warm_quality)
+        doc = Saved(
+            rnd.model,
+            {"name": o.name, "direction": o.direction, "unit": o.unit},
+            self.space.to_json(),
+            self.target,
+            dict(scale),
+            list(rows),
+            ctx.store.name,
+            self.warm_quality,
+        )
         try:
             doc.save(Path(out) / "model.json")
         except OSError as e:
@@ -324,6 +385,7 @@ class ModelDriven(Strategy):
         """How well the warm-start model predicted this study's first measured points."""
         import numpy as np
         from scipy.stats import spearmanr
+
         enc = self._enc()
         table = enc.table([r.point for r in own], [r.scale for r in own])
         predicted = self.warm.model.predict(table)
@@ -335,8 +397,10 @@ class ModelDriven(Strategy):
         mape = float(np.mean(np.abs(predicted[ok] - measured[ok]) / measured[ok]))
         rho = float(spearmanr(predicted[ok], measured[ok])[0]) if np.ptp(measured[ok]) > 0 else float("nan")
         self.warm_quality = {"model": self.warm.path, "points": int(ok.sum()), "mape": mape, "spearman": rho}
-        ctx.note(f"warm start: {self.warm.path} predicted this study's first {int(ok.sum())} measured points "
-                 f"with a mean absolute error of {100 * mape:.1f}% and a rank correlation (Spearman) of {rho:.2f}")
+        ctx.note(
+            f"warm start: {self.warm.path} predicted this study's first {int(ok.sum())} measured points "
+            f"with a mean absolute error of {100 * mape:.1f}% and a rank correlation (Spearman) of {rho:.2f}"
+        )
 
     def _plan(self, ctx: Context) -> tuple[str, Any]:
         """("propose", (round, index in it)) or ("stop", reason), from the study's records."""
@@ -350,7 +414,7 @@ class ModelDriven(Strategy):
                 return "propose", (rnd, len(trials) - start)
             if not rnd.picks:
                 return "stop", rnd.empty
-            done = trials[:start + len(rnd.picks)]
+            done = trials[: start + len(rnd.picks)]
             if self.warm is not None and self.warm_quality is None:
                 self._warm_report(ctx, self.rows(ctx, done))  # no training here: its first points are these
             reason = self._finished(ctx, rnd, trials, start)
@@ -371,18 +435,22 @@ class ModelDriven(Strategy):
         if rnd.number == 0:
             return None  # the refit
         from ... import noise
+
         key = ctx.objective.key
 
         def best(records) -> float | None:
             values = [statistics.median(r.runs) for r in records if r.ok]
             return max(values, key=key) if values else None
+
         before = best(ctx.store.records(TRAINING) + trials[:start])
-        now = best(trials[start:start + k])
+        now = best(trials[start : start + k])
         margin = noise.relative_spread(ctx.store.default_runs)
         if now is not None and (before is None or key(now) - key(before) > margin * abs(before)):
             return None
-        return (f"model: refit round {rnd.number} did not improve on the best measured before it beyond the "
-                f"default's noise ({100 * margin:.1f}%)")
+        return (
+            f"model: refit round {rnd.number} did not improve on the best measured before it beyond the "
+            f"default's noise ({100 * margin:.1f}%)"
+        )
 
     # ---- the protocol ----
 
@@ -398,10 +466,15 @@ class ModelDriven(Strategy):
         for rnd in sorted((r for r in self._rounds.values() if r), key=lambda r: -r.number):
             for i, (p, value) in enumerate(rnd.picks):
                 if {d.name: d.label(p[d.name]) for d in self.space.dimensions} == dict(point):
-                    among = (f"{rnd.space_size:,} configurations" if rnd.method == "exhaustive" else
-                             f"{rnd.predicted:,} predicted by coordinate descent")
-                    return (f"model round {rnd.number}: rank {i + 1} of {among}, predicted "
-                            f"{value:,.4g} {ctx.objective.unit}".rstrip())
+                    among = (
+                        f"{rnd.space_size:,} configurations"
+                        if rnd.method == "exhaustive"
+                        else f"{rnd.predicted:,} predicted by coordinate descent"
+                    )
+                    return (
+                        f"model round {rnd.number}: rank {i + 1} of {among}, predicted "
+                        f"{value:,.4g} {ctx.objective.unit}".rstrip()
+                    )
         return None
 
     def stop(self, ctx: Context) -> str | None:

@@ -26,13 +26,14 @@ import json
 import math
 import random
 import statistics
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from . import impact, stopper  # noqa: F401  (stopper registers the early stopper "learned")
 from ...protocol import Strategy
 from ...space import library_default
 from ...study.records import BASELINE, TRIAL, canonical
 from .. import register
+from . import impact, stopper  # noqa: F401  (stopper registers the early stopper "learned")
 
 
 class _ImpactFirst(Strategy):
@@ -79,8 +80,9 @@ class _ImpactFirst(Strategy):
                 if reference and all(str(reference.get(k)) == _text(x) for k, x in s.items()):
                     pick = i
                     break
-                if all(library_default(k) is not None and d.label(library_default(k)) == d.label(x)
-                       for k, x in s.items()):
+                if all(
+                    library_default(k) is not None and d.label(library_default(k)) == d.label(x) for k, x in s.items()
+                ):
                     pick = i
             row.append(pick)
         return tuple(row)
@@ -137,19 +139,29 @@ class _ImpactFirst(Strategy):
                 self.picker.observe(last["decision"], changed if gain > 0 else [], gain, inc_score, scale)
             incumbents = [p["score"] for p in self.plans] + [inc_score]
             decision = self.picker.decide(g, seen, inc_row, incumbents)
-            self.plans.append({"decision": decision, "incumbent": inc_row, "score": inc_score,
-                               "parents": prev + ([(inc_row, inc_score)] if g > 0 else [])})
+            self.plans.append(
+                {
+                    "decision": decision,
+                    "incumbent": inc_row,
+                    "score": inc_score,
+                    "parents": prev + ([(inc_row, inc_score)] if g > 0 else []),
+                }
+            )
         return self.plans[generation]
 
     def _measured(self, store) -> set:
         """Every point measured (or failed) so far, as rows."""
         keys = list(store.requested) + list(store.failed)
-        return {row for row in (self._rows[k] if k in self._rows else self.row_of(json.loads(k), k) for k in keys)
-                if row is not None}
+        return {
+            row
+            for row in (self._rows[k] if k in self._rows else self.row_of(json.loads(k), k) for k in keys)
+            if row is not None
+        }
 
     def _widen(self, plan: dict, measured: set) -> list[int]:
-        return impact.widen(plan["decision"], lambda subset: impact.subspace_exhausted(
-            self.dims, subset, plan["incumbent"], measured))
+        return impact.widen(
+            plan["decision"], lambda subset: impact.subspace_exhausted(self.dims, subset, plan["incumbent"], measured)
+        )
 
     def propose(self, ctx):
         self._store = ctx.store
@@ -193,11 +205,15 @@ class _ImpactFirst(Strategy):
 
 def _text(value) -> str:
     from ...space import as_text
+
     return as_text(value)
 
 
-@register("tunio", "TunIO: its GA varying only the parameters a learned picker expects to matter most, the rest "
-                   "pinned at the best so far; stopped by TunIO's learned stopper")
+@register(
+    "tunio",
+    "TunIO: its GA varying only the parameters a learned picker expects to matter most, the rest "
+    "pinned at the best so far; stopped by TunIO's learned stopper",
+)
 class Tunio(_ImpactFirst):
     def __init__(self, space, seed, options):
         super().__init__(space, seed, options)
@@ -207,8 +223,10 @@ class Tunio(_ImpactFirst):
         return impact.Picker(self.dims, self.policy, seed)
 
 
-@register("tunio-fanova", "TunIO's GA on the parameters Optuna's fANOVA ranks most important so far (the "
-                          "non-learned ablation of tunio)")
+@register(
+    "tunio-fanova",
+    "TunIO's GA on the parameters Optuna's fANOVA ranks most important so far (the non-learned ablation of tunio)",
+)
 class TunioFanova(_ImpactFirst):
     def make_picker(self, seed: int):
         return impact.FanovaPicker(self.dims, seed)

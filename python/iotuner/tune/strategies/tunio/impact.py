@@ -34,10 +34,10 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from ....lazy import lazy
 from . import policy_file
@@ -65,6 +65,7 @@ LEARNING_RATE = 0.2  # online Q-learning step
 
 # ---- the pretrained policy ----
 
+
 @dataclass
 class PickerPolicy:
     priors: dict[str, float]  # knob -> prior impact in [0, 1]
@@ -81,19 +82,27 @@ class PickerPolicy:
         return (float(np.mean(list(self.priors.values()))) if self.priors else 0.5), False
 
     def to_json(self) -> dict:
-        return {"format": "iotuner-tunio-picker", "version": 1, "features": list(FEATURES), "sizes": list(SIZES),
-                "states": STATES, "priors": {k: round(v, 4) for k, v in sorted(self.priors.items())},
-                "observer": {"a": np.round(self.a, 5).tolist(), "b": np.round(self.b, 5).tolist()},
-                "q": np.round(self.q, 5).tolist(), "meta": self.meta}
+        return {
+            "format": "iotuner-tunio-picker",
+            "version": 1,
+            "features": list(FEATURES),
+            "sizes": list(SIZES),
+            "states": STATES,
+            "priors": {k: round(v, 4) for k, v in sorted(self.priors.items())},
+            "observer": {"a": np.round(self.a, 5).tolist(), "b": np.round(self.b, 5).tolist()},
+            "q": np.round(self.q, 5).tolist(),
+            "meta": self.meta,
+        }
 
     @classmethod
-    def from_json(cls, doc: dict, where: str = "picker policy") -> "PickerPolicy":
+    def from_json(cls, doc: dict, where: str = "picker policy") -> PickerPolicy:
         if not isinstance(doc, dict) or doc.get("format") != "iotuner-tunio-picker" or doc.get("version") != 1:
             raise PolicyError(f"{where} is not an iotuner TunIO picker policy (version 1)")
-        if (doc.get("features") != list(FEATURES) or doc.get("sizes") != list(SIZES)
-                or doc.get("states") != STATES):
-            raise PolicyError(f"{where} was trained with other features, sizes or states: regenerate it with "
-                              f"bench/tunio_pretrain.py picker")
+        if doc.get("features") != list(FEATURES) or doc.get("sizes") != list(SIZES) or doc.get("states") != STATES:
+            raise PolicyError(
+                f"{where} was trained with other features, sizes or states: regenerate it with "
+                f"bench/tunio_pretrain.py picker"
+            )
         try:
             a = np.array(doc["observer"]["a"], dtype=float)
             b = np.array(doc["observer"]["b"], dtype=float)
@@ -109,10 +118,11 @@ class PickerPolicy:
         Path(path).write_text(json.dumps(self.to_json(), separators=(",", ":")) + "\n")
 
     @classmethod
-    def blank(cls, priors: Mapping[str, float] | None = None) -> "PickerPolicy":
+    def blank(cls, priors: Mapping[str, float] | None = None) -> PickerPolicy:
         """Before training: no preference (used by the trainer)."""
-        return cls(dict(priors or {}), np.eye(len(FEATURES)) * RIDGE, np.zeros(len(FEATURES)),
-                   np.zeros((STATES, len(SIZES))))
+        return cls(
+            dict(priors or {}), np.eye(len(FEATURES)) * RIDGE, np.zeros(len(FEATURES)), np.zeros((STATES, len(SIZES)))
+        )
 
 
 @lru_cache(maxsize=4)
@@ -121,6 +131,7 @@ def load_policy(path: str | Path = POLICY_FILE) -> PickerPolicy:
 
 
 # ---- what the study has seen ----
+
 
 @dataclass(frozen=True)
 class Dim:
@@ -133,6 +144,7 @@ class Dim:
 class Seen:
     """The points measured so far (value index per dimension), their scores (log of the objective, higher is
     better), the knobs that took effect unlike the default in each (None: not known), and the default's score."""
+
     rows: list[tuple[int, ...]]
     scores: list[float]
     took: list[frozenset[str] | None]
@@ -150,11 +162,12 @@ def main_effects(dims: Sequence[Dim], seen: Seen) -> list[np.ndarray]:
         x[i, offsets[:-1] + np.asarray(row)] = 1.0
     y = np.asarray(seen.scores) - np.mean(seen.scores)
     beta = np.linalg.solve(x.T @ x + RIDGE * np.eye(offsets[-1]), x.T @ y)
-    return [beta[offsets[j]:offsets[j + 1]] for j in range(len(dims))]
+    return [beta[offsets[j] : offsets[j + 1]] for j in range(len(dims))]
 
 
-def contexts(dims: Sequence[Dim], seen: Seen, incumbent: Sequence[int], priors: Sequence[float]
-             ) -> tuple[np.ndarray, np.ndarray]:
+def contexts(
+    dims: Sequence[Dim], seen: Seen, incumbent: Sequence[int], priors: Sequence[float]
+) -> tuple[np.ndarray, np.ndarray]:
     """(the observer's context of every dimension, which dimensions are inert)."""
     effects = main_effects(dims, seen)
     rows = np.asarray(seen.rows, dtype=int).reshape(len(seen.rows), len(dims))
@@ -169,13 +182,20 @@ def contexts(dims: Sequence[Dim], seen: Seen, incumbent: Sequence[int], priors: 
         effect = float(seen_beta.max() - seen_beta.min())
         headroom = float(seen_beta.max() - beta[incumbent[j]])
         # bounded, so that no dimension looks uncertain just for being extreme (UCB)
-        ctx[j] = (1.0, priors[j], priors[j] * unexplored, math.tanh(headroom / CREDIT_UNIT),
-                  math.tanh(effect / CREDIT_UNIT) * unexplored, unexplored)
+        ctx[j] = (
+            1.0,
+            priors[j],
+            priors[j] * unexplored,
+            math.tanh(headroom / CREDIT_UNIT),
+            math.tanh(effect / CREDIT_UNIT) * unexplored,
+            unexplored,
+        )
         inert[j] = len(values) >= 2 and len(took) >= 2 and not any(t & d.knobs for t in took)
     return ctx, inert
 
 
 # ---- the picker ----
+
 
 def picker_state(generation: int, incumbents: Sequence[float], predicted: np.ndarray) -> int:
     """generation bucket x recent progress x concentration of the predicted impact."""
@@ -212,8 +232,15 @@ class Decision:
 class Picker:
     """Chooses each generation's subset; learns online from what each generation brought."""
 
-    def __init__(self, dims: Sequence[Dim], policy: PickerPolicy, seed: int, learn: bool = True,
-                 epsilon: float = EPSILON, weight: float | None = ONLINE_WEIGHT):
+    def __init__(
+        self,
+        dims: Sequence[Dim],
+        policy: PickerPolicy,
+        seed: int,
+        learn: bool = True,
+        epsilon: float = EPSILON,
+        weight: float | None = ONLINE_WEIGHT,
+    ):
         self.dims, self.policy, self.seed, self.learn, self.epsilon = list(dims), policy, seed, learn, epsilon
         self.priors = [policy.prior(d.knobs)[0] for d in self.dims]
         a, b = policy.a.copy(), policy.b.copy()
@@ -252,8 +279,13 @@ class Picker:
         ucb = self.scores(ctx)
         state = picker_state(generation, incumbents, np.where(inert, 0.0, predicted))
         order = sorted(range(len(self.dims)), key=lambda j: (inert[j], -ucb[j], rng.random()))
-        return {"generation": generation, "state": state, "contexts": ctx, "order": order,
-                "before": incumbents[-1] if incumbents else seen.default}
+        return {
+            "generation": generation,
+            "state": state,
+            "contexts": ctx,
+            "order": order,
+            "before": incumbents[-1] if incumbents else seen.default,
+        }
 
     def choose(self, look: dict, action: int | None = None) -> Decision:
         """The picker: the subset size (greedy on the Q-table, exploring with probability epsilon), then the
@@ -266,18 +298,23 @@ class Picker:
             else:
                 best = np.flatnonzero(q == q.max())
                 action = int(best[rng.randrange(len(best))]) if len(best) > 1 else int(best[0])
-        d = Decision(look["generation"], look["state"], action, look["order"][: self.size_of(action)],
-                     look["contexts"], look["before"], order=look["order"])
+        d = Decision(
+            look["generation"],
+            look["state"],
+            action,
+            look["order"][: self.size_of(action)],
+            look["contexts"],
+            look["before"],
+            order=look["order"],
+        )
         self.decisions.append(d)
         return d
 
-    def decide(self, generation: int, seen: Seen, incumbent: Sequence[int], incumbents: Sequence[float]
-               ) -> Decision:
+    def decide(self, generation: int, seen: Seen, incumbent: Sequence[int], incumbents: Sequence[float]) -> Decision:
         """The subset of generation `generation` (dimension indices, most promising first)."""
         return self.choose(self.look(generation, seen, incumbent, incumbents))
 
-    def observe(self, decision: Decision, changed: Sequence[int], gain: float, after: float,
-                scale: float) -> None:
+    def observe(self, decision: Decision, changed: Sequence[int], gain: float, after: float, scale: float) -> None:
         """After a generation: its gain (log units, over the incumbent before it) made through the dimensions
         `changed` (those in which its best point differs from the incumbent), and the gain so far (`scale`,
         for normalizing). Updates the observer at once and the picker once REWARD_DELAY generations are known."""
@@ -291,14 +328,14 @@ class Picker:
             self.b += min(3.0, share / CREDIT_UNIT) * x
         done = [d for d in self.decisions if d.after is not None]
         while len(done) - self.updated > REWARD_DELAY:
-            self.update_q(done[self.updated], done[self.updated + 1:self.updated + 1 + REWARD_DELAY], scale, True)
+            self.update_q(done[self.updated], done[self.updated + 1 : self.updated + 1 + REWARD_DELAY], scale, True)
             self.updated += 1
 
     def finish(self, scale: float) -> None:
         """At the end of a session, the decisions still waiting for their delay get what followed them."""
         done = [d for d in self.decisions if d.after is not None]
         while self.learn and self.updated < len(done):
-            self.update_q(done[self.updated], done[self.updated + 1:], scale, False)
+            self.update_q(done[self.updated], done[self.updated + 1 :], scale, False)
             self.updated += 1
 
     def reward(self, d: Decision, scale: float) -> float:
@@ -312,7 +349,7 @@ class Picker:
         ret = self.reward(d, scale)
         tail = later[:-1] if bootstrap else later
         for i, nxt in enumerate(tail, start=1):
-            ret += GAMMA ** i * self.reward(nxt, scale)
+            ret += GAMMA**i * self.reward(nxt, scale)
         if bootstrap and later:
             ret += GAMMA ** len(later) * float(self.q[later[-1].state].max())
         if self.visits is not None:  # offline: the sample average of the returns (a floor keeps it moving)
@@ -337,18 +374,22 @@ class FanovaPicker:
     def importance(self, seen: Seen) -> np.ndarray:
         import optuna
         from optuna.distributions import CategoricalDistribution
+
         dists = {d.name: CategoricalDistribution(list(d.labels)) for d in self.dims}
-        trials = [optuna.trial.create_trial(params={d.name: d.labels[i] for d, i in zip(self.dims, row)},
-                                            distributions=dists, value=score)
-                  for row, score in zip(seen.rows, seen.scores)]
+        trials = [
+            optuna.trial.create_trial(
+                params={d.name: d.labels[i] for d, i in zip(self.dims, row)}, distributions=dists, value=score
+            )
+            for row, score in zip(seen.rows, seen.scores)
+        ]
         study = optuna.create_study(direction="maximize")
         study.add_trials(trials)
         found = optuna.importance.get_param_importances(
-            study, evaluator=optuna.importance.FanovaImportanceEvaluator(seed=self.seed), normalize=True)
+            study, evaluator=optuna.importance.FanovaImportanceEvaluator(seed=self.seed), normalize=True
+        )
         return np.array([found.get(d.name, 0.0) for d in self.dims])
 
-    def decide(self, generation: int, seen: Seen, incumbent: Sequence[int], incumbents: Sequence[float]
-               ) -> Decision:
+    def decide(self, generation: int, seen: Seen, incumbent: Sequence[int], incumbents: Sequence[float]) -> Decision:
         rng = random.Random(f"{self.seed}:fanova:{generation}")
         varied = [j for j in range(len(self.dims)) if len({r[j] for r in seen.rows}) >= 2]
         if len(seen.rows) < 8 or len(varied) < 2:
@@ -362,8 +403,15 @@ class FanovaPicker:
             while k < len(order) and (total < self.COVER * imp.sum() or k < 2):
                 total += imp[order[k]]
                 k += 1
-        d = Decision(generation, 0, 0, order[:k], np.zeros((len(self.dims), len(FEATURES))),
-                     incumbents[-1] if incumbents else seen.default, order=order)
+        d = Decision(
+            generation,
+            0,
+            0,
+            order[:k],
+            np.zeros((len(self.dims), len(FEATURES))),
+            incumbents[-1] if incumbents else seen.default,
+            order=order,
+        )
         self.decisions.append(d)
         return d
 
@@ -372,6 +420,7 @@ class FanovaPicker:
 
 
 # ---- the genetic algorithm inside a subset ----
+
 
 def widen(decision: Decision, exhausted) -> list[int]:
     """The subset, widened in the picker's order until the subspace around the incumbent still has points to
@@ -386,12 +435,19 @@ def widen(decision: Decision, exhausted) -> list[int]:
     return subset
 
 
-def breed(dims: Sequence[Dim], subset: Sequence[int], incumbent: Sequence[int],
-          parents: Sequence[tuple[tuple[int, ...], float]], measured: set, rng: random.Random) -> tuple[int, ...]:
+def breed(
+    dims: Sequence[Dim],
+    subset: Sequence[int],
+    incumbent: Sequence[int],
+    parents: Sequence[tuple[tuple[int, ...], float]],
+    measured: set,
+    rng: random.Random,
+) -> tuple[int, ...]:
     """One child of TunIO's GA inside the subset: tournament selection, uniform crossover and mutation
     (`strategies.ga`) on the subset's dimensions; every other dimension is the incumbent's. A child already
     measured is bred again (up to 20 times). Without two parents, a random point of the subspace."""
     from ..ga.operators import crossover, tournament
+
     mutation = max(0.1, 1.0 / max(1, len(subset)))
     child = tuple(incumbent)
     for _ in range(20):

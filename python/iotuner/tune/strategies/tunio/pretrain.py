@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -38,6 +38,7 @@ class SweepError(ValueError):
 @dataclass
 class Sweep:
     """A recorded sweep: points of a space (value indices) and their measured objective values."""
+
     name: str
     space: SearchSpace
     rows: np.ndarray  # (points, dimensions) value indices
@@ -82,8 +83,15 @@ def load_sweep(path: str | Path) -> Sweep:
     default = [float(v) for v in doc["default"]["runs"] if v and v > 0]
     if len(rows) < 8 or not default:
         raise SweepError(f"{path}: too few measured points ({len(rows)}) or no run of the default")
-    return Sweep(doc.get("name", path.stem), space, np.array(rows, dtype=int), values, default, took,
-                 doc.get("objective", {}).get("direction", "maximize"))
+    return Sweep(
+        doc.get("name", path.stem),
+        space,
+        np.array(rows, dtype=int),
+        values,
+        default,
+        took,
+        doc.get("objective", {}).get("direction", "maximize"),
+    )
 
 
 # ---- the learned stopper: synthetic logarithmic tuning curves ----
@@ -96,6 +104,7 @@ REWARD_DELAY = 5  # iterations: the reward of a decision is what the next five i
 class Curve:
     """One emulated tuning session: the incumbent's true and observed value after each iteration 0..n
     (the default is 1), and the fixed tuning time before and after the iterations (in iterations)."""
+
     true: np.ndarray
     observed: np.ndarray
     overhead: float
@@ -118,7 +127,7 @@ def log_curve(rng: np.random.Generator, iterations: int = CURVE_ITERATIONS) -> C
     stuck = np.zeros(iterations + 1, dtype=bool)
     for _ in range(rng.poisson(1.0)):
         start = int(rng.integers(1, iterations))
-        stuck[start:start + int(rng.integers(3, 16))] = True
+        stuck[start : start + int(rng.integers(3, 16))] = True
     jump = rng.uniform(0.3, 1.0)
     true = np.empty(iterations + 1)
     true[0] = 1.0
@@ -127,7 +136,7 @@ def log_curve(rng: np.random.Generator, iterations: int = CURVE_ITERATIONS) -> C
     observed = true * np.exp(rng.normal(0.0, rng.uniform(0.0, 0.04), iterations + 1))
     for _ in range(rng.poisson(0.7)):
         start = int(rng.integers(1, iterations))
-        observed[start:start + int(rng.integers(1, 4))] *= 1.0 - rng.uniform(0.0, 0.1)
+        observed[start : start + int(rng.integers(1, 4))] *= 1.0 - rng.uniform(0.0, 0.1)
     observed[0] = 1.0
     return Curve(true, observed, rng.uniform(0.25, 3.0))
 
@@ -138,6 +147,7 @@ class MissingExtra(RuntimeError):
 
 def _gym():
     from .... import optional
+
     try:  # an optional extra: tuning with the shipped policies needs none of it
         return optional.load("gymnasium", "pretraining TunIO's stopper")
     except optional.Missing as e:
@@ -189,7 +199,7 @@ def train_stopper(seed: int = 0, episodes: int = 20000, epsilon: float = 0.2):
     visits = np.zeros(stoppers.STATES, dtype=int)
     shares = []
     for episode in range(episodes):
-        s, _ = env.reset(seed=int(rng.integers(2 ** 31)))
+        s, _ = env.reset(seed=int(rng.integers(2**31)))
         path, rewards, done = [], [], False
         while not done:
             explore = rng.random() < epsilon * (1 - episode / episodes)
@@ -211,13 +221,20 @@ def train_stopper(seed: int = 0, episodes: int = 20000, epsilon: float = 0.2):
                 target += max(0.0, q[path[end]])
             visits[path[j]] += 1
             q[path[j]] += (target - q[path[j]]) / max(visits[path[j]], 20)
-    tail = shares[-min(2000, episodes):]
-    meta = {"seed": seed, "episodes": episodes, "epsilon": epsilon, "iterations": CURVE_ITERATIONS,
-            "reward_delay": REWARD_DELAY, "mean_share_of_best_roti_last_episodes": round(float(np.mean(tail)), 4)}
+    tail = shares[-min(2000, episodes) :]
+    meta = {
+        "seed": seed,
+        "episodes": episodes,
+        "epsilon": epsilon,
+        "iterations": CURVE_ITERATIONS,
+        "reward_delay": REWARD_DELAY,
+        "mean_share_of_best_roti_last_episodes": round(float(np.mean(tail)), 4),
+    }
     return stoppers.StopperPolicy(tuple(float(x) for x in q), tuple(int(v) for v in visits), meta)
 
 
 # ---- the subset picker: parameter sweeps ----
+
 
 def one_hot(space: SearchSpace, rows: np.ndarray) -> tuple[np.ndarray, list[int]]:
     """The one-hot encoding of points (value indices), and each column's dimension."""
@@ -244,7 +261,7 @@ def pca_impacts(sweep: Sweep) -> dict[str, float]:
     y = sweep.score(sweep.medians())
     pca = PCA(n_components=0.95, svd_solver="full", random_state=0).fit(z)
     t = pca.transform(z)
-    gamma = (t.T @ (y - y.mean())) / (t ** 2).sum(axis=0)
+    gamma = (t.T @ (y - y.mean())) / (t**2).sum(axis=0)
     beta = pca.components_.T @ gamma  # per column
     impact = np.zeros(len(sweep.space.dimensions))
     for col, dim in enumerate(owner):
@@ -281,6 +298,7 @@ def knob_priors(sweeps: Sequence[Sweep]) -> dict[str, float]:
 class Surrogate:
     """A sweep's response surface: extra trees over the measured points, predicted for every point of the
     space (log perf), with the noise the default's runs showed."""
+
     name: str
     space: SearchSpace
     table: np.ndarray  # predicted score of every point, in the space's product order
@@ -291,7 +309,9 @@ class Surrogate:
 
 
 MAX_TABLE = 500_000
-MAX_SIGMA = 0.1  # the sweeps' noise, capped at what runs show on a quiet machine (1-10%): they were recorded on a loaded one
+MAX_SIGMA = (
+    0.1  # the sweeps' noise, capped at what runs show on a quiet machine (1-10%): they were recorded on a loaded one
+)
 
 
 def surrogate(sweep: Sweep, seed: int) -> Surrogate:
@@ -310,8 +330,7 @@ def surrogate(sweep: Sweep, seed: int) -> Surrogate:
     return Surrogate(sweep.name, sweep.space, table, min(max(sigma, 0.01), MAX_SIGMA))
 
 
-def picker_env(surrogates: Sequence[Surrogate], policy, generations: int = 15, population: int = 8,
-               seed: int = 0):
+def picker_env(surrogates: Sequence[Surrogate], policy, generations: int = 15, population: int = 8, seed: int = 0):
     """The picker's environment (Gymnasium): one emulated tuning session per episode on a surrogate, over a
     random subspace of its dimensions (the others pinned at random values) with its noise scaled at random;
     TunIO's GA varies the subset the action picks. Observation: the picker's state, as the state observer
@@ -321,6 +340,7 @@ def picker_env(surrogates: Sequence[Surrogate], policy, generations: int = 15, p
     import random as pyrandom
 
     from . import impact
+
     visits = np.zeros_like(policy.q)
 
     class SubsetEnv(gym.Env):
@@ -335,11 +355,12 @@ def picker_env(surrogates: Sequence[Surrogate], policy, generations: int = 15, p
             n = int(rng.integers(max(3, len(dims) - 6), len(dims) + 1))
             self.active = sorted(int(j) for j in rng.choice(len(dims), n, replace=False))
             self.full = [int(rng.integers(len(d.values))) for d in dims]
-            self.dims = [impact.Dim(dims[j].name, tuple(dims[j].labels), frozenset(dims[j].knobs()))
-                         for j in self.active]
+            self.dims = [
+                impact.Dim(dims[j].name, tuple(dims[j].labels), frozenset(dims[j].knobs())) for j in self.active
+            ]
             self.sigma = self.sur.sigma * rng.uniform(0.5, 2.0)
-            self.rng = pyrandom.Random(int(rng.integers(2 ** 31)))
-            self.picker = impact.Picker(self.dims, policy, int(rng.integers(2 ** 31)), learn=True, weight=None)
+            self.rng = pyrandom.Random(int(rng.integers(2**31)))
+            self.picker = impact.Picker(self.dims, policy, int(rng.integers(2**31)), learn=True, weight=None)
             self.picker.a, self.picker.b, self.picker.q = policy.a, policy.b, policy.q  # learn in place
             self.picker.visits = visits
             sub = self.sur.table[tuple(slice(None) if j in self.active else self.full[j] for j in range(len(dims)))]
@@ -364,8 +385,9 @@ def picker_env(surrogates: Sequence[Surrogate], policy, generations: int = 15, p
             generation = []
             for _ in range(population - (1 if self.g > 0 else 0)):
                 # as the strategy does before each child: a subspace measured out is widened
-                subset = impact.widen(d, lambda s: impact.subspace_exhausted(self.dims, s, self.incumbent,
-                                                                             self.measured))
+                subset = impact.widen(
+                    d, lambda s: impact.subspace_exhausted(self.dims, s, self.incumbent, self.measured)
+                )
                 child = impact.breed(self.dims, subset, self.incumbent, parents, self.measured, self.rng)
                 if child in self.measured:
                     continue
@@ -391,16 +413,22 @@ def picker_env(surrogates: Sequence[Surrogate], policy, generations: int = 15, p
             else:
                 self.look = self.picker.look(self.g, self.seen, self.incumbent, self.incumbents)
             reached = (self._true(self.incumbent) - self.default) / self.scale if self.scale > 1e-3 else 1.0
-            return (self.look["state"], self.picker.reward(d, self.scale), done, False,
-                    {"reached": reached, "subset": len(subset)})
+            return (
+                self.look["state"],
+                self.picker.reward(d, self.scale),
+                done,
+                False,
+                {"reached": reached, "subset": len(subset)},
+            )
 
     env = SubsetEnv()
     env.reset(seed=seed)
     return env
 
 
-def train_picker(sweeps: Sequence[Sweep], seed: int = 0, episodes: int = 3000, generations: int = 15,
-                 epsilon: float = 0.3):
+def train_picker(
+    sweeps: Sequence[Sweep], seed: int = 0, episodes: int = 3000, generations: int = 15, epsilon: float = 0.3
+):
     """Pretrains the picker: PCA priors from the sweeps, then Q-learning of the subset size (epsilon-greedy,
     decaying) and the observer's bandit, over emulated sessions on the sweeps' surrogates. Deterministic for
     a seed."""
@@ -414,22 +442,30 @@ def train_picker(sweeps: Sequence[Sweep], seed: int = 0, episodes: int = 3000, g
     reached, sizes = [], []
     updates = 0
     for episode in range(episodes):
-        state, _ = env.reset(seed=int(rng.integers(2 ** 31)))
+        state, _ = env.reset(seed=int(rng.integers(2**31)))
         done = False
         eps = epsilon * (1 - episode / episodes) + 0.02
         while not done:
             q = policy.q[state]
-            action = int(rng.integers(len(impact.SIZES))) if rng.random() < eps else \
-                int(rng.choice(np.flatnonzero(q == q.max())))
+            action = (
+                int(rng.integers(len(impact.SIZES)))
+                if rng.random() < eps
+                else int(rng.choice(np.flatnonzero(q == q.max())))
+            )
             state, _, done, _, info = env.step(action)
             sizes.append(info["subset"])
             updates += info["subset"]
         reached.append(info["reached"])
     tail = max(1, episodes // 5)
-    policy.meta = {"seed": seed, "episodes": episodes, "generations": generations, "epsilon": epsilon,
-                   "sweeps": [s.name for s in sweeps], "observer_updates": updates,
-                   "share_of_best_gain_reached_last_episodes": round(float(np.mean(reached[-tail:])), 4),
-                   "pca_impacts": {s.name: {k: round(v, 3) for k, v in pca_impacts(s).items()} for s in sweeps},
-                   "variance_impacts": {s.name: {k: round(v, 3) for k, v in variance_impacts(s).items()}
-                                        for s in sweeps}}
+    policy.meta = {
+        "seed": seed,
+        "episodes": episodes,
+        "generations": generations,
+        "epsilon": epsilon,
+        "sweeps": [s.name for s in sweeps],
+        "observer_updates": updates,
+        "share_of_best_gain_reached_last_episodes": round(float(np.mean(reached[-tail:])), 4),
+        "pca_impacts": {s.name: {k: round(v, 3) for k, v in pca_impacts(s).items()} for s in sweeps},
+        "variance_impacts": {s.name: {k: round(v, 3) for k, v in variance_impacts(s).items()} for s in sweeps},
+    }
     return policy

@@ -12,13 +12,14 @@ benchmark applies to recorded trajectories.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 from ....lazy import lazy
-from ... import stop, trajectory as traj
+from ... import stop
+from ... import trajectory as traj
 from ...objective import Objective
 from ...stoppers import IterationRule
 from . import policy_file
@@ -52,8 +53,11 @@ def states(values: Sequence[float], objective: Objective | None = None) -> list[
         total, step = k[i] - k[0], k[i] - k[i - 1]
         ratio = step / (total / i) if total > 0 else 0.0
         since = 0 if abs(k[i - 1]) > 0 and step / abs(k[i - 1]) >= GAIN_STEP else since + 1
-        out.append((_bucket(i, ITERATION_EDGES) * (len(RATIO_EDGES) + 1) + _bucket(ratio, RATIO_EDGES))
-                   * (len(SINCE_EDGES) + 1) + _bucket(since, SINCE_EDGES))
+        out.append(
+            (_bucket(i, ITERATION_EDGES) * (len(RATIO_EDGES) + 1) + _bucket(ratio, RATIO_EDGES))
+            * (len(SINCE_EDGES) + 1)
+            + _bucket(since, SINCE_EDGES)
+        )
     return out
 
 
@@ -61,6 +65,7 @@ def states(values: Sequence[float], objective: Objective | None = None) -> list[
 class StopperPolicy:
     """Q(state, continue): the return on tuning investment that continuing is expected to add (as a share of
     the best return in hindsight); stopping is worth 0."""
+
     q_continue: tuple[float, ...]
     visits: tuple[int, ...]
     meta: dict
@@ -69,25 +74,43 @@ class StopperPolicy:
         return self.q_continue[s] > 0
 
     def to_json(self) -> dict:
-        return {"format": "iotuner-tunio-stopper", "version": 1, "states": STATES,
-                "state": {"iteration_edges": ITERATION_EDGES, "ratio_edges": RATIO_EDGES,
-                          "since_edges": SINCE_EDGES, "gain_step": GAIN_STEP},
-                "q_continue": [round(q, 5) for q in self.q_continue], "visits": list(self.visits), "meta": self.meta}
+        return {
+            "format": "iotuner-tunio-stopper",
+            "version": 1,
+            "states": STATES,
+            "state": {
+                "iteration_edges": ITERATION_EDGES,
+                "ratio_edges": RATIO_EDGES,
+                "since_edges": SINCE_EDGES,
+                "gain_step": GAIN_STEP,
+            },
+            "q_continue": [round(q, 5) for q in self.q_continue],
+            "visits": list(self.visits),
+            "meta": self.meta,
+        }
 
     @classmethod
-    def from_json(cls, doc: dict, where: str = "stopper policy") -> "StopperPolicy":
+    def from_json(cls, doc: dict, where: str = "stopper policy") -> StopperPolicy:
         if not isinstance(doc, dict) or doc.get("format") != "iotuner-tunio-stopper" or doc.get("version") != 1:
             raise PolicyError(f"{where} is not an iotuner TunIO stopper policy (version 1)")
         s = doc.get("state", {})
-        if (doc.get("states") != STATES or tuple(s.get("iteration_edges", ())) != ITERATION_EDGES
-                or tuple(s.get("ratio_edges", ())) != RATIO_EDGES or tuple(s.get("since_edges", ())) != SINCE_EDGES):
-            raise PolicyError(f"{where} was trained on another state encoding: regenerate it with "
-                              f"bench/tunio_pretrain.py stopper")
+        if (
+            doc.get("states") != STATES
+            or tuple(s.get("iteration_edges", ())) != ITERATION_EDGES
+            or tuple(s.get("ratio_edges", ())) != RATIO_EDGES
+            or tuple(s.get("since_edges", ())) != SINCE_EDGES
+        ):
+            raise PolicyError(
+                f"{where} was trained on another state encoding: regenerate it with bench/tunio_pretrain.py stopper"
+            )
         q = doc.get("q_continue")
         if not isinstance(q, list) or len(q) != STATES:
             raise PolicyError(f"{where} has no Q-value per state")
-        return cls(tuple(float(x) for x in q), tuple(int(x) for x in doc.get("visits", [0] * STATES)),
-                   dict(doc.get("meta", {})))
+        return cls(
+            tuple(float(x) for x in q),
+            tuple(int(x) for x in doc.get("visits", [0] * STATES)),
+            dict(doc.get("meta", {})),
+        )
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")
@@ -100,6 +123,7 @@ def load_policy(path: str | Path = POLICY_FILE) -> StopperPolicy:
 
 # ---- the decision, a pure function of the iterations ----
 
+
 def learned(its: Sequence[traj.Iteration], objective: Objective, policy: StopperPolicy) -> str | None:
     if len(its) < 2:
         return None
@@ -107,9 +131,11 @@ def learned(its: Sequence[traj.Iteration], objective: Objective, policy: Stopper
     if policy.continues(s):
         return None
     gain = objective.gain(its[-1].incumbent, its[0].incumbent)
-    return (f"learned stopper: after iteration {its[-1].number} ({gain:.2f}x the default so far, "
-            f"{_since_gain(its, objective)} iteration(s) since the last gain of {GAIN_STEP:.0%}), more tuning is "
-            f"not expected to raise the return on tuning investment")
+    return (
+        f"learned stopper: after iteration {its[-1].number} ({gain:.2f}x the default so far, "
+        f"{_since_gain(its, objective)} iteration(s) since the last gain of {GAIN_STEP:.0%}), more tuning is "
+        f"not expected to raise the return on tuning investment"
+    )
 
 
 def _since_gain(its: Sequence[traj.Iteration], objective: Objective) -> int:
@@ -132,7 +158,10 @@ class Learned(IterationRule):
         return learned(its, self.objective, self.policy)
 
 
-@stop.register_stopper("learned", "TunIO's, trained on tuning curves: stops when more tuning is not expected to "
-                                  "raise the return on tuning investment")
+@stop.register_stopper(
+    "learned",
+    "TunIO's, trained on tuning curves: stops when more tuning is not expected to "
+    "raise the return on tuning investment",
+)
 def _learned(objective: Objective, config) -> Learned:
     return Learned(objective)
