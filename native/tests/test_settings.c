@@ -153,11 +153,12 @@ int main(void)
     iot_settings_free(fine);
     iot_settings *ruinous = parse("{\"version\":1,\n\"hdf5\":{\"chunk_bytes\":1},\n"
                                   "\"groups\":[{\"dataset\":\"x\",\"hdf5\":{\"chunk_dims\":[1,2]}}],\n"
-                                  "\"mpiio\":{\"cb_buffer_size\":4096}}", err);
-    CHECK(ruinous && iot_settings_warnings(ruinous, warn, sizeof warn) == 3);
+                                  "\"mpiio\":{\"cb_buffer_size\":4096},\n\"ompio\":{\"bytes_per_agg\":4096}}", err);
+    CHECK(ruinous && iot_settings_warnings(ruinous, warn, sizeof warn) == 4);
     CHECK_CONTAINS(warn, "line 2: hdf5.chunk_bytes: chunks of 1 byte(s): a 1 GiB dataset would have 1073741824");
     CHECK_CONTAINS(warn, "line 3: hdf5.chunk_dims: chunks of 2 element(s)");
     CHECK_CONTAINS(warn, "line 4: mpiio.cb_buffer_size: a collective buffer of 4096 bytes");
+    CHECK_CONTAINS(warn, "line 5: ompio.bytes_per_agg: a collective buffer of 4096 bytes per aggregator");
     iot_settings_free(ruinous);
 
     /* which groups apply: a dataset pattern only to datasets */
