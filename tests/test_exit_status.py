@@ -1,10 +1,17 @@
 """`iotuner run` and `iotuner smart` exit as a shell reports the application's end: its own status, or
 128 + the signal that killed it (143 for SIGTERM), and say which signal."""
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
+
+from conftest import MPICC, MPIEXEC, PROGRAMS, mpi
 
 KILL_ITSELF = "import os, signal, sys; os.kill(os.getpid(), getattr(signal, sys.argv[1]))"
 
@@ -30,3 +37,91 @@ def test_the_applications_own_status_passes_through(tmp_path, command):
     assert r.returncode == 3 and "the application exited with status 3" in r.stdout, r.stdout
     ok = iotuner(command, "--", sys.executable, "-c", "pass")
     assert ok.returncode == 0 and "exited with status" not in ok.stdout
+
+
+# An MPI job whose ranks never reach MPI_Finalize is no success, whatever its launcher says: MPICH's mpiexec
+# exits with 0 when every rank exited with 0 before MPI_Finalize, and at times when it was itself signalled.
+
+
+@pytest.fixture(scope="module")
+def early_exit(tmp_path_factory):
+    exe = tmp_path_factory.mktemp("early_exit") / "early_exit"
+    subprocess.run([MPICC, "-O1", str(PROGRAMS / "early_exit.c"), "-o", str(exe)], check=True)
+    return exe
+
+
+@pytest.mark.mpi
+def test_mpich_itself_says_0_for_a_job_without_mpi_finalize(early_exit):
+    """The premise: without iotuner, the launcher's status hides it."""
+    r = subprocess.run(mpi() + [early_exit, "all"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("command", ["run", "smart"])
+@pytest.mark.parametrize("mode, unfinished", [("all", "2 of the 2"), ("one", "1 of the 2")])
+def test_a_job_that_did_not_reach_mpi_finalize_is_no_success(tmp_path, early_exit, command, mode, unfinished):
+    r = iotuner(command, "--report", tmp_path / "r.json", "--", *mpi(), early_exit, mode)
+    out = " ".join((r.stdout + r.stderr).split())  # the message as one line, however the console wrapped it
+    if mode == "all" and "1 of the 1" in out:  # hydra stopped rank 1 before it marked MPI_Init: still no success
+        unfinished = "1 of the 1"
+    assert r.returncode == 1, out
+    assert f"did not reach MPI_Finalize on {unfinished} rank(s) that started MPI" in out
+    assert "although its launcher exited with 0: exit status 1" in out
+    assert not list(tmp_path.glob(".iotuner-*")), "the marks' file is removed"
+
+
+@pytest.mark.mpi
+def test_a_job_that_finished_and_a_serial_program_are_successes(tmp_path, early_exit):
+    r = iotuner("run", "--report", tmp_path / "r.json", "--", *mpi(), early_exit, "finish")
+    assert r.returncode == 0 and "did not reach MPI_Finalize" not in r.stdout + r.stderr, r.stdout + r.stderr
+    serial = iotuner("run", "--report", tmp_path / "s.json", "--", sys.executable, "-c", "print(1)")
+    assert serial.returncode == 0 and "did not reach MPI_Finalize on" not in serial.stdout + serial.stderr
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signalled_launcher_is_no_success(tmp_path, early_exit, sig):
+    ready = tmp_path / "ready"
+    cmd = [sys.executable, "-m", "iotuner", "run", "--report", tmp_path / "r.json", "--", *mpi(), early_exit]
+    proc = subprocess.Popen([*map(str, cmd), "wait", str(ready)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    launcher = None
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert ready.exists(), "the job never started"
+        (launcher,) = children(proc.pid)
+        os.kill(launcher, sig)  # the launcher alone, as a user or a scheduler might
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if launcher is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(launcher, signal.SIGKILL)  # the job's own session: its ranks
+        proc.wait()
+    text = out.decode(errors="replace")
+    assert proc.returncode != 0, text
+    assert "did not reach MPI_Finalize on 2 of the 2 rank(s) that started MPI" in " ".join(text.split())
+
+
+@pytest.mark.mpi
+def test_a_trial_that_did_not_reach_mpi_finalize_fails(tmp_path, early_exit):
+    from iotuner.tune import evaluate, launch, objective
+
+    obj = objective.parse("regex:bandwidth=([0-9.]+)")
+    ev = evaluate.JobEvaluator([str(early_exit), "all"], launch.make("local", 2, MPIEXEC), obj, tmp_path / "s")
+    m = ev.evaluate({"version": 1}, "t0001-r1")
+    assert not m.ok and m.value is None
+    assert "did not reach MPI_Finalize" in m.error and "(exit status 0)" in m.error
+    fine = evaluate.JobEvaluator([str(early_exit), "finish"], launch.make("local", 2, MPIEXEC), obj, tmp_path / "s")
+    m = fine.evaluate({"version": 1}, "t0002-r1")
+    assert m.ok and m.value == 1.0, m.error

@@ -32,10 +32,12 @@ class RunResult:
     timed_out: bool = False
     scheduler_state: str | None = None  # how a batch scheduler ended the job ("COMPLETED", "TIMEOUT", ...)
     scheduler_killed: bool = False  # the scheduler ended it (time limit, node failure, cancelled), not the job
+    mpi_ranks: int = 0  # ranks seen to start MPI (MPI_Init under the runtime); 0: none, or not known
+    unfinished_ranks: int = 0  # of those, the ranks that never reached MPI_Finalize
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and not self.unfinished_ranks
 
     @property
     def signal(self) -> int | None:
@@ -46,18 +48,32 @@ class RunResult:
     def exit_status(self) -> int:
         """The status as a shell reports it: 128 + the signal for a process a signal killed (143: SIGTERM),
         so that batch scripts read it as they read the application's own."""
-        return 128 + self.signal if self.signal else self.returncode
+        if self.signal:
+            return 128 + self.signal
+        # MPICH's mpiexec says 0 when its ranks exited before MPI_Finalize, or when it was itself signalled
+        return 1 if self.returncode == 0 and self.unfinished_ranks else self.returncode
+
+    def unfinished_message(self) -> str | None:
+        if not self.unfinished_ranks:
+            return None
+        started = f"of the {self.mpi_ranks} rank(s) that started MPI"
+        return f"did not reach MPI_Finalize on {self.unfinished_ranks} {started}"
 
     def exit_message(self) -> str | None:
-        """What ended the application, when it did not exit with 0."""
+        """What ended the application, when it did not exit with 0 or did not reach MPI_Finalize."""
+        unfinished = self.unfinished_message()
         if self.signal:
             try:
                 name = f" ({signal.Signals(self.signal).name})"
             except ValueError:
                 name = ""
-            return f"the application was killed by signal {self.signal}{name}: exit status {self.exit_status}"
+            also = f" (it {unfinished})" if unfinished else ""
+            return f"the application was killed by signal {self.signal}{name}{also}: exit status {self.exit_status}"
         if self.returncode:
-            return f"the application exited with status {self.returncode}"
+            also = f" (it {unfinished})" if unfinished else ""
+            return f"the application exited with status {self.returncode}{also}"
+        if unfinished:
+            return f"the application {unfinished}, although its launcher exited with 0: exit status 1"
         return None
 
 
@@ -97,6 +113,7 @@ def environment(
         env["IOTUNER_RUN_ID"] = run_id
     else:
         env.pop("IOTUNER_RUN_ID", None)
+    env.pop(FINALIZE_FILE, None)  # run() names this job's own
     env["PATH"] = with_kernels(env.get("PATH"), abi)
     if verbose:
         env["IOTUNER_VERBOSE"] = "1"
@@ -163,6 +180,9 @@ def run(
     # meanwhile, is never read as this job's (and never deleted beforehand: it may be all the user has)
     run_id = new_run_id()
     full_env = environment(config, report, env, verbose, count_ops, command, run_id)
+    marks = finalize_marks(report, run_id)
+    if marks is not None:
+        full_env[FINALIZE_FILE] = str(marks)
     out = err = subprocess.PIPE if capture else None
     started = time.time()
     start = time.monotonic()
@@ -195,6 +215,7 @@ def run(
     elapsed = time.monotonic() - start
     rep, rep_err = read_report(report, run_id, started) if report is not None else (None, "no run report was kept")
     result = RunResult(list(command), proc.returncode, elapsed, rep, rep_err, stdout, stderr, timed_out)
+    read_finalize_marks(marks, result)
     if tmpdir is not None:
         tmpdir.cleanup()
     return result
@@ -203,6 +224,48 @@ def run(
 def new_run_id() -> str:
     """An id no other job has: the report of this job is the one that carries it."""
     return uuid.uuid4().hex
+
+
+FINALIZE_FILE = "IOTUNER_FINALIZE_FILE"
+
+
+def finalize_marks(report: Path | None, run_id: str) -> Path | None:
+    """The file in which each rank of the job marks its byte (at its rank's offset): 'S' after MPI_Init, 'F' at
+    MPI_Finalize (native/src/runtime/lifecycle.c). Beside the report, where the ranks can reach it; None when it
+    cannot be made (nothing is then said about MPI_Finalize)."""
+    if report is None:
+        return None
+    path = report.parent / f".iotuner-{run_id}.ranks"
+    try:
+        with open(path, "xb"):
+            pass
+    except OSError:
+        return None
+    return path
+
+
+def read_finalize_marks(path: Path | None, result: RunResult) -> None:
+    """Fills the result's mpi_ranks and unfinished_ranks from the marks, and removes their file. A job that never
+    started MPI under the runtime (a serial program, another MPI) leaves none: nothing is claimed."""
+    if path is None:
+        return
+    try:
+        with open(path, "rb") as f:
+            marks = f.read(64 << 20)
+    except OSError:
+        marks = b""
+    finally:
+        path.unlink(missing_ok=True)
+    result.unfinished_ranks = marks.count(b"S")
+    result.mpi_ranks = result.unfinished_ranks + marks.count(b"F")
+    if result.report is None and result.report_error == NO_REPORT and result.mpi_ranks:
+        if result.unfinished_ranks:
+            result.report_error = f"no run report was written: the job {result.unfinished_message()}"
+        else:
+            result.report_error = (
+                f"no run report came back although all {result.mpi_ranks} rank(s) reached MPI_Finalize (the "
+                "runtime's warning on stderr says why)"
+            )
 
 
 NO_REPORT = (

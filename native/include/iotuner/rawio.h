@@ -27,6 +27,11 @@ static inline ssize_t iot_raw_write(int fd, const void *buf, size_t len)
     return (ssize_t)syscall(SYS_write, fd, buf, len);
 }
 
+static inline ssize_t iot_raw_pwrite(int fd, const void *buf, size_t len, off_t offset)
+{
+    return (ssize_t)syscall(SYS_pwrite64, fd, buf, len, offset);
+}
+
 static inline int iot_raw_close(int fd)
 {
     return (int)syscall(SYS_close, fd);

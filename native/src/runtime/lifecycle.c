@@ -1,12 +1,14 @@
 /* The lifecycle core: start-up (the library's constructor), the start and
  * end of an MPI run (forwarded by mpi.c), shutdown (the destructor). It owns
  * the process state (state.h) and drives the registered modules (module.h). */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "iotuner/rawio.h"
 #include "abi.h"
 #include "comm.h"
 #include "lifecycle.h"
@@ -96,6 +98,24 @@ __attribute__((constructor(102))) static void iot_start(void)
     iot_internal--;
 }
 
+/* IOTUNER_FINALIZE_FILE (made by `iotuner run`, `smart` and `tune`): each rank marks its byte, at its rank's
+ * offset, 'S' after MPI_Init and 'F' when it reaches MPI_Finalize, so that a job whose launcher says 0 although
+ * its ranks exited or were killed before MPI_Finalize is not taken for a success. Raw system calls on a file
+ * that must exist already: a path no rank can reach (another node's /tmp) costs one failed open. */
+static char *finalize_file;
+
+static void mark_rank(char mark)
+{
+    if (!finalize_file || iot_g.rank < 0)
+        return;
+    int fd = iot_raw_open(finalize_file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    if (iot_raw_pwrite(fd, &mark, 1, (off_t)iot_g.rank) != 1 && iot_g.verbose)
+        fprintf(stderr, "iotuner: rank %d cannot mark %s\n", iot_g.rank, finalize_file);
+    iot_raw_close(fd);
+}
+
 void iot_lifecycle_mpi_started(void)
 {
     MPI_Comm run = iot_mpi_run_begin();
@@ -106,6 +126,10 @@ void iot_lifecycle_mpi_started(void)
     iot_mpi_library(iot_g.library[IOT_KIND_MPIIO], sizeof iot_g.library[IOT_KIND_MPIIO]);
     iot_g.mpi_initialized = 1;
     iot_warn_settings_once();
+    const char *marks = getenv("IOTUNER_FINALIZE_FILE");
+    if (marks && *marks && !finalize_file)
+        finalize_file = strdup(marks);
+    mark_rank('S');
 }
 
 void iot_lifecycle_mpi_finishing(void)
@@ -113,6 +137,7 @@ void iot_lifecycle_mpi_finishing(void)
     if (iot_g.mpi_finalized)
         return;
     iot_g.mpi_finalized = 1;
+    mark_rank('F'); /* reached, whatever becomes of the report */
     iot_report_write(); /* collective on the run's communicator */
     iot_modules_cleanup();
     iot_mpi_run_end();

@@ -211,6 +211,10 @@ class JobEvaluator:
             )
             cause = failure_cause(result.stderr or "", self.scratch, full)
             return Measurement(False, None, duration, f"{how}{': ' + cause if cause else ''}; stderr: {tail}")
+        if result.unfinished_ranks:  # the launcher said 0 (MPICH's does), the ranks never finished
+            cause = failure_cause(result.stderr or "", self.scratch, full)
+            why = f"the job {result.unfinished_message()} (exit status 0)"
+            return Measurement(False, None, duration, f"{why}{': ' + cause if cause else ''}; stderr: {tail}")
         try:
             value = self.objective.value(result.report, result.stdout)
         except ObjectiveError as e:

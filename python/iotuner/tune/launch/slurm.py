@@ -124,7 +124,9 @@ class Slurm(Launcher):
             return super().run(app, config=config, report=report, cwd=cwd, timeout=timeout)
         return self._job(app, config=config, report=report, cwd=Path(cwd), timeout=timeout)
 
-    def batch_script(self, app: Sequence[str], *, config: Path | None, report: Path, cwd: Path) -> str:
+    def batch_script(
+        self, app: Sequence[str], *, config: Path | None, report: Path, cwd: Path, marks: Path | None = None
+    ) -> str:
         """The job's script: every argument and path quoted, the runtime preloaded into srun's tasks only, the
         bundled kernels on the PATH (as with every launcher)."""
         abi = mpiabi.command_abi(app)
@@ -134,6 +136,8 @@ class Slurm(Launcher):
             f"IOTUNER_REPORT={Path(report).resolve()}",
             f"PATH={runner.with_kernels(os.environ.get('PATH'), abi)}",
         ]
+        if marks is not None:  # each rank marks MPI_Init and MPI_Finalize (runner.finalize_marks)
+            env.append(f"{runner.FINALIZE_FILE}={Path(marks).resolve()}")
         if config is not None:
             env.append(f"IOTUNER_CONFIG={Path(config).resolve()}")
             env += [f"{k}={v}" for k, v in runner.mca_environment(config).items()]
@@ -148,7 +152,8 @@ class Slurm(Launcher):
         self, app: Sequence[str], *, config: Path | None, report: Path, cwd: Path, timeout: float | None
     ) -> runner.RunResult:
         script = cwd / "job.sh"
-        script.write_text(self.batch_script(app, config=config, report=report, cwd=cwd))
+        marks = runner.finalize_marks(report, runner.new_run_id())
+        script.write_text(self.batch_script(app, config=config, report=report, cwd=cwd, marks=marks))
         report.unlink(missing_ok=True)
         start = time.monotonic()
         job = submit(
@@ -180,7 +185,7 @@ class Slurm(Launcher):
         if killed:
             stderr += f"\n{describe_end(job, state)}"
         rep, err = runner.read_report(report)
-        return runner.RunResult(
+        result = runner.RunResult(
             [*self.command(app)],
             returncode,
             time.monotonic() - start,
@@ -192,6 +197,8 @@ class Slurm(Launcher):
             state,
             killed,
         )
+        runner.read_finalize_marks(marks, result)
+        return result
 
 
 def _read(path: Path) -> str:
