@@ -15,7 +15,8 @@ DESCRIPTION = (
     "why they differ. A bad or missing settings file never stops the job: it runs untuned "
     "with one warning; nor does a report path iotuner cannot write (a read-only directory, a directory, "
     "a name too long): the report goes to a temporary path instead, and the warning says where. The exit status "
-    "is the application's (128 + the signal when a signal killed it)."
+    "is the application's (128 + the signal when a signal killed it; 1 when ranks never reached MPI_Finalize "
+    "although the launcher exited with 0)."
 )
 EPILOG = (
     "examples:\n  iotuner run --config tuned.json -- mpiexec -n 2 vpicio -o /scratch\n"
