@@ -136,6 +136,17 @@ class FittedTable:
             for (name, _), w in zip(self.header, natural)
         ]
         tight = sum(widths) + gaps > options.max_width
+        others_width = sum(w for (name, _), w in zip(self.header, widths) if name != main)
+        main_room = options.max_width - others_width - (len(widths) - 1 if tight else gaps)
+        if (tight and sum(widths) + len(widths) - 1 > options.max_width) or (
+            main is not None
+            and main_room
+            < min(self.MAIN, self._longest_word(self.header.index(next(h for h in self.header if h[0] == main))))
+        ):
+            # even one space apart the columns would be cut at the right edge, or the main text would be
+            # cut inside its words: a paragraph a row instead
+            yield from self._stacked()
+            return
         t = Table(
             title=self.title,
             caption=self.caption,
@@ -156,6 +167,27 @@ class FittedTable:
             else:
                 t.add_row(*row)
         yield t
+
+    def _longest_word(self, i: int) -> int:
+        return max((len(w) for row in self.rows if row for w in row[i].plain.split()), default=0)
+
+    def _stacked(self):
+        """The table for a narrow terminal: a row a paragraph, its whole columns on its first line and each
+        wrapping column under it, indented, wrapped between words (a name or a path is never cut)."""
+        yield Text(self.title, style="italic")
+        main = self.wrap[-1] if self.wrap else None
+        for row in self.rows:
+            if row is None:
+                yield Text("")
+                continue
+            whole = [c for (name, _), c in zip(self.header, row) if name not in self.wrap and c.plain.strip()]
+            yield Text("  ").join(c.copy() for c in whole) if whole else Text("")
+            for (name, _), cell in zip(self.header, row):
+                if name in self.wrap and cell.plain.strip():
+                    text = cell.copy() if name == main else Text(f"{name}: ") + cell
+                    yield indented(text, 4)
+        if self.caption:
+            yield Text(self.caption)
 
 
 def phase_table(report: Report) -> FittedTable:

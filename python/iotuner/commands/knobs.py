@@ -36,7 +36,7 @@ def main(args: argparse.Namespace) -> int:
     rows = [
         render.cells(
             k.key,
-            "|".join(k.choices) if k.choices else k.type,
+            " | ".join(k.choices) if k.choices else k.type,
             k.default or "-",
             k.applied_at.replace("_", " "),
             k.description,

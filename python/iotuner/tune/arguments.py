@@ -238,6 +238,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--seed", type=int, default=0, help="random seed of the strategy (default 0)")
     g.add_argument("--eval-log", metavar="FILE", help="append one JSON line per run (label, value, time)")
+    shown = g.add_mutually_exclusive_group()
+    shown.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="every knob of every trial (by default a trial's line names the knobs that differ from the "
+        "default settings, as many as fit), and every run of the confirmation round",
+    )
+    shown.add_argument(
+        "-q", "--quiet", action="store_true", help="no line per trial: the header, notes and the verdict only"
+    )
     g.add_argument(
         "--heartbeat",
         type=int,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -21,6 +21,7 @@ from .. import mpiabi, render, settings
 from . import (
     launch,
     printout,
+    progress,
     replay,
     results,
     simulated,
@@ -39,7 +40,7 @@ from .evaluate import JobEvaluator, KernelEvaluator
 from .launch.local import default_mpiexec
 from .store import Store, StudyError
 from .study import urls
-from .tuner import SAME_AS_DEFAULT, TuneError, Tuner
+from .tuner import TuneError, Tuner
 
 
 def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig, Budget]:
@@ -155,62 +156,7 @@ def _fmt(value: float | None, obj: objectives.Objective) -> str:
     return printout.fmt_value(value, obj.unit)
 
 
-def print_note(console: Console, text: str) -> None:
-    """A note as plain text: a model's '[romio_cb_write=enable] / cb_nodes' is no rich markup."""
-    console.print(Text.assemble(("note:", "yellow"), " ", text))
-
-
-def _progress_printer(console: Console, obj: objectives.Objective):
-    shown: set[str] = set()
-
-    def show(e: dict) -> None:
-        when = f"[dim]{results.fmt_time(e.get('clock')):>7}[/dim]"
-        if e["kind"] == "note":
-            shown.add(e["text"])
-            print_note(console, e["text"])
-        elif e["kind"] == "baseline":
-            if e.get("error"):
-                console.print(Text(f"baseline run failed: {printout.error_line(e['error'])}", style="red"))
-            else:
-                console.print(
-                    f"{when}  baseline ({e['reason']}): {_fmt(e['value'], obj)}; default now {_fmt(e['default'], obj)}"
-                )
-        elif e["kind"] == "training":
-            knobs = " ".join(f"{k}={json.dumps(v)}" for k, v in e["settings"].items())
-            result = "[red]failed[/red]" if e.get("error") else _fmt(e["value"], obj)
-            console.print(Text.from_markup(f"{when}  training {e['number']:>3}  {result}  ") + Text(knobs, style="dim"))
-        elif e["kind"] == "trial":
-            head = f"{when}  trial {e['number']:>3}"
-            budget = f"{e['done']}/{e['budget']}" if e.get("budget") else f"{e['done']}"
-            tail = f"[{budget}, ~{results.fmt_time(e.get('left_s'))} left]"
-            knobs = " ".join(f"{k}={json.dumps(v)}" for k, v in e["settings"].items())
-            if e.get("error"):
-                console.print(
-                    Text.from_markup(f"{head}  [red]failed[/red]  {tail}  ")
-                    + Text(f"{knobs}\n          {printout.error_line(e['error'])}", style="dim")
-                )
-                return
-            dup = (
-                ""
-                if e.get("duplicate_of") is None
-                else " (took effect as the default settings)"
-                if e["duplicate_of"] == SAME_AS_DEFAULT
-                else f" (same as trial {e['duplicate_of']})"
-            )
-            gain = f" ({e['gain']:.2f}x default)" if e.get("gain") else ""
-            console.print(
-                Text.from_markup(f"{head}  {_fmt(e['value'], obj)}{dup}  best {_fmt(e['best'], obj)}{gain}  {tail}  ")
-                + Text(knobs, style="dim")
-            )
-        elif e["kind"] == "confirm":
-            who = e.get("name") or ("default" if e["trial"] is None else f"trial {e['trial']}")
-            console.print(
-                f"{when}  confirm {e['round']}/{e['rounds']} {who}: "
-                f"{_fmt(e['value'], obj) if e.get('value') is not None else 'failed'}"
-            )
-
-    show.shown = shown
-    return show
+print_note = progress.note
 
 
 def storage_url(given: str | None, default: str | None = None, what: str = "--storage") -> str:
@@ -307,7 +253,15 @@ def run(args: argparse.Namespace) -> int:
         extra = workers.spawn_local(store.name, storage, out, args.workers - 1, args.heartbeat)
         console.print(f"{args.workers} workers: this one, and {args.workers - 1} more logging to {out}/worker-*.log")
     try:
-        outcome = _work(store, console, storage, launcher=store.config.launcher, scratch=None, eval_log=args.eval_log)
+        outcome = _work(
+            store,
+            console,
+            storage,
+            launcher=store.config.launcher,
+            scratch=None,
+            eval_log=args.eval_log,
+            verbosity=progress.QUIET if args.quiet else progress.VERBOSE if args.verbose else progress.NORMAL,
+        )
     finally:
         if extra is not None:
             extra.wait()
@@ -341,7 +295,16 @@ def worker(args: argparse.Namespace) -> int:
     return _finish(store, outcome, out, console, storage)
 
 
-def _work(store: Store, console: Console, storage: str, *, launcher: str, scratch: str | None, eval_log: str | None):
+def _work(
+    store: Store,
+    console: Console,
+    storage: str,
+    *,
+    launcher: str,
+    scratch: str | None,
+    eval_log: str | None,
+    verbosity: int = progress.NORMAL,
+):
     """This process's worker loop on the study: its Outcome, or an exit status."""
     config = store.config
     obj = _objective(config)
@@ -360,29 +323,35 @@ def _work(store: Store, console: Console, storage: str, *, launcher: str, scratc
         if config.replay
         else evaluator.describe()
         if config.simulate
-        else f"{evaluator.launcher.describe()} {' '.join(config.app)}"
+        else f"{evaluator.launcher.describe()} {shlex.join(config.app)}"
     )
-    if config.confirm_app:
-        what += f"\n  (the I/O kernel of {' '.join(config.confirm_app)}, which the confirmation round runs)"
-    printer = _progress_printer(console, obj)
+    printer = progress.Printer(console, obj, config.baseline, verbosity)
     tuner = Tuner(store, evaluator, space, obj, strategy, printer, Path(eval_log) if eval_log else None)
-    console.print(f"tuning [bold]{what}[/bold]\n  study {store.name} in {urls.mask(storage)}")
+    # the command on a line of its own, never wrapped by the printer: it can be copied as it is
+    console.print(Text.assemble("tuning ", (what, "bold")), soft_wrap=True)
+    if config.confirm_app:
+        console.print(
+            Text(f"  the confirmation round runs the application: {shlex.join(config.confirm_app)}"), soft_wrap=True
+        )
+    console.print(Text(f"  study {store.name} in {urls.mask(storage)}"), soft_wrap=True)
 
     def header(t: Tuner) -> None:  # once the default's runs say which layers the program uses
         training = t.strategy.training_runs(config.repeats)
         made = store.application_runs()["training"]
+        console.print(render.indented(f"space {_describe_space(space, t)}, strategy {config.strategy}", 2))
         console.print(
-            Text(
-                f"  space {_describe_space(space, t)}, strategy {config.strategy}, objective {obj.name}, "
-                f"{config.repeats} run(s) per trial, budget {store.budget.describe()}"
-                + (
-                    f"\n  this strategy will make {training} training runs before its first trial"
-                    + (f" ({made} made already)" if made else "")
-                    if training
-                    else ""
-                )
+            render.indented(
+                f"objective {obj.name}, {config.repeats} run(s) per trial, budget {store.budget.describe()}", 2
             )
         )
+        if training:
+            console.print(
+                render.indented(
+                    f"this strategy will make {training} training runs before its first trial"
+                    + (f" ({made} made already)" if made else ""),
+                    2,
+                )
+            )
 
     tuner.on_start = header
     try:

@@ -700,6 +700,7 @@ class Tuner:
                         "kind": "confirm",
                         "round": rnd + 1,
                         "rounds": rounds,
+                        "runs_in_round": len(entries),
                         "trial": entry and entry["trial"],
                         "name": entry["name"] if entry else "default",
                         "value": m.value,
