@@ -84,3 +84,20 @@ def test_modules_never_call_one_another(symbols):
     assert crossing == {}
     for layer in ("hdf5", "mpiio"):  # smart mode is heard through events only
         assert not any(name.startswith("iot_smart") for name in symbols[layer][1])
+
+
+def test_the_layers_share_one_handle_table(symbols, tmp_path):
+    """The layers find their records by the library's handle (MPI_File, hid_t, ncid) in the one table of
+    native/src/core/handles.c, which knows no module nor record: it uses none of the library's names."""
+    for layer in ("phases", "mpiio", "hdf5", "pnetcdf"):
+        assert {"iot_handles_put", "iot_handles_find"} & symbols[layer][1], f"{layer} keeps its own handle table"
+    for name, (defined, _) in symbols.items():
+        assert not {d for d in defined if d.startswith("iot_handles")}, f"{name} defines a handle table's call"
+    obj = tmp_path / "handles.o"
+    subprocess.run(
+        [MPICC, "-c", "-D_GNU_SOURCE", f"-I{INCLUDE}", str(RUNTIME.parent / "core" / "handles.c"), "-o", str(obj)],
+        check=True,
+    )
+    nm = subprocess.run(["nm", str(obj)], check=True, capture_output=True, text=True).stdout.split("\n")
+    used = {f[1] for f in map(str.split, nm) if len(f) == 2 and f[0] == "U" and OWN.match(f[1])}
+    assert used == set()

@@ -15,6 +15,7 @@
 #include <hdf5.h>
 
 #include "iotuner/calls.h"
+#include "iotuner/handles.h"
 #include "iotuner/signature.h"
 #include "comm.h"
 #include "hdf5_apply.h"
@@ -42,111 +43,52 @@ IOT_HDF5_LATER_CALLS(IOT_DECLARE)
 /* H5F_ACC_* macros call into HDF5 (H5check); these are their values. */
 #define ACC_TRUNC 0x0002u
 
-/* ---- datasets: id -> phase and transfer mode ---- */
+/* ---- datasets: id -> phase and transfer mode (the shared handle table) ---- */
 
 typedef struct dset_rec {
-    hid_t id;
     iot_phase *ph;
     int xfer; /* requested H5FD_mpio_xfer_t + 1, 0 = leave alone */
-    struct dset_rec *next;
 } dset_rec;
 
-#define DSET_BUCKETS 1024
-static dset_rec *dset_table[DSET_BUCKETS];
-static pthread_mutex_t dset_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static unsigned id_bucket(hid_t id)
-{
-    return (unsigned)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 54) % DSET_BUCKETS;
-}
+static iot_handles dsets = IOT_HANDLES_INIT;
+/* the last dataset this thread used: repeated small writes skip the lock */
+static IOT_TLS iot_handle_cache dset_cache;
 
 static void dset_put(hid_t id, iot_phase *ph, int xfer)
 {
     dset_rec *r = malloc(sizeof *r);
     if (!r)
         return;
-    r->id = id;
-    r->ph = ph;
-    r->xfer = xfer;
-    unsigned b = id_bucket(id);
-    pthread_mutex_lock(&dset_lock);
-    r->next = dset_table[b];
-    dset_table[b] = r;
-    pthread_mutex_unlock(&dset_lock);
+    *r = (dset_rec){ph, xfer};
+    if (iot_handles_put(&dsets, IOT_HANDLE_INT(id), r))
+        free(r); /* no room: the dataset goes untracked */
 }
-
-/* The last dataset this thread used: repeated small writes skip the lock.
- * HDF5 never reuses an id, so a closed dataset's entry cannot match again. */
-static IOT_TLS hid_t cached_id = -1;
-static IOT_TLS iot_phase *cached_ph;
-static IOT_TLS int cached_xfer;
 
 /* 1: this thread's last dataset; 2: found in the table (this thread's first call on it); 0: not tracked. */
 static inline int dset_get(hid_t id, iot_phase **ph, int *xfer)
 {
-    if (id == cached_id) {
-        *ph = cached_ph;
-        *xfer = cached_xfer;
-        return 1;
-    }
-    unsigned b = id_bucket(id);
-    int found = 0;
-    pthread_mutex_lock(&dset_lock);
-    for (dset_rec *r = dset_table[b]; r; r = r->next)
-        if (r->id == id) {
-            *ph = r->ph;
-            *xfer = r->xfer;
-            found = 1;
-            break;
-        }
-    pthread_mutex_unlock(&dset_lock);
-    if (found) {
-        cached_id = id;
-        cached_ph = *ph;
-        cached_xfer = *xfer;
-    }
-    return found ? 2 : 0;
+    int cached;
+    const dset_rec *r = iot_handles_find_cached(&dsets, &dset_cache, IOT_HANDLE_INT(id), &cached);
+    if (!r)
+        return 0;
+    *ph = r->ph;
+    *xfer = r->xfer;
+    return cached ? 1 : 2;
 }
 
 static void dset_drop(hid_t id)
 {
-    if (id == cached_id)
-        cached_id = -1;
-    unsigned b = id_bucket(id);
-    pthread_mutex_lock(&dset_lock);
-    for (dset_rec **p = &dset_table[b]; *p; p = &(*p)->next)
-        if ((*p)->id == id) {
-            dset_rec *r = *p;
-            *p = r->next;
-            free(r);
-            break;
-        }
-    pthread_mutex_unlock(&dset_lock);
+    free(iot_handles_take(&dsets, IOT_HANDLE_INT(id)));
 }
 
-/* File ids made by H5Freopen: more identifiers of an open phase. */
-typedef struct alias {
-    hid_t id;
-    iot_phase *ph;
-    struct alias *next;
-} alias;
-static alias *aliases;
+/* File ids made by H5Freopen: more identifiers of an open phase (id -> the phase). */
+static iot_handles aliases = IOT_HANDLES_INIT;
 
 static iot_phase *phase_of_file(hid_t fid, int drop)
 {
     iot_phase *ph = iot_phase_find_handle(IOT_KIND_HDF5, fid);
-    pthread_mutex_lock(&dset_lock);
-    for (alias **p = &aliases; *p && !ph; p = &(*p)->next)
-        if ((*p)->id == fid) {
-            alias *a = *p;
-            ph = a->ph;
-            if (drop) {
-                *p = a->next;
-                free(a);
-            }
-            break;
-        }
-    pthread_mutex_unlock(&dset_lock);
+    if (!ph)
+        ph = drop ? iot_handles_take(&aliases, IOT_HANDLE_INT(fid)) : iot_handles_find(&aliases, IOT_HANDLE_INT(fid));
     return ph;
 }
 
@@ -332,16 +274,8 @@ IOT_EXPORT hid_t H5Freopen(hid_t fid)
     IOT_REAL(real, "H5Freopen");
     hid_t nid = real(fid);
     iot_phase *ph = nid >= 0 && iot_active() ? phase_of_file(fid, 0) : NULL;
-    alias *a = ph ? malloc(sizeof *a) : NULL;
-    if (a) {
-        a->id = nid;
-        a->ph = ph;
-        pthread_mutex_lock(&dset_lock);
-        a->next = aliases;
-        aliases = a;
+    if (ph && iot_handles_put(&aliases, IOT_HANDLE_INT(nid), ph) == 0)
         ph->handles++;
-        pthread_mutex_unlock(&dset_lock);
-    }
     return nid;
 }
 

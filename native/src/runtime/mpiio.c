@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "iotuner/calls.h"
+#include "iotuner/handles.h"
 #include "iotuner/signature.h"
 #include "abi.h"
 #include "comm.h"
@@ -19,7 +20,7 @@
 #include "pmpi.h"
 #include "view.h"
 
-/* ---- open files -> phase: a hash table by handle ---- */
+/* ---- open files -> phase: the shared handle table ---- */
 
 /* An open file, its phase, and its view: explicit offsets count in etypes
  * from where the view's filetype begins (HDF5's collective writes put the
@@ -30,94 +31,76 @@ typedef struct open_file {
     iot_phase *ph;
     int64_t disp, etype_size;
     iot_view *view; /* flattened for the access pattern; NULL: the default view */
-    struct open_file *next;
 } open_file;
 
-#define FILE_BUCKETS 256
-static open_file *files[FILE_BUCKETS];
-static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
-/* the last file this thread used: repeated calls skip the lock while no file opened, closed or changed its
- * view anywhere */
+static iot_handles files = IOT_HANDLES_INIT;
+/* a copy of the last file this thread used: repeated calls skip the lock while no file closed or changed its
+ * view anywhere (the table's generation) */
 static IOT_TLS open_file cached_file;
-static IOT_TLS uint64_t cached_changes;
-static _Atomic uint64_t view_changes;
+static IOT_TLS uint64_t cached_generation;
 /* a file's views kept: the current one and the last replaced ones, which a data call in another thread may
  * still be reading (HDF5 sets a view for every collective H5Dwrite: keeping all would grow without bound) */
 #define VIEWS_KEPT 4
-
-static inline size_t file_bucket(MPI_File fh)
-{
-    return (size_t)(((uint64_t)(uintptr_t)fh * 0x9E3779B97F4A7C15ull) >> 56) & (FILE_BUCKETS - 1);
-}
 
 static void file_put(MPI_File fh, iot_phase *ph)
 {
     open_file *f = malloc(sizeof *f);
     if (!f)
         return;
-    *f = (open_file){fh, ph, 0, 1, NULL, NULL};
-    size_t b = file_bucket(fh);
-    pthread_mutex_lock(&files_lock);
-    f->next = files[b];
-    files[b] = f;
-    view_changes++; /* a handle can be reused after a close: no thread's copy of the old file stays */
-    pthread_mutex_unlock(&files_lock);
+    *f = (open_file){fh, ph, 0, 1, NULL};
+    if (iot_handles_put(&files, IOT_HANDLE_PTR(fh), f))
+        free(f); /* no room: the file goes untracked */
+}
+
+typedef struct {
+    int64_t disp, etype_size;
+    iot_view *view; /* taken by the file: NULL after */
+} new_view;
+
+static void replace_view(void *record, void *arg)
+{
+    open_file *f = record;
+    new_view *v = arg;
+    f->disp = v->disp;
+    f->etype_size = v->etype_size > 0 ? v->etype_size : 1;
+    if (v->view && !iot_view_same(v->view, f->view)) {
+        v->view->older = f->view;
+        f->view = v->view;
+        v->view = NULL;
+        iot_view *last = f->view;
+        for (int k = 1; k < VIEWS_KEPT && last->older; k++)
+            last = last->older;
+        iot_view_free(last->older);
+        last->older = NULL;
+    }
 }
 
 static void file_set_view(MPI_File fh, int64_t disp, int64_t etype_size, iot_view *view)
 {
-    pthread_mutex_lock(&files_lock);
-    for (open_file *f = files[file_bucket(fh)]; f; f = f->next)
-        if (f->fh == fh) {
-            f->disp = disp;
-            f->etype_size = etype_size > 0 ? etype_size : 1;
-            if (view && !iot_view_same(view, f->view)) {
-                view->older = f->view;
-                f->view = view;
-                view = NULL;
-                iot_view *last = f->view;
-                for (int k = 1; k < VIEWS_KEPT && last->older; k++)
-                    last = last->older;
-                iot_view_free(last->older);
-                last->older = NULL;
-            }
-        }
-    view_changes++;
-    pthread_mutex_unlock(&files_lock);
-    iot_view_free(view);
+    new_view v = {disp, etype_size, view};
+    iot_handles_update(&files, IOT_HANDLE_PTR(fh), replace_view, &v);
+    iot_view_free(v.view);
 }
 
 static void file_drop(MPI_File fh)
 {
-    pthread_mutex_lock(&files_lock);
-    for (open_file **p = &files[file_bucket(fh)]; *p; p = &(*p)->next)
-        if ((*p)->fh == fh) {
-            open_file *f = *p;
-            *p = f->next;
-            iot_view_free(f->view);
-            free(f);
-            break;
-        }
-    view_changes++;
-    pthread_mutex_unlock(&files_lock);
+    open_file *f = iot_handles_take(&files, IOT_HANDLE_PTR(fh));
+    if (f) {
+        iot_view_free(f->view);
+        free(f);
+    }
 }
 
 static inline const open_file *file_of(MPI_File fh)
 {
-    if (fh == cached_file.fh && fh != MPI_FILE_NULL && cached_changes == view_changes)
+    uint64_t gen = iot_handles_generation(&files);
+    if (fh == cached_file.fh && fh != MPI_FILE_NULL && cached_generation == gen)
         return &cached_file;
-    int found = 0;
-    pthread_mutex_lock(&files_lock);
+    cached_generation = gen;
+    if (iot_handles_read(&files, IOT_HANDLE_PTR(fh), &cached_file, sizeof cached_file))
+        return &cached_file;
     cached_file.fh = MPI_FILE_NULL;
-    cached_changes = view_changes;
-    for (open_file *f = files[file_bucket(fh)]; f; f = f->next)
-        if (f->fh == fh) {
-            cached_file = *f;
-            found = 1;
-            break;
-        }
-    pthread_mutex_unlock(&files_lock);
-    return found ? &cached_file : NULL;
+    return NULL;
 }
 
 static inline iot_phase *file_phase(MPI_File fh)

@@ -71,7 +71,7 @@ typedef struct iot_phase {
     void *comm_arg;
     _Atomic(void *) state[IOT_PHASE_SLOTS];
 
-    struct iot_phase *next_path, *next_handle; /* hash chains of the open phases */
+    struct iot_phase *next_path; /* hash chain of the open phases by path */
 } iot_phase;
 
 static inline void *iot_phase_state(const iot_phase *ph, int slot)

@@ -1,6 +1,6 @@
-/* The phases of this process (phases.h): a registry with O(1) lookups (hash
- * tables by path and by handle, the fd table for POSIX calls), bounded by a
- * quota. */
+/* The phases of this process (phases.h): a registry with O(1) lookups (a
+ * hash table by path, the shared handle table by handle, the fd table for
+ * POSIX calls), bounded by a quota. */
 #include "phases.h"
 
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "iotuner/handles.h"
 #include "iotuner/signature.h" /* iot_identity, iot_path_hash */
 #include "comm.h"
 #include "module.h"
@@ -39,17 +40,14 @@ static int next_id;
 static int warned_quota;
 
 #define OPEN_BUCKETS 1024 /* open HDF5 / MPI-IO phases: a handful at a time */
-static iot_phase *by_path[OPEN_BUCKETS], *by_handle[OPEN_BUCKETS];
+static iot_phase *by_path[OPEN_BUCKETS];
+/* open phases by their layer's handle, one table per kind (an HDF5 file id and an MPI_File may be equal) */
+static iot_handles by_handle[IOT_KINDS] = {[0 ... IOT_KINDS - 1] = IOT_HANDLES_INIT};
 static _Atomic int open_layer_phases; /* open HDF5 and MPI-IO phases */
 
 static inline size_t bucket(uint64_t h)
 {
     return (size_t)((h * 0x9E3779B97F4A7C15ull) >> 54) & (OPEN_BUCKETS - 1);
-}
-
-static uint64_t handle_hash(iot_phase_kind kind, int64_t handle)
-{
-    return (uint64_t)handle * 31 + (uint64_t)kind;
 }
 
 /* ---- counters by a 64-bit key: collective opens per (group, path) (the key's sequence number), opens per
@@ -313,7 +311,7 @@ static void unlink_open(iot_phase *ph)
         atomic_fetch_sub(&open_layer_phases, 1);
     }
     if (ph->handle != -1)
-        unlink_chain(&by_handle[bucket(handle_hash(ph->kind, ph->handle))], ph, offsetof(iot_phase, next_handle));
+        iot_handles_remove(&by_handle[ph->kind], IOT_HANDLE_INT(ph->handle), ph);
 }
 
 void iot_phase_set_handle(iot_phase *ph, int64_t handle)
@@ -321,11 +319,9 @@ void iot_phase_set_handle(iot_phase *ph, int64_t handle)
     ph->comm_source = NULL; /* the file is open: what the layer gave for the open is gone */
     pthread_mutex_lock(&registry_lock);
     if (ph->handle != -1)
-        unlink_chain(&by_handle[bucket(handle_hash(ph->kind, ph->handle))], ph, offsetof(iot_phase, next_handle));
+        iot_handles_remove(&by_handle[ph->kind], IOT_HANDLE_INT(ph->handle), ph);
     ph->handle = handle;
-    size_t b = bucket(handle_hash(ph->kind, handle));
-    ph->next_handle = by_handle[b];
-    by_handle[b] = ph;
+    iot_handles_put(&by_handle[ph->kind], IOT_HANDLE_INT(handle), ph); /* no room: the layer finds no phase */
     ph->handles++;
     pthread_mutex_unlock(&registry_lock);
 }
@@ -453,13 +449,7 @@ iot_phase *iot_phase_find_open(const char *normpath)
 
 iot_phase *iot_phase_find_handle(iot_phase_kind kind, int64_t handle)
 {
-    iot_phase *hit = NULL;
-    pthread_mutex_lock(&registry_lock);
-    for (iot_phase *ph = by_handle[bucket(handle_hash(kind, handle))]; ph && !hit; ph = ph->next_handle)
-        if (ph->kind == kind && ph->handle == handle)
-            hit = ph;
-    pthread_mutex_unlock(&registry_lock);
-    return hit;
+    return (unsigned)kind < IOT_KINDS ? iot_handles_find(&by_handle[kind], IOT_HANDLE_INT(handle)) : NULL;
 }
 
 void iot_phase_check(iot_phase *ph, const char *layer, const char *name, const char *dataset,

@@ -1,5 +1,5 @@
 /* The phases of this process (phases.c): a registry with O(1) lookups (hash
- * tables by path and by handle, the descriptor table for POSIX calls),
+ * table by path, the shared handle table by handle, the descriptor table for POSIX calls),
  * bounded by a quota; each phase's verification list and the application's
  * own values. */
 #ifndef IOTUNER_PHASES_H

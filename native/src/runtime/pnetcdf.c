@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "iotuner/calls.h"
+#include "iotuner/handles.h"
 #include "iotuner/signature.h"
 #include "abi.h"
 #include "comm.h"
@@ -97,7 +98,7 @@ static int external_size(int xtype)
     return xtype > 0 && xtype < (int)(sizeof sizes / sizeof *sizes) ? sizes[xtype] : 0;
 }
 
-/* ---- open files: ncid -> its phase, variables and pending requests ---- */
+/* ---- open files: ncid -> its phase, variables and pending requests (the shared handle table) ---- */
 
 typedef struct {
     int ndims; /* -1: not looked up yet */
@@ -123,16 +124,11 @@ typedef struct pnc_file {
     request *reqs; /* open addressing by id, a power of two */
     size_t nslots, nused;
     uint64_t pending[2]; /* bytes of the pending requests: read, write */
-    struct pnc_file *next;
 } pnc_file;
 
-#define FILE_BUCKETS 64
-static pnc_file *files[FILE_BUCKETS];
-static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
+static iot_handles files = IOT_HANDLES_INIT;
 /* this thread's last file; a close anywhere makes every thread look again */
-static _Atomic uint64_t files_generation;
-static IOT_TLS pnc_file *cached_file;
-static IOT_TLS uint64_t cached_generation;
+static IOT_TLS iot_handle_cache file_cache;
 
 static pnc_file *file_put(int ncid, iot_phase *ph, int created)
 {
@@ -143,42 +139,21 @@ static pnc_file *file_put(int ncid, iot_phase *ph, int created)
     f->ph = ph;
     f->created = created;
     pthread_mutex_init(&f->lock, NULL);
-    pthread_mutex_lock(&files_lock);
-    f->next = files[(unsigned)ncid % FILE_BUCKETS];
-    files[(unsigned)ncid % FILE_BUCKETS] = f;
-    pthread_mutex_unlock(&files_lock);
-    return f;
+    if (iot_handles_put(&files, IOT_HANDLE_INT(ncid), f) == 0)
+        return f;
+    pthread_mutex_destroy(&f->lock); /* no room: the file goes untracked */
+    free(f);
+    return NULL;
 }
 
 static inline pnc_file *file_of(int ncid)
 {
-    uint64_t gen = atomic_load_explicit(&files_generation, memory_order_acquire);
-    if (cached_file && cached_file->ncid == ncid && cached_generation == gen)
-        return cached_file;
-    pnc_file *hit = NULL;
-    pthread_mutex_lock(&files_lock);
-    for (pnc_file *f = files[(unsigned)ncid % FILE_BUCKETS]; f; f = f->next)
-        if (f->ncid == ncid) {
-            hit = f;
-            break;
-        }
-    pthread_mutex_unlock(&files_lock);
-    cached_file = hit;
-    cached_generation = gen;
-    return hit;
+    return iot_handles_find_cached(&files, &file_cache, IOT_HANDLE_INT(ncid), NULL);
 }
 
 static void file_drop(pnc_file *f)
 {
-    pthread_mutex_lock(&files_lock);
-    for (pnc_file **p = &files[(unsigned)f->ncid % FILE_BUCKETS]; *p; p = &(*p)->next)
-        if (*p == f) {
-            *p = f->next;
-            break;
-        }
-    atomic_fetch_add_explicit(&files_generation, 1, memory_order_release);
-    pthread_mutex_unlock(&files_lock);
-    cached_file = NULL;
+    iot_handles_remove(&files, IOT_HANDLE_INT(f->ncid), f); /* not a file that reused the ncid since */
     pthread_mutex_destroy(&f->lock);
     free(f->vars);
     free(f->reqs);
