@@ -41,9 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def engine_of(store):
-    """The SQLAlchemy engine under a store's Optuna storage."""
-    st = store.storage
-    return getattr(st, "engine", None) or st._backend.engine
+    """The SQLAlchemy engine under a store's Optuna storage (an RDBStorage)."""
+    return store.storage.engine
 
 
 def worker(args) -> int:
@@ -130,7 +129,6 @@ def fill(store, space, n: int, seed: int) -> None:
 
     import sqlalchemy as sa
     from optuna.distributions import CategoricalDistribution, distribution_to_json
-    from optuna.storages._rdb import models
     from optuna.trial import TrialState
 
     from iotuner.tune.space import complete
@@ -140,9 +138,11 @@ def fill(store, space, n: int, seed: int) -> None:
     rng = random.Random(seed)
     dists = {d.name: (d, CategoricalDistribution(d.labels)) for d in space.dimensions}
     texts = {name: distribution_to_json(dist) for name, (_, dist) in dists.items()}
-    T, P = models.TrialModel.__table__, models.TrialParamModel.__table__
-    V, A = models.TrialValueModel.__table__, models.TrialUserAttributeModel.__table__
-    study_id = store.study._study_id
+    from iotuner.tune.optuna_compat import stored_value, tables
+
+    t = tables()
+    T, P, V, A = t.trials, t.trial_params, t.trial_values, t.trial_user_attrs
+    study_id = store.db.study_id
     now = time.time()
     with engine_of(store).begin() as conn:
         base = conn.execute(sa.select(sa.func.count()).select_from(T).where(T.c.study_id == study_id)).scalar()
@@ -176,7 +176,7 @@ def fill(store, space, n: int, seed: int) -> None:
                 }
                 for name, (_, dist) in dists.items()
             ]
-            stored, kind = models.TrialValueModel.value_to_stored_repr(value)
+            stored, kind = stored_value(value)
             values.append({"trial_id": tid, "objective": 0, "value": stored, "value_type": kind})
             result = {
                 "settings": flat,

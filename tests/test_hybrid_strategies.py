@@ -9,6 +9,7 @@ import pytest
 
 from iotuner.tune import space as spaces
 from iotuner.tune import strategies
+from iotuner.tune.optuna_compat import startup_trials
 from iotuner.tune.strategies.hybrid.design import balanced_fraction
 
 
@@ -43,10 +44,10 @@ def test_auto_draws_as_many_random_start_up_points_as_bayes_after_its_own_unless
     """TPE counts the prior's run and the one-change runs among its start-up trials: auto adds them, so its
     random draws stay bayes's."""
     sp = spaces.load("twophase")
-    bayes_draws = strategies.sampler("bayes", sp, 0)._n_startup_trials
-    assert strategies.make("auto", sp, 0).sampler(None)._n_startup_trials == bayes_draws + 1 + 4
+    bayes_draws = startup_trials(strategies.sampler("bayes", sp, 0))
+    assert startup_trials(strategies.make("auto", sp, 0).sampler(None).tpe) == bayes_draws + 1 + 4
     told = strategies.make("auto", sp, 0, {"startup_trials": "3", "explore": "0"})
-    assert told.sampler(None)._n_startup_trials == 3 + 1
+    assert startup_trials(told.sampler(None).tpe) == 3 + 1
 
 
 def test_without_a_prior_auto_searches_as_bayes_does_seed_for_seed(tmp_path):
@@ -61,7 +62,7 @@ def test_without_a_prior_auto_searches_as_bayes_does_seed_for_seed(tmp_path):
         points[strategy] = [r.key for r in store.search_trials()]
         if strategy == "auto":
             assert any("auto: no prior" in n for n in t.notes), t.notes
-            assert t.strategy._tpe._n_startup_trials == strategies.sampler("bayes", t.space, 3)._n_startup_trials
+            assert startup_trials(t.strategy._tpe.tpe) == startup_trials(strategies.sampler("bayes", t.space, 3))
     assert len(points["auto"]) >= 16 and points["auto"] == points["bayes"]
 
 

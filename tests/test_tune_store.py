@@ -90,7 +90,7 @@ def test_the_tuning_clock_is_the_union_of_the_sessions():
 
 def _fill(store, n):
     """n completed search trials, as the tuner writes them, in one go."""
-    backend, sid = store.db.backend, store.study._study_id
+    backend, sid = store.db.backend, store.db.study_id
     dist = optuna.distributions.CategoricalDistribution(["a", "b"])
     for i in range(n):
         settings = {"x": i}
@@ -198,7 +198,7 @@ def test_a_trial_whose_workers_die_is_run_again_up_to_three_starts(tmp_path, mon
     monkeypatch.setattr(victim, "owner", lambda: {"host": victim.session.host, "pid": dead.pid, "session": "gone"})
     dist = optuna.distributions.CategoricalDistribution(["enable", "disable"])
     point = {"mpiio.romio_cb_write": ("disable", dist)}
-    asked = victim.ask(lambda trial: point, lambda params: ({"mpiio.romio_cb_write": "disable"}, None))
+    asked = victim.ask(lambda trial, tid: point, lambda params: ({"mpiio.romio_cb_write": "disable"}, None))
     asked.heartbeat.stop()
     chain = [asked.number]
     for start in (2, 3):
@@ -207,7 +207,7 @@ def test_a_trial_whose_workers_die_is_run_again_up_to_three_starts(tmp_path, mon
         owed = survivor.owed()
         assert len(owed) == 1 and owed[0].attrs["retry_of"] == chain[-1] and owed[0].attrs["starts"] == start
         victim.refresh()
-        again = victim.ask(lambda trial: pytest.fail("a queued trial is run as it is"), lambda p: pytest.fail())
+        again = victim.ask(lambda trial, tid: pytest.fail("a queued trial is run as it is"), lambda p: pytest.fail())
         again.heartbeat.stop()
         assert again.number == owed[0].number and again.settings == {"mpiio.romio_cb_write": "disable"}
         assert again.params == {"mpiio.romio_cb_write": "disable"}

@@ -87,7 +87,7 @@ def test_a_later_trial_waits_for_an_earlier_peer_that_has_not_yet_published_its_
     point, other = {"mpiio.romio_cb_write": "disable"}, {"mpiio.romio_cb_write": "enable"}
 
     def ask(store, flat, meanwhile=lambda trial: None):
-        def choose(trial):
+        def choose(trial, tid):
             meanwhile(trial)
             return {k: (v, dist) for k, v in flat.items()}
 

@@ -161,18 +161,20 @@ def sample(
     study: optuna.Study,
     sampler: optuna.samplers.BaseSampler,
     trial: optuna.trial.FrozenTrial,
-    distributions: Mapping[str, optuna.distributions.BaseDistribution],
+    distributions: Mapping[str, optuna.distributions.CategoricalDistribution],
     fixed: Mapping[str, Any] | None = None,
+    system_attrs: Callable[[], Mapping[str, Any]] = dict,
 ) -> dict[str, Any]:
     """A new trial's point, drawn through the sampler's interface as Optuna's own ask draws it: before_trial,
     the relative search space and sample, then each remaining parameter on its own. Values in `fixed` (a
     point the strategy proposed) are taken as they are, and a sampler then samples only the others, each on
-    its own. (after_trial is left out: no sampler here needs it, and the tuner records the outcome itself.)"""
+    its own. (after_trial is left out: no sampler here needs it, and the tuner records the outcome itself.)
+    study: with every trial as of now (`StudyStorage.sampling_study`); system_attrs: what the sampler's
+    before_trial wrote on the trial (a grid's cell), read when it has one."""
     fixed = dict(fixed or {})
-    study._thread_local.cached_all_trials = None  # as Optuna's own ask does once a trial: samplers read the trials
     sampler.before_trial(study, trial)
     if type(sampler).before_trial is not optuna.samplers.BaseSampler.before_trial:
-        trial.system_attrs.update(study._storage.get_trial_system_attrs(trial._trial_id))  # a grid's cell, say
+        trial.system_attrs.update(system_attrs())
     relative = {}
     if not fixed:
         space = sampler.infer_relative_search_space(study, trial)
@@ -181,7 +183,7 @@ def sample(
     for name, dist in distributions.items():
         if name in fixed:
             value = fixed[name]
-        elif name in relative and dist._contains(dist.to_internal_repr(relative[name])):
+        elif name in relative and relative[name] in dist.choices:
             value = relative[name]
         else:
             value = sampler.sample_independent(study, trial, name, dist)

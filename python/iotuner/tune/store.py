@@ -395,13 +395,13 @@ class Store(Sessions, Recovery, Sections):
 
     def ask(
         self,
-        choose: Callable[[FrozenTrial], dict[str, tuple[Any, Any]]],
+        choose: Callable[[FrozenTrial, int], dict[str, tuple[Any, Any]]],
         describe: Callable[[dict[str, Any]], tuple[dict, str | None]],
     ) -> Asked:
         """A search trial, owned by this worker (heartbeat) until it is told: one queued to run again if there
-        is one, else a new one whose point `choose(trial)` picks ({dimension: (value, distribution)}; a sampler
-        may need the trial's number), published with its settings and why (`describe(params)`)."""
-        backend, sid = self.db.backend, self.study._study_id
+        is one, else a new one whose point `choose(trial, trial_id)` picks ({dimension: (value, distribution)}; a
+        sampler may need the trial's number), published with its settings and why (`describe(params)`)."""
+        backend, sid = self.db.backend, self.db.study_id
         for owed in self.owed():
             owner = self.owner()
             if backend.claim(owed.id, {"owner": owner}):
@@ -424,7 +424,7 @@ class Store(Sessions, Recovery, Sections):
             trial_id=tid,
         )
         try:
-            params = choose(trial)
+            params = choose(trial, tid)
             settings, why = describe({k: v for k, (v, _) in params.items()})
             backend.publish(tid, params, {"settings": settings, **({"why": why} if why else {})})
         except BaseException:
@@ -489,7 +489,7 @@ class Store(Sessions, Recovery, Sections):
             return self.record(asked.trial_id)
         old = self.record(asked.trial_id)
         attrs = {**(old.attrs if old else {}), "settings": dict(settings), "result": result}
-        rec = self._apply(Row(asked.trial_id, asked.number, state, attrs, True, self.study._study_id))
+        rec = self._apply(Row(asked.trial_id, asked.number, state, attrs, True, self.db.study_id))
         if retry and error is not None:
             self.requeue(rec, error)
         return rec

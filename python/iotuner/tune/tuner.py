@@ -377,7 +377,7 @@ class Tuner:
                 return stops.Stop(
                     "strategy", self.strategy.stop(self.context()) or "the strategy has no more points to try"
                 )
-            asked = self.store.ask(lambda trial: self._choose(trial, point), self._describe)  # noqa: B023 - called by ask, now
+            asked = self.store.ask(lambda trial, tid: self._choose(trial, tid, point), self._describe)  # noqa: B023 - called by ask, now
             flat = asked.settings
             if self._reuse(asked, flat):
                 self.reproposals += 1
@@ -388,11 +388,13 @@ class Tuner:
                 return stops.Stop("tuner-io", fault)
             self._since_baseline += 1
 
-    def _choose(self, trial, point) -> dict:
+    def _choose(self, trial, tid: int, point) -> dict:
         """The point of a new trial: the strategy's own, or (for SAMPLER, or dimensions it left out) its
         Optuna sampler's choice, as {dimension: (value label, distribution)}."""
         fixed = {} if point is SAMPLER else dict(point)
-        values = sample(self.store.study, self.sampler, trial, self.distributions, fixed)
+        db = self.store.db
+        study = db.sampling_study(self.sampler)
+        values = sample(study, self.sampler, trial, self.distributions, fixed, lambda: db.trial_system_attrs(tid))
         return {name: (values[name], dist) for name, dist in self.distributions.items()}
 
     def _describe(self, params: Mapping[str, str]) -> tuple[dict, str | None]:

@@ -30,10 +30,8 @@ class Recovery:
         why = reason or death_reason(r.attrs.get("owner") or {})
         if why:
             attrs["retry_reason"] = why
-        tid, number = self.db.backend.create(
-            self.study._study_id, "WAITING", attrs, params=self.db.backend.params(r.id)
-        )
-        self._apply(Row(tid, number, "WAITING", attrs, True, self.study._study_id))
+        tid, number = self.db.backend.create(self.db.study_id, "WAITING", attrs, params=self.db.backend.params(r.id))
+        self._apply(Row(tid, number, "WAITING", attrs, True, self.db.study_id))
         return True
 
     def recover(self) -> list[int]:
@@ -57,7 +55,7 @@ class Recovery:
         numbers, given_up = [], set()
         for r in dead:
             if self.db.backend.finish(r.id, "FAIL", {}):
-                failed = self._apply(Row(r.id, r.number, "FAIL", dict(r.attrs), True, self.study._study_id))
+                failed = self._apply(Row(r.id, r.number, "FAIL", dict(r.attrs), True, self.db.study_id))
                 if not self.requeue(failed):
                     given_up.add(r.number)
                 numbers.append(r.number)

@@ -25,6 +25,7 @@ import json
 import os
 import sqlite3
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from .. import optuna_compat
 from .records import Row, clean
 from .urls import mask
 
@@ -125,7 +127,6 @@ def _schema_ready(url: str, engine: dict) -> bool:
     with a plain connection, since opening an Optuna storage on a schema still being created stamps it a
     second time (and collides with the process creating it)."""
     import sqlalchemy
-    from optuna.storages._rdb import models
 
     eng = sqlalchemy.create_engine(url, **engine)
     try:
@@ -136,7 +137,7 @@ def _schema_ready(url: str, engine: dict) -> bool:
         return False
     finally:
         eng.dispose()
-    return version == models.SCHEMA_VERSION and stamped is not None
+    return version == optuna_compat.schema_version() and stamped is not None
 
 
 def _existing(url: str, engine: dict):
@@ -198,14 +199,6 @@ def quiet_driver_logs() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def rdb_of(storage) -> Any:
-    """The RDBStorage under a storage (Optuna wraps it in a cache), or None."""
-    if isinstance(storage, optuna.storages.RDBStorage):
-        return storage
-    inner = getattr(storage, "_backend", None)
-    return inner if isinstance(inner, optuna.storages.RDBStorage) else None
-
-
 def study_names(storage, url) -> set[str]:
     """The storage's study names (without reading their trials, as Optuna's study summaries do)."""
     try:
@@ -223,7 +216,70 @@ def _utcnow() -> dt.datetime:
 # ---- the two backends: Optuna's tables directly (RDB), or Optuna's storage API (any other) ----
 
 
-class ApiBackend:
+class StudyBackend(ABC):
+    """How the store reads and writes a study's trials and attributes (as Optuna's BaseStorage is for Optuna).
+    Trials are given as (value, distribution) params and JSON attributes; states by TrialState name."""
+
+    has_heartbeats: bool  # whether `beat` and `stale` keep a running trial's heartbeat
+
+    @abstractmethod
+    def read(
+        self, studies: Mapping[int, bool], after: Mapping[int, int], open_ids: set[int], attrs_of: int | None = None
+    ) -> tuple[list[Row], dict | None]:
+        """Trials of these studies ({study id: holds search trials}) created after `after[study]` or among
+        open_ids; and the attributes of study attrs_of, if given."""
+
+    @abstractmethod
+    def create(
+        self,
+        sid: int,
+        state: str,
+        attrs: Mapping[str, Any],
+        params: Mapping[str, tuple[Any, Any]] | None = None,
+        value: float | None = None,
+        heartbeat: bool = False,
+        touch: tuple | None = None,
+    ) -> tuple[int, int]:
+        """A new trial with its params and attributes (and touch: (study, key, value) to set): (id, number)."""
+
+    @abstractmethod
+    def publish(self, tid: int, params: Mapping[str, tuple[Any, Any]], attrs: Mapping[str, Any]) -> None:
+        """A running trial's params and more attributes."""
+
+    @abstractmethod
+    def finish(
+        self, tid: int, state: str, attrs: Mapping[str, Any], value: float | None = None, touch: tuple | None = None
+    ) -> bool:
+        """Finishes a running trial; False (nothing written) when it is not running any more."""
+
+    @abstractmethod
+    def claim(self, tid: int, attrs: Mapping[str, Any]) -> bool:
+        """A waiting trial, running for this worker; False when another took it first."""
+
+    @abstractmethod
+    def params(self, tid: int) -> dict[str, tuple[Any, Any]]:
+        """A trial's params: {name: (value, distribution)}."""
+
+    @abstractmethod
+    def study_attrs(self, sid: int) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def set_study_attr(self, sid: int, key: str, value: Any) -> None: ...
+
+    @abstractmethod
+    def swap_study_attr(self, sid: int, key: str, old: Any, new: Any) -> bool:
+        """Sets the attribute to new if it is old (None: absent), atomically; True for the one that succeeds."""
+
+    @abstractmethod
+    def beat(self, tid: int) -> None:
+        """A running trial's heartbeat, now."""
+
+    @abstractmethod
+    def stale(self, tids: list[int], grace_s: float) -> list[int]:
+        """Which of these running trials' heartbeats are older than grace_s."""
+
+
+class ApiBackend(StudyBackend):
     """Any Optuna storage, through its API (the in-memory storage of tests and benchmarks): one process."""
 
     def __init__(self, storage):
@@ -237,8 +293,9 @@ class ApiBackend:
         out = []
         for sid, search in studies.items():
             for t in self.storage.get_all_trials(sid, deepcopy=False):
-                if t._trial_id > after.get(sid, -1) or t._trial_id in open_ids:
-                    out.append(Row(t._trial_id, t.number, t.state.name, dict(t.user_attrs), search, sid))
+                tid = self.storage.get_trial_id_from_study_id_trial_number(sid, t.number)
+                if tid > after.get(sid, -1) or tid in open_ids:
+                    out.append(Row(tid, t.number, t.state.name, dict(t.user_attrs), search, sid))
         return out, None if attrs_of is None else self.study_attrs(attrs_of)
 
     def create(
@@ -327,19 +384,17 @@ class ApiBackend:
         return []
 
 
-class SqlBackend:
+class SqlBackend(StudyBackend):
     """Optuna's tables in an SQL database, read and written in a few statements per trial."""
 
     def __init__(self, rdb: optuna.storages.RDBStorage):
         import sqlalchemy
-        from optuna.storages._rdb import models
 
+        t = optuna_compat.tables()
         self.sa, self.engine = sqlalchemy, rdb.engine
-        self.T, self.A = models.TrialModel.__table__, models.TrialUserAttributeModel.__table__
-        self.P, self.V = models.TrialParamModel.__table__, models.TrialValueModel.__table__
-        self.H, self.S = models.TrialHeartbeatModel.__table__, models.StudyModel.__table__
-        self.SA = models.StudyUserAttributeModel.__table__
-        self.value_repr = models.TrialValueModel.value_to_stored_repr
+        self.T, self.A, self.P, self.V = t.trials, t.trial_user_attrs, t.trial_params, t.trial_values
+        self.H, self.S, self.SA = t.trial_heartbeats, t.studies, t.study_user_attrs
+        self.value_repr = optuna_compat.stored_value
         self.lock_study = self.engine.dialect.name != "sqlite"  # SQLite has one writer at a time anyway
         self.has_heartbeats = True
 
@@ -545,9 +600,8 @@ class SqlBackend:
         ]
 
 
-def backend(storage):
-    rdb = rdb_of(storage)
-    return SqlBackend(rdb) if rdb is not None else ApiBackend(storage)
+def backend(storage: optuna.storages.BaseStorage) -> StudyBackend:
+    return SqlBackend(storage) if isinstance(storage, optuna.storages.RDBStorage) else ApiBackend(storage)
 
 
 # ---- a study and its companion ----
@@ -558,8 +612,10 @@ class StudyStorage:
 
     def __init__(self, storage, study: optuna.Study, companion_id: int):
         self.storage, self.study, self.companion_id = storage, study, companion_id
-        self.backend = backend(study._storage)
-        self.studies = {study._study_id: True, companion_id: False}
+        self.study_id = storage.get_study_id_from_name(study.study_name)
+        self.backend = backend(storage)
+        self.studies = {self.study_id: True, companion_id: False}
+        self._sampled = optuna.storages.get_storage(storage)  # the samplers' view: Optuna's cache, read incrementally
         self._after: dict[int, int] = {}
 
     @property
@@ -576,7 +632,7 @@ class StudyStorage:
             )
         try:
             study = optuna.create_study(storage=st, study_name=name, direction=direction)
-            companion = optuna.create_study(storage=st, study_name=name + COMPANION, direction=direction)
+            optuna.create_study(storage=st, study_name=name + COMPANION, direction=direction)
             study.set_user_attr(CONFIG_KEY, config)
         except optuna.exceptions.DuplicatedStudyError:
             raise StudyError(
@@ -584,7 +640,7 @@ class StudyStorage:
             ) from None
         except Exception as e:
             raise StudyError(f"cannot create study '{name}' in {_shown(url)}: {db_error(e)}") from None
-        return cls(st, study, companion._study_id)
+        return cls(st, study, st.get_study_id_from_name(name + COMPANION))
 
     @classmethod
     def open(cls, url, name: str) -> tuple[StudyStorage, Any]:
@@ -618,6 +674,15 @@ class StudyStorage:
     def attrs(self) -> dict[str, Any]:
         """The companion's attributes: budget, sessions, leases."""
         return self.backend.study_attrs(self.companion_id)
+
+    def sampling_study(self, sampler: optuna.samplers.BaseSampler) -> optuna.Study:
+        """The study as a sampler sees it, with every trial as of now: a new study object each time (as Optuna's
+        own ask empties its study's cache of trials once a trial), over one cached storage."""
+        return optuna.load_study(study_name=self.name, storage=self._sampled, sampler=sampler)
+
+    def trial_system_attrs(self, tid: int) -> dict[str, Any]:
+        """What a sampler wrote on a trial as it began (a grid's cell)."""
+        return self._sampled.get_trial_system_attrs(tid)
 
 
 def _shown(url) -> str:

@@ -48,32 +48,27 @@ class Auto(Strategy):
         self._tpe = None  # the search's sampler, once made
 
     def sampler(self, ctx):
-        # TPE counts every finished trial among its start-up ones, the prior's and the changes' too; they are
-        # added, so its random draws stay as many as bayes's: when the prior points to the wrong corner (a knob
-        # it cannot see acts jointly with the ones it can), the draws still cover the space
-        self._tpe = optuna.samplers.TPESampler(
-            seed=self.seed,
-            multivariate=True,
-            constant_liar=True,
-            n_startup_trials=self.startup + self.n_prior + self.n_explore,
-        )
+        from .startup import LateTPE
+
+        self._tpe = LateTPE(self.seed, self._startup_trials)
         return self._tpe
 
-    def _count_known_runs(self) -> None:
-        """Once the runs before the search are known, TPE's start-up count is set to add exactly those: without
-        a prior (no report, no calibration) auto draws as bayes does, seed for seed."""
-        if self._tpe is None:
-            return
+    def _startup_trials(self) -> int:
+        """TPE counts every finished trial among its start-up ones, the prior's and the changes' too; they are
+        added, so its random draws stay as many as bayes's: when the prior points to the wrong corner (a knob
+        it cannot see acts jointly with the ones it can), the draws still cover the space. Once the runs before
+        the search are known (TPE is made when it first samples, after them), exactly those: without a prior
+        (no report, no calibration) auto draws as bayes does, seed for seed."""
+        if self.first is None:
+            return self.startup + self.n_prior + self.n_explore
         changes = sum(len(self.space.dimension(n).labels) - 1 for n in self.uncovered)
-        # Optuna has no setter; the attribute is read at every sample
-        self._tpe._n_startup_trials = self.startup + len(self.first) + min(self.n_explore, changes)
+        return self.startup + len(self.first) + min(self.n_explore, changes)
 
     # ---- what is known before the search ----
 
     def _first(self, ctx) -> list[tuple[dict[str, str], str]]:
         if self.first is None:
             self.first = self._known(ctx)
-            self._count_known_runs()
         return self.first
 
     def _known(self, ctx) -> list[tuple[dict[str, str], str]]:
