@@ -68,3 +68,58 @@ def test_knob_names_are_never_cut(columns):
     assert all(len(line) <= columns for line in r.stdout.splitlines())
     for name in ("H5Pset_meta_block_size", "H5Pset_alignment", "mpiio.romio_cb_write", "hdf5.meta_block_size"):
         assert name in r.stdout, name
+
+
+def test_the_verdict_of_a_synthetic_tuning_gives_an_interval(tmp_path):
+    lines = tune(tmp_path, "--quiet")
+    verdict = " ".join(lines[next(i for i, x in enumerate(lines) if x.startswith("best: ")) :])
+    m = re.search(r"(\d+\.\d+)x the default \([+-][\d.]+%, 95% interval (\d+\.\d+)-(\d+\.\d+)x", verdict)
+    assert m, verdict
+    gain, low, high = map(float, m.groups())
+    assert low <= gain <= high
+    import json
+
+    v = json.loads((tmp_path / "iotuner-iotuner" / "summary.json").read_text())["verdict"]
+    assert v["low"] == pytest.approx(low, abs=0.006) and v["high"] == pytest.approx(high, abs=0.006)
+
+
+def _verdict(candidate, default):
+    from dataclasses import asdict
+
+    from iotuner.tune import noise, objective, printout
+
+    v = noise.compare(candidate, default, objective.parse("perf", None))
+    return v, printout.describe_verdict(asdict(v))
+
+
+def test_a_wild_default_leaves_the_magnitude_uncertain_and_a_steady_one_does_not():
+    # the case: default runs from 15.6 to 2,649 MiB/s, a winner near 1,000
+    wild, text = _verdict([1000, 1100, 990, 1020, 1005, 1010, 995], [15.6, 2649, 30, 1800, 25, 20, 40])
+    assert wild.high / wild.low > 2 and "magnitude is uncertain" in text, text
+    steady, text = _verdict([1596, 1466, 1596, 1477, 1597], [1213, 1295, 1141, 1099, 1209])
+    assert steady.low < steady.gain < steady.high < 2 * steady.low and "uncertain" not in text, text
+
+
+def test_a_loss_is_worded_as_a_loss():
+    v, text = _verdict([71, 70, 72, 73, 69], [100, 101, 99, 100, 102])
+    assert v.gain < 1 and "loss" in text and "within the measured noise" not in text, text
+    same, text = _verdict([99, 101, 100, 98, 102], [100, 101, 99, 100, 102])
+    assert "within the measured noise" in text and "loss, " not in text, text
+
+
+def test_no_negative_roti_peak():
+    from iotuner.tune import objective, trajectory
+    from iotuner.tune.study.derive import Point
+
+    obj = objective.parse("perf", None)
+    worse = [Point(t, "trial", i, True, 90.0, 90.0, 1, 100.0, 1) for i, t in enumerate((60.0, 120.0))]
+    r = trajectory.roti(worse, obj, 1, None, 120.0)
+    assert r.curve and all(c[1] < 0 for c in r.curve) and r.peak is None and r.peak_at_s is None
+
+
+def test_the_kernels_speedup_is_from_interleaved_pairs():
+    from iotuner.kernel.summary import _speedup
+
+    many = _speedup({"speedup": 3.5, "speedup_pairs": [3.1, 3.5, 4.2]})
+    assert "median of 3 interleaved pairs" in many and "3.1-4.2x" in many
+    assert "one pair of runs" in _speedup({"speedup": 3.7, "speedup_pairs": [3.7]})

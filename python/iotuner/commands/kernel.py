@@ -88,9 +88,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     v.add_argument(
         "--repeats",
         type=int,
-        default=1,
+        default=3,
         metavar="N",
-        help="application and kernel runs, alternating, for the evaluation times (default 1)",
+        help="pairs of application and kernel runs, interleaved, for the evaluation times and the kernel's "
+        "speed-up (default 3; 1: one run each, no spread)",
     )
     v.add_argument(
         "--tolerance",

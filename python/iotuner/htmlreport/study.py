@@ -199,6 +199,7 @@ def _verdict(study: dict) -> str:
         ("confirmed default (median)", s.get("confirmed_default"), unit),
         ("winner (median)", (s.get("winner") or {}).get("median"), unit),
         ("gain (winner / default)", v.get("gain"), "x"),
+        ("gain's 95% interval", _interval(v), ""),
         ("p-value", v.get("p_value"), ""),
         ("significance level", v.get("alpha"), ""),
         ("measured noise", v.get("noise"), "(relative)"),
@@ -231,6 +232,12 @@ def _verdict(study: dict) -> str:
         [[e(k), e(f"{fmt(val)} {u}".strip())] for k, val, u in rows if val is not None],
         widths=["40%", "60%"],
     )
+
+
+def _interval(verdict: dict) -> str | None:
+    from ..tune.printout import describe_interval
+
+    return describe_interval(verdict).removeprefix("95% interval ") or None
 
 
 def _seconds(x) -> str:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import functools
 import statistics
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from scipy.stats import mannwhitneyu
+import numpy as np
+from scipy.stats import bootstrap, mannwhitneyu
 
 from .objective import Objective
 
@@ -47,6 +49,9 @@ class Verdict:
     noise: float  # relative spread of the default's runs
     significant: bool
     alpha: float
+    # the gain's 95% confidence interval, bootstrapped over both sides' runs (None: too few runs)
+    low: float | None = None
+    high: float | None = None
 
     def describe(self, unit_word: str = "") -> str:
         from .printout import describe_verdict
@@ -72,7 +77,49 @@ def compare(
     p = _p_value([objective.key(x) for x in candidate], [objective.key(x) for x in default])
     level = alpha / max(1, comparisons)
     noise = relative_spread(default)
-    return Verdict(gain, p, noise, p < level and gain - 1 > noise, level)
+    low, high = gain_interval(candidate, default, objective)
+    return Verdict(gain, p, noise, p < level and gain - 1 > noise, level, low, high)
+
+
+CONFIDENCE = 0.95
+RESAMPLES = 2000
+
+
+def gain_interval(
+    candidate: Sequence[float], default: Sequence[float], objective: Objective
+) -> tuple[float | None, float | None]:
+    """The gain's confidence interval: the ratio of the medians, recomputed over resamples of each side's
+    runs (a percentile bootstrap; seeded, so a study's verdict reads the same every time). Default runs that
+    spread from 15 to 2,600 MiB/s give an interval as wide as they are, so a 40x gain is not quoted as
+    if its magnitude were known."""
+    if len(candidate) < 2 or len(default) < 2:
+        return None, None
+
+    def ratio(c, d, axis=-1):
+        mc, md = np.median(c, axis=axis), np.median(d, axis=axis)
+        if objective.direction == "maximize":
+            return mc / np.where(md > 0, md, np.nan)
+        return md / np.where(mc > 0, mc, np.nan)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy's on samples of equal values: the interval is then a point
+        try:
+            res = bootstrap(
+                (np.asarray(candidate, float), np.asarray(default, float)),
+                ratio,
+                vectorized=True,
+                paired=False,
+                confidence_level=CONFIDENCE,
+                n_resamples=RESAMPLES,
+                method="percentile",
+                rng=np.random.default_rng(0),
+            )
+        except ValueError:  # degenerate samples
+            return None, None
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return None, None
+    return low, high
 
 
 def undecided(v: Verdict) -> bool:

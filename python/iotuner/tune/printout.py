@@ -43,16 +43,44 @@ def describe_roti(unit: str, peak: float | None, peak_at_s: float | None, final:
     return f"RoTI: {shown}final {final:,.1f} {unit}"
 
 
+UNCERTAIN = 2.0  # an interval whose ends are further apart than this factor leaves the magnitude open
+
+
+def describe_interval(v: dict) -> str:
+    """ "95% interval 1.21-1.45x", and when it is wide, that the magnitude is uncertain ("" without one)."""
+    low, high = v.get("low"), v.get("high")
+    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
+        return ""
+    text = f"95% interval {low:.2f}-{high:.2f}x"
+    if low > 0 and high / low > UNCERTAIN:
+        text += ": the direction holds, the magnitude is uncertain (the runs spread widely)"
+    return text
+
+
 def describe_verdict(v: dict) -> str:
-    pct = (v["gain"] - 1) * 100
+    gain = v["gain"]
+    pct = (gain - 1) * 100
+    interval = describe_interval(v)
+    within = f"{pct:+.1f}%" + (f", {interval}" if interval else "")
     if v["significant"]:
         return (
-            f"{v['gain']:.2f}x the default ({pct:+.1f}%, beyond the measured noise of "
+            f"{gain:.2f}x the default ({within}; beyond the measured noise of "
             f"{v['noise'] * 100:.1f}%; p = {v['p_value']:.3g})"
         )
+    if gain < 1 and 1 - gain > v["noise"]:  # slower beyond the noise: a loss, not "within the noise"
+        return (
+            f"no improvement: the best candidate is a loss, {gain:.2f}x the default ({within}); "
+            f"the default settings are kept"
+        )
     return (
-        f"no significant improvement: {v['gain']:.2f}x the default ({pct:+.1f}%) is within the measured "
-        f"noise (spread {v['noise'] * 100:.1f}%, p = {v['p_value']:.3g} against {v['alpha']:.3g} needed)"
+        f"no significant improvement: {gain:.2f}x the default ({within}) is "
+        + ("a loss " if gain < 1 else "")
+        + f"within the measured noise (spread {v['noise'] * 100:.1f}%, p = {v['p_value']:.3g} against "
+        f"{v['alpha']:.3g} needed)"
+        if gain < 1 or gain - 1 <= v["noise"]
+        else f"no significant improvement: {gain:.2f}x the default ({within}), but its runs do not beat the "
+        f"default's consistently enough (p = {v['p_value']:.3g} against {v['alpha']:.3g} needed; spread "
+        f"{v['noise'] * 100:.1f}%)"
     )
 
 

@@ -8,7 +8,7 @@ tuning time. From it:
   perf_default(t)) / t, t in minutes, at every point of the trajectory. A
   point counts only once the default and the best configuration both have a
   median of at least `min_runs` runs (the study's --repeats), so one lucky
-  first run cannot make the peak.
+  first run cannot make the peak, and there is no peak when no point beat the default.
 - the final RoTI: the confirmed gain (the winner's median minus the default's
   median, both in the confirmation round) over all the tuning time.
 - the viability point (TunIO's lifecycle view, Fig. 12): the number of
@@ -66,6 +66,8 @@ def roti(
     """RoTI along the trajectory, its peak, and the final RoTI of a confirmed gain (in the objective's unit)."""
     curve = roti_curve(points, objective, min_runs)
     peak = max(curve, key=lambda c: c[1]) if curve else None
+    if peak is not None and peak[1] <= 0:  # the search never beat the default: no return to peak
+        peak = None
     final = confirmed_gain / (total_s / 60) if confirmed_gain is not None and total_s > 0 else None
     return Roti(objective.roti_unit(), tuple(curve), peak[1] if peak else None, peak[0] if peak else None, final)
 
