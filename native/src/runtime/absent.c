@@ -58,7 +58,7 @@ static const char *patterns(const iot_settings *s, const knob *k, char *out, siz
         if (pos < len)
             pos += (size_t)snprintf(out + pos, len - pos, "%s%s%s%s%s%s", pos ? ", " : "",
                                     grp->file_glob ? "'" : "", grp->file_glob ? grp->file_glob : "",
-                                    grp->file_glob ? "'" : "", grp->dataset_glob ? " datasets '" : "",
+                                    grp->file_glob ? "'" : "", !grp->dataset_glob ? "" : grp->file_glob ? " datasets '" : "datasets '",
                                     grp->dataset_glob ? grp->dataset_glob : "");
         if (grp->dataset_glob && pos < len)
             pos += (size_t)snprintf(out + pos, len - pos, "'");

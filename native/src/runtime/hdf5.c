@@ -48,32 +48,43 @@ IOT_HDF5_LATER_CALLS(IOT_DECLARE)
 typedef struct dset_rec {
     iot_phase *ph;
     int xfer; /* requested H5FD_mpio_xfer_t + 1, 0 = leave alone */
+    int per_dataset;        /* xfer comes from a group with a dataset pattern: read back for this dataset */
+    _Atomic int unverified; /* xfer not read back yet: the dataset's first transfer claims that */
 } dset_rec;
 
 static iot_handles dsets = IOT_HANDLES_INIT;
 /* the last dataset this thread used: repeated small writes skip the lock */
 static IOT_TLS iot_handle_cache dset_cache;
 
-static void dset_put(hid_t id, iot_phase *ph, int xfer)
+static void dset_put(hid_t id, iot_phase *ph, int xfer, int per_dataset)
 {
     dset_rec *r = malloc(sizeof *r);
     if (!r)
         return;
-    *r = (dset_rec){ph, xfer};
+    r->ph = ph;
+    r->xfer = xfer;
+    r->per_dataset = per_dataset;
+    atomic_init(&r->unverified, xfer != 0);
     if (iot_handles_put(&dsets, IOT_HANDLE_INT(id), r))
         free(r); /* no room: the dataset goes untracked */
 }
 
-/* 1: this thread's last dataset; 2: found in the table (this thread's first call on it); 0: not tracked. */
+/* 1: this thread's last dataset; 2: found in the table (this thread's first call on it); 3: found, and this call
+ * reads back the requested transfer mode (the dataset's first transfer on any thread; 4: a mode requested for
+ * this dataset); 0: not tracked. */
 static inline int dset_get(hid_t id, iot_phase **ph, int *xfer)
 {
     int cached;
-    const dset_rec *r = iot_handles_find_cached(&dsets, &dset_cache, IOT_HANDLE_INT(id), &cached);
+    dset_rec *r = iot_handles_find_cached(&dsets, &dset_cache, IOT_HANDLE_INT(id), &cached);
     if (!r)
         return 0;
     *ph = r->ph;
     *xfer = r->xfer;
-    return cached ? 1 : 2;
+    if (cached)
+        return 1;
+    if (atomic_load_explicit(&r->unverified, memory_order_relaxed) && atomic_exchange(&r->unverified, 0))
+        return 3 + r->per_dataset;
+    return 2;
 }
 
 static void dset_drop(hid_t id)
@@ -103,19 +114,24 @@ static iot_phase *phase_of_object(hid_t obj)
     return ph;
 }
 
-static int requested_xfer(iot_phase *ph, const char *dataset)
+/* per_dataset: the mode comes from a group with a dataset pattern (not the file's own setting) */
+static int requested_xfer(iot_phase *ph, const char *dataset, int *per_dataset)
 {
+    *per_dataset = 0;
     if (!ph)
         return 0;
-    const iot_setting *s[64];
+    const iot_setting *s[64], *f[64];
     size_t n = iot_resolve(ph, dataset, IOT_LAYER_HDF5, s, 64);
     const iot_setting *t = iot_setting_of(s, n, IOT_KNOB_TRANSFER_MODE);
     if (!t)
         return 0;
+    size_t nf = iot_resolve(ph, NULL, IOT_LAYER_HDF5, f, 64);
+    *per_dataset = iot_setting_of(f, nf, IOT_KNOB_TRANSFER_MODE) != t;
     if (!iot_h5_is_mpio(ph)) {
         char why[160];
         snprintf(why, sizeof why, "the file uses HDF5's %s driver: there is no collective transfer", ph->driver);
-        iot_phase_check(ph, "hdf5", t->name, NULL, t->text, NULL, IOT_STATUS_NOT_APPLICABLE, why);
+        iot_phase_check(ph, "hdf5", t->name, *per_dataset ? dataset : NULL, t->text, NULL, IOT_STATUS_NOT_APPLICABLE,
+                        why);
         return 0;
     }
     return (!strcmp(t->text, "collective") ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT) + 1;
@@ -436,8 +452,10 @@ static hid_t dataset_create(const dcreate_call *c, hid_t loc, const char *name, 
     }
     if (mine >= 0)
         iot_h5.Pclose(mine);
-    if (did >= 0 && ph)
-        dset_put(did, ph, requested_xfer(ph, dname));
+    if (did >= 0 && ph) {
+        int per_dataset, xfer = requested_xfer(ph, dname, &per_dataset);
+        dset_put(did, ph, xfer, per_dataset);
+    }
     iot_h5_quiet_end(q);
     iot_internal--;
     return did;
@@ -495,7 +513,8 @@ static hid_t dataset_opened(hid_t did, hid_t loc, const char *name)
     if (ph) {
         char dname[1024];
         object_name(loc, name, dname, sizeof dname);
-        dset_put(did, ph, requested_xfer(ph, dname));
+        int per_dataset, xfer = requested_xfer(ph, dname, &per_dataset);
+        dset_put(did, ph, xfer, per_dataset);
     }
     iot_internal--;
     return did;
@@ -659,12 +678,32 @@ static uint64_t transfer_bytes(hid_t did, hid_t mem_type, hid_t mem_space, hid_t
 typedef struct {
     iot_phase *ph;
     int xfer, temporary, is_write;
-    int first; /* this thread's first call on the dataset: the phase's transfer mode may still be unread */
+    int first; /* dset_get's answer - 1: 1 this thread's first call on the dataset (the phase's transfer mode may
+                * still be unread), 2 the dataset's requested mode to read back, 3 the same, requested for it */
     hid_t app, use;
     uint64_t bytes;
     unsigned weight;
     uint64_t t0;
 } transfer;
+
+/* What HDF5 did with the requested transfer mode: for the phase (its first transfer), or for a dataset whose
+ * own pattern asked for it (its first transfer, the check naming it). */
+static __attribute__((noinline)) void verify_transfer(const transfer *t, hid_t did)
+{
+    iot_internal++;
+    char dname[1024];
+    const char *dataset = NULL;
+    int xfer = t->xfer;
+    if (t->first == 3) {
+        if (iot_h5.Iget_name(did, dname, sizeof dname) <= 0)
+            snprintf(dname, sizeof dname, "(anonymous)");
+        dataset = dname;
+    } else if (xfer && iot_phase_has_dataset_check(t->ph, "hdf5", "transfer_mode", NULL)) {
+        xfer = 0; /* the file's own request is read back once */
+    }
+    iot_h5_verify_transfer(t->ph, dataset, t->app, t->use, xfer);
+    iot_internal--;
+}
 
 static inline __attribute__((always_inline)) int transfer_begin(transfer *t, int is_write, size_t count,
                                                                 const hid_t *dids, const hid_t *mts,
@@ -677,7 +716,7 @@ static inline __attribute__((always_inline)) int transfer_begin(transfer *t, int
     int found = dset_get(dids[0], &t->ph, &t->xfer);
     if (!found)
         return 0;
-    t->first = found == 2;
+    t->first = found - 1;
     if (t->xfer) {
         int temporary;
         iot_internal++;
@@ -713,11 +752,9 @@ static inline __attribute__((always_inline)) void transfer_end(transfer *t, herr
         for (size_t i = 0; i < count; i++)
             t->bytes += transfer_bytes(dids[i], mts[i], mss[i], fss[i]);
     iot_level_end(t->ph, IOT_LEVEL_HDF5, rc >= 0 ? t->bytes : 0, dt, t->weight, t->is_write);
-    if (rc >= 0 && (t->first || t->xfer) && !t->ph->xfer_checked) { /* once per phase; the rest skip the load */
-        iot_internal++;
-        iot_h5_verify_transfer(t->ph, t->app, t->use, t->xfer);
-        iot_internal--;
-    }
+    /* once per phase, and once per dataset with a mode of its own; the rest skip the load */
+    if (rc >= 0 && (t->first || t->xfer) && (!t->ph->xfer_checked || t->first > 1))
+        verify_transfer(t, dids[0]);
     if (t->temporary)
         iot_h5.Pclose(t->use);
 }

@@ -497,20 +497,22 @@ hid_t iot_h5_transfer_plist(hid_t dxpl, int xfer, int *temporary)
 
 /* After the phase's first H5Dwrite / H5Dread: what HDF5 did with the requested mode, and the
  * application's own mode (from its transfer list), once per phase. */
-void iot_h5_verify_transfer(iot_phase *ph, hid_t app_dxpl, hid_t used, int xfer)
+void iot_h5_verify_transfer(iot_phase *ph, const char *dataset, hid_t app_dxpl, hid_t used, int xfer)
 {
-    ph->xfer_checked = 1;
-    H5FD_mpio_xfer_t own = H5FD_MPIO_INDEPENDENT;
-    if (app_dxpl != H5P_DEFAULT && iot_h5.Pget_dxpl_mpio)
-        iot_h5.Pget_dxpl_mpio(app_dxpl, &own);
-    if (iot_h5_is_mpio(ph))
-        iot_phase_app_setting(ph, IOT_LAYER_HDF5, iot_catalogue[IOT_KNOB_TRANSFER_MODE].name, mode_name(own));
+    if (!ph->xfer_checked) {
+        ph->xfer_checked = 1;
+        H5FD_mpio_xfer_t own = H5FD_MPIO_INDEPENDENT;
+        if (app_dxpl != H5P_DEFAULT && iot_h5.Pget_dxpl_mpio)
+            iot_h5.Pget_dxpl_mpio(app_dxpl, &own);
+        if (iot_h5_is_mpio(ph))
+            iot_phase_app_setting(ph, IOT_LAYER_HDF5, iot_catalogue[IOT_KNOB_TRANSFER_MODE].name, mode_name(own));
+    }
     if (!xfer)
         return;
     const char *want = mode_name((H5FD_mpio_xfer_t)(xfer - 1));
     H5D_mpio_actual_io_mode_t m;
     if (!iot_h5.Pget_mpio_actual_io_mode || iot_h5.Pget_mpio_actual_io_mode(used, &m) < 0) {
-        iot_phase_check(ph, "hdf5", "transfer_mode", NULL, want, NULL, IOT_STATUS_APPLIED,
+        iot_phase_check(ph, "hdf5", "transfer_mode", dataset, want, NULL, IOT_STATUS_APPLIED,
                         "set; not read back: this HDF5 cannot report the mode it used (H5Pget_mpio_actual_io_mode)");
         return;
     }
@@ -528,5 +530,5 @@ void iot_h5_verify_transfer(iot_phase *ph, hid_t app_dxpl, hid_t used, int xfer)
             snprintf(why, sizeof why, "HDF5 performed %s I/O", eff);
         }
     }
-    iot_phase_check(ph, "hdf5", "transfer_mode", NULL, want, eff, st, why);
+    iot_phase_check(ph, "hdf5", "transfer_mode", dataset, want, eff, st, why);
 }

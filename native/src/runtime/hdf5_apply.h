@@ -128,6 +128,6 @@ void iot_h5_verify_chunking(iot_phase *ph, hid_t did, const char *dname, const i
  * *temporary: the caller closes it after the transfer. */
 hid_t iot_h5_transfer_plist(hid_t dxpl, int xfer, int *temporary);
 /* After the phase's first transfer: what HDF5 did with the requested mode, and the application's own. */
-void iot_h5_verify_transfer(iot_phase *ph, hid_t app_dxpl, hid_t used, int xfer);
+void iot_h5_verify_transfer(iot_phase *ph, const char *dataset, hid_t app_dxpl, hid_t used, int xfer);
 
 #endif

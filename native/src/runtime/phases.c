@@ -500,6 +500,17 @@ int iot_phase_has_check(iot_phase *ph, const char *layer, const char *name)
     return found;
 }
 
+int iot_phase_has_dataset_check(iot_phase *ph, const char *layer, const char *name, const char *dataset)
+{
+    int found = 0;
+    pthread_mutex_lock(&registry_lock);
+    for (size_t i = 0; i < ph->nchecks && !found; i++)
+        found = !strcmp(ph->checks[i].layer, layer) && !strcmp(ph->checks[i].name, name) &&
+                !strcmp(ph->checks[i].dataset, dataset ? dataset : "");
+    pthread_mutex_unlock(&registry_lock);
+    return found;
+}
+
 void iot_phase_set_hints(iot_phase *ph, char *json)
 {
     pthread_mutex_lock(&registry_lock);

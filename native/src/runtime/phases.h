@@ -35,6 +35,8 @@ void iot_phase_check(iot_phase *ph, const char *layer, const char *name, const c
                      const char *requested, const char *effective, iot_status status, const char *reason);
 /* 1 when the phase has an entry for this knob (any dataset). */
 int iot_phase_has_check(iot_phase *ph, const char *layer, const char *name);
+/* The same, for one dataset's row only (NULL: the file's own row). */
+int iot_phase_has_dataset_check(iot_phase *ph, const char *layer, const char *name, const char *dataset);
 void iot_phase_set_hints(iot_phase *ph, char *json);
 /* The application's own value of a knob (its property lists, its MPI_Info), as it opened the file; an
  * HDF5 property at the library's default is left out. */
