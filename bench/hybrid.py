@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from iotuner import native, runner
-from iotuner.tune.strategies.hybrid import calibration, predict
+from iotuner.perfmodel import calibration, predict
 
 LOCK = "/tmp/iotuner-timing.lock"
 KIB, MIB = 1024, 1024 * 1024

@@ -331,7 +331,7 @@ def platform(opts) -> None:
 def calibrate(opts) -> tuple[list[dict], dict]:
     """The calibration's records and what it was: iotuner calibrate on 2 ranks, then the collectives and
     exchanges on up to --upto ranks, every pass under the timing lock."""
-    from iotuner.tune.strategies.hybrid import calibration
+    from iotuner.perfmodel import calibration
 
     records: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="iotuner-simulate-") as tmp:

@@ -58,11 +58,11 @@ import numpy as np
 from scipy import stats
 
 from iotuner import settings
+from iotuner.perfmodel import calibration
 from iotuner.tune import launch, replay
 from iotuner.tune import objective as objectives
 from iotuner.tune import space as spaces
 from iotuner.tune.evaluate import JobEvaluator
-from iotuner.tune.strategies.hybrid import calibration
 
 SAVE_EVERY = 25  # runs between saves
 QUIET = 0.25  # cores other processes may use during a run that counts as quiet

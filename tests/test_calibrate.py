@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from iotuner.tune.strategies.hybrid import calibration
+from iotuner.perfmodel import calibration
 
 pytestmark = pytest.mark.mpi
 

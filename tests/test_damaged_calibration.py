@@ -89,7 +89,7 @@ def iotuner(*args, env=None):
 
 def test_the_undamaged_calibration_loads():
     """The damage below is what the readers refuse: the same document undamaged is a calibration."""
-    from iotuner.tune.strategies.hybrid import calibration
+    from iotuner.perfmodel import calibration
 
     cal = calibration.Calibration.from_doc(calibration_doc())
     assert set(cal.surrogates) == set(OPS) and cal.cost("p2p", 1 << 20, nprocs=2) > 0

@@ -332,7 +332,7 @@ def calibrations() -> list[bytes]:
 def _small_grid(monkeypatch):
     """calibrate's model selection with one candidate: the fuzzer is after the reader, not scikit-learn's
     grid search (a minute a file here)."""
-    from iotuner.tune.strategies.hybrid import calibration
+    from iotuner.perfmodel import calibration
 
     full = calibration._candidates
     monkeypatch.setattr(
@@ -376,7 +376,7 @@ def test_simulate_here_survives_damaged_calibrations(calibrations, tmp_path):
 def test_the_tuners_calibration_reader_says_why_or_loads(calibrations, tmp_path):
     """What tune's prior (auto, hybrid) reads: a damaged calibration is a CalibrationError with its reason (the
     study then has no prior), never another exception."""
-    from iotuner.tune.strategies.hybrid import calibration
+    from iotuner.perfmodel import calibration
 
     rng = random.Random(39)
     target = tmp_path / "cal.json"

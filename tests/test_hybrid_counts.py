@@ -9,8 +9,8 @@ import json
 import pytest
 
 from conftest import mpi, run_job, write_json
-from iotuner.tune.strategies.hybrid import hints as hybrid_hints
-from iotuner.tune.strategies.hybrid import twophase, verify
+from iotuner.perfmodel import romio_hints as hybrid_hints
+from iotuner.perfmodel import twophase, verify
 
 BLOCKS, BUFFERS, NODES, COUNT, PER_CALL = (1000, 65536), ("4096", "65536", "1M"), (1, 2), 8, 4
 
@@ -157,9 +157,9 @@ def test_a_call_counted_once_and_looked_up_counts_as_if_counted_again():
     the stripes, reads of a file the phase itself extends, and sparse calls with read-modify-write."""
     import random
 
-    from iotuner.tune.strategies.hybrid import count, fileio
-    from iotuner.tune.strategies.hybrid import ops as hybrid_ops
-    from iotuner.tune.strategies.hybrid import pattern as hybrid_pattern
+    from iotuner.perfmodel import count, fileio
+    from iotuner.perfmodel import ops as hybrid_ops
+    from iotuner.perfmodel import pattern as hybrid_pattern
 
     def afresh(pat, h, size):
         f, total = fileio.File(size), hybrid_ops.Ops(pat.nprocs)

@@ -185,7 +185,7 @@ def keep_every_layer(monkeypatch):
 @pytest.fixture(scope="module")
 def calibration():
     """A calibration of made-up costs (linear in bytes), so these tests need no `iotuner calibrate`."""
-    from iotuner.tune.strategies.hybrid import calibration as cal
+    from iotuner.perfmodel import calibration as cal
 
     class Linear(cal.Calibration):
         def __init__(self):
@@ -201,9 +201,9 @@ def calibration():
 def test_the_predicted_objective_of_the_baseline_is_the_measured_one(strided_report, calibration):
     """With the baseline's own hints, every objective predicts what the run measured: the model moves the
     measured phase times only by what a setting changes."""
+    from iotuner.perfmodel.predict import Predictor
     from iotuner.report import parse
     from iotuner.tune import objective
-    from iotuner.tune.strategies.hybrid.predict import Predictor
 
     for name in ("perf", "write-bw", "read-bw", "io-time"):
         obj = objective.parse(name)
@@ -216,8 +216,8 @@ def test_hybrid_ranks_by_the_studys_objective(strided_report, calibration):
     """A write-only hint changes the predicted I/O time but not the predicted read bandwidth: ranked by
     read-bw, settings that differ only there tie; ranked by write-bw they do not. A regex objective cannot be
     predicted: the I/O time ranks, and the strategy says why."""
+    from iotuner.perfmodel.predict import Predictor
     from iotuner.tune import objective
-    from iotuner.tune.strategies.hybrid.predict import Predictor
 
     reads = Predictor(strided_report, calibration, objective.parse("read-bw"))
     writes = Predictor(strided_report, calibration, objective.parse("write-bw"))
@@ -227,7 +227,7 @@ def test_hybrid_ranks_by_the_studys_objective(strided_report, calibration):
     assert writes.score(one)[0] != pytest.approx(writes.score(other)[0])
     # the ranking follows the objective, best first
     sp = spaces.twophase()
-    from iotuner.tune.strategies.hybrid import predict
+    from iotuner.perfmodel import predict
 
     ranked = predict.rank_points(sp, writes, strategies.make("hybrid", sp, 0, {}).fixed())
     values = [score[0] for score, _ in ranked]
@@ -240,10 +240,10 @@ def test_hybrid_ranks_by_the_studys_objective(strided_report, calibration):
 def test_a_run_under_ompio_gives_no_prior_and_says_why(strided_report, calibration, monkeypatch):
     """The model counts ROMIO's operations: from a run whose MPI-IO was Open MPI's OMPIO neither hybrid nor
     auto's prior predicts, and both say why; the same run under ROMIO gives a prior."""
+    from iotuner.perfmodel import calibration as calibrations
+    from iotuner.perfmodel.predict import nothing_to_predict
     from iotuner.tune import objective
     from iotuner.tune.strategies.auto import prior
-    from iotuner.tune.strategies.hybrid import calibration as calibrations
-    from iotuner.tune.strategies.hybrid.strategy import nothing_to_predict
 
     monkeypatch.setattr(calibrations, "for_study", lambda config, option: calibration)
     ompio = json.loads(json.dumps(strided_report))
@@ -259,8 +259,8 @@ def test_a_run_under_ompio_gives_no_prior_and_says_why(strided_report, calibrati
 def test_hdf5s_independent_transfer_is_predicted_as_romios_independent_path(strided_report, calibration):
     """HDF5's transfer mode is a dimension the model covers: an independent transfer reaches ROMIO as
     independent calls, the path of collective buffering disabled, whatever the cb hints say."""
+    from iotuner.perfmodel import predict
     from iotuner.tune import objective
-    from iotuner.tune.strategies.hybrid import predict
 
     sp = spaces.romio()
     assert "hdf5.transfer_mode" in predict.modelled(sp) and "hdf5.alignment" not in predict.modelled(sp)
@@ -299,10 +299,10 @@ def test_among_equal_predictions_the_prior_pins_what_automatic_would_decide():
     prior's point is the surface's best, the same change from the `automatic` twin is not within 95% of it."""
     from pathlib import Path
 
+    from iotuner.perfmodel import calibration as calibrations
+    from iotuner.perfmodel import predict
     from iotuner.tune import objective, replay
     from iotuner.tune.strategies.auto import prior
-    from iotuner.tune.strategies.hybrid import calibration as calibrations
-    from iotuner.tune.strategies.hybrid import predict
 
     rec = replay.load(Path(__file__).resolve().parents[1] / "bench" / "data" / "bandio-joint-sweep-48.json.gz")
     obj = objective.parse("io-time")
@@ -331,8 +331,8 @@ def test_a_call_shape_is_counted_once_per_setting(strided_report, calibration, m
     """Predicting a space counts each distinct call of a phase once per effective setting (64 alike calls a
     phase here), then looks it up: what makes a 1,000-point space take under a second (bench/hybrid.py
     --predict times it)."""
+    from iotuner.perfmodel import count, predict
     from iotuner.tune import objective
-    from iotuner.tune.strategies.hybrid import count, predict
 
     calls = []
     real = count.collective
@@ -352,9 +352,9 @@ def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(
     (HDF5's stay as the default has them); then multivariate TPE, which counts those runs as its first, proposes
     points never
     measured before, HDF5's among them."""
+    from iotuner.perfmodel import calibration as calibrations
+    from iotuner.perfmodel import predict
     from iotuner.tune.store import BASELINE
-    from iotuner.tune.strategies.hybrid import calibration as calibrations
-    from iotuner.tune.strategies.hybrid import predict
     from tune_helpers import make_study
 
     monkeypatch.setattr(calibrations.Calibration, "load", classmethod(lambda cls, path=None: calibration))
@@ -390,9 +390,9 @@ def test_auto_then_changes_what_no_model_covers_one_at_a_time(strided_report, ca
     romio space: HDF5's alignment and collective metadata), one change at a time from the best point measured
     so far, `explore` runs in all (default 4), each saying why; then TPE. explore=0: TPE right after the
     prior."""
+    from iotuner.perfmodel import calibration as calibrations
+    from iotuner.perfmodel import predict
     from iotuner.tune.store import BASELINE
-    from iotuner.tune.strategies.hybrid import calibration as calibrations
-    from iotuner.tune.strategies.hybrid import predict
     from tune_helpers import make_study
 
     monkeypatch.setattr(calibrations.Calibration, "load", classmethod(lambda cls, path=None: calibration))
@@ -473,9 +473,9 @@ def test_hdf5s_independent_transfers_are_predicted_as_the_collective_calls_they_
     predicted faster, so auto's prior runs them first."""
     from conftest import kernel, mpi, run_job
     from iotuner import report as reports
+    from iotuner.perfmodel import pattern, predict
     from iotuner.tune import objective
     from iotuner.tune.strategies.auto import prior
-    from iotuner.tune.strategies.hybrid import pattern, predict
 
     reps = {}
     no_sieving = tmp_path / "no-sieving.json"  # bench/data/bandio-baseline.json's

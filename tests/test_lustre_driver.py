@@ -1,4 +1,4 @@
-"""ROMIO's Lustre driver as the simulator counts its collective writes (hybrid/lustre.py): how many aggregators
+"""ROMIO's Lustre driver as the simulator counts its collective writes (perfmodel/lustre.py): how many aggregators
 it keeps, stripe-cyclic domains (each aggregator writes its own OSTs, every round covers consecutive stripes),
 its rounds, and reads left to the generic driver. There is no Lustre here: these check the model against the
 driver's documented rules, not against a run."""
@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from iotuner.tune.strategies.hybrid import lustre, twophase
-from iotuner.tune.strategies.hybrid.fileio import File
-from iotuner.tune.strategies.hybrid.hints import Hints
+from iotuner.perfmodel import lustre, twophase
+from iotuner.perfmodel.fileio import File
+from iotuner.perfmodel.romio_hints import Hints
 
 MIB = 1 << 20
 
@@ -121,8 +121,8 @@ def test_calls_counted_once_keep_the_aggregator_their_first_stripe_picks():
     """The counting memo reuses a call shaped like one counted before; on Lustre a call starting on another
     stripe hands its stripes to other aggregators, so the per-rank counts must still equal a call-by-call
     count. 5 ranks write 3 MiB per call (VPIC-IO's layout): call k starts on stripe 15k, 4 aggregators."""
+    from iotuner.perfmodel.count import phase_ops
     from iotuner.simulate import workload
-    from iotuner.tune.strategies.hybrid.count import phase_ops
 
     pattern = workload.segmented("write", 4, 3 * MIB, 5)
     h = lustre_hints(5, 5, 4, 4, MIB, MIB)

@@ -11,7 +11,7 @@ import tempfile
 import pytest
 
 from conftest import MPIEXEC, run_job, write_json
-from iotuner.tune.strategies.hybrid import verify
+from iotuner.perfmodel import verify
 
 pytestmark = pytest.mark.mpi
 

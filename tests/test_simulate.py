@@ -506,7 +506,7 @@ def test_reads_are_priced_as_first_reads_and_an_aggregators_own_data_cold_where_
 def test_the_hybrid_models_reads_tell_a_first_read_from_a_read_again():
     """pread's surrogate has `first` among its features: first reads recorded twice as slow as reads again do not
     blur the reads again that the hybrid model prices (cost without first), and are priced themselves."""
-    from iotuner.tune.strategies.hybrid import calibration
+    from iotuner.perfmodel import calibration
 
     records = []
     for b in (4096, 65536, MIB, 4 * MIB):
@@ -705,7 +705,7 @@ def test_too_many_requests_at_the_measured_scale_are_merged_or_averaged(reports,
     """At the run's own rank count too: the simulator merges a phase's pieces past its budget (as at any
     scale), and the hybrid model, past the much larger number of requests it holds, rebuilds every rank from
     its average call instead of running out of memory. Both budgets are lowered here to the report's size."""
-    from iotuner.tune.strategies.hybrid import pattern as patterns
+    from iotuner.perfmodel import pattern as patterns
 
     monkeypatch.setattr(workloads, "REQUEST_BUDGET", 512)  # the report: 2 ranks x 8 calls x 64 blocks each way
     wl = workloads.load(reports["strided"], None)

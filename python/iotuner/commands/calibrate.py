@@ -101,7 +101,7 @@ def _unwritable(out: Path) -> str | None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..tune.strategies.hybrid import calibration
+    from ..perfmodel import calibration
 
     out = Path(args.output) if args.output else calibration.default_path()
     why = _unwritable(out)

@@ -412,7 +412,7 @@ def bundled() -> list[str]:
 def load(spec: str, calibration: str | None = None) -> Platform:
     """`here` (this machine's calibration), a bundled platform's name, or a platform file."""
     if spec == "here":
-        from ..tune.strategies.hybrid import calibration as cal
+        from ..perfmodel import calibration as cal
 
         try:
             records, meta = cal.measurements(Path(calibration) if calibration else None)

@@ -1,6 +1,6 @@
 """The engine's input for one settings document: the hybrid model's operations, in order, as trace lines.
 
-The hybrid model's counting code (python/iotuner/tune/strategies/hybrid) walks ROMIO's two-phase and independent paths
+The hybrid model's counting code (python/iotuner/perfmodel) walks ROMIO's two-phase and independent paths
 call by call (a phase of independent MPI-IO or POSIX calls takes the independent path whatever the hints say);
 with a Trace it also reports each operation in order, with the message's peer and the file
 call's offset. Collectives are priced here by the platform (they synchronize every rank); everything else
@@ -13,9 +13,9 @@ import json
 import math
 from dataclasses import dataclass, replace
 
-from ..tune.strategies.hybrid.count import phase_ops
-from ..tune.strategies.hybrid.hints import Hints
-from ..tune.strategies.hybrid.predict import hint_overrides
+from ..perfmodel.count import phase_ops
+from ..perfmodel.predict import hint_overrides
+from ..perfmodel.romio_hints import Hints
 from .platform import Platform
 from .workload import Phase
 
@@ -23,7 +23,7 @@ LOCAL = {"isend": "s", "irecv": "r", "pwrite": "W", "pread": "R"}
 
 
 class Trace:
-    """Receives the counting code's operations (hybrid/ops.py) and writes them as engine lines."""
+    """Receives the counting code's operations (perfmodel/ops.py) and writes them as engine lines."""
 
     def __init__(self, platform: Platform, nprocs: int):
         self.platform, self.nprocs = platform, nprocs
@@ -87,7 +87,7 @@ def setup(flat: dict, base_hints: dict, platform: Platform, ranks: int, nodes: i
             merged.setdefault("cb_config_list", f"*:{math.ceil(count / nodes)}")
     per_node = -(-ranks // nodes)
     hints = Hints.from_mapping(merged, ranks, per_node)
-    if platform.lustre:  # ROMIO's Lustre driver takes the collective writes (hybrid/lustre.py)
+    if platform.lustre:  # ROMIO's Lustre driver takes the collective writes (perfmodel/lustre.py)
         hints = replace(hints, lustre=True)
     return Setup(hints, count, size, merged)
 

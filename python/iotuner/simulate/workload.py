@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..tune.strategies.hybrid.pattern import Pattern, exact_shape, hdf5_independent, rank_patterns, requests_of
+from ..perfmodel.pattern import Pattern, exact_shape, hdf5_independent, rank_patterns, requests_of
 
 
 class WorkloadError(ValueError):

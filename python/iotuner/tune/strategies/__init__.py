@@ -5,7 +5,7 @@ with internals of its own is a package that holds all of them: its code, its
 command-line options (`Strategy.add_arguments`), its early stoppers
 (`stop.register_stopper`) and its data (tunio: the picker, the learned
 stopper, their pretraining and policies; model: the performance model;
-hybrid: ROMIO's operation counts, their calibration, and the ml baseline; ga:
+hybrid: the hybrid model's strategy (the model is iotuner.perfmodel) and the ml baseline; ga:
 its sampler). A module registers its strategy with `register(name,
 description)`: on a `Strategy` subclass, or on a factory `(space, seed,
 options) -> Optuna sampler` for a strategy that is only a sampler. Every

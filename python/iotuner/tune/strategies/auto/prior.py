@@ -1,6 +1,6 @@
 """What is known of a point before it runs: the hybrid model's prediction for the knobs it covers.
 
-The hybrid model (`..hybrid.predict.Predictor`) predicts the study's objective for the MPI-IO hints and
+The hybrid model (`iotuner.perfmodel.predict.Predictor`) predicts the study's objective for the MPI-IO hints and
 HDF5's transfer mode of a point, from the default's run report and the machine's calibration. The points it
 ranks best, each a different predicted behaviour, with every other dimension as the default has it, are what
 `auto` runs first. Without a report, a calibration or a dimension the model covers there is
@@ -23,7 +23,7 @@ class Prior:
     def rank(self, default: dict[str, str], k: int) -> list[tuple[dict[str, str], str]]:
         """Its k best points, each predicted to behave differently from the ones before, every dimension it
         does not cover as in `default`; each with its prediction described."""
-        from ..hybrid import predict
+        from ....perfmodel import predict
 
         fixed = {n: default[n] for n in default if n not in self.covered}
         out: list[tuple[tuple, dict[str, str]]] = []
@@ -37,14 +37,13 @@ class Prior:
 
 def model_prior(space, objective, report: dict | None, config, calibration: str | None) -> tuple[Prior | None, str]:
     """(the prior, or None; what it is, or why there is none)."""
-    from ..hybrid import calibration as calibrations
-    from ..hybrid import predict
-    from ..hybrid.strategy import nothing_to_predict
+    from ....perfmodel import calibration as calibrations
+    from ....perfmodel import predict
 
     covered = predict.modelled(space)
     if not covered:
         return None, f"space {space.name} has no dimension the hybrid model predicts"
-    why = nothing_to_predict(report, 1)  # no report, or one of a run the model does not count
+    why = predict.nothing_to_predict(report, 1)  # no report, or one of a run the model does not count
     if why:
         return None, why
     try:
@@ -53,7 +52,7 @@ def model_prior(space, objective, report: dict | None, config, calibration: str 
         return None, str(e)  # names the file and the problem, and says to run `iotuner calibrate`
     pred = predict.Predictor(report, cal, objective)
     if not pred.phases:
-        return None, nothing_to_predict(report, 0)
+        return None, predict.nothing_to_predict(report, 0)
     what = f"the predicted {objective.name}" if pred.by_objective else "the predicted I/O time"
     return Prior(space, pred, covered, config.nodes, objective), (
         f"{what} of the {len(covered)} dimension(s) the hybrid model covers, from the default's run report "

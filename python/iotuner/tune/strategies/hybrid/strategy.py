@@ -22,26 +22,6 @@ from .. import register
 FALLBACKS = ("random",)
 
 
-def nothing_to_predict(report: dict | None, phases: int | None) -> str | None:
-    """Why the model cannot rank anything (None: it can)."""
-    if report is None:
-        return (
-            "the default's runs wrote no run report (the application ran without libiotuner, or its MPI "
-            "is not one iotuner was built for), so there is no access pattern to predict from"
-        )
-    if (report.get("run") or {}).get("mpi_io_component") == "ompio":
-        return (
-            "the default's run used Open MPI's OMPIO, whose collective I/O is not ROMIO's that the model "
-            "counts (Open MPI's io component romio321 is)"
-        )
-    if not phases:
-        return (
-            "the default's run made neither a collective MPI-IO call nor HDF5 independent transfers to a shared "
-            "file, so there is no access pattern to predict from"
-        )
-    return None
-
-
 @register(
     "hybrid",
     "ROMIO's operations counted from the baseline's access pattern, priced by `iotuner calibrate`; "
@@ -54,7 +34,7 @@ class Hybrid(Strategy):
         self.fallback = self.options.get("fallback")
         if self.fallback is not None and self.fallback not in FALLBACKS:
             raise ValueError(f"strategy hybrid: fallback={self.fallback!r}: the only fallback is random")
-        from .predict import modelled
+        from ....perfmodel.predict import modelled
 
         if not modelled(space):
             raise ValueError(
@@ -67,7 +47,7 @@ class Hybrid(Strategy):
         self.calibration = None
 
     def fixed(self) -> dict[str, str]:
-        from .predict import modelled
+        from ....perfmodel.predict import modelled
 
         out = {}
         for d in self.space.dimensions:
@@ -78,20 +58,20 @@ class Hybrid(Strategy):
         return out
 
     def predictor(self, ctx, report: dict):
-        from . import calibration, predict
+        from ....perfmodel import calibration, predict
 
         if self.calibration is None:
             self.calibration = calibration.for_study(ctx.store.config, self.options.get("calibration"))
         return predict.Predictor(report, self.calibration, ctx.objective)
 
     def _rank(self, ctx) -> None:
-        from . import predict
-        from .calibration import CalibrationError
+        from ....perfmodel import predict
+        from ....perfmodel.calibration import CalibrationError
 
         report = ctx.store.baseline_report()
         try:
             pred = self.predictor(ctx, report) if report is not None else None
-            self.missing = nothing_to_predict(report, pred and len(pred.phases))
+            self.missing = predict.nothing_to_predict(report, pred and len(pred.phases))
         except CalibrationError as e:  # a damaged or missing calibration: nothing to predict with, said why
             pred, self.missing = None, str(e)
         if self.missing:
@@ -124,7 +104,7 @@ class Hybrid(Strategy):
         )
 
     def explain(self, ctx, point):
-        from .predict import describe
+        from ....perfmodel.predict import describe
 
         for score, p in self.ranking or ():
             if p == point:

@@ -1,11 +1,11 @@
 """Model-driven tuning (Behzad, Byna, Wild, Prabhat, Snir, Cluster'15).
 
 1. Train: run a designed training set (`training` points, each `--repeats`
-   times; `design` lhs or halves, see perfmodel.design).
+   times; `design` lhs or halves, see design.py).
 2. Fit: a linear combination of basis terms, products of the numeric knobs
    (and the problem size) with exponents in {-1, 0, 1} and categorical
    indicators, chosen by forward selection with cross-validation
-   (perfmodel.fit). Each point's runs are reduced to one value, `target`:
+   (fit.py). Each point's runs are reduced to one value, `target`:
    `min`, the paper's minimum time, i.e. the fastest run (for a bandwidth,
    its highest: the run least disturbed by others), or `median`.
 3. Predict every configuration, run the `top_k` best (search trials, each
@@ -47,7 +47,7 @@ MIB = 1024 * 1024
 class Round:
     number: int
     picks: list[tuple[dict[str, Any], float]]  # (point, predicted value in the objective's unit), best first
-    model: Any  # perfmodel.model.Model
+    model: Any  # model.Model
     predicted: int  # configurations predicted (of the dimensions the model uses)
     method: str
     space_size: int  # configurations of the whole space

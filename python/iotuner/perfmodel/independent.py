@@ -9,9 +9,9 @@ then written back whole (ROMIO's ADIOI_BUFFERED_WRITE / ADIOI_BUFFERED_READ)."""
 from __future__ import annotations
 
 from .fileio import File
-from .hints import Hints
 from .ops import Ops
 from .pattern import Request
+from .romio_hints import Hints
 
 
 def write(ops: Ops, rank: int, reqs: list[Request], hints: Hints, f: File) -> None:

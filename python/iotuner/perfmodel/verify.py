@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .count import phase_ops
-from .hints import Hints
 from .ops import Ops
 from .pattern import from_access
+from .romio_hints import Hints
 
 
 @dataclass

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from .fileio import File
-from .hints import Hints
 from .ops import Ops
 from .pattern import Pattern
+from .romio_hints import Hints
 from .twophase import collective
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .... import native
+from .. import native
 
 MODES = ("enable", "disable", "automatic")
 

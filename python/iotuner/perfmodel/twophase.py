@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from . import independent
 from .fileio import File
-from .hints import Hints
 from .ops import Ops
 from .pattern import Request
+from .romio_hints import Hints
 
 
 def file_domains(st: list[int], end: list[int], naggr: int, hints: Hints):

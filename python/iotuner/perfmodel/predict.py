@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...objective import Objective, ObjectiveError
-from ...space import SearchSpace, complete
+from ..tune.objective import Objective, ObjectiveError
+from ..tune.space import SearchSpace, complete
 from .calibration import Calibration
 from .count import phase_ops
-from .hints import Hints
 from .ops import Ops
 from .pattern import Pattern, from_access, from_hdf5_counters
+from .romio_hints import Hints
 
 COLLECTIVES = ("allgather", "alltoall", "allreduce", "bcast")
 TRANSFER = "hdf5.transfer_mode"
@@ -92,7 +92,7 @@ def phases_of(report: dict) -> list[PhaseModel]:
     """The modelled phases of a run report: those with collective MPI-IO calls (their access section), and a
     shared HDF5 file's independent transfers as the collective calls they would be (from its counters:
     pattern.from_hdf5_counters)."""
-    from ....report import parse
+    from ..report import parse
 
     rep = parse(report)
     out = []
@@ -121,6 +121,26 @@ def hint_overrides(flat: dict, nodes: int = 1) -> dict:
     return out
 
 
+def nothing_to_predict(report: dict | None, phases: int | None) -> str | None:
+    """Why the model cannot rank anything (None: it can)."""
+    if report is None:
+        return (
+            "the default's runs wrote no run report (the application ran without libiotuner, or its MPI "
+            "is not one iotuner was built for), so there is no access pattern to predict from"
+        )
+    if (report.get("run") or {}).get("mpi_io_component") == "ompio":
+        return (
+            "the default's run used Open MPI's OMPIO, whose collective I/O is not ROMIO's that the model "
+            "counts (Open MPI's io component romio321 is)"
+        )
+    if not phases:
+        return (
+            "the default's run made neither a collective MPI-IO call nor HDF5 independent transfers to a shared "
+            "file, so there is no access pattern to predict from"
+        )
+    return None
+
+
 def modelled(space: SearchSpace) -> list[str]:
     """The dimensions of a space the model predicts: every knob an MPI-IO hint, or HDF5's transfer mode."""
     return [d.name for d in space.dimensions if all(k.startswith("mpiio.") or k == TRANSFER for k in d.knobs())]
@@ -133,7 +153,7 @@ class Predictor:
     scales instead), the other phases as measured, and the totals scored by the study's objective."""
 
     def __init__(self, report: dict, cal: Calibration, objective: Objective | None):
-        from ....report import parse
+        from ..report import parse
 
         self.rep, self.cal, self.objective = parse(report), cal, objective
         self.phases = phases_of(report)

@@ -191,7 +191,7 @@ class Calibration:
 
     def save(self, path: Path) -> Path:
         """Atomically; files.OutputError when it cannot be written."""
-        from ....files import OutputError, write_atomic
+        from ..files import OutputError, write_atomic
 
         path = Path(path)
         try:
@@ -247,7 +247,7 @@ def _first_line(e: BaseException) -> str:
 def check(doc, path: Path | str) -> None:
     """CalibrationError naming the first field of doc that a calibration cannot have (its schema,
     docs/calibration.schema.json): every reader downstream can trust the shapes."""
-    from .... import schema
+    from .. import schema
 
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise CalibrationError(f"{path} is not an iotuner calibration file (version {VERSION})")
@@ -258,7 +258,7 @@ def check(doc, path: Path | str) -> None:
 
 
 def _read(path: Path) -> dict:
-    from .... import inputs
+    from .. import inputs
 
     if not path.exists() and not path.is_symlink():
         raise CalibrationError(
@@ -280,7 +280,7 @@ def for_study(config, option: str | None) -> Calibration:
     if option:
         return Calibration.load(option)
     if config.replay is not None:
-        from ...replay import load
+        from ..tune.replay import load
 
         rec = load(config.replay.path)
         if rec.calibration is not None:

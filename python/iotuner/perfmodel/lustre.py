@@ -23,9 +23,9 @@ settings) they are the same.
 from __future__ import annotations
 
 from .fileio import File
-from .hints import Hints
 from .ops import Ops
 from .pattern import Request
+from .romio_hints import Hints
 from .twophase import Exchange  # twophase imports this module only when it needs it
 
 
