@@ -7,8 +7,9 @@
  * independent data mode (ncmpi_begin_indep_data opens PnetCDF's second MPI file handle, ncmpi_put_vara_short);
  * with "hints", ncmpi_create gets the application's own nc_var_align_size=512. Then reopens the file and reads
  * everything back the same ways (blocking, ncmpi_iget_vara_int + ncmpi_wait_all, the flexible
- * ncmpi_get_vara_all), checks every value, and prints the bytes each rank moved and the file's
- * nc_var_align_size as ncmpi_inq_file_info reports it. */
+ * ncmpi_get_vara_all), checks every value, and prints the bytes each rank moved and the nc_var_align_size
+ * ncmpi_inq_file_info reports for the new file after enddef, where the hint acts (a file opened for reading
+ * reports the hint it was given in PnetCDF 1.12, 0 in 1.14). */
 #include <mpi.h>
 #include <pnetcdf.h>
 #include <stdio.h>
@@ -69,6 +70,12 @@ int main(int argc, char **argv)
     CHECK(ncmpi_def_var(ncid, "d", NC_FLOAT, 1, &rdim, &vars[3]));
     CHECK(ncmpi_def_var(ncid, "e", NC_SHORT, 1, &dim, &vars[4]));
     CHECK(ncmpi_enddef(ncid));
+    MPI_Info used;
+    char align[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    CHECK(ncmpi_inq_file_info(ncid, &used));
+    MPI_Info_get(used, "nc_var_align_size", MPI_MAX_INFO_VAL, align, &flag);
+    MPI_Info_free(&used);
 
     MPI_Offset start = (MPI_Offset)rank * N, count = N, half = N / 2, second = start + N / 2;
     MPI_Offset rstart = (MPI_Offset)rank * 4, rcount = 4;
@@ -98,12 +105,6 @@ int main(int argc, char **argv)
         CHECK(ncmpi_get_vara_short(ncid, vars[4], &start, &count, re));
         CHECK(ncmpi_end_indep_data(ncid));
     }
-    MPI_Info used;
-    char align[MPI_MAX_INFO_VAL + 1] = "";
-    int flag = 0;
-    CHECK(ncmpi_inq_file_info(ncid, &used));
-    MPI_Info_get(used, "nc_var_align_size", MPI_MAX_INFO_VAL, align, &flag);
-    MPI_Info_free(&used);
     CHECK(ncmpi_close(ncid));
 
     int bad = 0;

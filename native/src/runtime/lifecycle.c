@@ -60,7 +60,7 @@ static int is_launcher_process(void)
     exe[n] = 0;
     const char *base = strrchr(exe, '/');
     base = base ? base + 1 : exe;
-    static const char *names[] = {"mpiexec", "mpirun", "hydra_", "srun", "slurmstepd", "orterun", "prterun", "prted", "orted"};
+    static const char *names[] = {"mpiexec", "mpirun", "hydra_", "srun", "slurmstepd", "orterun", "prte", "orted"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strncmp(base, names[i], strlen(names[i])))
             return 1;

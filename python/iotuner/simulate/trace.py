@@ -73,6 +73,10 @@ def setup(flat: dict, base_hints: dict, platform: Platform, ranks: int, nodes: i
     """The settings (`{"layer.knob": value}`) on top of the application's own hints and the platform's
     defaults: the stripe layout (lustre.* or striping_* hints, else the platform's default; -1 is every OST),
     the aggregators (the settings', else the platform's default: one per node, or one per stripe)."""
+    # ROMIO of MPICH 4.2 reads back striping_factor=0 and striping_unit=0 on a file system it does not stripe: unset
+    base_hints = {
+        k: v for k, v in base_hints.items() if not (k in ("striping_factor", "striping_unit") and str(v) == "0")
+    }
     merged = {**base_hints, **hint_overrides(flat, nodes)}
     count = flat.get("lustre.stripe_count", merged.get("striping_factor", platform.stripe_count))
     size = flat.get("lustre.stripe_size", merged.get("striping_unit", platform.stripe_size))
