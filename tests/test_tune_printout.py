@@ -1,5 +1,6 @@
 """What `iotuner tune` prints: one line a trial that fits 80 columns, --quiet, --verbose."""
 
+import csv
 import os
 import re
 import subprocess
@@ -123,3 +124,46 @@ def test_the_kernels_speedup_is_from_interleaved_pairs():
     many = _speedup({"speedup": 3.5, "speedup_pairs": [3.1, 3.5, 4.2]})
     assert "median of 3 interleaved pairs" in many and "3.1-4.2x" in many
     assert "one pair of runs" in _speedup({"speedup": 3.7, "speedup_pairs": [3.7]})
+
+
+def test_terminal_summary_page_and_curve_count_the_same_trials_and_default(tmp_path):
+    """A study with a trial that ran once and took effect as the default (a duplicate that ran) and points
+    proposed again (duplicates that did not): every output quotes summary.json's counts and default."""
+    import json
+
+    from PIL import Image
+
+    space = tmp_path / "space.json"
+    space.write_text(
+        json.dumps(
+            {
+                "name": "dup",
+                "dimensions": [
+                    {"knob": "mpiio.romio_cb_write", "values": ["automatic", "enable", "disable"]},
+                    {"knob": "mpiio.romio_ds_write", "values": ["enable", "disable", "automatic"]},
+                ],
+            }
+        )
+    )
+    (tmp_path / "base.json").write_text('{"version": 1, "mpiio": {"romio_ds_write": "disable"}}')
+    args = ("--space", space, "--strategy", "random", "--baseline", "base.json", "--trials", "9", "--quiet")
+    lines = tune(tmp_path, *map(str, args), columns=200)
+    out = tmp_path / "iotuner-iotuner"
+    s = json.loads((out / "summary.json").read_text())
+    rows = [r for r in csv.DictReader(open(out / "trials.csv")) if r["kind"] == "trial"]
+    ran_dup = [r for r in rows if r["duplicate_of"] and r["value"]]
+    assert ran_dup, "no duplicate that ran: the study does not test what it should"
+    assert s["trials"] > s["trials_run"] == 9
+    said = "\n".join(lines)
+    assert f"study iotuner: 9 trials run ({s['trials']} proposed)" in said
+    assert f"(median of the default's {s['default_runs']} runs)" in said
+    html = (out / "report.html").read_text()
+    assert f"<b>9</b><span>trials run ({s['trials']} proposed)</span>" in html
+    assert "Tuning curve: 9 trials run" in html
+    # the default tile is the one the gain is computed against
+    assert f"<b>{s['confirmed_default']:,.1f} MiB/s</b><span>default (confirmation round)</span>" in html
+    assert f"9 trials run ({s['trials']} proposed)" in Image.open(out / "curve.png").text["Title"]
+    # no knob both a best setting and "left out, as they took effect as in the default"
+    best = [x.split(" = ")[0].strip() for x in lines if x.startswith("  ") and " = " in x]
+    left = next((x for x in lines if "left out" in x), "")
+    assert not any(k in left for k in best), (best, left)

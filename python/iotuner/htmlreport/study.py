@@ -136,12 +136,17 @@ def _curve(study: dict) -> str:
     times = [t["t_s"] for t in trials + base + conf if t["t_s"] is not None]
     unit, per = svg.time_unit(max(times + [s.get("tuning_time_s") or 0]) if times else 1)
     ylabel = f"{obj.get('name', 'objective')} ({obj.get('unit')})" if obj.get("unit") else obj.get("name", "objective")
-    dups = sum(1 for t in study["trials"] if t["kind"] in TRIAL_KINDS and t["duplicate_of"])
     kernel = isinstance(s.get("kernel"), dict)  # the search ran the application's I/O kernel
     on = " on the kernel" if kernel else ""
+    run, proposed = s.get("trials_run"), s.get("trials")
+    if not isinstance(run, int):  # a summary without the count
+        run = len(trials)
+    again = proposed - run if isinstance(proposed, int) and proposed > run else 0
+    failed = run - len(trials)  # every trial that ran has a value, unless it failed
     chart = svg.XYChart(
-        f"Tuning curve: {len(trials)} trials run{on}"
-        + (f" ({dups} more proposed were duplicates of these, not run again)" if dups else ""),
+        f"Tuning curve: {run} trials run{on}"
+        + (f", {failed} of them failed (not plotted)" if failed > 0 else "")
+        + (f" ({again} more proposed were duplicates of these, not run again)" if again else ""),
         f"tuning time ({unit})",
         ylabel + (", kernel" if kernel else ""),
     )
@@ -240,6 +245,15 @@ def _interval(verdict: dict) -> str | None:
     return describe_interval(verdict).removeprefix("95% interval ") or None
 
 
+def _default_card(s: dict, obj: dict) -> tuple[str, str]:
+    """The default the gain is measured against: the confirmation round's, when there was one."""
+    unit = obj.get("unit") or ""
+    for key, label in (("confirmed_default", "default (confirmation round)"), ("default", "default")):
+        if isinstance(s.get(key), (int, float)):
+            return label, f"{s[key]:,.1f} {unit}".strip()
+    return "default", "-"
+
+
 def _seconds(x) -> str:
     return f"{x:.3g} s" if isinstance(x, (int, float)) and not isinstance(x, bool) else "?"
 
@@ -290,7 +304,11 @@ def render(study: dict) -> str:
     v = s.get("verdict") or {}
     obj = s.get("objective") or {}
     gain = v.get("gain")
-    run = sum(1 for t in study["trials"] if t["kind"] in TRIAL_KINDS and not t["duplicate_of"])
+    # the counts summary.json gives, as the terminal and curve.png quote them: a duplicate found by its
+    # first run was run, one proposed again was not
+    run = s.get("trials_run")
+    if not isinstance(run, int):  # a summary without the count
+        run = sum(1 for t in study["trials"] if t["kind"] in TRIAL_KINDS and t["value"] is not None)
     proposed = s.get("trials")
     body = [
         cards(
@@ -303,10 +321,7 @@ def render(study: dict) -> str:
                 ),
                 ("gain", f"{gain:.2f}x" if isinstance(gain, (int, float)) else "-"),
                 ("significant", _significance(v)),
-                (
-                    "default",
-                    f"{s['default']:,.0f} {obj.get('unit', '')}" if isinstance(s.get("default"), (int, float)) else "-",
-                ),
+                _default_card(s, obj),
                 ("tuning time", f"{s.get('tuning_time_s', 0):.1f} s"),
             ]
         ),

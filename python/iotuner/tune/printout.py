@@ -101,6 +101,13 @@ def best_line(
     return "best: the default settings" if notes else None
 
 
+def counted(summary: dict) -> str:
+    """The trials a study ran, as the terminal, the HTML page and curve.png all quote them (summary.json's):
+    "70 trials run (79 proposed)"."""
+    run, proposed = summary["trials_run"], summary["trials"]
+    return f"{run} trials run" + (f" ({proposed} proposed)" if proposed != run else "")
+
+
 def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:,.1f}"
 
@@ -108,9 +115,9 @@ def _num(x: float | None) -> str:
 def print_outcome(console: Console, summary: dict, best_doc: dict, out: Path) -> None:
     unit = summary["objective"].get("unit")
     console.print(
-        f"\n[bold]study {summary['study']}[/bold]: {summary['trials']} trials ({summary['trials_run']} run"
+        f"\n[bold]study {summary['study']}[/bold]: {counted(summary)}"
         + (f", {summary['training_runs']} training runs" if summary["training_runs"] else "")
-        + f"), {fmt_time(summary['tuning_time_s'])} of tuning; stopped: {summary['stopped_because']}"
+        + f", {fmt_time(summary['tuning_time_s'])} of tuning; stopped: {summary['stopped_because']}"
     )
     runs = summary.get("application_runs")  # summaries written before it lack it
     if isinstance(runs, dict) and all(isinstance(runs.get(k), int) for k in ("default", "training", "trials")):
@@ -121,7 +128,7 @@ def print_outcome(console: Console, summary: dict, best_doc: dict, out: Path) ->
         )
     console.print(
         f"default settings: {fmt_value(summary['default'], unit)} (median of the default's "
-        f"{summary['baseline_runs']} runs)"
+        f"{summary.get('default_runs', summary['baseline_runs'])} runs)"
     )
     line = best_line(
         summary.get("winner"), summary.get("verdict"), summary.get("confirmed_default"), unit, summary.get("notes")

@@ -375,7 +375,7 @@ def plot(
     if caption:
         fig.text(0.5, 0.005, caption, ha="center", va="bottom", fontsize=8)
     fig.tight_layout(rect=(0, 0.03 if caption else 0, 1, 1))
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, metadata={"Title": title})  # the counts it quotes, readable without OCR
     plt.close(fig)
     return True
 
@@ -404,6 +404,7 @@ def summary(
         "trials_run": store.trials_run(),
         "training_runs": len(store.records(TRAINING)),
         "baseline_runs": len(store.records(BASELINE)),
+        "default_runs": len(store.default_runs),
         "application_runs": store.application_runs(),
         "budget": asdict(store.budget),
         "tuning_time_s": total_s,
@@ -440,7 +441,7 @@ def write_all(store: Store, objective: Objective, outcome: Outcome, out: Path, t
         total_s,
         out / "curve.png",
         f"study {store.name}: {objective.name}, strategy {store.config.strategy}, "
-        f"space {store.config.space.get('name')}",
+        f"space {store.config.space.get('name')}; {printout.counted(doc)}",
         describe_roti(r, why),
     ):
         files["curve"] = str(out / "curve.png")

@@ -793,7 +793,8 @@ class Tuner:
             return settings.validate(_keep_scoped(doc, self.baseline))
         differs = set(json.loads(winner["signature"])) if winner["signature"] else set()
         matters = {k: v for k, v in winner["settings"].items() if any(d.split("[")[0] == k for d in differs)}
-        inert = {k: v for k, v in winner["settings"].items() if k not in matters}
+        # not "left out" when the default settings have it: best.json keeps the default's knobs
+        inert = {k: v for k, v in winner["settings"].items() if k not in matters and base.get(k) != v}
         meta = {
             "tool": "iotuner tune",
             "study": name,
