@@ -244,7 +244,7 @@ class JobEvaluator:
         """Removes the run directories a killed tuner left in the scratch directory: every one (each finished
         run removes its own), or, with --keep or while other workers use the directory, those of the
         interrupted trials."""
-        removed = []
+        removed: list[Path] = []
         if not self.scratch.is_dir():
             return removed
         for d in sorted(self.scratch.iterdir()):

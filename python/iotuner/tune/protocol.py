@@ -38,10 +38,12 @@ from ..lazy import lazy
 from .space import SearchSpace
 
 if TYPE_CHECKING:
+    import optuna
+
     from .evaluate import Measurement
     from .store import Record, Store
-
-optuna = lazy("optuna")  # only strategies that sample need it: `tune --help` does not
+else:
+    optuna = lazy("optuna")  # only strategies that sample need it: `tune --help` does not
 
 SAMPLER = object()  # propose(): the Optuna sampler chooses the point
 
@@ -175,7 +177,7 @@ def sample(
     sampler.before_trial(study, trial)
     if type(sampler).before_trial is not optuna.samplers.BaseSampler.before_trial:
         trial.system_attrs.update(system_attrs())
-    relative = {}
+    relative: dict[str, Any] = {}
     if not fixed:
         space = sampler.infer_relative_search_space(study, trial)
         relative = sampler.sample_relative(study, trial, space) if space else {}

@@ -135,7 +135,11 @@ class SearchSpace:
         return SearchSpace(self.name, kept, self.description, fixed), dropped
 
     def to_json(self) -> dict:
-        out = {"name": self.name, "description": self.description, "dimensions": [d.to_json() for d in self.dimensions]}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "dimensions": [d.to_json() for d in self.dimensions],
+        }
         if self.fixed:
             out["fixed"] = self.fixed
         return out

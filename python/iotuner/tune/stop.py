@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+if TYPE_CHECKING:
+    from .config import Budget
+    from .protocol import Context, Strategy
+    from .space import SearchSpace
+    from .store import Store
 
 MAX_REPROPOSALS = 50  # consecutive proposals of measured points before calling the space exhausted
 
@@ -30,18 +36,24 @@ class Stop:
 class SearchState(Protocol):
     """What the rules see (the tuner provides it)."""
 
-    store: object
-    budget: object
-    strategy: object
-    space: object
-    reproposals: int
-    repeats: int
+    @property
+    def store(self) -> Store: ...
+    @property
+    def budget(self) -> Budget: ...
+    @property
+    def strategy(self) -> Strategy: ...
+    @property
+    def space(self) -> SearchSpace: ...
+    @property
+    def reproposals(self) -> int: ...
+    @property
+    def repeats(self) -> int: ...
 
     def clock(self) -> float: ...
     def next_trial_runs(self) -> int: ...
     def next_trial_estimate(self) -> float: ...
     def confirmation_estimate(self) -> float: ...
-    def context(self) -> object: ...
+    def context(self) -> Context: ...
 
 
 class StopRule(Protocol):
@@ -101,9 +113,9 @@ class Exhaustion:
     name = "exhaustion"
 
     def check(self, state: SearchState) -> str | None:
-        size = state.strategy.searched_size()
-        whole = size is None
-        size = state.space.size() if whole else size
+        searched = state.strategy.searched_size()
+        whole = searched is None
+        size = state.space.size() if searched is None else searched
         if whole:
             measured = len(state.store.requested) + len(state.store.failed)
         else:

@@ -32,12 +32,12 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from optuna.trial import FrozenTrial, TrialState
 
 from .config import Budget, ConfigError, StudyConfig
-from .study.derive import Derived, Point, Pool, Session, signature
+from .study.derive import Derived, Point, Pool, Session, median_of, signature
 from .study.leases import Beat, Lease, LeaseLost, Leases, Section, Sections
 from .study.records import (
     BASELINE,
@@ -234,9 +234,9 @@ class Store(Sessions, Recovery, Sections):
         known.add(r for r in self.as_of(index, *kinds) if r.end is not None)
         return known
 
-    def confirmation_runs(self, plan: str) -> dict[str, list[float]]:
+    def confirmation_runs(self, plan: str) -> dict[str | None, list[float]]:
         """The successful runs of the confirmation round `plan`, by candidate (DEFAULT for the default)."""
-        out: dict[str, list[float]] = {}
+        out: dict[str | None, list[float]] = {}
         for r in self.records(CONFIRMATION):
             if r.attrs.get("plan") == plan and r.ok:
                 out.setdefault(r.attrs.get("candidate"), []).extend(r.runs)
@@ -318,7 +318,7 @@ class Store(Sessions, Recovery, Sections):
         """Configurations other than the default, best first by their current median (key: higher is better;
         by default the objective's direction)."""
         ranked = self.derived.ranked()
-        return ranked if key is None else sorted(ranked, key=lambda p: key(p.median), reverse=True)
+        return ranked if key is None else sorted(ranked, key=lambda p: key(median_of(p)), reverse=True)
 
     def best_pool(self) -> Pool | None:
         return self.derived.best()
@@ -486,7 +486,7 @@ class Store(Sessions, Recovery, Sections):
             asked.heartbeat.stop()
         if not told:  # another worker took this worker for dead and failed the trial: its retry runs it
             self.refresh()
-            return self.record(asked.trial_id)
+            return cast(Record, self.record(asked.trial_id))  # in the study: this worker asked for it
         old = self.record(asked.trial_id)
         attrs = {**(old.attrs if old else {}), "settings": dict(settings), "result": result}
         rec = self._apply(Row(asked.trial_id, asked.number, state, attrs, True, self.db.study_id))

@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import optuna
 
@@ -41,6 +41,8 @@ from .store import (
     canonical,
     signature,
 )
+from .study.derive import median_of
+from .study.leases import Held
 
 Progress = Callable[[dict], None]
 POLL_S = 0.5  # how often a worker looks again at a point another worker is measuring
@@ -205,6 +207,8 @@ class Tuner:
     # ---- measuring ----
 
     def _measure(self, doc: dict, label: str) -> Measurement:
+        if self.evaluator is None:
+            raise TuneError("this tuner only reads the study's outcome: it has no application to run")
         try:
             m = self.evaluator.evaluate(doc, label)
         except OSError as e:  # the tuner's own files, not the application
@@ -290,7 +294,7 @@ class Tuner:
     def best(self) -> tuple[int, float] | None:
         """(first record, current value) of the best effective configuration measured so far."""
         best = self.store.best_pool()
-        return (best.first, best.median) if best else None
+        return (cast(int, best.first), median_of(best)) if best else None
 
     def name_of(self, rid: int) -> str:
         """How the log and trials.csv name a record that measured a point first: trial N, training run N."""
@@ -311,9 +315,10 @@ class Tuner:
                 )
             else:
                 self.note(f"trial {number} was left running by a stopped tuner: it runs again")
-        if hasattr(self.evaluator, "clean_leftovers"):  # runs a killed tuner left in the scratch directory
+        clean = getattr(self.evaluator, "clean_leftovers", None)
+        if clean is not None:  # runs a killed tuner left in the scratch directory
             interrupted = [r.number for r in self.store.search_trials() if r.interrupted]
-            for left in self.evaluator.clean_leftovers(interrupted, everything=not self.store.live_peers()):
+            for left in clean(interrupted, everything=not self.store.live_peers()):
                 self.progress(
                     {"kind": "note", "text": f"removed {left}, left by an interrupted run", "clock": self.clock()}
                 )
@@ -458,7 +463,7 @@ class Tuner:
         measured.append(first)
         attempted, error, sig = 1, first.error, None
         if first.ok:
-            runs.append(first.value)
+            runs.append(cast(float, first.value))
             sig = self._signature(first, doc)
             if sig in self.store.default_signatures():  # took effect as the default: a run of the default
                 duplicate_of = DEFAULT
@@ -475,16 +480,11 @@ class Tuner:
                     if not m.ok:
                         error = f"run {r} of {self.repeats} failed: {m.error}"
                         break
-                    runs.append(m.value)
+                    runs.append(cast(float, m.value))
         value = None
         if error is None:
-            shared = (
-                self.store.default_runs
-                if duplicate_of == DEFAULT
-                else self.store.pools[sig].runs
-                if sig in self.store.pools
-                else []
-            )
+            pool = self.store.pools.get(sig) if sig is not None else None
+            shared = self.store.default_runs if duplicate_of == DEFAULT else pool.runs if pool is not None else []
             value = statistics.median(list(shared) + runs)
         rec = self.store.tell(
             asked,
@@ -520,7 +520,7 @@ class Tuner:
             event.update(
                 value=value,
                 runs=runs,
-                duplicate_of=duplicate_of if duplicate_of in (None, DEFAULT) else self.name_of(duplicate_of),
+                duplicate_of=self.name_of(duplicate_of) if isinstance(duplicate_of, int) else duplicate_of,
             )
         self.progress(event)
         return None
@@ -532,11 +532,12 @@ class Tuner:
         training = [r.id for r in self.store.records(TRAINING)]
         out = []
         for p in pools:
+            who: dict[str, Any]
             if p.first in training:  # a strategy's training run can be among the best
                 n = training.index(p.first)
                 who = {"trial": None, "name": f"training run {n}", "run": f"training-{n:03d}"}
             else:
-                i = self.store.index_of(p.first)
+                i = self.store.index_of(cast(int, p.first))
                 who = {"trial": i, "name": f"trial {i}", "run": f"t{i:04d}"}
             out.append({"signature": p.signature, "settings": p.settings, "record": p.first, **who})
         return out
@@ -609,7 +610,7 @@ class Tuner:
                 break
             except LeaseLost as e:
                 self.note(f"{e}: this worker waits for the round's verdict instead")
-        return self._outcome(lease, ran=section.mine)
+        return self._outcome(cast(Lease, lease), ran=section.mine)  # the section ended: its lease is done
 
     def _round_name(self) -> str:
         """The lease of the round to report: the last one, or a new one after a resume that searched more."""
@@ -628,7 +629,7 @@ class Tuner:
         return f"{ROUND}{k}"
 
     def _hold_round(self, section: Section, stop: stops.Stop) -> None:
-        held = section.held
+        held = cast(Held, section.held)  # the section is this worker's: it holds the lease
         if section.restarted:
             self.note(
                 f"the worker that was running the confirmation round stopped (its lease expired): this "

@@ -18,7 +18,7 @@ import json
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, cast
 
 from ..space import constraints
 from .records import BASELINE, DEFAULT, RUN_KINDS, TRAINING, TRIAL, Record
@@ -38,6 +38,11 @@ class Pool:
     def add(self, runs) -> None:
         self.runs.extend(runs)
         self.median = statistics.median(self.runs) if self.runs else None
+
+
+def median_of(pool: Pool) -> float:
+    """The median of a pool that has runs (every pool compared or ranked has)."""
+    return cast(float, pool.median)
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,10 @@ def clock_at(times: Iterable[float], sessions: Iterable[Session], own: str | Non
     A session spans its start to its last sign of life; this worker's own (id `own`) spans up to the time
     asked about. The union of the spans is made once, then each time is a lookup."""
     spans = sorted((s.start, float("inf") if s.id == own else s.last) for s in sessions)
-    starts, ends, before = [], [], [0.0]  # disjoint intervals, and the length of those before each
+    # disjoint intervals, and the length of those before each
+    starts: list[float] = []
+    ends: list[float] = []
+    before = [0.0]
     for a, b in spans:
         if ends and a <= ends[-1]:
             ends[-1] = max(ends[-1], b)
@@ -204,9 +212,9 @@ class Derived:
                 self._best = pool
             return  # unknown until asked for (best() looks again, once)
         if best is pool:
-            if was is not None and self.key(pool.median) < self.key(was):
+            if was is not None and self.key(median_of(pool)) < self.key(was):
                 self._best = None  # the best got worse: look again when asked
-        elif self.key(pool.median) > self.key(best.median):
+        elif self.key(median_of(pool)) > self.key(median_of(best)):
             self._best = pool
 
     # ---- views ----
@@ -241,7 +249,7 @@ class Derived:
     def ranked(self) -> list[Pool]:
         """Configurations other than the default, best first by their current median."""
         pools = [p for p in self.pools.values() if p.runs and p.signature not in self.default_signatures]
-        return sorted(pools, key=lambda p: self.key(p.median), reverse=True)
+        return sorted(pools, key=lambda p: self.key(median_of(p)), reverse=True)
 
     def default_value(self) -> float | None:
         return statistics.median(self.default_runs) if self.default_runs else None
@@ -277,7 +285,7 @@ class Derived:
             (r for kind in RUN_KINDS for r in self._kinds[kind] if r.end is not None and r.finished),
             key=lambda r: (r.end, r.id),
         )
-        times = clock_at([r.end for r in finished], sessions, own)
+        times = clock_at([cast(float, r.end) for r in finished], sessions, own)
         default_runs: list[float] = []
         pools: dict[str, Pool] = {}
         best: Pool | None = None
@@ -293,8 +301,8 @@ class Derived:
                 else:
                     pool = pools.setdefault(r.signature, Pool(r.signature))
                     pool.add(r.runs)
-                    if best is None or pool is best or key(pool.median) > key(best.median):
-                        best = max(pools.values(), key=lambda p: key(p.median)) if pool is best else pool
+                    if best is None or pool is best or key(median_of(pool)) > key(median_of(best)):
+                        best = max(pools.values(), key=lambda p: key(median_of(p))) if pool is best else pool
             default = statistics.median(default_runs) if default_runs else None
             if pool is not None:
                 value = pool.median

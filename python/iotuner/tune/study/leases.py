@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+from .state import StoreState
 from .storage import LEASE_PREFIX
 
 HELD, DONE, DROPPED = "held", "done", "dropped"
@@ -255,7 +256,7 @@ class Section:
         return self.mine and self.lease.attempt > 1
 
 
-class Sections:
+class Sections(StoreState):
     """Exclusive sections, mixed into `Store`, which provides leases, session, _attrs, recover and refresh."""
 
     @contextlib.contextmanager

@@ -10,11 +10,12 @@ from typing import Any
 
 from .leases import alive
 from .records import Record, Row
+from .state import StoreState
 
 MAX_STARTS = 3  # a search trial whose worker dies is run again, up to this many starts in all
 
 
-class Recovery:
+class Recovery(StoreState):
     """Mixed into `Store`, which provides db, study, session, derived, heartbeat_s, refresh and _apply."""
 
     _checked_stale = 0.0

@@ -12,10 +12,11 @@ from dataclasses import replace
 
 from .derive import Session, clock_at
 from .leases import alive
+from .state import StoreState
 from .storage import SESSION_PREFIX
 
 
-class Sessions:
+class Sessions(StoreState):
     """Mixed into `Store`, which provides db, session, now, heartbeat_s, derived and _attrs."""
 
     def begin_session(self, scratch: str | None = None) -> None:

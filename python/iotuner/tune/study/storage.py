@@ -76,9 +76,9 @@ def _check_sqlite(path: Path) -> None:
 
 def db_error(e: BaseException) -> str:
     """The driver's own first line, not the statement SQLAlchemy adds."""
-    cause = e
+    cause: BaseException = e
     while getattr(cause, "orig", None) is not None or cause.__cause__ is not None:
-        cause = getattr(cause, "orig", None) or cause.__cause__
+        cause = getattr(cause, "orig", None) or cause.__cause__  # type: ignore[assignment]
     lines = str(cause).strip().splitlines()
     text = lines[0] if lines else type(cause).__name__
     if "malformed" in text or "not a database" in text:
@@ -454,7 +454,7 @@ class SqlBackend(StudyBackend):
             if self.engine.dialect.insert_returning:
                 tid, number = conn.execute(insert.returning(T.c.trial_id, T.c.number)).one()
             else:
-                tid = conn.execute(insert).inserted_primary_key[0]
+                tid = conn.execute(insert).inserted_primary_key[0]  # type: ignore[index]
                 number = conn.execute(sa.select(T.c.number).where(T.c.trial_id == tid)).scalar()
             self._write(conn, tid, params or {}, attrs, value)
             if heartbeat:
@@ -631,8 +631,8 @@ class StudyStorage:
                 f"or choose another --study name"
             )
         try:
-            study = optuna.create_study(storage=st, study_name=name, direction=direction)
-            optuna.create_study(storage=st, study_name=name + COMPANION, direction=direction)
+            study = optuna.create_study(storage=st, study_name=name, direction=direction)  # type: ignore[arg-type]
+            optuna.create_study(storage=st, study_name=name + COMPANION, direction=direction)  # type: ignore[arg-type]
             study.set_user_attr(CONFIG_KEY, config)
         except optuna.exceptions.DuplicatedStudyError:
             raise StudyError(

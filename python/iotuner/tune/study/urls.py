@@ -87,7 +87,7 @@ class Redacting(io.TextIOBase):
         return self.inner.fileno()
 
     @property
-    def encoding(self):
+    def encoding(self):  # type: ignore[override]  # TextIOBase's is an attribute
         return getattr(self.inner, "encoding", "utf-8")
 
 
