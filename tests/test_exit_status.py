@@ -3,6 +3,7 @@
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -59,14 +60,16 @@ def test_mpich_itself_says_0_for_a_job_without_mpi_finalize(early_exit):
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("command", ["run", "smart"])
-@pytest.mark.parametrize("mode, unfinished", [("all", "2 of the 2"), ("one", "1 of the 2")])
-def test_a_job_that_did_not_reach_mpi_finalize_is_no_success(tmp_path, early_exit, command, mode, unfinished):
+@pytest.mark.parametrize("mode", ["all", "one"])
+def test_a_job_that_did_not_reach_mpi_finalize_is_no_success(tmp_path, early_exit, command, mode):
     r = iotuner(command, "--report", tmp_path / "r.json", "--", *mpi(), early_exit, mode)
     out = " ".join((r.stdout + r.stderr).split())  # the message as one line, however the console wrapped it
-    if mode == "all" and "1 of the 1" in out:  # hydra stopped rank 1 before it marked MPI_Init: still no success
-        unfinished = "1 of the 1"
     assert r.returncode == 1, out
-    assert f"did not reach MPI_Finalize on {unfinished} rank(s) that started MPI" in out
+    found = re.search(r"did not reach MPI_Finalize on (\d+) of the (\d+) rank\(s\) that started MPI", out)
+    assert found, out
+    unfinished, started = map(int, found.groups())
+    # as many as the ranks marked: hydra may kill the others the moment one leaves without MPI_Finalize
+    assert 1 <= unfinished <= started <= 2 and (mode == "one" or unfinished == started), out
     assert "although its launcher exited with 0: exit status 1" in out
     assert not list(tmp_path.glob(".iotuner-*")), "the marks' file is removed"
 

@@ -104,20 +104,26 @@ __attribute__((constructor(102))) static void iot_start(void)
  * that must exist already: a path no rank can reach (another node's /tmp) costs one failed open. */
 static char *finalize_file;
 
-static void mark_rank(char mark)
+static void mark_rank(int rank, char mark)
 {
-    if (!finalize_file || iot_g.rank < 0)
+    if (!finalize_file || rank < 0)
         return;
     int fd = iot_raw_open(finalize_file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (fd < 0)
         return;
-    if (iot_raw_pwrite(fd, &mark, 1, (off_t)iot_g.rank) != 1 && iot_g.verbose)
-        fprintf(stderr, "iotuner: rank %d cannot mark %s\n", iot_g.rank, finalize_file);
+    if (iot_raw_pwrite(fd, &mark, 1, (off_t)rank) != 1 && iot_g.verbose)
+        fprintf(stderr, "iotuner: rank %d cannot mark %s\n", rank, finalize_file);
     iot_raw_close(fd);
 }
 
 void iot_lifecycle_mpi_started(void)
 {
+    const char *marks = getenv("IOTUNER_FINALIZE_FILE");
+    if (marks && *marks && !finalize_file)
+        finalize_file = strdup(marks);
+    int world_rank = -1; /* marked before our collectives: a launcher may kill the rank once another left */
+    if (finalize_file && iot_pmpi.Comm_rank(MPI_COMM_WORLD, &world_rank) == MPI_SUCCESS)
+        mark_rank(world_rank, 'S');
     MPI_Comm run = iot_mpi_run_begin();
     iot_pmpi.Comm_rank(run, &iot_g.rank);
     iot_pmpi.Comm_size(run, &iot_g.nprocs);
@@ -126,10 +132,6 @@ void iot_lifecycle_mpi_started(void)
     iot_mpi_library(iot_g.library[IOT_KIND_MPIIO], sizeof iot_g.library[IOT_KIND_MPIIO]);
     iot_g.mpi_initialized = 1;
     iot_warn_settings_once();
-    const char *marks = getenv("IOTUNER_FINALIZE_FILE");
-    if (marks && *marks && !finalize_file)
-        finalize_file = strdup(marks);
-    mark_rank('S');
 }
 
 void iot_lifecycle_mpi_finishing(void)
@@ -137,7 +139,7 @@ void iot_lifecycle_mpi_finishing(void)
     if (iot_g.mpi_finalized)
         return;
     iot_g.mpi_finalized = 1;
-    mark_rank('F'); /* reached, whatever becomes of the report */
+    mark_rank(iot_g.rank, 'F'); /* reached, whatever becomes of the report */
     iot_report_write(); /* collective on the run's communicator */
     iot_modules_cleanup();
     iot_mpi_run_end();

@@ -13,6 +13,7 @@
 
 #include "iotuner/calls.h"
 #include "iotuner/ops.h"
+#include "forked.h"
 #include "module.h"
 #include "paths.h"
 #include "phases.h"
@@ -29,7 +30,9 @@ static void track_open(int fd, const char *path, int flags, uint64_t t0)
     char norm[PATH_MAX];
     iot_normalize_path(path, norm, sizeof norm);
     iot_phase *ph = NULL;
-    if (!iot_path_ignored(norm)) {
+    if (!iot_path_ignored(norm))
+        ph = iot_forked_phase(); /* a forked child: its files count for its rank, in no phase */
+    if (!ph && !iot_path_ignored(norm)) {
         ph = iot_phase_find_open(norm); /* an HDF5 or MPI-IO file being opened */
         /* only regular files are phases; an open that may create the file makes one (devices and FIFOs are
          * not made by open), which spares a program creating many files a system call per file */

@@ -19,6 +19,7 @@
 #include "iotuner/signature.h"
 #include "absent.h"
 #include "comm.h"
+#include "forked.h"
 #include "module.h"
 #include "phases.h"
 #include "pmpi.h"
@@ -423,6 +424,7 @@ static char *build(void)
     char *all_descs = desc_text, *all_recs = (char *)recs, *all_warn = NULL;
     size_t all_desc_len = desc_len, all_rec_len = nrec * sizeof *recs, all_warn_len = 0;
     warn_unmatched_patterns(comm);
+    iot_forked_note(comm); /* collective */
     iot_buf warn;
     iot_buf_init(&warn);
     for (size_t i = 0; i < iot_g.nwarnings; i++)
@@ -564,7 +566,7 @@ static void log_name(char *out, size_t n)
 
 void iot_report_write(void)
 {
-    if (!iot_g.report_path && !iot_g.log_dir)
+    if ((!iot_g.report_path && !iot_g.log_dir) || iot_forked_child()) /* a child's parent writes it */
         return;
     if (!iot_g.mpi_initialized && !iot_g.incomplete && !serial_has_io())
         return;

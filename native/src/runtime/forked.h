@@ -1,0 +1,18 @@
+/* The I/O of a rank's forked children (fork() without exec): counted for the rank in one page its children share,
+ * in no phase; the report says how much it was. */
+#ifndef IOTUNER_FORKED_H
+#define IOTUNER_FORKED_H
+
+#include <mpi.h>
+
+#include "phase.h"
+
+/* In a forked child: the one pseudo-phase every file it opens counts into. NULL in the rank itself. */
+iot_phase *iot_forked_phase(void);
+/* This process is a forked child of the job's process: it never writes the report (its parent does). */
+int iot_forked_child(void);
+/* Collective on comm (MPI_COMM_NULL: this process alone): rank 0 warns how much its ranks' children wrote and
+ * read, when they did. */
+void iot_forked_note(MPI_Comm comm);
+
+#endif
