@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MPICC, MPIEXEC, PROGRAMS, mpi
+from conftest import MPICC, MPIEXEC, PROGRAMS, mpi, run_job
 
 KILL_ITSELF = "import os, signal, sys; os.kill(os.getpid(), getattr(signal, sys.argv[1]))"
 
@@ -128,3 +128,13 @@ def test_a_trial_that_did_not_reach_mpi_finalize_fails(tmp_path, early_exit):
     fine = evaluate.JobEvaluator([str(early_exit), "finish"], launch.make("local", 2, MPIEXEC), obj, tmp_path / "s")
     m = fine.evaluate({"version": 1}, "t0002-r1")
     assert m.ok and m.value == 1.0, m.error
+
+
+@pytest.mark.mpi
+def test_no_report_from_a_job_that_finished_does_not_blame_mpi_finalize(tmp_path, early_exit):
+    """The runtime refuses a report path that is a symbolic link: the job finished, and the message says so."""
+    (tmp_path / "r.json").symlink_to(tmp_path / "elsewhere.json")  # dangling: nothing there to read
+    result = run_job(mpi() + [early_exit, "finish"], report=tmp_path / "r.json")
+    assert result.ok and result.report is None
+    assert "did not reach MPI_Finalize" not in result.report_error
+    assert "although all 2 rank(s) reached MPI_Finalize" in result.report_error, result.report_error

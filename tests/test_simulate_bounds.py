@@ -50,3 +50,16 @@ def test_the_simulators_error_is_shown_in_full(tmp_path, monkeypatch):
         engine.run_engine("{}")
     text = str(e.value)
     assert "exit 134" in text and all(f"{w}:" in text for w in ("first", "second", "third"))
+
+
+def test_an_empty_platform_is_named_as_such():
+    """`--platform ''` used to be "Is a directory: '.'" (the empty path is the working directory)."""
+    r = subprocess.run(
+        [sys.executable, "-m", "iotuner", "simulate", REPORT, "--platform", "", "--ranks", "4"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    line = r.stderr.strip()
+    assert "\n" not in line and "the platform is empty" in line and "Is a directory" not in line
