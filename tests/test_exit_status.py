@@ -138,3 +138,31 @@ def test_no_report_from_a_job_that_finished_does_not_blame_mpi_finalize(tmp_path
     assert result.ok and result.report is None
     assert "did not reach MPI_Finalize" not in result.report_error
     assert "although all 2 rank(s) reached MPI_Finalize" in result.report_error, result.report_error
+
+
+def test_the_marks_are_read_as_the_ranks_wrote_them(tmp_path):
+    """A byte per rank at its rank's offset: 'S' at MPI_Init, 'F' at MPI_Finalize, a hole for a rank that
+    marked nothing (one the launcher killed first, or another node's, when the file is not shared)."""
+    from iotuner import runner
+
+    marks = runner.finalize_marks(tmp_path / "r.json", "someid")
+    assert marks is not None and marks.parent == tmp_path and marks.stat().st_size == 0
+    with open(marks, "r+b") as f:
+        for rank, mark in ((0, b"F"), (1, b"S"), (3, b"F"), (5, b"S")):
+            f.seek(rank)
+            f.write(mark)
+    result = runner.RunResult(["job"], 0, 1.0, None, runner.NO_REPORT)
+    runner.read_finalize_marks(marks, result)
+    assert (result.mpi_ranks, result.unfinished_ranks) == (4, 2) and not result.ok and result.exit_status == 1
+    assert not marks.exists()
+    assert "did not reach MPI_Finalize on 2 of the 4 rank(s)" in result.report_error
+
+
+def test_a_slurm_job_script_names_the_marks_file(tmp_path):
+    from iotuner.tune import config as cfg
+    from iotuner.tune.launch import slurm
+
+    launcher = slurm.Slurm(2, cfg.SlurmSpec())
+    marks = tmp_path / ".iotuner-x.ranks"
+    script = launcher.batch_script(["app"], config=None, report=tmp_path / "r.json", cwd=tmp_path, marks=marks)
+    assert f"IOTUNER_FINALIZE_FILE={marks}" in script
