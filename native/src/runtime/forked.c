@@ -29,16 +29,21 @@ int iot_forked_child(void)
     return child;
 }
 
-static void before_fork(void)
+static void map_page(void)
 {
-    if (shared || iot_g.disabled)
-        return;
     void *page = mmap(NULL, sizeof(iot_phase), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED) /* the children go uncounted, as before */
         return;
     shared = page; /* zeroed: every counter at 0 */
     shared->kind = IOT_KIND_POSIX;
     atomic_store(&shared->open_fds, 1 << 30); /* never closes: it is no phase */
+}
+
+static void before_fork(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT; /* two threads forking at once share one page */
+    if (!iot_g.disabled)
+        pthread_once(&once, map_page);
 }
 
 static void in_child(void)
