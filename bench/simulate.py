@@ -604,6 +604,7 @@ def strategies(opts) -> None:
     sys.path.insert(0, str(HERE))
     import itertools
 
+    from iotuner import settings
     from iotuner.tune import objective as objectives
     from iotuner.tune import simulated
     from iotuner.tune import space as spaces
@@ -621,7 +622,7 @@ def strategies(opts) -> None:
         t0 = time.monotonic()
         values = {}
         for combo in itertools.product(*(d["values"] for d in SCALE_SPACE["dimensions"])):
-            flat = spaces.complete({d["knob"]: v for d, v in zip(SCALE_SPACE["dimensions"], combo)}, opts.sim_nodes)
+            flat = settings.complete({d["knob"]: v for d, v in zip(SCALE_SPACE["dimensions"], combo)}, opts.sim_nodes)
             values[combo] = ev.value(flat)
         best = max(values.values())
         print(
@@ -698,12 +699,12 @@ def paper(opts) -> None:
     bandwidth as a Lustre client, fitted at the smallest scale and held for the others."""
     import dataclasses
 
+    from iotuner import settings
     from iotuner.simulate import platform as platforms
-    from iotuner.tune import space as spaces
 
     stated = platforms.load("hopper")
     per_call = int(opts.mib_per_call * MIB)
-    tuned = {n: spaces.complete(PAPER_004_TUNED, _nodes(n)) for n in opts.cores}
+    tuned = {n: settings.complete(PAPER_004_TUNED, _nodes(n)) for n in opts.cores}
     print(
         f"VPIC-IO on platform hopper: 8 collective writes of {opts.mib_per_call:g} MiB per rank, one dataset "
         f"per call, {PAPER_CORES_PER_NODE} ranks per node; default: the platform's layout ({stated.stripe_count} "

@@ -131,7 +131,7 @@ def fill(store, space, n: int, seed: int) -> None:
     from optuna.distributions import CategoricalDistribution, distribution_to_json
     from optuna.trial import TrialState
 
-    from iotuner.tune.space import complete
+    from iotuner.settings import complete
 
     if n <= 0:
         return

@@ -326,14 +326,14 @@ def baseline_values(rec: replay.Recording) -> tuple | None:
         if knob in base:
             return base[knob] == value
         if knob in seen:
-            return seen[knob] == spaces.as_text(value)
+            return seen[knob] == settings.as_text(value)
         default = spaces.library_default(knob)
         return default is not None and settings.flatten(settings.from_flat({knob: default}))[knob] == value
 
     out = []
     for d in rec.space.dimensions:
         for v in d.values:
-            mine = settings.flatten(settings.from_flat(spaces.complete(d.settings_of(v), rec.nodes)))
+            mine = settings.flatten(settings.from_flat(settings.complete(d.settings_of(v), rec.nodes)))
             if (v is None and not d.knobs() & base.keys()) or (mine and all(same(k, x) for k, x in mine.items())):
                 out.append(v)
                 break

@@ -174,7 +174,7 @@ def main() -> int:
             if entry == DEFAULT:
                 flat, rec = {}, doc["default"]
             else:
-                flat = spaces.complete(
+                flat = settings.complete(
                     space.point_settings(dict(zip((d.name for d in space.dimensions), doc["points"][entry]["values"])))
                 )
                 rec = doc["points"][entry]

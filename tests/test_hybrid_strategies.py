@@ -240,12 +240,11 @@ def test_hybrid_ranks_by_the_studys_objective(strided_report, calibration):
 def test_a_run_under_ompio_gives_no_prior_and_says_why(strided_report, calibration, monkeypatch):
     """The model counts ROMIO's operations: from a run whose MPI-IO was Open MPI's OMPIO neither hybrid nor
     auto's prior predicts, and both say why; the same run under ROMIO gives a prior."""
-    from iotuner.perfmodel import calibration as calibrations
     from iotuner.perfmodel.predict import nothing_to_predict
-    from iotuner.tune import objective
+    from iotuner.tune import objective, replay
     from iotuner.tune.strategies.auto import prior
 
-    monkeypatch.setattr(calibrations, "for_study", lambda config, option: calibration)
+    monkeypatch.setattr(replay, "calibration_for", lambda config, option: calibration)
     ompio = json.loads(json.dumps(strided_report))
     ompio["run"]["mpi_io_component"] = "ompio"
     config = type("Config", (), {"nodes": 1, "replay": None})()

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from iotuner.perfmodel import lustre, twophase
+from iotuner.perfmodel import romio_hints, twophase
 from iotuner.perfmodel.fileio import File
 from iotuner.perfmodel.romio_hints import Hints
 
@@ -60,7 +60,7 @@ def lustre_hints(ranks: int, per_node: int, cb_nodes: int, stripes: int, stripe:
     ],
 )
 def test_aggregators_divide_or_multiply_the_stripe_count(cb_nodes, stripes, co_ratio, want):
-    assert lustre.aggregators(cb_nodes, stripes, co_ratio) == want
+    assert romio_hints.lustre_aggregators(cb_nodes, stripes, co_ratio) == want
 
 
 def test_each_aggregator_writes_its_own_stripes_and_every_round_spans_the_osts():

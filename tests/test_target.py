@@ -10,8 +10,8 @@ import pytest
 
 from conftest import mpi, run_job
 from iotuner import settings
+from iotuner.settings import as_text
 from iotuner.tune import objective, replay
-from iotuner.tune.space import as_text
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from iotuner import settings
 from iotuner.tune import evaluate, objective, results, strategies, trajectory
 from iotuner.tune import space as spaces
 from iotuner.tune import store as stores
@@ -66,7 +67,7 @@ def test_a_strategy_trains_proposes_and_stops_itself(tmp_path, five_then_three):
     assert outcome.stopped_because == "five-then-three: ran its 3 picks after 5 training runs"
     # five training runs, recorded as such, before the search; the trial budget counts only the search
     training = store.records(stores.TRAINING)
-    assert [r.settings for r in training] == [spaces.complete(p) for p in TRAINING]
+    assert [r.settings for r in training] == [settings.complete(p) for p in TRAINING]
     assert store.trials_run() == 3
     first_trial = min(r.id for r in store.search_trials())  # ids: the order records were made in
     assert all(r.id < first_trial for r in training)

@@ -9,6 +9,7 @@ import numpy as np
 import optuna
 import pytest
 
+from iotuner import settings
 from iotuner.tune import objective
 from iotuner.tune import space as spaces
 from iotuner.tune import store as stores
@@ -122,7 +123,7 @@ def test_searched_size_and_searches_describe_the_current_subspace(tmp_path):
     sp = spaces.load("tunio")
 
     def flat(row):
-        return spaces.complete(sp.point_settings(sp.decode(s.labels(row))))
+        return settings.complete(sp.point_settings(sp.decode(s.labels(row))))
 
     assert s.searches(flat(inside)) and not s.searches(flat(outside))
 
@@ -233,9 +234,9 @@ def test_every_point_of_a_space_maps_back_to_its_own_row(name):
     the measured chunked points counted as contiguous ones and the exhaustion rule ended studies early."""
     import itertools
 
+    from iotuner.settings import complete
     from iotuner.tune import space as spaces
     from iotuner.tune import strategies
-    from iotuner.tune.space import complete
 
     sp = spaces.load(name)
     s = strategies.make("tunio", sp, 0, {})

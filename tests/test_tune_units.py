@@ -171,7 +171,7 @@ def test_romio_space_sets_cb_nodes_and_the_catalogue_adds_cb_config_list():
     requires = catalogue.knobs()["mpiio.cb_nodes"].requires  # the one place the constraint is written
     target, _, template = requires.partition("=")
     for n in agg.values:
-        flat = space.complete(romio.point_settings({"mpiio.cb_nodes": n}))
+        flat = settings.complete(romio.point_settings({"mpiio.cb_nodes": n}))
         assert flat[target] == template.format(per_node=n, value=n)
 
 
@@ -219,11 +219,11 @@ def test_user_space_and_its_errors(tmp_path):
 
 
 def test_constraint_from_the_catalogue():
-    assert space.complete({"mpiio.cb_nodes": 4}, nodes=1)["mpiio.cb_config_list"] == "*:4"
-    assert space.complete({"mpiio.cb_nodes": 4}, nodes=2)["mpiio.cb_config_list"] == "*:2"
+    assert settings.complete({"mpiio.cb_nodes": 4}, nodes=1)["mpiio.cb_config_list"] == "*:4"
+    assert settings.complete({"mpiio.cb_nodes": 4}, nodes=2)["mpiio.cb_config_list"] == "*:2"
     explicit = {"mpiio.cb_nodes": 4, "mpiio.cb_config_list": "*:1"}
-    assert space.complete(explicit) == explicit  # never overrides the user
-    assert space.complete({"hdf5.alignment": [0, 4096]}) == {"hdf5.alignment": [0, 4096]}
+    assert settings.complete(explicit) == explicit  # never overrides the user
+    assert settings.complete({"hdf5.alignment": [0, 4096]}) == {"hdf5.alignment": [0, 4096]}
 
 
 def test_synthetic_optimum_is_exact_on_romio():
@@ -381,7 +381,7 @@ def _signature_of(m, flat, nodes=1):
 
     ev = synthetic.SyntheticEvaluator(m, objective.parse("perf"), noise=0.0)
     reference = evaluate.reference_of(ev.evaluate({"version": 1}, "baseline"))
-    doc = settings.from_flat(space.complete(flat, nodes))
+    doc = settings.from_flat(settings.complete(flat, nodes))
     return store.signature(ev.evaluate(doc, "t").effective, reference, nodes)
 
 

@@ -6,13 +6,17 @@ the runtime applies.
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import os
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import native
+from . import catalogue, native
 from .catalogue import LAYERS
 from .files import write_atomic
 from .inputs import read_text
@@ -157,4 +161,83 @@ def near_misses(doc: Mapping[str, Any]) -> list[str]:
                     f"mpiio.{name}{where} is not a hint iotuner knows; it is passed to MPI as is. "
                     f"Did you mean mpiio.{close[0]}?"
                 )
+    return out
+
+
+# ---- how knobs relate: a value as text, the catalogue's `requires` ----
+
+
+def as_text(value: Any) -> str:
+    """A settings value as run reports show effective values: 1,1 for pairs, true/false, plain numbers."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(as_text(v) for v in value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A catalogue `requires`: knob `source` takes effect only as far as knob `target` allows.
+
+    The target's template has {value} (the source's value) and {per_node}
+    (ceil(value / nodes)), e.g. cb_nodes -> cb_config_list "*:{per_node}".
+    """
+
+    source: str
+    target: str
+    template: str
+
+    def value_for(self, number: int, nodes: int = 1) -> str:
+        return self.template.format(value=number, per_node=max(1, math.ceil(number / max(1, nodes))))
+
+    def capacity(self, target_value: Any, nodes: int = 1) -> int | None:
+        """How large the source may be under this target value (None: the value is not of the template's form)."""
+        m = self._pattern().fullmatch(as_text(target_value).strip())
+        if not m:
+            return None
+        if "per_node" in m.groupdict():
+            return int(m["per_node"]) * max(1, nodes)
+        return int(m["value"])
+
+    def canonical(self, target_value: Any, source_effective: int, nodes: int = 1) -> str:
+        """The target value as the one the template gives for the source's effective value, when it
+        allows at least that much: "*:4" and "*:2" are the same with 2 aggregators on one node."""
+        cap = self.capacity(target_value, nodes)
+        if cap is not None and cap >= source_effective:
+            return self.value_for(source_effective, nodes)
+        return as_text(target_value)
+
+    @functools.cache  # noqa: B019 - a handful of knobs, each kept for the process's life
+    def _pattern(self) -> re.Pattern:
+        parts = re.split(r"(\{value\}|\{per_node\})", self.template)
+        return re.compile(
+            "".join(f"(?P<{p[1:-1]}>\\d+)" if p in ("{value}", "{per_node}") else re.escape(p) for p in parts)
+        )
+
+
+def constraints() -> dict[str, Constraint]:
+    """Every catalogue constraint, by the knob that needs another."""
+    out = {}
+    for key, knob in catalogue.knobs().items():
+        if knob.requires:
+            target, _, template = knob.requires.partition("=")
+            out[key] = Constraint(key, target, template)
+    return out
+
+
+def complete(flat: Mapping[str, Any], nodes: int = 1) -> dict[str, Any]:
+    """Adds the knobs that set knobs need (the catalogue's `requires`), when not given.
+
+    Example: cb_nodes=4 on one node needs cb_config_list "*:4", or ROMIO caps it at 1.
+    """
+    out = dict(flat)
+    for key, c in constraints().items():
+        if key not in flat or c.target in out:
+            continue
+        try:
+            number = int(flat[key])
+        except (TypeError, ValueError):
+            continue
+        out[c.target] = c.value_for(number, nodes)
     return out

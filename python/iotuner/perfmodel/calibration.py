@@ -17,6 +17,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import inputs, schema
+from ..files import OutputError, write_atomic
+
 FORMAT = "iotuner-calibration"
 VERSION = 1
 
@@ -191,8 +194,6 @@ class Calibration:
 
     def save(self, path: Path) -> Path:
         """Atomically; files.OutputError when it cannot be written."""
-        from ..files import OutputError, write_atomic
-
         path = Path(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -247,8 +248,6 @@ def _first_line(e: BaseException) -> str:
 def check(doc, path: Path | str) -> None:
     """CalibrationError naming the first field of doc that a calibration cannot have (its schema,
     docs/calibration.schema.json): every reader downstream can trust the shapes."""
-    from .. import schema
-
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise CalibrationError(f"{path} is not an iotuner calibration file (version {VERSION})")
     try:
@@ -258,8 +257,6 @@ def check(doc, path: Path | str) -> None:
 
 
 def _read(path: Path) -> dict:
-    from .. import inputs
-
     if not path.exists() and not path.is_symlink():
         raise CalibrationError(
             f"no calibration file at {path}: run 'iotuner calibrate' on this machine first"
@@ -272,20 +269,6 @@ def _read(path: Path) -> dict:
         ) from None
     check(doc, path)
     return doc
-
-
-def for_study(config, option: str | None) -> Calibration:
-    """The calibration a study's model prices operations with: the one named by the strategy's option, else
-    the one a replayed recording carries (the machine its runs came from), else this machine's."""
-    if option:
-        return Calibration.load(option)
-    if config.replay is not None:
-        from ..tune.replay import load
-
-        rec = load(config.replay.path)
-        if rec.calibration is not None:
-            return Calibration.from_doc(rec.calibration, f"the calibration in {config.replay.path}")
-    return Calibration.load(None)
 
 
 def measurements(path: Path | None = None) -> tuple[list[dict], dict]:

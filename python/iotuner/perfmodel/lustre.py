@@ -22,20 +22,11 @@ settings) they are the same.
 
 from __future__ import annotations
 
+from .exchange import Exchange
 from .fileio import File
 from .ops import Ops
 from .pattern import Request
 from .romio_hints import Hints
-from .twophase import Exchange  # twophase imports this module only when it needs it
-
-
-def aggregators(cb_nodes: int, stripe_count: int, co_ratio: int = 1) -> int:
-    """ADIOI_LUSTRE_Get_striping_info's avail_cb_nodes for a write."""
-    if cb_nodes < 1 or stripe_count <= 0:
-        return max(1, cb_nodes)
-    if cb_nodes >= stripe_count:
-        return stripe_count * min(cb_nodes // stripe_count, max(1, co_ratio))
-    return max(d for d in range(1, cb_nodes + 1) if stripe_count % d == 0)
 
 
 def write(ops: Ops, call: list[list[Request]], hints: Hints, f: File, lo: int, hi: int) -> None:

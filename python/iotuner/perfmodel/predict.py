@@ -12,10 +12,12 @@ scores them as the objective scores a run report.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from ..tune.objective import Objective, ObjectiveError
-from ..tune.space import SearchSpace, complete
+from ..report import parse
+from ..settings import complete
 from .calibration import Calibration
 from .count import phase_ops
 from .ops import Ops
@@ -25,6 +27,17 @@ from .romio_hints import Hints
 COLLECTIVES = ("allgather", "alltoall", "allreduce", "bcast")
 TRANSFER = "hdf5.transfer_mode"
 MIB = 1 << 20
+
+
+class Objective(Protocol):
+    """What the model needs of a study's objective (`iotuner.tune.objective.Objective`): its score of a run's
+    totals (a ValueError when they do not give it), which way is better, and its name and unit."""
+
+    name: str
+    unit: str
+
+    def of_totals(self, t: dict) -> float: ...
+    def key(self, value: float) -> float: ...
 
 
 def ops_time(ops: Ops, cal: Calibration, new_file: bool) -> float:
@@ -92,8 +105,6 @@ def phases_of(report: dict) -> list[PhaseModel]:
     """The modelled phases of a run report: those with collective MPI-IO calls (their access section), and a
     shared HDF5 file's independent transfers as the collective calls they would be (from its counters:
     pattern.from_hdf5_counters)."""
-    from ..report import parse
-
     rep = parse(report)
     out = []
     for i, ph in enumerate(rep.phases):
@@ -141,8 +152,9 @@ def nothing_to_predict(report: dict | None, phases: int | None) -> str | None:
     return None
 
 
-def modelled(space: SearchSpace) -> list[str]:
-    """The dimensions of a space the model predicts: every knob an MPI-IO hint, or HDF5's transfer mode."""
+def modelled(space) -> list[str]:
+    """The dimensions of a search space (tune.space.SearchSpace) the model predicts: every knob an MPI-IO hint,
+    or HDF5's transfer mode."""
     return [d.name for d in space.dimensions if all(k.startswith("mpiio.") or k == TRANSFER for k in d.knobs())]
 
 
@@ -153,8 +165,6 @@ class Predictor:
     scales instead), the other phases as measured, and the totals scored by the study's objective."""
 
     def __init__(self, report: dict, cal: Calibration, objective: Objective | None):
-        from ..report import parse
-
         self.rep, self.cal, self.objective = parse(report), cal, objective
         self.phases = phases_of(report)
         self.memo: dict = {}
@@ -163,7 +173,7 @@ class Predictor:
         try:
             self.by_objective = objective is not None and objective.of_totals(self.rep.totals) is not None
             self.why = None
-        except ObjectiveError as e:
+        except ValueError as e:  # the objective's ObjectiveError: the totals do not give it
             self.by_objective, self.why = False, str(e)
 
     def wall(self, ph: PhaseModel, override: dict, transfer: str | None = None) -> float:
@@ -215,7 +225,7 @@ class Predictor:
 
 
 def rank_points(
-    space: SearchSpace,
+    space,
     predictor: Predictor,
     fixed: dict[str, str],
     nodes: int = 1,
@@ -228,8 +238,6 @@ def rank_points(
       see (HDF5's chunking) changes the pattern, where `automatic` would decide anew;
     - then the point with fewer changes from `default` (HDF5's independent transfers and collective ones with
       collective buffering disabled are one path to the model, not to the application)."""
-    import itertools
-
     dims = [space.dimension(n) for n in modelled(space)]
     default = default or {}
     out = []

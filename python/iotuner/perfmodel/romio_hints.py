@@ -39,6 +39,16 @@ def aggregators(cb_config_list: str, nodes: list[list[int]], cb_nodes: int | Non
     return ranks
 
 
+def lustre_aggregators(cb_nodes: int, stripe_count: int, co_ratio: int = 1) -> int:
+    """ADIOI_LUSTRE_Get_striping_info's avail_cb_nodes: the aggregators of a collective write in ROMIO's
+    Lustre driver (lustre.py)."""
+    if cb_nodes < 1 or stripe_count <= 0:
+        return max(1, cb_nodes)
+    if cb_nodes >= stripe_count:
+        return stripe_count * min(cb_nodes // stripe_count, max(1, co_ratio))
+    return max(d for d in range(1, cb_nodes + 1) if stripe_count % d == 0)
+
+
 @dataclass(frozen=True)
 class Hints:
     cb_nodes: int  # aggregators (after ROMIO's cap by cb_config_list)
@@ -84,9 +94,7 @@ class Hints:
         """The aggregators of a collective write: cb_nodes, or on Lustre as its driver trims them."""
         if not (self.lustre and self.striping_unit > 0):
             return self.cb_nodes
-        from .lustre import aggregators
-
-        return min(aggregators(self.cb_nodes, self.striping_factor, self.co_ratio), self.cb_nodes)
+        return min(lustre_aggregators(self.cb_nodes, self.striping_factor, self.co_ratio), self.cb_nodes)
 
     def for_direction(self, direction: str) -> Hints:
         """These hints with the other direction's at their defaults: a write's operations do not depend on

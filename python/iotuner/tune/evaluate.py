@@ -17,9 +17,9 @@ from typing import Any, Callable, Protocol
 
 from .. import settings
 from ..report import Report
+from ..settings import as_text
 from .launch import Launcher
 from .objective import Objective, ObjectiveError
-from .space import as_text
 
 STDERR_TAIL = 2000
 # What the system said, deep in a failed job's stderr (an HDF5 error stack of dozens of lines, two ranks

@@ -44,9 +44,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import settings
+from ..perfmodel.calibration import Calibration
+from ..settings import as_text, complete
 from .evaluate import Measurement, OfflineEvaluator
 from .objective import Objective, ObjectiveError
-from .space import SearchSpace, SpaceError, as_text, complete, from_json
+from .space import SearchSpace, SpaceError, from_json
 
 FORMAT, VERSION = "iotuner-sweep", 1
 Run = tuple[float, ...]  # (write phase seconds, read phase seconds[, other processes' CPU use in cores])
@@ -272,6 +274,18 @@ def for_config(spec) -> Recording:
             f"resumed study must replay the same recording; start a new study"
         )
     return rec
+
+
+def calibration_for(config, option: str | None) -> Calibration:
+    """The calibration a study's hybrid model prices operations with: the file named by the strategy's option,
+    else the one a replayed recording carries (the machine its runs came from), else this machine's."""
+    if option:
+        return Calibration.load(option)
+    if config.replay is not None:
+        rec = load(config.replay.path)
+        if rec.calibration is not None:
+            return Calibration.from_doc(rec.calibration, f"the calibration in {config.replay.path}")
+    return Calibration.load(None)
 
 
 def effective_of(m: Measurement) -> dict[str, str]:

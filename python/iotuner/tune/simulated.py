@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..settings import as_text
 from .evaluate import Measurement, OfflineEvaluator
 from .objective import Objective
-from .space import as_text
 
 
 def spec(platform: str, report: str | None, calibration: str | None = None) -> dict:

@@ -26,9 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .. import catalogue
+from ..settings import as_text, complete, constraints
 from .evaluate import Measurement, OfflineEvaluator
 from .objective import Objective
-from .space import SearchSpace, as_text, complete, constraints, library_default
+from .space import SearchSpace, library_default
 
 M = 1024 * 1024
 DATA_MB = 1024.0  # what a run moves, for time objectives: time = DATA_MB / bandwidth

@@ -21,12 +21,13 @@ from typing import Any, Callable, cast
 import optuna
 
 from .. import settings
+from ..settings import complete
 from . import noise
 from . import stop as stops
 from .evaluate import Evaluator, Measurement, reference_of, requested
 from .objective import Objective
 from .protocol import SAMPLER, Context, Strategy, sample
-from .space import SearchSpace, complete, unused_layers
+from .space import SearchSpace, unused_layers
 from .store import (
     BASELINE,
     CONFIRMATION,

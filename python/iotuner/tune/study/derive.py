@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Callable, cast
 
-from ..space import constraints
+from ...settings import constraints
 from .records import BASELINE, DEFAULT, RUN_KINDS, TRAINING, TRIAL, Record
 
 

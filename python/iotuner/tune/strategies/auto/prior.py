@@ -9,6 +9,10 @@ no prior, and the reason is said.
 
 from __future__ import annotations
 
+from ....perfmodel import predict
+from ....perfmodel.calibration import CalibrationError
+from ... import replay
+
 
 class Prior:
     def __init__(self, space, predictor, covered: list[str], nodes: int, objective):
@@ -23,8 +27,6 @@ class Prior:
     def rank(self, default: dict[str, str], k: int) -> list[tuple[dict[str, str], str]]:
         """Its k best points, each predicted to behave differently from the ones before, every dimension it
         does not cover as in `default`; each with its prediction described."""
-        from ....perfmodel import predict
-
         fixed = {n: default[n] for n in default if n not in self.covered}
         out: list[tuple[tuple, dict[str, str]]] = []
         for score, point in predict.rank_points(self.space, self.predictor, fixed, self.nodes, default):
@@ -37,9 +39,6 @@ class Prior:
 
 def model_prior(space, objective, report: dict | None, config, calibration: str | None) -> tuple[Prior | None, str]:
     """(the prior, or None; what it is, or why there is none)."""
-    from ....perfmodel import calibration as calibrations
-    from ....perfmodel import predict
-
     covered = predict.modelled(space)
     if not covered:
         return None, f"space {space.name} has no dimension the hybrid model predicts"
@@ -47,8 +46,8 @@ def model_prior(space, objective, report: dict | None, config, calibration: str 
     if why:
         return None, why
     try:
-        cal = calibrations.for_study(config, calibration)
-    except calibrations.CalibrationError as e:
+        cal = replay.calibration_for(config, calibration)
+    except CalibrationError as e:
         return None, str(e)  # names the file and the problem, and says to run `iotuner calibrate`
     pred = predict.Predictor(report, cal, objective)
     if not pred.phases:

@@ -15,6 +15,9 @@ independent calls.
 
 from __future__ import annotations
 
+from ....perfmodel import predict
+from ....perfmodel.calibration import CalibrationError
+from ... import replay
 from ...protocol import SAMPLER, Strategy
 from ...space import library_default
 from .. import register
@@ -34,9 +37,7 @@ class Hybrid(Strategy):
         self.fallback = self.options.get("fallback")
         if self.fallback is not None and self.fallback not in FALLBACKS:
             raise ValueError(f"strategy hybrid: fallback={self.fallback!r}: the only fallback is random")
-        from ....perfmodel.predict import modelled
-
-        if not modelled(space):
+        if not predict.modelled(space):
             raise ValueError(
                 f"strategy hybrid: space {space.name} has no MPI-IO hint nor HDF5 transfer mode to "
                 f"predict; use a space of ROMIO hints such as twophase or romio"
@@ -47,27 +48,20 @@ class Hybrid(Strategy):
         self.calibration = None
 
     def fixed(self) -> dict[str, str]:
-        from ....perfmodel.predict import modelled
-
         out = {}
         for d in self.space.dimensions:
-            if d.name in modelled(self.space):
+            if d.name in predict.modelled(self.space):
                 continue
             default = library_default(d.knob) if d.knob else None
             out[d.name] = d.label(default) if default in d.values else d.labels[0]
         return out
 
     def predictor(self, ctx, report: dict):
-        from ....perfmodel import calibration, predict
-
         if self.calibration is None:
-            self.calibration = calibration.for_study(ctx.store.config, self.options.get("calibration"))
+            self.calibration = replay.calibration_for(ctx.store.config, self.options.get("calibration"))
         return predict.Predictor(report, self.calibration, ctx.objective)
 
     def _rank(self, ctx) -> None:
-        from ....perfmodel import predict
-        from ....perfmodel.calibration import CalibrationError
-
         report = ctx.store.baseline_report()
         try:
             pred = self.predictor(ctx, report) if report is not None else None
@@ -104,11 +98,9 @@ class Hybrid(Strategy):
         )
 
     def explain(self, ctx, point):
-        from ....perfmodel.predict import describe
-
         for score, p in self.ranking or ():
             if p == point:
-                return f"hybrid: predicted {describe(score, ctx.objective)}"
+                return f"hybrid: predicted {predict.describe(score, ctx.objective)}"
         return None
 
     def propose(self, ctx):

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from .... import catalogue
-from ...space import Dimension, SearchSpace, as_text
+from ....settings import as_text
+from ...space import Dimension, SearchSpace
 from .basis import Term, candidates
 
 MIB = 1024 * 1024

@@ -195,7 +195,7 @@ class ModelDriven(Strategy):
     # ---- what the study knows ----
 
     def _key(self, ctx: Context, point: Mapping[str, Any]) -> str:
-        from ...space import complete
+        from ....settings import complete
 
         return canonical(complete(self.space.point_settings(point), ctx.store.config.nodes))
 

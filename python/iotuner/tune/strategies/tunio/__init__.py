@@ -204,7 +204,7 @@ class _ImpactFirst(Strategy):
 
 
 def _text(value) -> str:
-    from ...space import as_text
+    from ....settings import as_text
 
     return as_text(value)
 
