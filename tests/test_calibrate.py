@@ -103,3 +103,32 @@ def test_microbench_measures_only_the_groups_asked(tmp_path):
         mpi(1) + [kernel("iotuner-microbench"), "--ops", "pwrites"], capture_output=True, text=True, timeout=120
     )
     assert bad.returncode != 0 and "--ops pwrites names no group" in bad.stderr
+
+
+def test_poor_fits_are_warned_about(calibrated):
+    """Every surrogate below the threshold is named in one warning, and none when all fit."""
+    from iotuner.commands.calibrate import POOR_FIT
+
+    stdout, _ = calibrated
+    r2 = {
+        m.group(1): float(m.group(2))
+        for m in re.finditer(r"^(\w+)\s+(?:knn|svr-rbf|random-forest)\s+\d+\s+(-?[\d.]+)", stdout, re.M)
+    }
+    poor = [name for name, x in r2.items() if x < POOR_FIT]
+    warned = [line for line in stdout.splitlines() if line.startswith("warning: ")]
+    if poor:
+        assert len(warned) == 1 and all(f"{name} (R2" in warned[0] for name in poor), (poor, warned)
+    else:
+        assert not warned, warned
+
+
+def test_the_fit_warning_names_the_poor_surrogates():
+    from types import SimpleNamespace
+
+    from iotuner.commands.calibrate import fit_warning
+
+    fit = lambda r2: SimpleNamespace(cv_r2=r2)  # noqa: E731
+    cal = SimpleNamespace(surrogates={"allreduce": fit(0.6), "write": fit(0.97), "bcast": fit(0.85)})
+    w = fit_warning(cal)
+    assert "2 of 3 surrogates" in w and "allreduce (R2 0.60)" in w and "bcast (R2 0.85)" in w and "write" not in w
+    assert fit_warning(SimpleNamespace(surrogates={"write": fit(0.97)})) is None

@@ -50,7 +50,7 @@ def test_show_reprints_a_finished_tuning(tmp_path):
     assert tuned.returncode == 0, tuned.stderr
     r = iotuner("show", out)
     assert r.returncode == 0, r.stderr
-    start = tuned.stdout.index("study iotuner:")
+    start = tuned.stdout.index("study synthetic-ufs:")
     end = tuned.stdout.index("results: ")
     assert tuned.stdout[start:end] in r.stdout  # the same lines tune printed at its end
     assert iotuner("show", tmp_path).returncode == 2  # a directory that is no tune output

@@ -277,6 +277,7 @@ def searched(out):
 
 def test_a_replayed_study_is_determined_by_its_seed_and_a_resume_draws_the_same(tmp_path, capsys):
     common = ["--replay", str(RECORDED), "--strategy", "random", "--objective", "io-time", "--confirm-rounds", "1"]
+    common += ["--study", "iotuner"]
     for name, seed, trials in (("a", 3, 6), ("again", 3, 6), ("other", 4, 6), ("resumed", 3, 3)):
         code, _, err = tune(
             capsys, *common, "--seed", str(seed), "--trials", str(trials), "--out", str(tmp_path / name)
@@ -326,6 +327,8 @@ def test_a_study_replays_only_the_recording_it_started_with(tmp_path, capsys):
         "1",
         "--out",
         str(tmp_path / "s"),
+        "--study",
+        "iotuner",
     )
     assert code == 0, err
     url = f"sqlite:///{tmp_path / 's' / 'study.db'}"

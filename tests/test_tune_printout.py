@@ -80,7 +80,7 @@ def test_the_verdict_of_a_synthetic_tuning_gives_an_interval(tmp_path):
     assert low <= gain <= high
     import json
 
-    v = json.loads((tmp_path / "iotuner-iotuner" / "summary.json").read_text())["verdict"]
+    v = json.loads((tmp_path / "iotuner-synthetic-ufs" / "summary.json").read_text())["verdict"]
     assert v["low"] == pytest.approx(low, abs=0.006) and v["high"] == pytest.approx(high, abs=0.006)
 
 
@@ -148,14 +148,14 @@ def test_terminal_summary_page_and_curve_count_the_same_trials_and_default(tmp_p
     (tmp_path / "base.json").write_text('{"version": 1, "mpiio": {"romio_ds_write": "disable"}}')
     args = ("--space", space, "--strategy", "random", "--baseline", "base.json", "--trials", "9", "--quiet")
     lines = tune(tmp_path, *map(str, args), columns=200)
-    out = tmp_path / "iotuner-iotuner"
+    out = tmp_path / "iotuner-synthetic-ufs"
     s = json.loads((out / "summary.json").read_text())
     rows = [r for r in csv.DictReader(open(out / "trials.csv")) if r["kind"] == "trial"]
     ran_dup = [r for r in rows if r["duplicate_of"] and r["value"]]
     assert ran_dup, "no duplicate that ran: the study does not test what it should"
     assert s["trials"] > s["trials_run"] == 9
     said = "\n".join(lines)
-    assert f"study iotuner: 9 trials run ({s['trials']} proposed)" in said
+    assert f"study synthetic-ufs: 9 trials run ({s['trials']} proposed)" in said
     assert f"(median of the default's {s['default_runs']} runs)" in said
     html = (out / "report.html").read_text()
     assert f"<b>9</b><span>trials run ({s['trials']} proposed)</span>" in html

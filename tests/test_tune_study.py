@@ -487,7 +487,7 @@ def test_a_run_budget_bounds_every_application_run_of_the_search(tmp_path, strat
     assert summary["budget"]["runs"] == 24 and summary["stop"]["rule"] in ("run-budget", "strategy", "exhaustion")
     said = flat(r.stdout)
     if strategy == "bayes":
-        assert "training runs" not in said.split("study iotuner in")[0] and runs["training"] == 0
+        assert "training runs" not in said.split("study synthetic-ufs in")[0] and runs["training"] == 0
     else:
         assert 0 < runs["training"] < 24 - 1
         assert f"this strategy will make {runs['training']} training runs before its first trial" in said

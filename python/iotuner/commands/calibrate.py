@@ -90,6 +90,23 @@ def table(cal) -> str:
     return "\n".join(lines)
 
 
+POOR_FIT = 0.9  # cross-validated R2 below this: the surrogate's predictions are rough
+
+
+def fit_warning(cal) -> str | None:
+    """One line naming the surrogates whose cross-validated fit is poor (None: every one fits), since
+    `tune --strategy auto`, hybrid and `simulate` predict with them."""
+    poor = [(name, s.cv_r2) for name, s in cal.surrogates.items() if s.cv_r2 < POOR_FIT]
+    if not poor:
+        return None
+    named = ", ".join(f"{name} (R2 {r2:.2f})" for name, r2 in poor)
+    return (
+        f"warning: {len(poor)} of {len(cal.surrogates)} surrogates fit poorly (cross-validated R2 below "
+        f"{POOR_FIT}): {named}; tune's auto and hybrid strategies and simulate predict those operations "
+        f"roughly. More --passes, or a quieter machine, give them more and steadier points"
+    )
+
+
 def _unwritable(out: Path) -> str | None:
     from ..destinations import why_unwritable
 
@@ -136,6 +153,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"iotuner calibrate: {e}", file=sys.stderr)
         return 1
     print(table(cal))
+    warning = fit_warning(cal)
+    if warning:
+        print(warning)
     cal.save(out)
     print(f"iotuner calibrate: wrote {out} ({time.monotonic() - t0:.0f} s)")
     return 0

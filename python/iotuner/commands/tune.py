@@ -11,13 +11,14 @@ DESCRIPTION = (
     "document, runs the application under libiotuner.so and reads its run report. The default "
     "settings are measured as a baseline between trials; at the end the best configurations are "
     "rerun interleaved with the default, and a gain is claimed only beyond the measured noise. "
-    "The study lives in a database: kill the tuner at any time and continue with --resume."
+    "The study lives in a database: kill the tuner at any time and continue with --resume. A study is named "
+    "after the program it tunes (--study to name it), and its results go to iotuner-STUDY."
 )
 EPILOG = (
     "examples:\n"
     "  iotuner tune --trials 30 --baseline slow.json -- h5ior -b 64M -o {scratch}\n"
     "  iotuner tune --space tunio --strategy ga --time 2h -- vpicio -o {scratch}\n"
-    "  iotuner tune --resume --study iotuner\n"
+    "  iotuner tune --resume --study h5ior\n"
     "  iotuner tune --synthetic ufs --strategy random --trials 50"
 )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import json
+import shlex
 import shutil
 import statistics
 from dataclasses import dataclass, field
@@ -24,7 +25,9 @@ class Launch:
     mpiexec: str = "mpiexec.mpich"
 
     def wrap(self, app: list[str]) -> list[str]:
-        return [self.mpiexec, "-n", str(self.ranks), *app] if self.kind == "local" else list(app)
+        if self.kind != "local":
+            return list(app)
+        return [*shlex.split(self.mpiexec), "-n", str(self.ranks), *app]  # a launcher with options of its own
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "ranks": self.ranks, "mpiexec": self.mpiexec}

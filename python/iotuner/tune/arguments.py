@@ -142,8 +142,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--mpiexec",
         metavar="CMD",
-        help="MPI launcher for --launcher local (default: the first of mpiexec, mpirun, mpiexec.mpich, "
-        "mpiexec.hydra on the PATH; mpiexec.mpich where mpiexec is a Debian alternative)",
+        help='MPI launcher for --launcher local, with any options of its own ("mpirun.openmpi '
+        '--allow-run-as-root"; -n N is added from --ranks); default: the first of mpiexec, mpirun, '
+        "mpiexec.mpich, mpiexec.hydra on the PATH; mpiexec.mpich where mpiexec is a Debian alternative",
     )
     g.add_argument("--nodes", type=int, default=1, metavar="N", help="nodes the job spans (default 1)")
     g.add_argument(
@@ -221,7 +222,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
     g = p.add_argument_group("the study")
-    g.add_argument("--study", default="iotuner", metavar="NAME", help="study name (default iotuner)")
+    g.add_argument(
+        "--study",
+        metavar="NAME",
+        help="study name (default: the program's name, e.g. h5ior for -- h5ior ...; synthetic-ufs for "
+        "--synthetic ufs), so tuning two programs in one directory makes two studies; with --resume, "
+        "the only study found in --out or in the iotuner-* directories here",
+    )
     g.add_argument(
         "--storage",
         metavar="URL",

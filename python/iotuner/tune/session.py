@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -78,7 +79,10 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
     baseline = recording.baseline if recording else settings.load(args.baseline) if args.baseline else {"version": 1}
     trials = args.trials if args.trials is not None else (None if args.time or args.runs else 30)
     mpiexec = args.mpiexec or default_mpiexec()
-    if args.launcher == "local" and (found := mpiabi.mismatch([mpiexec, *command])) is not None:
+    offline = args.synthetic or args.replay or args.simulate
+    if args.launcher == "local" and not offline:
+        launch.local.LocalMPI(args.ranks, mpiexec)  # a launcher not on the PATH: one line, before the study exists
+    if args.launcher == "local" and (found := mpiabi.mismatch([*launch.local.launcher_argv(mpiexec), *command])):
         raise ValueError(mpiabi.mismatch_message(found, "give --mpiexec {launcher}"))
     config = StudyConfig(
         space=space.to_json(),
@@ -172,7 +176,58 @@ def storage_url(given: str | None, default: str | None = None, what: str = "--st
     return url
 
 
+def study_name(args: argparse.Namespace) -> str:
+    """--study, else a name from what is tuned (h5ior for `-- h5ior ...`, synthetic-ufs), so that tuning two
+    programs in one directory makes two studies (iotuner-h5ior/, iotuner-vpicio/); a --resume without a
+    program resumes the one study it finds."""
+    if args.study:
+        return args.study
+    command = args.command[1:] if args.command and args.command[0] == "--" else args.command
+    if args.synthetic:
+        name = f"synthetic-{args.synthetic}"
+    elif args.replay:
+        name = f"replay-{Path(args.replay).stem}"
+    elif args.kernel:
+        name = f"kernel-{Path(args.kernel).resolve().name}"
+    elif command:
+        name = Path(command[0]).name
+    elif args.resume:
+        return _only_study(args)
+    else:
+        name = "iotuner"
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "iotuner"
+    return name
+
+
+def _only_study(args: argparse.Namespace) -> str:
+    """The study to resume when none is named: the only one in --out, or in the iotuner-* directories here."""
+    if args.out or args.storage or os.environ.get(urls.ENV):
+        where = "its storage"
+        dirs = [Path(args.out)] if args.out and not (args.storage or os.environ.get(urls.ENV)) else []
+    else:
+        where = "this directory"
+        dirs = sorted(p for p in Path.cwd().glob("iotuner-*") if (p / "study.db").is_file())
+    names = []
+    for d in dirs:
+        if (d / "study.db").is_file():
+            names += sorted(
+                n for n in study_names_in(f"sqlite:///{(d / 'study.db').resolve()}") if not n.endswith(".iotuner")
+            )
+    if len(names) == 1:
+        return names[0]
+    found = f" (studies: {', '.join(names)})" if names else ""
+    raise ValueError(f"--resume: give --study NAME, the study to resume{found} in {where}")
+
+
+def study_names_in(url: str) -> set[str]:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return set(optuna.get_all_study_names(url))
+
+
 def _open(args: argparse.Namespace, console: Console) -> tuple[Store, Path, str]:
+    args.study = study_name(args)
     out = Path(args.out or f"iotuner-{args.study}").resolve()
     storage = storage_url(args.storage, f"sqlite:///{out / 'study.db'}")
     if args.resume:

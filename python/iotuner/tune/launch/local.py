@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 from collections.abc import Sequence
 
@@ -42,15 +43,29 @@ class LocalMPI(Launcher):
         mpiexec = mpiexec or default_mpiexec()
         if ranks < 1:
             raise LaunchError("ranks must be at least 1")
-        if not shutil.which(mpiexec):
-            raise LaunchError(f"{mpiexec} not found on the PATH (load your MPI module, or give --mpiexec)")
+        # a launcher with its own options: --mpiexec "mpirun.openmpi --allow-run-as-root --oversubscribe"
+        self.argv = launcher_argv(mpiexec)
+        if not shutil.which(self.argv[0]):
+            raise LaunchError(f"{self.argv[0]} not found on the PATH (load your MPI module, or give --mpiexec)")
         self.ranks, self.mpiexec = ranks, mpiexec
 
     def command(self, app: Sequence[str]) -> list[str]:
-        return [self.mpiexec, "-n", str(self.ranks), *app]
+        return [*self.argv, "-n", str(self.ranks), *app]
 
     def describe(self) -> str:
-        return f"{self.mpiexec} -n {self.ranks}"
+        return f"{shlex.join(self.argv)} -n {self.ranks}"
+
+
+def launcher_argv(mpiexec: str) -> list[str]:
+    """--mpiexec as words: a launcher and its options, split as a shell would (one LaunchError line when it
+    cannot be)."""
+    try:
+        argv = shlex.split(mpiexec)
+    except ValueError as e:
+        raise LaunchError(f"--mpiexec {mpiexec!r}: {e}") from None
+    if not argv:
+        raise LaunchError("--mpiexec is empty: give the MPI launcher, e.g. mpiexec.mpich")
+    return argv
 
 
 class Direct(Launcher):
