@@ -87,6 +87,7 @@ def test_the_library_exports_its_call_tables_and_nothing_else():
         "iotuner_op_active",
         "iotuner_op_note",
         "iotuner_module_register",
+        "iotuner_report_version",
         "iotuner_phase_path",
         "iotuner_phase_kind",
         "iotuner_phase_key",
@@ -138,6 +139,15 @@ def test_python_writes_runtime_reads_runtime_writes_python_reads(tmp_path):
     assert result.ok, result.stderr
     raw = json.loads((tmp_path / "report.json").read_text())
     validate_report(raw)
+    # each level's module versions its section of the phases, as this iotuner reads them
+    levels = {m: v for m, v in report.SECTION_VERSIONS.items() if m in ("posix", "mpiio", "hdf5", "pnetcdf")}
+    assert {m: raw["sections"].get(m) for m in levels} == levels
+    assert set(raw["sections"]) <= set(report.SECTION_VERSIONS)
+    # a report before per-section versions reads the same
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({k: v for k, v in raw.items() if k != "sections"}))
+    assert report.load(old).phases == report.load(tmp_path / "report.json").phases
+    assert report.load(old).section_version("hdf5") == 1
     rep = report.load(tmp_path / "report.json")
     assert rep.settings["status"] == "loaded"
     assert rep.settings["document"] == settings.validate(doc)  # the runtime read exactly what Python wrote
@@ -204,6 +214,7 @@ def test_smart_report_matches_schema(tmp_path):
     assert result.ok
     data = json.loads((tmp_path / "r.json").read_text())
     assert [p["role"] for p in data["smart"]["phases"]] == ["learn", "optimized", "optimized"]
+    assert data["sections"]["smart"] == report.SECTION_VERSIONS["smart"]
     validate_report(data)
 
 

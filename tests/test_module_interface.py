@@ -54,6 +54,8 @@ def test_a_module_from_outside_hears_every_event_and_writes_its_section(programs
     assert res.returncode == 0, res.stderr
     assert res.report is not None, res.report_error  # the toy's section is valid in a report
     doc = res.report.data
+    assert res.report.section_version("toy") == 3  # its section's own version, beside the library's modules'
+    assert {"posix", "mpiio", "hdf5", "toy"} <= set(doc["sections"])
     ranks = doc["toy"]["ranks"]
     assert [r["rank"] for r in ranks] == list(range(RANKS))
     report_phases = {p["id"]: p for p in doc["phases"]}

@@ -140,3 +140,30 @@ def test_damaged_advice_is_one_line_naming_the_field(tmp_path):
 def test_version_1_reports_still_read():
     rep = report.load(DATA / "bad_run_report.json")
     assert rep.data["version"] == 1 and "identity" not in rep.phases[0]  # read as it is, checked as version 2
+
+
+def test_each_module_section_has_its_own_version(tmp_path):
+    """A report lists each module's section with its version ("sections"); one before per-section versions
+    lists none, and reads every section as version 1. A section newer than this iotuner reads is refused by
+    name, not called damage; a module from outside the library versions its own section freely."""
+    data = json.loads((DATA / "bad_run_report.json").read_text())
+    assert "sections" not in data
+    rep = report.parse(data)
+    assert all(rep.section_version(m) == 1 for m in report.SECTION_VERSIONS)
+
+    newer = report.SECTION_VERSIONS["access"] + 1
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(dict(data, sections={"posix": 1, "access": newer})))
+    with pytest.raises(
+        report.ReportError, match=f"access section is version {newer}; this iotuner reads up to {newer - 1}"
+    ):
+        report.load(path)
+    status, text = _cli(["show", str(path)])
+    assert status == 2 and text.count("\n") == 1 and "access section" in text
+
+    rep = report.parse(dict(data, sections={"hdf5": 1, "outside": 7}))
+    assert rep.section_version("hdf5") == 1 and rep.section_version("outside") == 7
+    with pytest.raises(report.ReportError, match=r"damaged: sections\.posix: expected integer, got a string"):
+        report.parse(dict(data, sections={"posix": "1"}))
+    with pytest.raises(report.ReportError, match="damaged: sections.smart: 0 is below the minimum 1"):
+        report.parse(dict(data, sections={"smart": 0}))

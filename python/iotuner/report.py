@@ -11,6 +11,10 @@ from .inputs import InputError, read_json
 
 VERSION = 2  # 2: phases keyed by who opened them (docs/report.md, "Version 2"); 1 is still read
 KIND = "iotuner-run-report"
+# Each module's section carries its own version (the report's "sections", by module name): the versions this
+# iotuner reads. A section a report does not list, and every section of a report before per-section versions,
+# is version 1.
+SECTION_VERSIONS = {"posix": 1, "mpiio": 1, "hdf5": 1, "pnetcdf": 1, "access": 1, "smart": 1}
 MAX_BYTES = 256 << 20  # 65,536 phases (the runtime's limit) with their settings fit
 
 
@@ -54,6 +58,11 @@ class Report:
             "write_bandwidth_mib_s": bw / mib / tw if tw > 0 else 0.0,
             "read_bandwidth_mib_s": br / mib / tr if tr > 0 else 0.0,
         }
+
+    def section_version(self, module: str) -> int:
+        """The version of a module's section (1 when the report does not say: reports before per-section
+        versions)."""
+        return int(self.data.get("sections", {}).get(module, 1))
 
     @property
     def settings(self) -> dict:
@@ -139,11 +148,23 @@ def parse(data: Any, source: str = "report") -> Report:
     for key, typ in _REQUIRED.items():
         if not isinstance(data.get(key), typ):
             raise ReportError(f"{source} lacks '{key}'")
+    _check_sections(data.get("sections", {}), source)
     try:
         schema.check(data if version == VERSION else _as_version_2(data), "report.schema.json")
     except schema.SchemaError as e:
         raise ReportError(f"run report {source} is damaged: {e}") from None
     return Report(data)
+
+
+def _check_sections(sections: Any, source: str) -> None:
+    """A section newer than this iotuner reads is refused by name, before the schema would call its new shape
+    damage; the shapes of the field itself are the schema's."""
+    if not isinstance(sections, dict):
+        return
+    for module, readable in SECTION_VERSIONS.items():
+        version = sections.get(module, 1)
+        if isinstance(version, int) and not isinstance(version, bool) and version > readable:
+            raise ReportError(f"{source}'s {module} section is version {version}; this iotuner reads up to {readable}")
 
 
 # The fields version 2 added, as a version-1 report reads them (docs/report.md, "Version 2")

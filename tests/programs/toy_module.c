@@ -136,6 +136,7 @@ static void report(const iot_report_ctx *ctx)
     }
     if (ctx->root) {
         iot_buf *b = ctx->out;
+        iotuner_report_version(ctx, 3); /* the toy section's own format: the report lists it under "sections" */
         iot_jw_begin_object(b, "toy");
         iot_jw_begin_array(b, "ranks");
         for (int r = 0; r < size; r++) {

@@ -79,6 +79,11 @@ typedef struct iot_report_ctx {
     const iot_merge *merged; /* for phase_id */
 } iot_report_ctx;
 
+/* From a module's report hook: the version of the module's section of the run report, its own apart from the
+ * report's (a module changes its section's format without the report's version moving). The report lists it
+ * under "sections", by the module's name; a section listed nowhere reads as version 1. */
+void iotuner_report_version(const iot_report_ctx *ctx, int version);
+
 typedef struct iot_module {
     const char *name;
     /* At start-up, in the library's constructor (never MPI nor HDF5: the library also loads into mpiexec).

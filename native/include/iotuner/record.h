@@ -37,6 +37,13 @@ extern "C" {
 typedef enum { IOT_KIND_HDF5, IOT_KIND_MPIIO, IOT_KIND_POSIX, IOT_KIND_PNETCDF, IOT_KINDS } iot_phase_kind;
 typedef enum { IOT_LEVEL_POSIX, IOT_LEVEL_MPIIO, IOT_LEVEL_HDF5, IOT_LEVEL_PNETCDF, IOT_LEVELS } iot_level;
 
+/* The versions of a phase's level sections (phases[].posix, .mpiio, .hdf5, .pnetcdf: each level's counters,
+ * which its module records and the merge writes); the level's module declares it (iotuner_report_version). */
+#define IOT_SECTION_POSIX_VERSION 1
+#define IOT_SECTION_MPIIO_VERSION 1
+#define IOT_SECTION_HDF5_VERSION 1
+#define IOT_SECTION_PNETCDF_VERSION 1
+
 const char *iot_kind_name(iot_phase_kind k);   /* "hdf5", "mpiio", "posix", "pnetcdf" */
 const char *iot_level_name(iot_level l);       /* "posix", "mpiio", "hdf5", "pnetcdf" */
 /* The level at which a phase of this kind counts the application's data: its H5Dwrite / H5Dread for an

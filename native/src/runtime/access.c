@@ -13,6 +13,7 @@
 #include "pmpi.h"
 #include "view.h"
 
+#define ACCESS_SECTION_VERSION 1 /* the report's "access" section (iotuner_report_version) */
 #define VARIES (-1)
 #define UNSET INT64_MIN
 #define WALK_CAP (1 << 20) /* requests walked per call; more: bytes only (ROMIO itself walks them all) */
@@ -377,8 +378,10 @@ static void access_report(const iot_report_ctx *ctx)
         if (total) /* qsort wants a non-null array even when empty */
             qsort(all, total, sizeof *all, by_phase);
         iot_buf *b = ctx->out;
-        if (total)
+        if (total) {
+            iotuner_report_version(ctx, ACCESS_SECTION_VERSION);
             iot_jw_begin_array(b, "access");
+        }
         for (size_t i = 0; i < total;) {
             size_t j = i;
             while (j < total && all[j].phase == all[i].phase)

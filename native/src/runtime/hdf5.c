@@ -992,7 +992,12 @@ static void hdf5_record(const iot_phase *ph, iot_record *r)
     iot_level_record(ph, IOT_LEVEL_HDF5, &r->level[IOT_LEVEL_HDF5]);
 }
 
-static const iot_module hdf5_module = {.name = "hdf5", .record = hdf5_record};
+static void hdf5_report(const iot_report_ctx *ctx)
+{
+    iotuner_report_version(ctx, IOT_SECTION_HDF5_VERSION); /* its section: phases[].hdf5 */
+}
+
+static const iot_module hdf5_module = {.name = "hdf5", .record = hdf5_record, .report = hdf5_report};
 IOT_MODULE(hdf5_module)
 
 /* A program with HDF5 linked in statically (h5pcc's default), linked with `iotuner link-flags`: ld's

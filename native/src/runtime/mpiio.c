@@ -502,5 +502,10 @@ static void mpiio_record(const iot_phase *ph, iot_record *r)
     iot_level_record(ph, IOT_LEVEL_MPIIO, &r->level[IOT_LEVEL_MPIIO]);
 }
 
-static const iot_module mpiio_module = {.name = "mpiio", .record = mpiio_record};
+static void mpiio_report(const iot_report_ctx *ctx)
+{
+    iotuner_report_version(ctx, IOT_SECTION_MPIIO_VERSION); /* its section: phases[].mpiio */
+}
+
+static const iot_module mpiio_module = {.name = "mpiio", .record = mpiio_record, .report = mpiio_report};
 IOT_MODULE(mpiio_module)

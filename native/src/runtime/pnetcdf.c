@@ -686,5 +686,10 @@ static void pnetcdf_record(const iot_phase *ph, iot_record *r)
     iot_level_record(ph, IOT_LEVEL_PNETCDF, &r->level[IOT_LEVEL_PNETCDF]);
 }
 
-static const iot_module pnetcdf_module = {.name = "pnetcdf", .record = pnetcdf_record};
+static void pnetcdf_report(const iot_report_ctx *ctx)
+{
+    iotuner_report_version(ctx, IOT_SECTION_PNETCDF_VERSION); /* its section: phases[].pnetcdf */
+}
+
+static const iot_module pnetcdf_module = {.name = "pnetcdf", .record = pnetcdf_record, .report = pnetcdf_report};
 IOT_MODULE(pnetcdf_module)

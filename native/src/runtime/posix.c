@@ -254,5 +254,10 @@ static void posix_record(const iot_phase *ph, iot_record *r)
     r->io_max = r->io_sum = s->write_time + s->read_time + r->sync_time + r->meta_time;
 }
 
-static const iot_module posix_module = {.name = "posix", .init = posix_init, .record = posix_record};
+static void posix_report(const iot_report_ctx *ctx)
+{
+    iotuner_report_version(ctx, IOT_SECTION_POSIX_VERSION); /* its section: phases[].posix */
+}
+
+static const iot_module posix_module = {.name = "posix", .init = posix_init, .record = posix_record, .report = posix_report};
 IOT_MODULE(posix_module)

@@ -27,6 +27,28 @@
 #include "mca.h"
 
 /* The report context's phase_id: a rank's phase, by its key, in the merged phases. */
+/* The sections' own versions, as the modules' report hooks declare them while the report is built. */
+static struct {
+    const char *module;
+    int version;
+} sections[IOT_MAX_MODULES];
+static size_t nsections;
+static const char *reporting; /* the module whose report hook runs */
+
+IOT_EXPORT void iotuner_report_version(const iot_report_ctx *ctx, int version)
+{
+    if (!ctx || !ctx->root || !reporting || version < 1)
+        return;
+    size_t i = 0;
+    while (i < nsections && strcmp(sections[i].module, reporting))
+        i++;
+    if (i < IOT_MAX_MODULES) {
+        sections[i].module = reporting;
+        sections[i].version = version;
+        nsections += i == nsections;
+    }
+}
+
 static int merged_phase_id(const iot_report_ctx *ctx, const iot_phase_key *key, int rank)
 {
     return ctx->merged ? iot_merge_find(ctx->merged, key, rank) : -1;
@@ -489,10 +511,18 @@ static char *build(void)
     iot_report_ctx ctx = {comm, iot_g.rank, m != NULL, m ? &b : NULL, merged_phase_id, m};
     size_t nmods;
     const iot_module *const *mods = iot_modules(&nmods);
+    nsections = 0;
     for (size_t i = 0; i < nmods; i++)
-        if (mods[i]->report)
+        if (mods[i]->report) {
+            reporting = mods[i]->name;
             mods[i]->report(&ctx);
+            reporting = NULL;
+        }
     if (m) {
+        iot_jw_begin_object(&b, "sections"); /* each module's section, its version */
+        for (size_t i = 0; i < nsections; i++)
+            iot_jw_int(&b, sections[i].module, sections[i].version);
+        iot_jw_end_object(&b);
         size_t nw = 0;
         char *w[IOT_MAX_MODULES * 64 + 64];
         for (size_t off = 0; all_warn && off < all_warn_len && nw < sizeof w / sizeof *w;

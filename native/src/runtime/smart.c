@@ -38,6 +38,7 @@
 #include "pmpi.h"
 
 /* Memory: everything is allocated when smart mode is on, and bounded. */
+#define SMART_SECTION_VERSION 1 /* the report's "smart" section (iotuner_report_version) */
 #define MAX_IDENTITIES 256
 #define MAX_LOG 4096                  /* phases logged for the report (about 1.5 KiB each) */
 #define MAX_PREDICTED 65536           /* calls predicted at one phase start */
@@ -956,6 +957,7 @@ static void smart_report(const iot_report_ctx *ctx)
     if (!ctx->root)
         return;
     iot_buf *b = ctx->out;
+    iotuner_report_version(ctx, SMART_SECTION_VERSION);
     lock();
     iot_jw_begin_object(b, "smart");
     iot_jw_string(b, "rules_table", S.rules_source);
