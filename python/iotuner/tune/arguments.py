@@ -11,7 +11,7 @@ import argparse
 import re
 
 from . import space as spaces
-from . import stop, strategies, synthetic
+from . import strategies, synthetic
 
 
 def parse_duration(text: str) -> float:
@@ -279,7 +279,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "(unless --stop says otherwise) tuning stops when more of it could not pay for itself "
         "within them",
     )
-    early = stop.stopper_descriptions()
+    early = strategies.stopper_descriptions()
     g.add_argument(
         "--stop",
         choices=list(early),

@@ -138,11 +138,6 @@ class StudyConfig:
             raise ConfigError("--baseline-every must be 0 or more")
         if not 0 < self.alpha < 1:
             raise ConfigError("alpha must be between 0 and 1")
-        if self.stop is not None:
-            from .stop import stopper_names
-
-            if self.stop not in stopper_names():
-                raise ConfigError(f"unknown stopper '{self.stop}': use {', '.join(stopper_names())}")
         if self.production_runs is not None and self.production_runs < 1:
             raise ConfigError("--production-runs must be at least 1")
         if self.stop == "production-runs" and not self.production_runs:

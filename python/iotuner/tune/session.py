@@ -37,11 +37,12 @@ from . import (
 )
 from .arguments import parse_duration
 from .config import Budget, ConfigError, ObjectiveSpec, ReplaySpec, SlurmSpec, StudyConfig, SyntheticSpec
+from .errors import TuneError
 from .evaluate import JobEvaluator, KernelEvaluator
 from .launch.local import default_mpiexec
 from .store import Store, StudyError
 from .study import urls
-from .tuner import TuneError, Tuner
+from .tuner import Tuner
 
 
 def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig, Budget]:
@@ -76,6 +77,7 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
         options[key.strip()] = value.strip()
     options.update(strategies.options_from(args.strategy, args))  # its own flags; another strategy's fail here
     strategies.make(args.strategy, space, args.seed, options)  # an unknown strategy or bad options fail here
+    strategies.check_stopper(args.stop)
     baseline = recording.baseline if recording else settings.load(args.baseline) if args.baseline else {"version": 1}
     trials = args.trials if args.trials is not None else (None if args.time or args.runs else 30)
     mpiexec = args.mpiexec or default_mpiexec()

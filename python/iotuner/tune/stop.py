@@ -167,19 +167,13 @@ def register_stopper(name: str, description: str) -> Callable[[StopperFactory], 
     return deco
 
 
-def _load_stoppers() -> None:
-    from . import stoppers, strategies  # noqa: F401  the engine's stoppers, then those the strategies bring
-
-    strategies.load()
-
-
 def stopper_names() -> list[str]:
-    _load_stoppers()
+    """The stoppers registered so far: the engine's and those of the strategies imported (`strategies.load()`
+    imports them all)."""
     return sorted(_STOPPERS)
 
 
 def stopper_descriptions() -> dict[str, str]:
-    _load_stoppers()
     return {name: description for name, (description, _) in sorted(_STOPPERS.items())}
 
 
@@ -187,7 +181,6 @@ def make_stopper(choice: str | None, objective, config=None) -> StopRule | None:
     """The stop rule of a --stop choice (None: no early stopper); ValueError for an unknown one."""
     if choice is None:
         return None
-    _load_stoppers()
     if choice not in _STOPPERS:
         raise ValueError(f"unknown stopper '{choice}': use {', '.join(stopper_names())}")
     return _STOPPERS[choice][1](objective, config)

@@ -24,6 +24,7 @@ from .. import settings
 from ..settings import complete
 from . import noise
 from . import stop as stops
+from .errors import TuneError
 from .evaluate import Evaluator, Measurement, reference_of, requested
 from .objective import Objective
 from .protocol import SAMPLER, Context, Strategy, sample
@@ -51,10 +52,6 @@ WAIT_S = 1.0  # how often a worker waiting for the confirmation round's verdict 
 PUBLISH_S = 0.02  # how often it looks again at a peer's trial that has not published its point yet
 SAME_AS_DEFAULT = DEFAULT  # duplicate_of of a trial whose settings took effect as the default's
 ROUND = "confirmation-"  # the confirmation rounds' leases: confirmation-0, then -1 after a resume that searched more
-
-
-class TuneError(RuntimeError):
-    pass
 
 
 @dataclass

@@ -23,6 +23,7 @@ import pkgutil
 from typing import Any, Callable
 
 from ...lazy import lazy
+from .. import stop, stoppers  # noqa: F401  stoppers: the engine's early stoppers register on import
 from ..protocol import SamplerStrategy, Strategy
 from ..space import SearchSpace
 
@@ -54,10 +55,24 @@ def modules() -> list[str]:
 
 
 def load() -> None:
-    """Imports every strategy module and package: each registers its strategies (and stoppers) on import.
+    """Imports every strategy module and package: each registers its strategies (and stoppers) on import; with
+    the engine's stoppers (imported above) every registration is done here.
     Importing is idempotent, so a module imported on its own before (a test, a benchmark) hides no other."""
     for mod in modules():
         importlib.import_module(f"{__name__}.{mod}")
+
+
+def stopper_descriptions() -> dict[str, str]:
+    """Every early stopper (--stop): the engine's and the strategies'."""
+    load()
+    return stop.stopper_descriptions()
+
+
+def check_stopper(name: str | None) -> None:
+    """ValueError for a --stop that no stopper answers to (None: the strategy's default)."""
+    load()
+    if name is not None and name not in stop.stopper_names():
+        raise ValueError(f"unknown stopper '{name}': use {', '.join(stop.stopper_names())}")
 
 
 def names() -> list[str]:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...errors import TuneError
 from ...protocol import Context, Strategy
 from ...study.records import BASELINE, TRAINING, Record, canonical
 from .. import register
@@ -182,7 +183,6 @@ class ModelDriven(Strategy):
                 )
 
     def _check_warm(self, ctx: Context) -> None:
-        from ...tuner import TuneError
         from . import saved
 
         o = ctx.objective
