@@ -1,0 +1,217 @@
+"""The Python wing's modules import one another one way (docs/development.md, The Python wing's layers).
+
+Every module of python/iotuner is parsed with `ast`: its imports at module level and inside functions both
+count (an import inside a function still ties the two modules together; it only runs later). Imports under
+`if TYPE_CHECKING:` never run and do not count. Importing `a.b.c` also runs the packages `a` and `a.b`, so
+those count too, except a module's own enclosing packages (already being imported when it runs)."""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent / "python"
+
+# Lowest first: a module may import its own layer and those below, never one above. A module belongs to the
+# layer of the longest prefix that names it. Inside `iotuner.tune`, the tuner's own layers.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    # reports, settings, the catalogue, the native core, running a job; and the tuner's wording of a study, which
+    # imports nothing and which the HTML page shares
+    ("base", ("iotuner", "iotuner.tune.printout")),
+    ("libraries", ("iotuner.perfmodel", "iotuner.advise", "iotuner.kernel", "iotuner.htmlreport", "iotuner.smart")),
+    ("simulator", ("iotuner.simulate",)),
+    (
+        "tune: terms",
+        (
+            "iotuner.tune",
+            "iotuner.tune.errors",
+            "iotuner.tune.config",
+            "iotuner.tune.objective",
+            "iotuner.tune.space",
+            "iotuner.tune.noise",
+        ),
+    ),
+    (
+        "tune: launchers",  # how a point is measured: a job, a recording, a model, the simulator
+        (
+            "iotuner.tune.launch",
+            "iotuner.tune.evaluate",
+            "iotuner.tune.replay",
+            "iotuner.tune.synthetic",
+            "iotuner.tune.simulated",
+        ),
+    ),
+    (
+        "tune: storage",
+        ("iotuner.tune.study", "iotuner.tune.store", "iotuner.tune.trajectory", "iotuner.tune.optuna_compat"),
+    ),
+    ("tune: protocol", ("iotuner.tune.protocol",)),
+    ("tune: stop rules", ("iotuner.tune.stop", "iotuner.tune.stoppers")),
+    ("tune: strategies", ("iotuner.tune.strategies",)),
+    ("tune: engine", ("iotuner.tune.tuner", "iotuner.tune.workers", "iotuner.tune.results", "iotuner.tune.progress")),
+    ("tune: front", ("iotuner.tune.session", "iotuner.tune.arguments", "iotuner.tune.dashboard")),
+    ("commands", ("iotuner.commands", "iotuner.cli", "iotuner.__main__")),
+]
+
+# Imports of iotuner's own modules inside functions: the command modules import what their command needs when
+# it runs (`iotuner --help` loads none of it), and a few others for the same reason. No more than today's.
+MAX_FUNCTION_IMPORTS = 130
+
+
+def modules() -> dict[str, tuple[Path, bool]]:
+    """Dotted name -> (file, is a package's __init__)."""
+    out = {}
+    for p in sorted((ROOT / "iotuner").rglob("*.py")):
+        parts = list(p.relative_to(ROOT).with_suffix("").parts)
+        package = parts[-1] == "__init__"
+        out[".".join(parts[:-1] if package else parts)] = (p, package)
+    return out
+
+
+def _type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def imports(name: str, path: Path, package: bool, known: set[str]) -> list[tuple[str, bool, int]]:
+    """(imported module, inside a function, line) for every import of iotuner's own modules."""
+    out: list[tuple[str, bool, int]] = []
+
+    def targets(node) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [a.name for a in node.names if a.name.split(".")[0] == "iotuner"]
+        if node.level:
+            base = name.split(".") if package else name.split(".")[:-1]
+            base = base[: len(base) - node.level + 1]
+            mod = ".".join(base + ([node.module] if node.module else []))
+        else:
+            mod = node.module or ""
+        if mod.split(".")[0] != "iotuner":
+            return []
+        return [f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod for a in node.names]
+
+    def visit(node, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _type_checking(child):
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                for t in targets(child):
+                    while t not in known and "." in t:
+                        t = t.rsplit(".", 1)[0]
+                    out.append((t, in_function, child.lineno))
+            visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    visit(ast.parse(path.read_text()), False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, dict[str, list[int]]]:
+    """module -> {module it imports (with the packages that import runs): the lines}."""
+    mods = modules()
+    known = set(mods)
+    empty = {n for n, (p, package) in mods.items() if package and not imports(n, p, package, known)}
+    out: dict[str, dict[str, list[int]]] = {}
+    for name, (path, package) in mods.items():
+        edges: dict[str, list[int]] = {}
+        own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)} | {name}
+        for target, _, line in imports(name, path, package, known):
+            parts = target.split(".")
+            for i in range(1, len(parts) + 1):
+                t = ".".join(parts[:i])
+                if t != target and t in empty:  # a package whose __init__ imports nothing ties nothing
+                    continue
+                if t in known and t not in own:
+                    edges.setdefault(t, []).append(line)
+        if package:  # a package's __init__ re-exporting its own submodules is no cycle
+            edges = {t: v for t, v in edges.items() if not t.startswith(name + ".")}
+        out[name] = edges
+    return out
+
+
+def layer_of(module: str) -> int:
+    best, level = -1, -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for p in prefixes:
+            if (module == p or module.startswith(p + ".")) and len(p) > best:
+                best, level = len(p), i
+    assert level >= 0, f"{module} is in no layer of LAYERS"
+    return level
+
+
+def test_no_import_cycle(graph):
+    try:
+        list(graphlib.TopologicalSorter({a: set(b) for a, b in graph.items()}).static_order())
+    except graphlib.CycleError as e:
+        cycle = e.args[1]
+        pytest.fail(
+            "modules importing each other in a circle: "
+            + " -> ".join(f"{a} (line {graph[a][b][0]})" for a, b in zip(cycle, cycle[1:]))
+            + f" -> {cycle[-1]}"
+        )
+
+
+def test_imports_go_down_the_layers(graph):
+    upward = [
+        f"{a} ({LAYERS[layer_of(a)][0]}, line {lines[0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
+        for a, targets in sorted(graph.items())
+        for b, lines in sorted(targets.items())
+        if layer_of(b) > layer_of(a)
+    ]
+    assert not upward, "imports up the layers:\n" + "\n".join(upward)
+
+
+def test_the_model_is_imported_from_perfmodel_only(graph):
+    """No module outside the strategies imports a strategy's package, and the model imports no strategy."""
+    for a, targets in graph.items():
+        for b in targets:
+            if b.startswith("iotuner.tune.strategies.") and not a.startswith("iotuner.tune.strategies"):
+                pytest.fail(f"{a} imports {b}, a strategy's module")
+            if a.startswith("iotuner.perfmodel"):
+                assert not b.startswith("iotuner.tune"), f"the model ({a}) imports the tuner ({b})"
+
+
+def test_function_level_imports_stay_few():
+    mods = modules()
+    found = {
+        f"{path.relative_to(ROOT)}:{line}"
+        for name, (path, package) in mods.items()
+        for _, inside, line in imports(name, path, package, set(mods))
+        if inside
+    }
+    assert len(found) <= MAX_FUNCTION_IMPORTS, (
+        f"{len(found)} imports of iotuner's modules inside functions (at most {MAX_FUNCTION_IMPORTS}): import at "
+        "the top unless the import keeps start-up fast"
+    )
+
+
+def test_the_layers_and_the_cycle_check_can_fail():
+    """The checks see what they are for: a cycle, an upward import and a strategy's module from outside."""
+    cyclic = {"a": {"b": [1]}, "b": {"a": [2]}}
+    with pytest.raises(pytest.fail.Exception, match="circle"):
+        test_no_import_cycle(cyclic)
+    with pytest.raises(AssertionError, match="iotuner.report .* imports iotuner.tune.tuner"):
+        test_imports_go_down_the_layers({"iotuner.report": {"iotuner.tune.tuner": [3]}, "iotuner.tune.tuner": {}})
+    with pytest.raises(pytest.fail.Exception, match="a strategy's module"):
+        test_the_model_is_imported_from_perfmodel_only({"iotuner.simulate.trace": {"iotuner.tune.strategies.x": [4]}})
+
+
+def test_starting_the_cli_imports_no_heavy_package():
+    """`iotuner --help` and `iotuner tune --help` load neither Optuna, scikit-learn nor matplotlib."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, contextlib, io\n"
+        "from iotuner import cli\n"
+        "for argv in (['--help'], ['tune', '--help']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        try: cli.main(argv)\n"
+        "        except SystemExit: pass\n"
+        "print(' '.join(m for m in ('optuna', 'sklearn', 'matplotlib') if m in sys.modules))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "", f"iotuner --help imported {r.stdout.strip()}"
