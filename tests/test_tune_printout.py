@@ -96,7 +96,7 @@ def _verdict(candidate, default):
 def test_a_wild_default_leaves_the_magnitude_uncertain_and_a_steady_one_does_not():
     # the case: default runs from 15.6 to 2,649 MiB/s, a winner near 1,000
     wild, text = _verdict([1000, 1100, 990, 1020, 1005, 1010, 995], [15.6, 2649, 30, 1800, 25, 20, 40])
-    assert wild.high / wild.low > 2 and "magnitude is uncertain" in text, text
+    assert wild.high / wild.low > 3 and "magnitude is uncertain" in text, text
     steady, text = _verdict([1596, 1466, 1596, 1477, 1597], [1213, 1295, 1141, 1099, 1209])
     assert steady.low < steady.gain < steady.high < 2 * steady.low and "uncertain" not in text, text
 

@@ -13,7 +13,7 @@ import json
 import re
 import time
 from collections.abc import Iterable
-from html import escape
+from html import escape, unescape
 
 from .. import __version__
 from ..render import fmt_bytes
@@ -53,6 +53,15 @@ svg .ctitle{font-size:13px;font-weight:600;fill:#1f2328}
 details{margin:4px 0}summary{cursor:pointer;color:var(--info)}
 footer{margin-top:36px;color:var(--muted);font-size:12px;border-top:1px solid var(--line);padding-top:8px}
 ul.ev{margin:2px 0 2px 18px;padding:0}
+@media (max-width:640px){
+body{padding:16px 12px 32px}
+table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:100%}
+table.stack colgroup,table.stack thead{display:none}
+table.stack tr{border-bottom:1px solid var(--line);padding:6px 0}
+table.stack td{border:0;padding:1px 4px;text-align:left}
+table.stack td[data-label]::before{content:attr(data-label);display:inline-block;width:38%;vertical-align:top;
+color:var(--muted);font-size:12px;padding-right:8px;overflow-wrap:normal;word-break:normal}
+}
 """
 
 MEASURE = """<script>
@@ -62,6 +71,11 @@ b.setAttribute('data-scroll-width',d.scrollWidth);b.setAttribute('data-client-wi
 if(t){var r=t.getBoundingClientRect();b.setAttribute('data-main-table-right',Math.ceil(r.right));
 b.setAttribute('data-main-table-width',Math.ceil(r.width));}
 if(h){b.setAttribute('data-title-overflow',h.scrollWidth>h.clientWidth?1:0);}
+var narrow=0,over=0;document.querySelectorAll('table').forEach(function(x){
+if(x.getBoundingClientRect().right>d.clientWidth+1)over++;
+x.querySelectorAll('td,th').forEach(function(c){var w=c.getBoundingClientRect().width;
+if(c.textContent.trim().length>3&&w>0&&w<48)narrow++;});});
+b.setAttribute('data-narrow-cells',narrow);b.setAttribute('data-tables-overflowing',over);
 document.querySelectorAll('.lvl').forEach(function(x){var r=x.getBoundingClientRect(),p=x.parentElement.getBoundingClientRect();
 if(r.height>1.6*parseFloat(getComputedStyle(x).lineHeight)||r.right>p.right+1)broken++;});
 b.setAttribute('data-broken-badges',broken);b.setAttribute('data-measured','1');})();
@@ -102,13 +116,21 @@ def table(
     headers = list(headers)
     cols = "".join(f'<col style="width:{w}">' for w in widths) if widths else ""
     head = "".join(f'<th class="num">{h}</th>' if i in num else f"<th>{h}</th>" for i, h in enumerate(headers))
+    # on a narrow screen a table of many columns shows a row as a block of "header: value" lines
+    # (table.stack in CSS), rather than columns a few characters wide that break every number
+    stack = len(headers) > 3
+    labels = [f' data-label="{escape(unescape(re.sub(r"<[^>]+>", "", h)))}"' if stack and h else "" for h in headers]
+    label = lambda i: labels[i] if i < len(labels) else ""  # noqa: E731
     body = "".join(
         "<tr>"
-        + "".join(f'<td class="num">{c}</td>' if i in num else f"<td>{c}</td>" for i, c in enumerate(r))
+        + "".join(
+            f'<td class="num"{label(i)}>{c}</td>' if i in num else f"<td{label(i)}>{c}</td>" for i, c in enumerate(r)
+        )
         + "</tr>"
         for r in rows
     )
     ident = ' id="main-table"' if main else ""
+    cls = " ".join(x for x in (cls, "stack" if stack else "") if x)
     return f'<table{ident} class="{cls}"><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 

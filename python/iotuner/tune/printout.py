@@ -43,7 +43,7 @@ def describe_roti(unit: str, peak: float | None, peak_at_s: float | None, final:
     return f"RoTI: {shown}final {final:,.1f} {unit}"
 
 
-UNCERTAIN = 2.0  # an interval whose ends are further apart than this factor leaves the magnitude open
+UNCERTAIN = 3.0  # an interval whose ends are further apart than this factor leaves the magnitude open
 
 
 def describe_interval(v: dict) -> str:
