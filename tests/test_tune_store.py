@@ -308,3 +308,31 @@ def test_the_first_baseline_report_is_kept_for_every_worker(tmp_path):
     assert peer.baseline_report() == report
     assert [("report" in r.attrs) for r in peer.records(BASELINE)] == [True, False]
     assert len(peer.records(BASELINE)[0].attrs["report"]) < len(json.dumps(report)) / 4
+
+
+def test_the_resume_note_says_a_thrice_interrupted_trial_is_given_up(tmp_path, monkeypatch):
+    """The note of the session that finds a trial's third start dead: given up, not "it runs again"."""
+    url = f"sqlite:///{tmp_path}/given.db"
+    survivor, tuner = make_study(tmp_path, name="given", storage=url, trials=4)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    victim = stores.Store.open(url, "given", heartbeat_s=None)
+    monkeypatch.setattr(victim, "owner", lambda: {"host": victim.session.host, "pid": dead.pid, "session": "gone"})
+    dist = optuna.distributions.CategoricalDistribution(["enable", "disable"])
+    point = {"mpiio.romio_cb_write": ("disable", dist)}
+    asked = victim.ask(lambda trial, tid: point, lambda params: ({"mpiio.romio_cb_write": "disable"}, None))
+    asked.heartbeat.stop()
+    number = asked.number
+    for _ in (2, 3):
+        assert survivor.recover() == [number]
+        victim.refresh()
+        again = victim.ask(lambda trial, tid: pytest.fail(), lambda p: pytest.fail())
+        again.heartbeat.stop()
+        number = again.number
+    outcome = tuner.run()  # its session finds the third start dead
+    notes = " ".join(outcome.notes)
+    assert f"trial {number} was left running by a stopped tuner" in notes, notes
+    assert (
+        "it is given up, not run again" in notes
+        and f"trial {number} was left running by a stopped tuner: it runs again" not in notes
+    )
