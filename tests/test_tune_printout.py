@@ -39,6 +39,9 @@ def test_a_trial_is_one_line_within_80_columns(tmp_path):
     rounds = [x for x in lines if re.match(r"^ +\S+  \d/\d +[\d,.]+", x)]
     assert len(rounds) == 5 and all(len(x) <= 80 for x in rounds), lines
     assert any(x.startswith("best: trial ") for x in lines)
+    # auto's note gives the reason that holds: no application ran, not "it ran without libiotuner"
+    said = " ".join(lines)
+    assert "auto: no prior: a synthetic objective runs no application" in said and "without libiotuner" not in said
     # header, notes, the trials, a baseline, the round and the outcome (30 lines at 80 columns): not 119 as the
     # knobs of every trial over 4-5 lines made it
     assert len(lines) < 70, len(lines)

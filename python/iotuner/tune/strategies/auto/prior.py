@@ -42,6 +42,8 @@ def model_prior(space, objective, report: dict | None, config, calibration: str 
     covered = predict.modelled(space)
     if not covered:
         return None, f"space {space.name} has no dimension the hybrid model predicts"
+    if report is None and getattr(config, "synthetic", None) is not None:  # no job ran: no report is expected
+        return None, "a synthetic objective runs no application, so there is no access pattern to predict from"
     why = predict.nothing_to_predict(report, 1)  # no report, or one of a run the model does not count
     if why:
         return None, why
