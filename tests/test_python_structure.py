@@ -51,7 +51,16 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("tune: protocol", ("iotuner.tune.protocol",)),
     ("tune: stop rules", ("iotuner.tune.stop", "iotuner.tune.stoppers")),
     ("tune: strategies", ("iotuner.tune.strategies",)),
-    ("tune: engine", ("iotuner.tune.tuner", "iotuner.tune.workers", "iotuner.tune.results", "iotuner.tune.progress")),
+    (
+        "tune: engine",
+        (
+            "iotuner.tune.tuner",
+            "iotuner.tune.verdict",
+            "iotuner.tune.workers",
+            "iotuner.tune.results",
+            "iotuner.tune.progress",
+        ),
+    ),
     ("tune: front", ("iotuner.tune.session", "iotuner.tune.arguments", "iotuner.tune.dashboard")),
     ("commands", ("iotuner.commands", "iotuner.cli", "iotuner.__main__")),
 ]

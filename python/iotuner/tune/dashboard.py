@@ -6,17 +6,16 @@ from __future__ import annotations
 import json
 
 from . import objective as objectives
-from . import space as spaces
 from .store import Store, StudyError, open_storage
 from .study.storage import COMPANION, study_names
 from .study.urls import mask
-from .tuner import Tuner
+from .verdict import Verdicts
 
 
 def note(store: Store) -> str:
     c = store.config
     obj = objectives.of_spec(c.objective)
-    outcome = Tuner(store, None, spaces.from_json(c.space), obj).result()
+    outcome = Verdicts(store, obj).result()
     unit = f" {obj.unit}" if obj.unit else ""
     lines = [
         f"# iotuner study {store.name}",

@@ -14,7 +14,6 @@ import json
 import statistics
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, cast
 
@@ -45,36 +44,13 @@ from .store import (
 )
 from .study.derive import median_of
 from .study.leases import Held
+from .verdict import ROUND, Outcome, Verdicts
 
 Progress = Callable[[dict], None]
 POLL_S = 0.5  # how often a worker looks again at a point another worker is measuring
 WAIT_S = 1.0  # how often a worker waiting for the confirmation round's verdict looks again
 PUBLISH_S = 0.02  # how often it looks again at a peer's trial that has not published its point yet
 SAME_AS_DEFAULT = DEFAULT  # duplicate_of of a trial whose settings took effect as the default's
-ROUND = "confirmation-"  # the confirmation rounds' leases: confirmation-0, then -1 after a resume that searched more
-
-
-@dataclass
-class Outcome:
-    default: float | None  # median of the default's runs during the search
-    best_doc: dict
-    verdict: noise.Verdict | None
-    winner: dict | None  # {"trial", "signature", "settings", "median"} of the confirmed winner
-    stop: stops.Stop
-    notes: list[str] = field(default_factory=list)
-    confirmed_default: float | None = None  # median of the default's runs in the confirmation round
-    plan: str | None = None  # the confirmation round's key (its runs are records with this plan)
-    shown: set = field(default_factory=set)  # notes the progress printout already showed
-    round: Lease | None = None  # the confirmation round's lease, as it ended
-    ran_round: bool = False  # this process ran the confirmation round: it writes the results
-
-    @property
-    def stopped_because(self) -> str:
-        return self.stop.reason
-
-    @property
-    def significant(self) -> bool:
-        return bool(self.verdict and self.winner and self.verdict.significant)
 
 
 def trial_doc(baseline: dict, flat: Mapping[str, Any], meta: dict | None = None) -> dict:
@@ -95,7 +71,7 @@ class Tuner:
     def __init__(
         self,
         store: Store,
-        evaluator: Evaluator | None,
+        evaluator: Evaluator,
         space: SearchSpace,
         objective: Objective,
         strategy: Strategy | None = None,
@@ -103,7 +79,8 @@ class Tuner:
         eval_log: Path | None = None,
         rules: list[stops.StopRule] | None = None,
     ):
-        """evaluator and strategy None: a tuner that only reads the study's outcome (`result`)."""
+        """strategy None: the default's runs and the confirmation round only (tests). A study's outcome without
+        running anything: `verdict.Verdicts(store, objective).result()`."""
         self.store, self.evaluator, self.space, self.objective = store, evaluator, space, objective
         self.strategy = strategy or Strategy(space, store.config.seed, {})
         c = store.config
@@ -115,6 +92,7 @@ class Tuner:
         self._own_rules = rules is None
         self.rules = rules if rules is not None else stops.default_rules(c, self.strategy, objective)
         self.notes: list[str] = []
+        self.verdicts = Verdicts(store, objective, self.notes, self.note)  # the same notes: an outcome carries them
         self.dropped: list[str] = []  # dimensions of layers the default's run showed unused (`narrow`)
         self.unused: dict[str, str] = {}  # those layers, with why
         self.on_start: Callable[[Tuner], None] | None = None  # once the default is measured (the header)
@@ -205,8 +183,6 @@ class Tuner:
     # ---- measuring ----
 
     def _measure(self, doc: dict, label: str) -> Measurement:
-        if self.evaluator is None:
-            raise TuneError("this tuner only reads the study's outcome: it has no application to run")
         try:
             m = self.evaluator.evaluate(doc, label)
         except OSError as e:  # the tuner's own files, not the application
@@ -571,7 +547,7 @@ class Tuner:
     def _more_rounds(self, stop: stops.Stop, key: str, cands: list[dict], rounds: int) -> int:
         """Rounds to add to a confirmation whose verdict is undecided (noise.undecided): as many again as
         planned, once, as far as the time budget allows."""
-        verdict = self._verdict(stop, key, cands).verdict
+        verdict = self.verdicts.judge(stop, key, cands).verdict
         if verdict is None or not noise.undecided(verdict):
             return 0
         more = rounds
@@ -592,7 +568,7 @@ class Tuner:
         if stop.rule == "tuner-io":
             return Outcome(
                 self.store.default_value(),
-                self._best_doc(None, None),
+                self.verdicts.best_doc(None, None),
                 None,
                 None,
                 stop,
@@ -608,7 +584,7 @@ class Tuner:
                 break
             except LeaseLost as e:
                 self.note(f"{e}: this worker waits for the round's verdict instead")
-        return self._outcome(cast(Lease, lease), ran=section.mine)  # the section ended: its lease is done
+        return self.verdicts.outcome(cast(Lease, lease), ran=section.mine)  # the section ended: its lease is done
 
     def _round_name(self) -> str:
         """The lease of the round to report: the last one, or a new one after a resume that searched more."""
@@ -709,121 +685,3 @@ class Tuner:
                         "clock": self.clock(),
                     }
                 )
-
-    def result(self) -> Outcome | None:
-        """The study's outcome from its records: the last confirmation round a worker completed (None: none)."""
-        self.store.refresh()
-        done = [
-            (int(n[len(ROUND) :]), lease)
-            for n, lease in self.store.leases_named(ROUND).items()
-            if n[len(ROUND) :].isdigit() and lease.state == "done"
-        ]
-        if not done:
-            return None
-        return self._outcome(max(done, key=lambda x: x[0])[1], ran=False)
-
-    def _outcome(self, lease: Lease, ran: bool) -> Outcome:
-        """The verdict of the round under this lease, from its records: the same in every process."""
-        self.store.refresh()
-        c = lease.content
-        stop = stops.Stop(**c.get("stop", {"rule": "unknown", "reason": "unknown"}))
-        if lease.attempt > 1 and not ran:  # the worker that ran it again said so as it began
-            self.note(
-                f"the confirmation round was run again from the start (start {lease.attempt}): the worker "
-                f"running it before had stopped"
-            )
-        if not c.get("candidates"):
-            out = Outcome(
-                self.store.default_value(),
-                self._best_doc(None, None),
-                None,
-                None,
-                stop,
-                self.notes + ["no configuration took effect differently from the default settings"],
-                plan=c.get("plan"),
-            )
-        else:
-            out = self._verdict(stop, c["plan"], c["candidates"])
-        out.round, out.ran_round = lease, ran
-        return out
-
-    def _verdict(self, stop: stops.Stop, key: str, cands: list[dict]) -> Outcome:
-        default = self.store.default_value()
-        samples = self.store.confirmation_runs(key)
-        base = samples.get(DEFAULT, [])
-        measured = [c for c in cands if samples.get(c["signature"])]
-        if not measured or not base:
-            return Outcome(
-                default,
-                self._best_doc(None, None),
-                None,
-                None,
-                stop,
-                self.notes + ["the confirmation runs failed; keeping the default settings"],
-                plan=key,
-            )
-        winner = max(measured, key=lambda c: self.objective.key(noise.median(samples[c["signature"]])))
-        verdict = noise.compare(
-            samples[winner["signature"]], base, self.objective, self.alpha, comparisons=len(measured) * noise.LOOKS
-        )
-        win = {
-            "trial": winner["trial"],
-            "name": winner["name"],
-            "signature": winner["signature"],
-            "settings": winner["settings"],
-            "median": noise.median(samples[winner["signature"]]),
-        }
-        return Outcome(
-            default, self._best_doc(win, verdict), verdict, win, stop, list(self.notes), noise.median(base), key
-        )
-
-    def _best_doc(self, winner: dict | None, verdict: noise.Verdict | None) -> dict:
-        """best.json: the default settings with the winner's knobs that took effect differently from the
-        default's, in one group; the winner's other knobs are named in meta."""
-        name = self.store.name
-        base = settings.flatten(self.baseline)
-        if winner is None or verdict is None or not verdict.significant:
-            doc = settings.from_flat(
-                base,
-                description=f"iotuner tune, study {name}: no configuration beat the "
-                f"default settings beyond the measured noise, so these are the default settings",
-                meta={"tool": "iotuner tune", "study": name, "significant": False, "objective": self.objective.name},
-            )
-            return settings.validate(_keep_scoped(doc, self.baseline))
-        differs = set(json.loads(winner["signature"])) if winner["signature"] else set()
-        matters = {k: v for k, v in winner["settings"].items() if any(d.split("[")[0] == k for d in differs)}
-        # not "left out" when the default settings have it: best.json keeps the default's knobs
-        inert = {k: v for k, v in winner["settings"].items() if k not in matters and base.get(k) != v}
-        meta = {
-            "tool": "iotuner tune",
-            "study": name,
-            "trial": winner["trial"],
-            "objective": self.objective.name,
-            "unit": self.objective.unit,
-            "value": winner["median"],
-            "gain": verdict.gain,
-            "p_value": verdict.p_value,
-            "significant": True,
-        }
-        if inert:
-            meta["same_as_default"] = inert
-            meta["note"] = (
-                "the winner also set these knobs, but they took effect as in the default settings "
-                "(dropped, not applicable, or the value in effect anyway), so they are left out"
-            )
-        doc = settings.from_flat(
-            {**base, **matters},
-            meta=meta,
-            description=f"iotuner tune, study {name}: {winner['name']}, "
-            f"{verdict.gain:.2f}x the default {self.objective.name}",
-        )
-        return settings.validate(_keep_scoped(doc, self.baseline))
-
-
-def _keep_scoped(doc: dict, baseline: dict) -> dict:
-    """The baseline's groups matched by file or dataset globs stay as they were, before the merged group."""
-    scoped = [g for g in settings.validate(baseline).get("groups", []) if "file" in g or "dataset" in g]
-    if scoped:
-        doc = dict(doc)
-        doc["groups"] = scoped + doc.get("groups", [])
-    return doc

@@ -18,12 +18,11 @@ from rich.console import Console
 
 from .. import runner
 from . import objective as objectives
-from . import space as spaces
 from .config import SlurmSpec
 from .launch import LaunchError, slurm
 from .store import Store
 from .study import urls
-from .tuner import Tuner
+from .verdict import Verdicts
 
 WATCH_S = 2.0
 
@@ -112,7 +111,7 @@ def submit(store: Store, storage: str, out: Path, n: int, heartbeat: int, consol
     finally:
         tether.release()
     obj = objectives.of_spec(config.objective)
-    outcome = Tuner(store, None, spaces.from_json(config.space), obj).result()
+    outcome = Verdicts(store, obj).result()
     if outcome is None:
         print(
             f"iotuner tune: the workers of job {job} ended before a confirmation round (see their logs); "
