@@ -37,7 +37,7 @@ PARTS = {
 # iotuner's own dependencies, by the module imported (pyproject.toml's dependencies)
 DEPENDENCIES = {
     "rich": "rich>=13",
-    "optuna": "optuna>=4",
+    "optuna": "optuna>=4,<6",
     "numpy": "numpy>=1.24",
     "scipy": "scipy>=1.10",
     "matplotlib": "matplotlib>=3.7",
