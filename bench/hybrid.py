@@ -150,7 +150,7 @@ def encode(size, ranks, cfg):
 
 
 def pick_ml(truth, instances, rng, sigma, per_instance=3):
-    from iotuner.tune.strategies.hybrid.design import balanced_fraction
+    from iotuner.tune.strategies.hybrid.fraction import balanced_fraction
     from iotuner.tune.strategies.hybrid.ml import fit_svr
 
     X, y = [], []

@@ -10,7 +10,7 @@ import pytest
 from iotuner.tune import space as spaces
 from iotuner.tune import strategies
 from iotuner.tune.optuna_compat import startup_trials
-from iotuner.tune.strategies.hybrid.design import balanced_fraction
+from iotuner.tune.strategies.hybrid.fraction import balanced_fraction
 
 
 def iotuner(*args, **kw):

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import terminal
+from .hints import environment_sources
 from .report import Report
 
 STATUS_STYLE = {
@@ -349,7 +350,6 @@ def print_report(report: Report, console: Console | None = None, *, live: bool =
     if run.get("job_id"):
         console.print(Text(f"job: user {run.get('user')}, {run.get('scheduler') or 'batch'} job {run['job_id']}"))
     console.print(Text("settings: ") + settings_line)
-    from .hints import environment_sources
 
     sources = environment_sources(run)
     if sources:  # the MPI library applies these itself, before iotuner's settings; some it does not read at all

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import catalogue, native
-from .catalogue import LAYERS
+from .catalogue import LAYERS, knobs
 from .files import write_atomic
 from .inputs import read_text
 
@@ -143,8 +143,6 @@ def near_misses(doc: Mapping[str, Any]) -> list[str]:
     hints pass through to MPI as they must, but a typo would silently do nothing. (Unknown knobs of the
     other layers are rejected by the core, with its own "did you mean".)"""
     import difflib
-
-    from .catalogue import knobs
 
     known = sorted(k.name for k in knobs().values() if k.layer == "mpiio")
     out = []

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.text import Text
 
 from . import native, render, report, runner
+from .destinations import forget_if_unused, report_destination
 
 
 def _pct(x: float | None) -> str:
@@ -264,7 +265,6 @@ def print_summary(console: Console, rep: report.Report) -> None:
 def run(
     command: list[str], *, report_path: str | None, verbose: bool, rules_table: str | None, console: Console
 ) -> int:
-    from .destinations import forget_if_unused, report_destination
 
     env = dict(os.environ, IOTUNER_SMART="1")
     if rules_table:

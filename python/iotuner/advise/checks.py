@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..render import fmt_bytes
 from .profile import FileFacts, Profile
 
 LEVELS = ("high", "warn", "info", "ok")
@@ -192,7 +193,6 @@ def _pct(x: float) -> str:
 
 
 def _size(n: float) -> str:
-    from ..render import fmt_bytes
 
     return fmt_bytes(n)
 

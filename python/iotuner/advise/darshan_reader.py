@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import sys
 
+from .. import native
+
 COUNTER_MODULES = ("POSIX", "MPI-IO", "STDIO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR", "LUSTRE")
 DXT_MODULES = {"DXT_POSIX": "POSIX", "DXT_MPIIO": "MPIIO"}
 
@@ -65,7 +67,6 @@ def _records(report, module: str) -> list[dict]:
 def _segments(df) -> dict | None:
     if df is None or len(df) == 0:
         return None
-    from .. import native
 
     offsets = df["offset"].astype("int64").tolist()
     lengths = df["length"].astype("int64").tolist()

@@ -15,7 +15,9 @@ import math
 import statistics
 from pathlib import Path
 
+from .. import tune_output
 from ..inputs import read_text
+from ..tune.printout import describe_interval
 from . import svg
 from .page import cards, document, e, table
 
@@ -36,7 +38,6 @@ def read_tune_dir(path: str | Path) -> dict:
     {"summary", "trials": [{kind, trial, state, t_s, value, runs, settings, error}], "best", "db", "path"}.
     Today's kinds are baseline, trial, confirm-default, confirm, confirm-superseded; the tuner-core
     rewrite adds training and confirmation (read as they come)."""
-    from .. import tune_output
 
     path = Path(path)
     summary = tune_output.summary(path)  # TuneOutputError (a ValueError): the file and the field, one line
@@ -240,7 +241,6 @@ def _verdict(study: dict) -> str:
 
 
 def _interval(verdict: dict) -> str | None:
-    from ..tune.printout import describe_interval
 
     return describe_interval(verdict).removeprefix("95% interval ") or None
 

@@ -15,7 +15,8 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import native
+from .. import inputs, native, schema
+from ..perfmodel import calibration as cal
 
 FORMAT = "iotuner-platform"
 VERSION = 1
@@ -298,7 +299,6 @@ def from_json(doc, source: str) -> Platform:
         raise PlatformError(f'{source} is not an iotuner platform file (format "{FORMAT}")')
     if doc.get("version") != VERSION:
         raise PlatformError(f"{source}: platform file version {doc.get('version')!r}; this iotuner reads {VERSION}")
-    from .. import schema
 
     try:  # the shapes (docs/platform.schema.json), so that what follows can trust them
         schema.check(doc, "platform.schema.json")
@@ -412,8 +412,6 @@ def bundled() -> list[str]:
 def load(spec: str, calibration: str | None = None) -> Platform:
     """`here` (this machine's calibration), a bundled platform's name, or a platform file."""
     if spec == "here":
-        from ..perfmodel import calibration as cal
-
         try:
             records, meta = cal.measurements(Path(calibration) if calibration else None)
         except cal.CalibrationError as e:
@@ -426,7 +424,6 @@ def load(spec: str, calibration: str | None = None) -> Platform:
         path = BUNDLED / f"{spec}.json"
     if not path.exists():
         raise PlatformError(f"no platform '{spec}': give 'here', a platform file, or one of {', '.join(bundled())}")
-    from .. import inputs
 
     try:
         doc = inputs.read_json(path, "an iotuner platform file")

@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import dataclass, replace
 
+from .. import native
 from ..perfmodel.count import phase_ops
 from ..perfmodel.predict import hint_overrides
 from ..perfmodel.romio_hints import Hints
@@ -61,7 +62,6 @@ class Setup:
 
 
 def _number(value, what: str) -> int:
-    from .. import native
 
     try:
         return int(native.core().parse_size(str(value)))

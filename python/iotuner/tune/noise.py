@@ -25,6 +25,7 @@ import numpy as np
 from scipy.stats import bootstrap, mannwhitneyu
 
 from .objective import Objective
+from .printout import describe_verdict
 
 LOOKS = 2  # the confirmation is judged after its rounds and, when undecided, once more after as many again
 
@@ -54,7 +55,6 @@ class Verdict:
     high: float | None = None
 
     def describe(self, unit_word: str = "") -> str:
-        from .printout import describe_verdict
 
         return describe_verdict(asdict(self))
 

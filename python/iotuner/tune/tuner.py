@@ -44,6 +44,7 @@ from .store import (
 )
 from .study.derive import median_of
 from .study.leases import Held
+from .study.recovery import MAX_STARTS
 from .verdict import ROUND, Outcome, Verdicts
 
 Progress = Callable[[dict], None]
@@ -281,8 +282,6 @@ class Tuner:
         self.store.begin_session(scratch)
         for number in self.store.recover():
             if number in self.store.given_up:
-                from .study.recovery import MAX_STARTS
-
                 self.note(
                     f"trial {number} was left running by a stopped tuner, its settings' start {MAX_STARTS} "
                     f"of {MAX_STARTS}: it is given up, not run again"

@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ..launch import slurm
 from .leases import alive
 from .records import Record, Row
 from .state import StoreState
@@ -70,8 +71,6 @@ def death_reason(owner: Mapping[str, Any]) -> str | None:
     if not job:
         return None
     try:
-        from ..launch import slurm
-
         state, _ = slurm.ended(owner.get("slurm_job_id", job), wait_s=10)
     except Exception:
         return None

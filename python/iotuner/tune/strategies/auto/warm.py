@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ...space import from_json
+
 
 @dataclass
 class Warm:
@@ -47,7 +49,6 @@ def alike(a: dict | None, b: dict | None, command_a, command_b) -> bool:
 
 def earlier(store, space, objective) -> list[Warm]:
     """The measured points of the earlier studies in this storage that are alike (see above)."""
-    from ...space import from_json
 
     out = []
     mine = store.baseline_report()

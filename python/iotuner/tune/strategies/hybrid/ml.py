@@ -11,6 +11,7 @@ import math
 
 from ...protocol import Strategy
 from .. import register
+from .fraction import balanced_fraction
 
 
 def encode(space, labels: dict[str, str]) -> list[float]:
@@ -62,7 +63,6 @@ class ML(Strategy):
         self.trained = 0
 
     def design(self) -> list[tuple]:
-        from .design import balanced_fraction
 
         return balanced_fraction([d.labels for d in self.space.dimensions], self.train, self.seed)
 

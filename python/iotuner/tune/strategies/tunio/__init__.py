@@ -29,6 +29,7 @@ import statistics
 from collections.abc import Mapping
 from typing import Any
 
+from ....settings import as_text
 from ...protocol import Strategy
 from ...space import library_default
 from ...study.records import BASELINE, TRIAL, canonical
@@ -204,7 +205,6 @@ class _ImpactFirst(Strategy):
 
 
 def _text(value) -> str:
-    from ....settings import as_text
 
     return as_text(value)
 

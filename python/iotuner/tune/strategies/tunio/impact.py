@@ -40,6 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ....lazy import lazy
+from ..ga.operators import crossover, tournament
 from . import policy_file
 from .policy_file import PolicyError
 
@@ -446,7 +447,6 @@ def breed(
     """One child of TunIO's GA inside the subset: tournament selection, uniform crossover and mutation
     (`strategies.ga`) on the subset's dimensions; every other dimension is the incumbent's. A child already
     measured is bred again (up to 20 times). Without two parents, a random point of the subspace."""
-    from ..ga.operators import crossover, tournament
 
     mutation = max(0.1, 1.0 / max(1, len(subset)))
     child = tuple(incumbent)
