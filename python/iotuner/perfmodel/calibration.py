@@ -16,6 +16,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 from .. import inputs, schema
 from ..files import OutputError, write_atomic
@@ -91,7 +92,7 @@ class Surrogate:
     cv_rmse_s: float  # cross-validated RMSE in seconds (back-transformed)
     cv_rmse_log10: float
     points: int
-    model: object = field(default=None, repr=False)
+    model: Any = field(default=None, repr=False)
 
     def predict(self, rows: list[list[float]]) -> list[float]:
         return [10.0**v for v in self.model.predict(rows)]
@@ -113,7 +114,7 @@ def fit(name: str, records: list[dict], seed: int = 0) -> Surrogate:
         search = GridSearchCV(est, grid, cv=folds, scoring="neg_root_mean_squared_error").fit(X, y)
         if best is None or search.best_score_ > best[2]:
             best = (kind, search.best_params_, search.best_score_)
-    kind, params, _ = best
+    kind, params, _ = cast(tuple, best)  # there is at least one candidate
     pred = cross_val_predict(_learner(kind, params, seed), X, y, cv=folds)
     ss_res = float(((y - pred) ** 2).sum())
     ss_tot = float(((y - y.mean()) ** 2).sum()) or 1e-300

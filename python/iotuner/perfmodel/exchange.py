@@ -55,8 +55,8 @@ class Exchange:
         ops.all("alltoall", 4)
         for r in range(nprocs):
             n = 0
-            a_me = self.index_of.get(r)
-            for i in self.senders.get(a_me, ()) if a_me is not None else ():
+            a_me = self.index_of.get(r, -1)  # -1: not an aggregator, and no one sends to it
+            for i in self.senders.get(a_me, ()):
                 ops.add(r, "irecv", 16 * len(self.mine[i][a_me]), peer=i)
                 n += 1
             for a, pieces in self.mine[r].items():
@@ -97,10 +97,10 @@ class Exchange:
         for a, extents in window.items():
             flow[a], held[a] = {}, []
             for off, size in extents:
-                got, segs = self.held(a, off, size)
+                by_rank, segs = self.held(a, off, size)
                 if not segs:
                     continue
-                for i, n in got.items():
+                for i, n in by_rank.items():
                     flow[a][i] = flow[a].get(i, 0) + n
                 if fit:
                     off = min(o for o, _ in segs)
@@ -111,7 +111,7 @@ class Exchange:
         busy = sorted({self.agg_rank[a] for a in window} | {i for a in window for i in flow[a]})
         ops.all_but(busy, "waitall", 0)
         for r in busy:
-            a_me = self.index_of.get(r)
+            a_me = self.index_of.get(r, -1)  # -1: not an aggregator
             mine_here = a_me in window
             incoming = outgoing = 0
             if writing:

@@ -8,7 +8,9 @@ average call, one request, in a slot of its own in each call's region, in rank o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 Request = tuple[int, int]  # (file offset, length)
 SHAPES: dict[tuple, int] = {}  # a call's requests relative to its first offset -> its shape number
@@ -81,6 +83,7 @@ def rank_calls(d: dict, rank: int = 0, nprocs: int = 1, slot: int = 0) -> tuple[
     size, stride, step = d.get("request_min"), d.get("request_stride"), d.get("call_step")
     if exact_shape(d):
         first = d["offset"]
+        step, stride, nreq, size = cast(int, step), cast(int, stride), cast(int, nreq), cast(int, size)  # all known
         return [[(first + k * step + j * stride, size) for j in range(nreq)] for k in range(calls)], True
     per_call = average_call(d)
     slot = max(slot, per_call)
@@ -112,7 +115,7 @@ def requests_of(d: dict | None) -> int:
     return (d["calls"] * (d.get("call_requests") or 1)) if d and exact_shape(d) else (d["calls"] if d else 0)
 
 
-def rank_patterns(summaries: list[dict | None]) -> list[RankPattern]:
+def rank_patterns(summaries: Sequence[dict | None]) -> list[RankPattern]:
     """Every rank's calls from its summary (None: no calls in this direction), rank by rank in order; all
     approximate (rank_calls) when the exact ones would hold more than PATTERN_LIMIT requests."""
     slot = max([average_call(d) for d in summaries if d] or [0])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, cast
 
 from ..report import parse
 from ..settings import complete
@@ -213,7 +213,7 @@ class Predictor:
         if key not in self.scores:
             t = self.totals(override, transfer)
             self.scores[key] = (
-                self.objective.of_totals(t) if self.by_objective else None,
+                cast(Objective, self.objective).of_totals(t) if self.by_objective else None,
                 t["write_time_s"] + t["read_time_s"],
             )
         return self.scores[key]
@@ -221,7 +221,7 @@ class Predictor:
     def sort_key(self, score: tuple[float | None, float]) -> tuple[float, float]:
         """Best first: the objective (higher is better after objective.key), then less I/O time."""
         value, seconds = score
-        return (-self.objective.key(value) if value is not None else 0.0, seconds)
+        return (-cast(Objective, self.objective).key(value) if value is not None else 0.0, seconds)
 
 
 def rank_points(

@@ -29,7 +29,8 @@ def file_domains(st: list[int], end: list[int], naggr: int, hints: Hints):
     """ADIOI_Calc_file_domains: (min start, fd_size, fd_start, fd_end); an empty domain is (-1, -1)."""
     lo, hi = min(st), max(end)
     fd_size = max((hi - lo + 1 + naggr - 1) // naggr, hints.min_fdomain_size)
-    starts, ends = [], []
+    starts: list[int] = []
+    ends: list[int] = []
     su = hints.striping_unit
     if su > 0:
         starts.append(lo)

@@ -32,7 +32,8 @@ class Mismatch:
 def compare(rep, hints: dict, ranks_per_node: int | None = None) -> tuple[int, list[Mismatch]]:
     """(phases checked, mismatches) over every collective MPI-IO phase of a counting-mode report, in order;
     a phase starts with the file as large as the phases before it left it."""
-    checked, out, size = 0, [], {}
+    checked, out = 0, []
+    size: dict = {}
     for i, phase in enumerate(rep.phases):
         acc = rep.access(i)
         if not acc:
