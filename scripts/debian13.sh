@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The Debian 13 (trixie) leg of CI: the newer stack users run (HDF5 1.14, MPICH 4.2, Open MPI 5, PnetCDF 1.14,
 # netCDF 4.9.3, SimGrid 4.0, GCC 14, Python 3.13). Makes a trixie root with debootstrap from the mirror this
-# machine's apt uses, installs Debian 13's packages of the same components, and inside it builds iotuner with
-# warnings as errors, runs ctest, `iotuner demo` and the tests that depend on versions.
-#   scripts/debian13.sh          the whole leg (makes the root first when needed)
+# machine's apt uses, installs Debian 13's packages of the same components, and runs the steps below inside it.
+#   scripts/debian13.sh          the whole leg (makes the root first when needed): build with warnings as errors,
+#                                ctest, `iotuner demo` (a confirmed gain), `simulate` at 64 ranks on 4 nodes of
+#                                hopper, then the version-dependent tests, a `tune --space ompio` under Open MPI 5
+#                                among them (tests/test_ompio_components.py)
 #   scripts/debian13.sh root     only make (or check) the root
 # The root is kept in $IOTUNER_DEBIAN13_CACHE (default /var/cache/iotuner-debian13) and reused while its stamp
 # (this script's package list) matches. Needs root (chroot, mounts). Exits non-zero when any step fails.
@@ -88,6 +90,7 @@ make_root
 [ "${1:-}" = root ] && exit 0
 
 trap unmount_all EXIT
+trap 'exit 130' INT TERM  # so that the EXIT trap unmounts on a signal too
 bind /proc /proc
 bind /sys /sys
 bind /dev /dev
@@ -95,12 +98,14 @@ bind /dev/shm /dev/shm
 bind "$src" /src ro
 
 # Inside: a copy of the tree (the host's build/ and .venv stay the host's), kept in the root between runs so the
-# build and the virtual environment are incremental; no darshan extra (no Python 3.13 wheel).
+# build and the virtual environment are incremental; no darshan extra (no Python 3.13 wheel). Each step is timed;
+# the first that fails fails the leg.
 chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     PIP_CERT=/etc/ssl/certs/iotuner-host.crt PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_DEFAULT_TIMEOUT=180 \
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     bash -ec '
-  step() { echo "debian13: $*"; }
+  started=$SECONDS
+  step() { echo "debian13: [$((SECONDS - started))s] $*"; }
   mkdir -p /root/iotuner && cd /root/iotuner
   find . -mindepth 1 -maxdepth 1 ! -name .venv ! -name build -exec rm -rf {} +
   (cd /src && tar -c --exclude=./.venv --exclude=./build --exclude=./.git --exclude=__pycache__ .) | tar -x
@@ -113,9 +118,24 @@ chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LAN
   tag=$(.venv/bin/python -c "import sys; print(sys.implementation.cache_tag)")
   step "ctest"
   ctest --test-dir build/$tag --output-on-failure
-  step "iotuner demo"
-  .venv/bin/iotuner demo
-  step "the tests that depend on versions"
+  step "iotuner demo (what make demo runs): it must confirm a gain"
+  rm -rf /tmp/iotuner-demo
+  .venv/bin/iotuner demo --out /tmp/iotuner-demo
+  .venv/bin/python - <<"PY"
+import json, sys
+verdict = json.load(open("/tmp/iotuner-demo/summary.json"))["verdict"] or {}
+if not (verdict.get("significant") and verdict.get("gain", 0) > 1):
+    sys.exit("debian13: the demo confirmed no gain: %s" % verdict)
+print("debian13: the demo confirmed a gain of %.2fx (p = %.3g)" % (verdict["gain"], verdict["p_value"]))
+PY
+  step "simulate at 64 ranks on 4 nodes of hopper (SimGrid $(pkg-config --modversion simgrid))"
+  rm -rf /tmp/iotuner-sim && mkdir /tmp/iotuner-sim
+  .venv/bin/iotuner run --report /tmp/iotuner-sim/r.json -- \
+      mpirun.mpich -n 4 "$(.venv/bin/python -c "from iotuner import native; print(native.executable(\"h5ior\"))")" \
+      -b 4M -t 1M -o /tmp/iotuner-sim >/dev/null
+  .venv/bin/iotuner simulate /tmp/iotuner-sim/r.json --ranks 64 --nodes 4 --platform hopper
+  step "the tests that depend on versions (the tune of the ompio space under Open MPI 5 among them)"
   .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+  step "done"
 ' debian13 "${tests[@]}" || die "a step inside the Debian 13 root failed (above)"
 say "ok"
