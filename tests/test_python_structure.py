@@ -67,7 +67,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 # Imports of iotuner's own modules inside functions: the command modules import what their command needs when
 # it runs (`iotuner --help` loads none of it), and a few others for the same reason. No more than today's.
-MAX_FUNCTION_IMPORTS = 112
+MAX_FUNCTION_IMPORTS = 100
 
 
 def modules() -> dict[str, tuple[Path, bool]]:

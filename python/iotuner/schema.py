@@ -24,6 +24,8 @@ from typing import Any
 
 import iotuner
 
+from . import native
+
 
 class SchemaError(ValueError):
     """The document does not match its schema: the message names the field."""
@@ -34,7 +36,6 @@ def schema_dir() -> Path:
     source = Path(iotuner.__file__).resolve().parents[2] / "docs"
     if (source / "report.schema.json").is_file():
         return source
-    from . import native
 
     return native.native_dir() / "share" / "iotuner" / "schemas"
 

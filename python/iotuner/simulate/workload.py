@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import report
+from ..advise.profile import Direction
 from ..perfmodel.pattern import Pattern, exact_shape, hdf5_independent, rank_patterns, requests_of
 
 
@@ -348,7 +350,6 @@ def _counted_phase(
     """A phase without collective calls among its ranks, in one direction, at n ranks from its counters:
     independent calls to a shared file, a file per process (collective calls on a rank's own communicator
     keep their exact shape), or one process's file. None: nothing moved in this direction."""
-    from ..advise.profile import Direction
 
     level, counts = _level(phase, direction)
     word = "written" if direction == "write" else "read"
@@ -592,7 +593,6 @@ def from_darshan(profile, ranks: int | None) -> Workload:
 
 def _sum_directions(parts: list):
     """Several files' one direction as one: their calls and bytes, the most common size among theirs."""
-    from ..advise.profile import Direction
 
     sizes = [p.common_size for p in parts if p.common_size]
     return Direction(
@@ -618,7 +618,6 @@ def load(path: str, ranks: int | None) -> Workload:
         except InputError as e:
             raise WorkloadError(str(e)) from None
         return from_darshan(profile, ranks)
-    from .. import report
 
     try:
         rep = report.load(p)

@@ -13,8 +13,10 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from .. import catalogue
+from .. import catalogue, settings
+from ..render import indented
 from . import printout
+from .space import library_default
 from .study.records import DEFAULT as SAME_AS_DEFAULT
 
 QUIET, NORMAL, VERBOSE = 0, 1, 2
@@ -58,7 +60,6 @@ def value_text(key: str, value: Any) -> str:
 def differing(settings: dict, default: dict) -> dict:
     """The knobs whose value is not the default settings' (the baseline's, else the library's documented
     default; a knob whose default the library decides, such as cb_nodes, always differs)."""
-    from .space import library_default
 
     out = {}
     for key, value in settings.items():
@@ -94,7 +95,6 @@ class Printer:
     """Prints the tuner's progress events (the Tuner's `progress` callback)."""
 
     def __init__(self, console: Console, objective, baseline: dict, verbosity: int = NORMAL):
-        from .. import settings
 
         self.console, self.objective, self.verbosity = console, objective, verbosity
         self.default = settings.flatten(baseline) if baseline else {}
@@ -137,8 +137,6 @@ class Printer:
         if self.verbosity >= VERBOSE:
             self.console.print(head, soft_wrap=True)
             if pairs:
-                from ..render import indented
-
                 self.console.print(indented(Text(" ".join(pairs), style=style), 11))
             return
         room = width - len(head.plain) - 2

@@ -43,12 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import settings
+from .. import native, settings
 from ..perfmodel.calibration import Calibration
 from ..settings import as_text, complete
 from .evaluate import Measurement, OfflineEvaluator
 from .objective import Objective, ObjectiveError
 from .space import SearchSpace, SpaceError, from_json
+from .space import load as load_space
 
 FORMAT, VERSION = "iotuner-sweep", 1
 Run = tuple[float, ...]  # (write phase seconds, read phase seconds[, other processes' CPU use in cores])
@@ -160,7 +161,6 @@ class Recording:
     def runnable_command(self) -> list[str]:
         """The application's command, a bundled kernel's name (as recorded, so recordings carry no
         machine's paths) resolved to its executable here."""
-        from .. import native
 
         first = self.command[0]
         if "/" not in first and first in native.bundled_programs():
@@ -251,8 +251,6 @@ def for_study(path: str | os.PathLike, space_spec: str | None = None, baseline: 
     """The recording a study replays; a space or baseline given as well must be the recording's."""
     rec = load(path)
     if space_spec is not None:
-        from .space import load as load_space
-
         if load_space(space_spec).to_json() != rec.space.to_json():
             raise ReplayError(
                 f"--space {space_spec} is not the space recorded in {path} ({rec.space.name}); "

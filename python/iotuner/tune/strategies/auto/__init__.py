@@ -19,10 +19,12 @@ machine's), startup_trials=N (TPE's random start-up draws after the runs above; 
 
 from __future__ import annotations
 
+from .... import settings
 from ....lazy import lazy
 from ...protocol import SAMPLER, Strategy
 from ...space import library_default
 from .. import bayes, register
+from . import prior, warm
 
 optuna = lazy("optuna")
 EXPLORE = "auto: one change,"
@@ -72,7 +74,6 @@ class Auto(Strategy):
         return self.first
 
     def _known(self, ctx) -> list[tuple[dict[str, str], str]]:
-        from . import prior, warm
 
         out: list[tuple[dict[str, str], str]] = []
         default = self.default_point(ctx)
@@ -112,7 +113,6 @@ class Auto(Strategy):
     def default_point(self, ctx) -> dict[str, str]:
         """The point the default runs, dimension by dimension: the baseline's value, else the library's
         default, else the dimension's first value."""
-        from .... import settings
 
         flat = settings.flatten(ctx.store.config.baseline) if ctx.store.config.baseline else {}
         out = {}

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ....settings import complete
 from ...errors import TuneError
 from ...protocol import Context, Strategy
 from ...study.records import BASELINE, TRAINING, Record, canonical
@@ -195,7 +196,6 @@ class ModelDriven(Strategy):
     # ---- what the study knows ----
 
     def _key(self, ctx: Context, point: Mapping[str, Any]) -> str:
-        from ....settings import complete
 
         return canonical(complete(self.space.point_settings(point), ctx.store.config.nodes))
 
