@@ -708,16 +708,122 @@ static void learn(iot_phase *ph, smart_phase *sp, log_entry *e)
     e->rules_json = iot_buf_take(&b);
 }
 
+/* --verbose prints JSON documents as wrapped "name=value" words, so a line stays within a terminal's 100 columns. */
+enum { VERBOSE_COLUMNS = 100 };
+
+typedef struct {
+    int column;
+} verbose_line;
+
+/* Writes text's space-separated pieces, each on the current line when it fits, else on a new indented one. */
+static void verbose_text(verbose_line *l, const char *text)
+{
+    while (*text) {
+        while (*text == ' ')
+            text++;
+        int len = (int)strcspn(text, " ");
+        if (!len)
+            break;
+        if (l->column > 4 && l->column + 1 + len > VERBOSE_COLUMNS) {
+            fputs("\n    ", stderr);
+            l->column = 4;
+        } else if (l->column > 4) {
+            fputc(' ', stderr);
+            l->column++;
+        }
+        fprintf(stderr, "%.*s", len, text);
+        l->column += len;
+        text += len;
+    }
+}
+
+static void verbose_word(verbose_line *l, const char *name, const char *value)
+{
+    char word[1024];
+    snprintf(word, sizeof word, "%s%s%s", name, name[0] ? "=" : "", value);
+    verbose_text(l, word);
+}
+
+static void verbose_value(verbose_line *l, const char *name, const iot_json *v)
+{
+    char text[64], path[256];
+    switch (v->type) {
+    case IOT_JSON_OBJECT: {
+        /* a setting ({"knob": K, "value": V, ...}) reads best as K=V */
+        const iot_json *knob = iot_json_get(v, "knob"), *value = iot_json_get(v, "value");
+        if (knob && knob->type == IOT_JSON_STRING && value && value->type != IOT_JSON_OBJECT &&
+            value->type != IOT_JSON_ARRAY) {
+            verbose_value(l, knob->string, value);
+            return;
+        }
+        for (size_t i = 0; i < v->count; i++) {
+            snprintf(path, sizeof path, "%s%s%s", name, name[0] ? "." : "", v->keys[i]);
+            verbose_value(l, path, v->items[i]);
+        }
+        return;
+    }
+    case IOT_JSON_ARRAY:
+        if (!v->count)
+            verbose_word(l, name, "[]");
+        for (size_t i = 0; i < v->count; i++) {
+            const iot_json *item = v->items[i];
+            int scalar = item->type != IOT_JSON_OBJECT && item->type != IOT_JSON_ARRAY;
+            snprintf(path, sizeof path, scalar || !name[0] ? "%s" : "%s[%zu]", name, i);
+            verbose_value(l, path, item);
+        }
+        return;
+    case IOT_JSON_STRING:
+        verbose_word(l, name, v->string);
+        return;
+    case IOT_JSON_NUMBER:
+        if (v->is_integer)
+            snprintf(text, sizeof text, "%lld", (long long)v->integer);
+        else
+            snprintf(text, sizeof text, "%g", v->number);
+        verbose_word(l, name, text);
+        return;
+    case IOT_JSON_BOOL:
+        verbose_word(l, name, v->boolean ? "true" : "false");
+        return;
+    case IOT_JSON_NULL:
+        verbose_word(l, name, "null");
+        return;
+    }
+}
+
+/* "  label: name=value name=value ..." wrapped at VERBOSE_COLUMNS; a document that does not parse as it is. */
+static void print_json_words(const char *label, const char *json)
+{
+    char err[64];
+    iot_json *v = iot_json_parse(json, strlen(json), err, sizeof err);
+    if (!v) {
+        fprintf(stderr, "  %s: %s\n", label, json);
+        return;
+    }
+    verbose_line l = {.column = 3 + (int)strlen(label)}; /* "  label:" */
+    fprintf(stderr, "  %s:", label);
+    verbose_value(&l, "", v);
+    fputc('\n', stderr);
+    iot_json_free(v);
+}
+
 static void print_verbose(const log_entry *e)
 {
-    fprintf(stderr, "iotuner smart: %s #%d (%s%s%s): %zu calls predicted (%s), %.1f MiB/s%s%s\n", e->identity,
-            e->occurrence, role_names[e->role], e->rules[0] ? ", rules " : "", e->rules, e->predicted, e->method,
-            e->mib_s, e->feedback[0] ? "; " : "", e->feedback);
-    if (e->insights_json)
-        fprintf(stderr, "  insights (from the %s prediction): %s\n  rules: %s\n", e->insights_from, e->insights_json,
-                e->rules_json ? e->rules_json : "");
+    char head[4096];
+    snprintf(head, sizeof head, "iotuner smart: %s #%d (%s%s%s): %zu calls predicted (%s), %.1f MiB/s%s%s",
+             e->identity, e->occurrence, role_names[e->role], e->rules[0] ? ", rules " : "", e->rules, e->predicted,
+             e->method, e->mib_s, e->feedback[0] ? "; " : "", e->feedback);
+    verbose_line l = {.column = 0};
+    verbose_text(&l, head);
+    fputc('\n', stderr);
+    if (e->insights_json) {
+        char label[64];
+        snprintf(label, sizeof label, "insights (from the %s prediction)", e->insights_from);
+        print_json_words(label, e->insights_json);
+        print_json_words("rules", e->rules_json ? e->rules_json : "[]");
+    }
     if (e->settings_json && strcmp(e->settings_json, "[]"))
-        fprintf(stderr, "  settings: %s\n", e->settings_json);
+        print_json_words("settings", e->settings_json);
 }
 
 /* 1 when a phase moving `bytes` is about the phase that moved `learned` (within a factor of 2): a checkpoint
