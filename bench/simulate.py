@@ -11,7 +11,7 @@
             --derive --add-newer measures, at 2 ranks, what iotuner-microbench measures beyond the recorded
             calibration, the first reads and the cold copies, into the records first)
   table     simulate every cell from the recorded patterns on the recorded platform and print the error table
-            (no measuring: regenerates docs/simulate.md's table)
+            (no measuring: regenerates docs/results.md's validation table)
   strategies  search strategies on the simulator (iotuner tune --simulate): VPIC-IO's write phase (a 2-rank run's
             report, bench/data/simulate-vpicio.json) at 1,024 ranks on 32 nodes of lustre-template; evaluations
             until a point within --target (99%) of the space's best predicted bandwidth (every point simulated once)
