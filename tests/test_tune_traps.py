@@ -77,3 +77,23 @@ def test_a_tuning_with_a_launcher_and_its_options(tmp_path):
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr
     assert "baseline run failed" not in r.stdout and "failed" not in r.stdout.split("study ")[-1][:200]
     assert (tmp_path / "iotuner-sh" / "summary.json").is_file()
+
+
+def test_a_study_that_measured_nothing_is_started_again_and_one_that_measured_is_not(tmp_path):
+    """A first tune whose baseline failed leaves a study with no run: the corrected command starts it again
+    (with --resume it would run the stored, failing command); a study with measured runs is still refused."""
+    app = tmp_path / "app"
+    app.write_text("#!/bin/sh\nexit 3\n")
+    app.chmod(0o755)
+    first = tune(tmp_path, "--trials", "2", "--mpiexec", MPIEXEC, "--", app)
+    assert first.returncode != 0 and "nothing to tune" in first.stderr, first.stdout + first.stderr
+    again = tune(tmp_path, "--trials", "2", "--mpiexec", MPIEXEC, "--", app)
+    assert "already exists" not in again.stderr, again.stderr
+    assert "measured nothing" in again.stdout and "starting it again" in again.stdout, again.stdout
+    assert "nothing to tune" in again.stderr  # the new study ran its own baseline
+
+    measured = tune(tmp_path, "--synthetic", "ufs", "--trials", "2")
+    assert measured.returncode == 0, measured.stderr
+    refused = tune(tmp_path, "--synthetic", "ufs", "--trials", "2")
+    assert refused.returncode == 2 and "already exists" in refused.stderr, refused.stdout + refused.stderr
+    assert "measured nothing" not in refused.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime as dt
 import os
 import re
 import shlex
@@ -41,7 +42,8 @@ from .errors import TuneError
 from .evaluate import JobEvaluator, KernelEvaluator
 from .launch.local import default_mpiexec
 from .store import Store, StudyError
-from .study import urls
+from .study import leases, urls
+from .study.storage import StudyStorage
 from .tuner import Tuner
 
 
@@ -255,8 +257,42 @@ def _open(args: argparse.Namespace, console: Console) -> tuple[Store, Path, str]
             out.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise StudyError(f"cannot create the output directory {out}: {e.strerror}") from None
+        if _nothing_measured(storage, args.study):
+            StudyStorage.delete(storage, args.study)
+            console.print(
+                f"study [bold]{args.study}[/bold] measured nothing (its last start ended before any run "
+                f"succeeded, and none of its workers is alive): starting it again with this command"
+            )
         store = Store.create(storage, args.study, config, budget, heartbeat_s=args.heartbeat)
     return store, out, storage
+
+
+# A study younger than this may be one another process has just created and not yet started working on.
+_FRESH_S = 60.0
+
+
+def _nothing_measured(storage: str, name: str) -> bool:
+    """Whether the study exists with no successful run of any kind (the default's included) and no worker that is
+    alive or may be (another host's): a first `tune` that failed at its baseline, which a corrected command
+    replaces, where --resume would run the failing command again."""
+    try:
+        old = Store.open(storage, name, heartbeat_s=None)
+    except StudyError:
+        return False  # none, or not ours: Store.create says why
+    old.refresh()
+    if old.default_runs or old.completed():
+        return False
+    sessions = old.sessions()
+    if any(leases.alive(s.host, s.pid) is not False for s in sessions):
+        return False
+    created = old.config.created
+    if not sessions:
+        try:
+            age = time.time() - dt.datetime.fromisoformat(created).timestamp() if created else 0.0
+        except ValueError:
+            return False
+        return age > _FRESH_S
+    return True
 
 
 def run(args: argparse.Namespace) -> int:

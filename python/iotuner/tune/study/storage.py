@@ -643,6 +643,17 @@ class StudyStorage:
         return cls(st, study, st.get_study_id_from_name(name + COMPANION))
 
     @classmethod
+    def delete(cls, url, name: str) -> None:
+        """Removes the study and its companion (a study that measured nothing, started again)."""
+        st = open_storage(url)
+        try:
+            for study in (name + COMPANION, name):
+                if study in study_names(st, url):
+                    optuna.delete_study(study_name=study, storage=st)
+        except Exception as e:
+            raise StudyError(f"cannot remove study '{name}' in {_shown(url)}: {db_error(e)}") from None
+
+    @classmethod
     def open(cls, url, name: str) -> tuple[StudyStorage, Any]:
         """(the study, its stored configuration)."""
         st = open_storage(url)
