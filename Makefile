@@ -29,7 +29,7 @@ test-c: $(STAMP)
 
 test-py: $(STAMP)
 	./scripts/setup-browser.sh
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25  # the slowest, for the suite's time (issue 41)
 
 # The suite with 2 CPU-burning processes beside it: it must pass on a busy machine (scripts/stress-test.sh).
 stress-test: $(STAMP)
