@@ -113,8 +113,9 @@ def test_a_long_file_name_is_shown_by_its_end_and_whole_in_json(files, tmp_path)
         [sys.executable, "-m", "iotuner", "show", str(tmp_path / "r.json")], capture_output=True, text=True, env=env
     ).stdout
     assert max(map(len, text.splitlines())) <= 80
-    shown = "".join(ln[3:15] for ln in text.splitlines()[9:14])  # the file column, folded
-    assert shown.startswith("…") and long_name.endswith(shown.split("hdf5/mpio")[0][1:]) and "h5ior.h5" in shown
+    # too narrow for the table: a paragraph a phase, the file on a line of its own, shown by its end
+    shown = next(ln.split()[0] for ln in text.splitlines() if ln.strip().startswith("…"))
+    assert long_name.endswith(shown[1:]) and shown.endswith("h5ior.h5") and len(shown) > 40
     js = subprocess.run(
         [sys.executable, "-m", "iotuner", "show", str(tmp_path / "r.json"), "--json"],
         capture_output=True,

@@ -181,8 +181,13 @@ class FittedTable:
             if row is None:
                 yield Text("")
                 continue
-            whole = [c for (name, _), c in zip(self.header, row) if name not in self.wrap and c.plain.strip()]
-            yield Text("  ").join(c.copy() for c in whole) if whole else Text("")
+            # each whole column named by its header ("ranks 2"), its lines on one ("W 1 MiB, R 2 MiB")
+            whole = [
+                Text(f"{name} ") + Text(", ").join(c.copy().split("\n"))
+                for (name, _), c in zip(self.header, row)
+                if name not in self.wrap and c.plain.strip()
+            ]
+            yield indented(Text("  ").join(whole), 0) if whole else Text("")
             for (name, _), cell in zip(self.header, row):
                 if name in self.wrap and cell.plain.strip():
                     text = cell.copy() if name == main else Text(f"{name}: ") + cell

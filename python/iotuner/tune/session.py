@@ -295,6 +295,15 @@ def _nothing_measured(storage: str, name: str) -> bool:
     return True
 
 
+def _label_and_word(console: Console, label: str, word: str) -> None:
+    """label and a word to copy (a URL, a path) on one line when they fit, else the word whole on its own line."""
+    if len(label) + 1 + len(word) <= console.width:
+        console.print(Text(f"{label} {word}"), soft_wrap=True)
+    else:
+        console.print(Text(label), soft_wrap=True)
+        console.print(Text(f"    {word}"), soft_wrap=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """iotuner tune: create (or resume) the study, work on it with --workers workers, write the results."""
     console = render.console_for_output()
@@ -426,7 +435,7 @@ def _work(
         console.print(
             Text(f"  the confirmation round runs the application: {shlex.join(config.confirm_app)}"), soft_wrap=True
         )
-    console.print(Text(f"  study {store.name} in {urls.mask(storage)}"), soft_wrap=True)
+    _label_and_word(console, f"  study {store.name} in", urls.mask(storage))
 
     def header(t: Tuner) -> None:  # once the default's runs say which layers the program uses
         training = t.strategy.training_runs(config.repeats)
