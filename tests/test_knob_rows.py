@@ -11,9 +11,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+import test_pnetcdf
 from conftest import PROGRAMS, flat, mpi, run_job, write_json
 from iotuner import render
-from test_pnetcdf import _job as openmpi_job  # noqa: F401 (fixtures)
+from test_pnetcdf import _job as openmpi_job
+
+# test_pnetcdf's fixtures, used here too (an import alone reads as unused to the linter, which removed it once)
+pnetcdf_programs = test_pnetcdf.pnetcdf_programs
+openmpi_env = test_pnetcdf.openmpi_env
 
 # One HDF5 job meets each status a phase can give: alignment is applied; cb_nodes=2 without cb_config_list
 # is capped at 1 aggregator on one node (changed); ROMIO's ufs driver drops striping hints; a Lustre layout

@@ -276,8 +276,13 @@ def spack_name(pip_name: str) -> str | None:
 
 
 def _pip(req: str) -> tuple[str, str | None]:
-    m = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(?:>=\s*([0-9.]+))?", req.strip())
-    return m.group(1), m.group(2)
+    """(name, Spack's version range) of a requirement: ">=4" is "4:", ">=4,<6" is "4:5" (Spack's ranges are
+    inclusive, so an exclusive major bound is the major before it)."""
+    m = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(?:>=\s*([0-9.]+))?\s*(?:,\s*<\s*([0-9]+))?", req.strip())
+    assert m, f"a requirement this test cannot read: {req}"
+    if m.group(2) is None:
+        return m.group(1), None
+    return m.group(1), f"{m.group(2)}:" + (str(int(m.group(3)) - 1) if m.group(3) else "")
 
 
 def test_spack_recipe_matches_pyproject():
@@ -292,7 +297,7 @@ def test_spack_recipe_matches_pyproject():
     for req in meta["project"]["dependencies"]:
         name, low = _pip(req)
         spec, when = deps[spack_name(name)]
-        assert when is None and (low is None or spec.endswith(f"@{low}:")), (req, spec)
+        assert when is None and (low is None or spec.endswith(f"@{low}")), (req, spec)
     # one variant per optional group (but the tests'), each pulling that group's packages; gymnasium only in one
     assert "gymnasium" not in {_pip(r)[0] for r in meta["project"]["dependencies"]}
     extras = {k: v for k, v in meta["project"]["optional-dependencies"].items() if k != "test"}

@@ -40,7 +40,7 @@ class PyIotuner(PythonPackage):
 
     # pyproject.toml [project] dependencies
     depends_on("py-rich@13:", type=("build", "run"))
-    depends_on("py-optuna@4:", type=("build", "run"))
+    depends_on("py-optuna@4:5", type=("build", "run"))  # optuna_compat.py was checked to 5.0
     depends_on("py-numpy@1.24:", type=("build", "run"))
     depends_on("py-scipy@1.10:", type=("build", "run"))
     depends_on("py-matplotlib@3.7:", type=("build", "run"))
