@@ -56,10 +56,10 @@ from scipy.stats import spearmanr
 
 from iotuner import native, settings
 from iotuner.settings import as_text, complete
-from iotuner.tune import config as cfg
 from iotuner.tune import objective, strategies, synthetic, tuner
 from iotuner.tune import space as spaces
 from iotuner.tune import store as stores
+from iotuner.tune import study_config as cfg
 from iotuner.tune.evaluate import Measurement
 from iotuner.tune.store import canonical
 from iotuner.tune.strategies.model import design, features, fit, rank

@@ -389,7 +389,7 @@ def cells(data: dict) -> dict[tuple, dict]:
 def predictions(data: dict, pf, calibration: bool = False) -> dict[tuple, tuple[float, float]]:
     """(ranks, pattern, setting) -> simulated (write, read) seconds, from each case's recorded pattern: the
     validation's cells, or (calibration) the calibration cells."""
-    from iotuner import report
+    from iotuner import run_report
     from iotuner.simulate import engine, workload
 
     out = {}
@@ -397,7 +397,7 @@ def predictions(data: dict, pf, calibration: bool = False) -> dict[tuple, tuple[
         key = (case["ranks"], case["pattern"])
         if (key[1] in CALIBRATION) != calibration:
             continue
-        wl = workload.from_report(report.Report(case["report"]), None, f"{key}")
+        wl = workload.from_report(run_report.Report(case["report"]), None, f"{key}")
         names = CALIBRATION_SETTINGS if calibration else data["settings"]
         for name in names:
             hints = data["settings"][name]
@@ -413,7 +413,7 @@ def in_situ(data: dict, pf) -> dict[int, float]:
     """ranks -> seconds each collective costs inside the application beyond the micro-benchmark's: from the
     calibration cells, their fastest runs' time beyond their simulation on the platform without it, over
     the collectives they make (both settings and directions pooled)."""
-    from iotuner import report
+    from iotuner import run_report
     from iotuner.simulate import engine, trace, workload
 
     measured = cells(data)
@@ -423,7 +423,7 @@ def in_situ(data: dict, pf) -> dict[int, float]:
         n, p = case["ranks"], case["pattern"]
         if p not in CALIBRATION or n < 2:
             continue
-        wl = workload.from_report(report.Report(case["report"]), None, f"{n} ranks {p}")
+        wl = workload.from_report(run_report.Report(case["report"]), None, f"{n} ranks {p}")
         for name in CALIBRATION_SETTINGS:
             if (n, p, name) not in measured:
                 continue

@@ -213,10 +213,10 @@ def held(lock: str | None):
 
 
 def one(storage: str, name: str, workers: int, per_worker: int, size: int, delay: float, lock: str | None) -> dict:
-    from iotuner.tune import config as cfg
     from iotuner.tune import objective, strategies, synthetic, tuner
     from iotuner.tune import space as spaces
     from iotuner.tune import store as stores
+    from iotuner.tune import study_config as cfg
 
     sp = spaces.load("tunio")  # 3.6 million points: collisions between random workers are rare
     obj = objective.parse("perf")
@@ -308,10 +308,10 @@ def one(storage: str, name: str, workers: int, per_worker: int, size: int, delay
 
 def schema_time(tmp: str) -> float:
     """Seconds to create a study in a new SQLite database (the schema, then the study)."""
-    from iotuner.tune import config as cfg
     from iotuner.tune import objective
     from iotuner.tune import space as spaces
     from iotuner.tune import store as stores
+    from iotuner.tune import study_config as cfg
 
     sp = spaces.load("romio")
     obj = objective.parse("perf")

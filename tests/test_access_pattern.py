@@ -65,7 +65,7 @@ def test_independent_calls_have_no_access_entry(tmp_path, programs):
 
 
 def test_one_process_phases_have_their_pattern_and_folded_ones_none():
-    from iotuner.report import Report
+    from iotuner.run_report import Report
 
     entry = {"write": {"calls": 1}}
     rep = Report(

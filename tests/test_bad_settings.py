@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import h5diff, kernel, mpi, run_job, write_json
-from iotuner import report
+from iotuner import run_report
 
 pytestmark = pytest.mark.mpi
 
@@ -168,7 +168,7 @@ def test_harmful_document_runs_as_untuned(tmp_path, case):
     assert expected in warnings[0]
     assert h5diff(plain_h5, tuned_h5).returncode == 0
     assert tuned_s < 5 * plain_s + 5, (tuned_s, plain_s)
-    rep = report.load(rep_path)
+    rep = run_report.load(rep_path)
     if where == "rejected":
         assert rep.settings["status"] == "rejected" and rep.checks() == []
     elif where == "unmatched":

@@ -10,7 +10,7 @@ import pytest
 from referencing import Registry, Resource
 
 from conftest import kernel, mpi, run_job
-from iotuner import catalogue, native, report, settings
+from iotuner import catalogue, native, run_report, settings
 
 DOCS = Path(__file__).parent.parent / "docs"
 SETTINGS_SCHEMA = json.loads((DOCS / "settings.schema.json").read_text())
@@ -140,15 +140,15 @@ def test_python_writes_runtime_reads_runtime_writes_python_reads(tmp_path):
     raw = json.loads((tmp_path / "report.json").read_text())
     validate_report(raw)
     # each level's module versions its section of the phases, as this iotuner reads them
-    levels = {m: v for m, v in report.SECTION_VERSIONS.items() if m in ("posix", "mpiio", "hdf5", "pnetcdf")}
+    levels = {m: v for m, v in run_report.SECTION_VERSIONS.items() if m in ("posix", "mpiio", "hdf5", "pnetcdf")}
     assert {m: raw["sections"].get(m) for m in levels} == levels
-    assert set(raw["sections"]) <= set(report.SECTION_VERSIONS)
+    assert set(raw["sections"]) <= set(run_report.SECTION_VERSIONS)
     # a report before per-section versions reads the same
     old = tmp_path / "old.json"
     old.write_text(json.dumps({k: v for k, v in raw.items() if k != "sections"}))
-    assert report.load(old).phases == report.load(tmp_path / "report.json").phases
-    assert report.load(old).section_version("hdf5") == 1
-    rep = report.load(tmp_path / "report.json")
+    assert run_report.load(old).phases == run_report.load(tmp_path / "report.json").phases
+    assert run_report.load(old).section_version("hdf5") == 1
+    rep = run_report.load(tmp_path / "report.json")
     assert rep.settings["status"] == "loaded"
     assert rep.settings["document"] == settings.validate(doc)  # the runtime read exactly what Python wrote
     assert rep.settings["document"]["meta"] == {"trial": 7}
@@ -179,8 +179,8 @@ def test_serial_report_matches_schema(tmp_path, programs):
 def test_bad_reports_are_named(tmp_path, text, message):
     path = tmp_path / "r.json"
     path.write_text(text)
-    with pytest.raises(report.ReportError, match=message):
-        report.load(path)
+    with pytest.raises(run_report.ReportError, match=message):
+        run_report.load(path)
 
 
 def test_core_through_ctypes():
@@ -214,7 +214,7 @@ def test_smart_report_matches_schema(tmp_path):
     assert result.ok
     data = json.loads((tmp_path / "r.json").read_text())
     assert [p["role"] for p in data["smart"]["phases"]] == ["learn", "optimized", "optimized"]
-    assert data["sections"]["smart"] == report.SECTION_VERSIONS["smart"]
+    assert data["sections"]["smart"] == run_report.SECTION_VERSIONS["smart"]
     validate_report(data)
 
 
@@ -225,7 +225,7 @@ def test_a_version_1_report_is_still_read_and_printed():
     from rich.console import Console
 
     from iotuner import render
-    from iotuner import smart as smart_cli
+    from iotuner import smart_mode as smart_cli
 
     level = {"bytes_written": 0, "bytes_read": 0, "write_time_s": 0, "read_time_s": 0}
     phase = {
@@ -318,7 +318,7 @@ def test_a_version_1_report_is_still_read_and_printed():
         },
         "warnings": [],
     }
-    rep = report.parse(old)
+    rep = run_report.parse(old)
     assert rep.application_value("hdf5.transfer_mode") is None and len(rep.empty_phases()) == 1
     out = io.StringIO()
     console = Console(file=out, width=160)

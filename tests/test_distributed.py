@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import importorskip, kernel
-from iotuner.tune import config as cfg
+from iotuner.tune import study_config as cfg
 from iotuner.tune.launch import local, slurm
 from iotuner.tune.store import Store
 

@@ -159,7 +159,7 @@ def test_the_marks_are_read_as_the_ranks_wrote_them(tmp_path):
 
 
 def test_a_slurm_job_script_names_the_marks_file(tmp_path):
-    from iotuner.tune import config as cfg
+    from iotuner.tune import study_config as cfg
     from iotuner.tune.launch import slurm
 
     launcher = slurm.Slurm(2, cfg.SlurmSpec())

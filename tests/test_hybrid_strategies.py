@@ -202,7 +202,7 @@ def test_the_predicted_objective_of_the_baseline_is_the_measured_one(strided_rep
     """With the baseline's own hints, every objective predicts what the run measured: the model moves the
     measured phase times only by what a setting changes."""
     from iotuner.perfmodel.predict import Predictor
-    from iotuner.report import parse
+    from iotuner.run_report import parse
     from iotuner.tune import objective
 
     for name in ("perf", "write-bw", "read-bw", "io-time"):
@@ -471,7 +471,7 @@ def test_hdf5s_independent_transfers_are_predicted_as_the_collective_calls_they_
     predicts the independent path whatever the collective-buffering hints say; collective transfers are
     predicted faster, so auto's prior runs them first."""
     from conftest import kernel, mpi, run_job
-    from iotuner import report as reports
+    from iotuner import run_report as reports
     from iotuner.perfmodel import pattern, predict
     from iotuner.tune import objective
     from iotuner.tune.strategies.auto import prior

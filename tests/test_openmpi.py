@@ -20,7 +20,7 @@ import pytest
 
 from conftest import h5diff, kernel, mpi, write_json
 from iotuner import mpiabi, native, runner
-from iotuner.report import load
+from iotuner.run_report import load
 from iotuner.tune.launch import local
 
 KERNELS = Path(__file__).parent.parent / "kernels"
@@ -393,7 +393,7 @@ def test_ompio_knobs_are_checked_like_any_other():
 def test_a_slurm_job_script_preloads_the_build_of_the_applications_mpi(tmp_path, vpicio_openmpi):
     """`iotuner tune --launcher slurm` writes a batch script per trial: srun names no MPI, so the program's
     libmpi decides; the OMPIO knobs travel as OMPI_MCA_* (srun passes its environment to the tasks)."""
-    from iotuner.tune import config as cfg
+    from iotuner.tune import study_config as cfg
     from iotuner.tune.launch import slurm
 
     lib = _openmpi_runtime()

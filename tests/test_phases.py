@@ -222,9 +222,9 @@ def test_the_run_table_lists_every_phase_and_never_the_settings_files(tmp_path, 
         timeout=300,
     )
     assert r.returncode == 0, r.stderr
-    from iotuner import report
+    from iotuner import run_report
 
-    rep = report.load(tmp_path / "r.json")
+    rep = run_report.load(tmp_path / "r.json")
     files = {p["file"] for p in rep.phases}
     assert str(hints) not in files and str(cfg) not in files  # read by ROMIO and iotuner, not by the application
     # the table shows the data phases by their numbers and folds the checks into one line

@@ -21,14 +21,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # reports, settings, the catalogue, the native core, running a job; and the tuner's wording of a study, which
     # imports nothing and which the HTML page shares
     ("base", ("iotuner", "iotuner.tune.printout")),
-    ("libraries", ("iotuner.perfmodel", "iotuner.advise", "iotuner.kernel", "iotuner.htmlreport", "iotuner.smart")),
+    (
+        "libraries",
+        ("iotuner.perfmodel", "iotuner.advise", "iotuner.kernel", "iotuner.htmlreport", "iotuner.smart_mode"),
+    ),
     ("simulator", ("iotuner.simulate",)),
     (
         "tune: terms",
         (
             "iotuner.tune",
-            "iotuner.tune.errors",
-            "iotuner.tune.config",
+            "iotuner.tune.tune_error",
+            "iotuner.tune.study_config",
             "iotuner.tune.objective",
             "iotuner.tune.space",
             "iotuner.tune.noise",
@@ -61,7 +64,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "iotuner.tune.progress",
         ),
     ),
-    ("tune: front", ("iotuner.tune.session", "iotuner.tune.arguments", "iotuner.tune.dashboard")),
+    ("tune: front", ("iotuner.tune.session", "iotuner.tune.arguments", "iotuner.tune.dashboard_note")),
     ("commands", ("iotuner.commands", "iotuner.cli", "iotuner.__main__")),
 ]
 
@@ -227,15 +230,39 @@ def test_every_function_level_import_has_a_reason():
     )
 
 
+def same_names(mods: dict[str, tuple[Path, bool]]) -> dict[str, list[str]]:
+    """Module names (the last part) that more than one module has. A package shares its name with a module
+    (`iotuner.tune` and `iotuner.commands.tune`: a command named after the part it runs); two modules may not."""
+    by_name: dict[str, list[str]] = {}
+    for name, (_, package) in mods.items():
+        if not package:
+            by_name.setdefault(name.rsplit(".", 1)[-1], []).append(name)
+    return {n: sorted(v) for n, v in sorted(by_name.items()) if len(v) > 1}
+
+
+def test_no_two_modules_share_a_name():
+    """A name says which module is meant (`run`, `report`, `config` each named two before)."""
+    twice = same_names(modules())
+    assert not twice, "modules with the same name (rename one): " + "; ".join(
+        f"{n}: {', '.join(v)}" for n, v in twice.items()
+    )
+
+
 def test_the_layers_and_the_cycle_check_can_fail():
-    """The checks see what they are for: a cycle, an upward import and a strategy's module from outside."""
+    """The checks see what they are for: a cycle, an upward import, a strategy's module from outside and two modules
+    of one name."""
     cyclic = {"a": {"b": [1]}, "b": {"a": [2]}}
     with pytest.raises(pytest.fail.Exception, match="circle"):
         test_no_import_cycle(cyclic)
-    with pytest.raises(AssertionError, match="iotuner.report .* imports iotuner.tune.tuner"):
-        test_imports_go_down_the_layers({"iotuner.report": {"iotuner.tune.tuner": [3]}, "iotuner.tune.tuner": {}})
+    with pytest.raises(AssertionError, match="iotuner.run_report .* imports iotuner.tune.tuner"):
+        test_imports_go_down_the_layers({"iotuner.run_report": {"iotuner.tune.tuner": [3]}, "iotuner.tune.tuner": {}})
     with pytest.raises(pytest.fail.Exception, match="a strategy's module"):
         test_the_model_is_imported_from_perfmodel_only({"iotuner.simulate.trace": {"iotuner.tune.strategies.x": [4]}})
+    pair = {"iotuner.report": (Path("report.py"), False), "iotuner.commands.report": (Path("report.py"), False)}
+    assert same_names(pair) == {"report": ["iotuner.commands.report", "iotuner.report"]}
+    assert (
+        same_names({"iotuner.tune": (Path("__init__.py"), True), "iotuner.commands.tune": (Path("t.py"), False)}) == {}
+    )
 
 
 def test_starting_the_cli_imports_no_heavy_package():

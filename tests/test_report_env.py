@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import kernel, mpi, run_job
-from iotuner import report, runner
+from iotuner import run_report, runner
 
 pytestmark = pytest.mark.mpi
 
@@ -48,11 +48,11 @@ def test_logpath_names_reports_by_user_executable_job_and_time(tmp_path):
     assert written[0].parent == logs / year / str(int(month)) / str(int(day))
     for d in (logs / year, logs / year / str(int(month)), written[0].parent):
         assert d.stat().st_mode & 0o7777 == 0o1777
-    run = report.load(written[0]).run
+    run = run_report.load(written[0]).run
     assert run["user"] == "alice" and run["executable"].endswith("/h5ior")
     assert run["scheduler"] == "slurm" and run["job_id"] == "4242" and run["job_step"] == "3"
     assert run["hint_sources"] == {"ROMIO_HINTS": str(hints), "MPICH_MPIIO_HINTS": "*.h5:cb_nodes=1"}
-    files = [p["file"] for p in report.load(written[0]).phases]
+    files = [p["file"] for p in run_report.load(written[0]).phases]
     assert files == [str(tmp_path / "h5ior.h5")]  # the hints file is never a phase
     shown = subprocess.run([sys.executable, "-m", "iotuner", "show", str(written[0])], capture_output=True, text=True)
     assert "job: user alice, slurm job 4242" in shown.stdout
@@ -64,7 +64,7 @@ def test_logpath_names_reports_by_user_executable_job_and_time(tmp_path):
         r"Cray MPICH reads it\)",
         text,
     )  # 4.0.2 on Debian 12, 4.2.1 on 13
-    assert report.load(written[0]).phases[0]["mpi_hints"]["romio_cb_write"] == "enable"
+    assert run_report.load(written[0]).phases[0]["mpi_hints"]["romio_cb_write"] == "enable"
 
 
 def test_which_mpi_reads_which_hint_variable():
@@ -96,8 +96,8 @@ def test_excluded_directories_are_neither_measured_nor_tuned(tmp_path):
             env=dict(os.environ, IOTUNER_EXCLUDE_DIRS=f"/nonexistent,{out}"),
         )
         assert r.returncode == 0 and r.report is not None, r.stderr
-    assert report.load(tmp_path / "skip.json").phases == []
-    kept = report.load(tmp_path / "keep.json")
+    assert run_report.load(tmp_path / "skip.json").phases == []
+    kept = run_report.load(tmp_path / "keep.json")
     assert [p["file"] for p in kept.phases] == [str(other / "h5ior.h5")]
     assert kept.checks("mpiio", "romio_cb_write")[0]["status"] == "applied"
     assert (out / "h5ior.h5").stat().st_size > 0  # the application's data is written all the same

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import kernel, mpi
-from iotuner import destinations, report, runner
+from iotuner import destinations, run_report, runner
 
 pytestmark = pytest.mark.mpi
 
@@ -82,7 +82,7 @@ def test_run_with_an_unwritable_report_path_runs_the_job_with_one_warning(tmp_pa
     assert len(said) == 1 and "the report goes to" in said[0], r.stderr
     instead = written_to(r.stdout)
     assert str(instead) in said[0] and instead != path
-    rep = report.load(instead)  # the tables printed are this job's, from the report kept where the warning says
+    rep = run_report.load(instead)  # the tables printed are this job's, from the report kept where the warning says
     assert rep.totals["bytes_written"] == 2 << 20
     shutil.rmtree(instead.parent)
 
@@ -113,7 +113,7 @@ def test_json_out_with_an_unwritable_report_copy_keeps_the_json_out(tmp_path, re
     assert r.returncode == 0, r.stderr
     said = warnings(r.stderr)
     assert len(said) == 1 and f"kept only at {out}" in said[0], r.stderr
-    assert report.load(out).totals["bytes_written"] == 2 << 20
+    assert run_report.load(out).totals["bytes_written"] == 2 << 20
 
 
 def test_a_symlink_loop_as_config_runs_the_job_untuned(tmp_path):
@@ -123,7 +123,7 @@ def test_a_symlink_loop_as_config_runs_the_job_untuned(tmp_path):
     assert r.returncode == 0, r.stderr
     said = warnings(r.stderr)
     assert len(said) == 1 and "symbolic links" in said[0] and "runs untuned" in said[0], r.stderr
-    assert report.load(tmp_path / "r.json").settings["status"] == "rejected"
+    assert run_report.load(tmp_path / "r.json").settings["status"] == "rejected"
 
 
 def test_a_report_of_another_job_at_the_path_is_not_taken_for_this_jobs(tmp_path):
@@ -136,7 +136,7 @@ def test_a_report_of_another_job_at_the_path_is_not_taken_for_this_jobs(tmp_path
     script = " ".join(mine) + " && IOTUNER_RUN_ID=another-job " + " ".join(other)
     r = iotuner("run", "--report", path, "--", "sh", "-c", script)
     assert r.returncode == 0, r.stderr
-    assert report.load(path).run["run_id"] == "another-job"  # the other job's report is there...
+    assert run_report.load(path).run["run_id"] == "another-job"  # the other job's report is there...
     assert "another job's (run id another-job)" in " ".join(r.stdout.split())
     assert "6.0 MiB" not in r.stdout and "report written" not in r.stdout  # ...and is not printed as this one's
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from iotuner import cli, native, report, schema
+from iotuner import cli, native, run_report, schema
 
 DOCS = Path(__file__).parent.parent / "docs"
 DATA = Path(__file__).parent / "data"
@@ -75,8 +75,8 @@ def test_numbers_must_be_finite():
     """Python's json reads NaN and Infinity, which JSON does not have: no reader downstream expects them."""
     doc = json.loads((DATA / "bad_run_report.json").read_text())
     doc["phases"][0]["wall_time_s"] = math.nan
-    with pytest.raises(report.ReportError, match=r"phases\[0\].wall_time_s: expected number, got nan"):
-        report.parse(doc)
+    with pytest.raises(run_report.ReportError, match=r"phases\[0\].wall_time_s: expected number, got nan"):
+        run_report.parse(doc)
 
 
 def _damage(doc: dict, path: tuple, value) -> dict:
@@ -138,7 +138,7 @@ def test_damaged_advice_is_one_line_naming_the_field(tmp_path):
 
 
 def test_version_1_reports_still_read():
-    rep = report.load(DATA / "bad_run_report.json")
+    rep = run_report.load(DATA / "bad_run_report.json")
     assert rep.data["version"] == 1 and "identity" not in rep.phases[0]  # read as it is, checked as version 2
 
 
@@ -148,22 +148,22 @@ def test_each_module_section_has_its_own_version(tmp_path):
     name, not called damage; a module from outside the library versions its own section freely."""
     data = json.loads((DATA / "bad_run_report.json").read_text())
     assert "sections" not in data
-    rep = report.parse(data)
-    assert all(rep.section_version(m) == 1 for m in report.SECTION_VERSIONS)
+    rep = run_report.parse(data)
+    assert all(rep.section_version(m) == 1 for m in run_report.SECTION_VERSIONS)
 
-    newer = report.SECTION_VERSIONS["access"] + 1
+    newer = run_report.SECTION_VERSIONS["access"] + 1
     path = tmp_path / "r.json"
     path.write_text(json.dumps(dict(data, sections={"posix": 1, "access": newer})))
     with pytest.raises(
-        report.ReportError, match=f"access section is version {newer}; this iotuner reads up to {newer - 1}"
+        run_report.ReportError, match=f"access section is version {newer}; this iotuner reads up to {newer - 1}"
     ):
-        report.load(path)
+        run_report.load(path)
     status, text = _cli(["show", str(path)])
     assert status == 2 and text.count("\n") == 1 and "access section" in text
 
-    rep = report.parse(dict(data, sections={"hdf5": 1, "outside": 7}))
+    rep = run_report.parse(dict(data, sections={"hdf5": 1, "outside": 7}))
     assert rep.section_version("hdf5") == 1 and rep.section_version("outside") == 7
-    with pytest.raises(report.ReportError, match=r"damaged: sections\.posix: expected integer, got a string"):
-        report.parse(dict(data, sections={"posix": "1"}))
-    with pytest.raises(report.ReportError, match="damaged: sections.smart: 0 is below the minimum 1"):
-        report.parse(dict(data, sections={"smart": 0}))
+    with pytest.raises(run_report.ReportError, match=r"damaged: sections\.posix: expected integer, got a string"):
+        run_report.parse(dict(data, sections={"posix": "1"}))
+    with pytest.raises(run_report.ReportError, match="damaged: sections.smart: 0 is below the minimum 1"):
+        run_report.parse(dict(data, sections={"smart": 0}))

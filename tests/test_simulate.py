@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from conftest import importorskip, kernel, mpi, run_job
-from iotuner import native, report
+from iotuner import native, run_report
 from iotuner.simulate import engine
 from iotuner.simulate import platform as platforms
 from iotuner.simulate import workload as workloads
@@ -89,7 +89,7 @@ def test_one_ost_saturates_and_stripes_lift_the_ceiling(reports):
 
 def test_as_measured_the_workload_is_the_runs_own(reports):
     wl = workloads.load(reports["strided"], None)
-    rep = report.load(reports["strided"])
+    rep = run_report.load(reports["strided"])
     assert wl.ranks == wl.measured_ranks == 2
     assert [p.label for p in wl.phases] == ["phase 0 write", "phase 1 read"]
     assert wl.bytes == sum(p["bytes_written"] + p["bytes_read"] for p in rep.data_phases())
@@ -713,7 +713,7 @@ def test_too_many_requests_at_the_measured_scale_are_merged_or_averaged(reports,
         assert sum(len(c) for r in p.pattern.ranks for c in r.calls) == 512
         assert _disjoint(p.pattern) and p.pattern.bytes == 2 * 8 * MIB and p.measured_s
     assert sum("merged 2 to one" in note for note in wl.notes) == 2
-    rep = report.load(reports["strided"])
+    rep = run_report.load(reports["strided"])
     assert patterns.from_report(rep, 0, "write").exact
     monkeypatch.setattr(patterns, "PATTERN_LIMIT", 512)
     approx = patterns.from_report(rep, 0, "write")
@@ -740,7 +740,7 @@ def test_phases_without_collective_calls_are_rebuilt_from_the_counters(tmp_path)
             [*mpi(2), kernel("h5ior"), "-b", "4M", "-t", "1M", "-r", *flags, "-o", tmp_path / name], report=rep
         )
         assert res.ok, res.stderr
-        assert not report.load(rep).access(0)
+        assert not run_report.load(rep).access(0)
         measured = workloads.load(str(rep), None)
         assert measured.measured_ranks == 2 and all(p.measured_s for p in measured.phases)
         wl[name] = workloads.load(str(rep), 64)

@@ -15,10 +15,10 @@ import pytest
 
 from iotuner import settings
 from iotuner.settings import as_text, complete
-from iotuner.tune import config as cfg
 from iotuner.tune import objective, strategies, tuner
 from iotuner.tune import space as spaces
 from iotuner.tune import store as stores
+from iotuner.tune import study_config as cfg
 from iotuner.tune.evaluate import Measurement
 from iotuner.tune.strategies.model import basis, design, features, fit, rank, saved
 from iotuner.tune.strategies.model.basis import Term

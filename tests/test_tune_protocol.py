@@ -152,8 +152,8 @@ def test_a_full_scratch_fails_the_trial_and_stops_the_study(tmp_path, monkeypatc
     nothing is left running, and the results are written."""
     app = tmp_path / "app.py"
     app.write_text("print('bandwidth=100')\n")
-    from iotuner.tune import config as cfg
     from iotuner.tune import launch, tuner
+    from iotuner.tune import study_config as cfg
 
     sp = spaces.load("romio")
     obj = objective.parse("regex:bandwidth=([0-9.]+)")

@@ -9,7 +9,7 @@ import tempfile
 import pytest
 
 from conftest import flat, kernel, mpi
-from iotuner import report
+from iotuner import run_report
 from perf import Claim, assert_ratio, settings_ratio
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
@@ -22,7 +22,7 @@ def iotuner(*args, **kw):
 
 
 def write_bw(report_path):
-    return report.load(report_path).totals["write_bandwidth_mib_s"]
+    return run_report.load(report_path).totals["write_bandwidth_mib_s"]
 
 
 def holds_under_run(tmp_path, baseline, best, app, scratch):

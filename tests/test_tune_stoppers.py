@@ -11,9 +11,9 @@ import optuna
 import pytest
 
 from conftest import flat
-from iotuner.tune import config as cfg
 from iotuner.tune import objective, results, stoppers, strategies
 from iotuner.tune import store as stores
+from iotuner.tune import study_config as cfg
 from iotuner.tune import trajectory as traj
 from iotuner.tune.strategies.tunio import stopper as learned_stopper
 from tune_helpers import FakeClock, make_study

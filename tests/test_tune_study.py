@@ -13,10 +13,10 @@ import pytest
 
 from conftest import flat
 from iotuner import settings
-from iotuner.tune import config as cfg
 from iotuner.tune import objective, results, synthetic, tuner
 from iotuner.tune import space as spaces
 from iotuner.tune import store as stores
+from iotuner.tune import study_config as cfg
 from iotuner.tune.store import BASELINE, CONFIRMATION, DEFAULT
 from tune_helpers import FakeClock, make_study, synthetic_study
 

@@ -134,8 +134,8 @@ def test_decisions_are_replayed_the_same_on_resume(tmp_path):
     t.run()
     half, t = make_study(tmp_path, name="half", trials=17, clock=FakeClock(), **kw)
     t.run()
-    from iotuner.tune import config as cfg
     from iotuner.tune import strategies, synthetic, tuner
+    from iotuner.tune import study_config as cfg
 
     store = stores.Store.open(f"sqlite:///{tmp_path}/half.db", "half", heartbeat_s=None)
     store.set_budget(cfg.Budget(40, None))

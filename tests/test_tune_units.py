@@ -13,9 +13,9 @@ import optuna
 import pytest
 
 from iotuner import catalogue, settings
-from iotuner.report import Report
-from iotuner.tune import config as cfg
+from iotuner.run_report import Report
 from iotuner.tune import noise, objective, space, strategies, synthetic
+from iotuner.tune import study_config as cfg
 from iotuner.tune.arguments import parse_duration
 from tune_helpers import make_study
 

@@ -1,9 +1,9 @@
 """Running a study in-process on the synthetic objective."""
 
-from iotuner.tune import config as cfg
 from iotuner.tune import objective, strategies, synthetic, tuner
 from iotuner.tune import space as spaces
 from iotuner.tune import store as stores
+from iotuner.tune import study_config as cfg
 
 
 class FakeClock:

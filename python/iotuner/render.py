@@ -14,7 +14,7 @@ from rich.text import Text
 
 from . import terminal
 from .hints import environment_sources
-from .report import Report
+from .run_report import Report
 
 STATUS_STYLE = {
     "applied": "green",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import mpiabi, native
-from .report import Report, ReportError, load
+from .run_report import Report, ReportError, load
 
 
 @dataclass

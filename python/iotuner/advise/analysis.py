@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from .. import __version__, inputs, native
-from ..report import KIND as REPORT_KIND
-from ..report import ReportError, parse
+from ..run_report import KIND as REPORT_KIND
+from ..run_report import ReportError, parse
 from . import checks, darshan_log, fixes, from_darshan, from_report, smartio
 from .errors import EXIT_HIGH, EXIT_OK, InputError
 from .profile import Profile

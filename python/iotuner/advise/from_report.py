@@ -12,7 +12,7 @@ runtime's report may gain fields.
 from __future__ import annotations
 
 from .. import native
-from ..report import Report
+from ..run_report import Report
 from .profile import Direction, FileFacts, Job, Profile
 
 

@@ -36,12 +36,12 @@ def main(args: argparse.Namespace) -> int:
     from .. import optional
 
     optuna_dashboard = optional.load("optuna_dashboard", "the live dashboard")
-    from ..tune import dashboard, session
+    from ..tune import dashboard_note, session
     from ..tune.store import StudyError
 
     try:
         storage = session.storage_url(args.storage, f"sqlite:///{(Path(args.out) / 'study.db').resolve()}")
-        names = dashboard.annotate(storage, args.study)
+        names = dashboard_note.annotate(storage, args.study)
     except (StudyError, ValueError) as e:
         print(f"iotuner dashboard: {e}", file=sys.stderr)
         return 2

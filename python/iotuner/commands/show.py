@@ -46,9 +46,9 @@ def main(args: argparse.Namespace) -> int:
 
     if Path(args.report).is_dir():
         return _show_tuning(Path(args.report), args)
-    from .. import render, report
+    from .. import render, run_report
 
-    rep = report.load(args.report)  # ReportError: one line, exit 2 (cli)
+    rep = run_report.load(args.report)  # ReportError: one line, exit 2 (cli)
     if args.json:
         import json
 
@@ -62,12 +62,12 @@ def main(args: argparse.Namespace) -> int:
             with console.capture() as page:  # a damaged report prints nothing but the line that says so
                 render.print_report(rep, console)
                 if rep.data.get("smart"):
-                    from .. import smart
+                    from .. import smart_mode
 
-                    smart.print_summary(console, rep)
+                    smart_mode.print_summary(console, rep)
             text = page.get()
-    except report.DAMAGE as e:
-        raise report.malformed(e, args.report) from None
+    except run_report.DAMAGE as e:
+        raise run_report.malformed(e, args.report) from None
     sys.stdout.write(text)
     return 0
 

@@ -34,12 +34,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from .. import inputs, render, smart
+    from .. import inputs, render, smart_mode
 
     console = render.console_for_output()
     if args.explain:
         table = inputs.read_text(args.rules, "a rules table (JSON)") if args.rules else None
-        return smart.explain(args.explain, console, table)
+        return smart_mode.explain(args.explain, console, table)
     command = args.command[1:] if args.command and args.command[0] == "--" else args.command
     if not command:
         print("iotuner smart: give the command to run after --, or --explain REPORT", file=sys.stderr)
@@ -49,4 +49,6 @@ def main(args: argparse.Namespace) -> int:
     if (found := mpiabi.mismatch(command)) is not None:  # nothing runs: every rank would be rank 0 of its own
         print(f"iotuner smart: {mpiabi.mismatch_message(found)}", file=sys.stderr)
         return 2
-    return smart.run(command, report_path=args.report, verbose=args.verbose, rules_table=args.rules, console=console)
+    return smart_mode.run(
+        command, report_path=args.report, verbose=args.verbose, rules_table=args.rules, console=console
+    )

@@ -22,8 +22,8 @@ def render_advice(advice: dict) -> str:
 
 
 def render_run(data: dict, source: str = "") -> str:
-    from ..report import DAMAGE, malformed, parse
-    from . import run as page
+    from ..run_report import DAMAGE, malformed, parse
+    from . import run_page as page
 
     rep = parse(data, source or "report")
     try:
@@ -40,8 +40,8 @@ def render_study(path: str | Path) -> str:
 
 def render(path: str | Path) -> tuple[str, str]:
     """(HTML, kind: study, run, smart or advice)."""
-    from ..report import KIND as RUN_KIND
-    from ..report import ReportError
+    from ..run_report import KIND as RUN_KIND
+    from ..run_report import ReportError
 
     path = Path(path)
     if path.is_dir():

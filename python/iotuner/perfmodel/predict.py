@@ -16,7 +16,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Protocol, cast
 
-from ..report import parse
+from ..run_report import parse
 from ..settings import complete
 from .calibration import Calibration
 from .count import phase_ops

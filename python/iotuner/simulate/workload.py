@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import report
+from .. import run_report
 from ..advise.profile import Direction
 from ..perfmodel.pattern import Pattern, exact_shape, hdf5_independent, rank_patterns, requests_of
 
@@ -620,7 +620,7 @@ def load(path: str, ranks: int | None) -> Workload:
         return from_darshan(profile, ranks)
 
     try:
-        rep = report.load(p)
-    except report.ReportError as e:
+        rep = run_report.load(p)
+    except run_report.ReportError as e:
         raise WorkloadError(str(e)) from None
     return from_report(rep, ranks, str(p))

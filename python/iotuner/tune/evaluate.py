@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from .. import settings
-from ..report import Report
+from ..run_report import Report
 from ..settings import as_text
 from .launch import Launcher
 from .objective import Objective, ObjectiveError

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..report import Report
+from ..run_report import Report
 
 MIB_TO_MB = 1.048576
 

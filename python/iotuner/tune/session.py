@@ -37,13 +37,13 @@ from . import (
     space as spaces,
 )
 from .arguments import parse_duration
-from .config import Budget, ConfigError, ObjectiveSpec, ReplaySpec, SlurmSpec, StudyConfig, SyntheticSpec
-from .errors import TuneError
 from .evaluate import JobEvaluator, KernelEvaluator
 from .launch.local import default_mpiexec
 from .store import Store, StudyError
 from .study import leases, urls
 from .study.storage import StudyStorage
+from .study_config import Budget, ConfigError, ObjectiveSpec, ReplaySpec, SlurmSpec, StudyConfig, SyntheticSpec
+from .tune_error import TuneError
 from .tuner import Tuner
 
 

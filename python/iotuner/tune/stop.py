@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 if TYPE_CHECKING:
-    from .config import Budget
     from .protocol import Context, Strategy
     from .space import SearchSpace
     from .store import Store
+    from .study_config import Budget
 
 MAX_REPROPOSALS = 50  # consecutive proposals of measured points before calling the space exhausted
 

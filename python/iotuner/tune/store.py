@@ -36,7 +36,6 @@ from typing import Any, Callable, cast
 
 from optuna.trial import FrozenTrial, TrialState
 
-from .config import Budget, ConfigError, StudyConfig
 from .study.derive import Derived, Point, Pool, Session, median_of, signature
 from .study.leases import Beat, Lease, LeaseLost, Leases, Section, Sections
 from .study.records import (
@@ -57,6 +56,7 @@ from .study.recovery import MAX_STARTS, Recovery, death_reason
 from .study.sessions import Sessions
 from .study.storage import BUDGET_KEY, COMPANION, StudyError, StudyStorage, db_error, open_storage, study_names
 from .study.urls import mask
+from .study_config import Budget, ConfigError, StudyConfig
 
 __all__ = [
     "BASELINE",

@@ -23,7 +23,6 @@ from .. import settings
 from ..settings import complete
 from . import noise
 from . import stop as stops
-from .errors import TuneError
 from .evaluate import Evaluator, Measurement, reference_of, requested
 from .objective import Objective
 from .protocol import SAMPLER, Context, Strategy, sample
@@ -45,6 +44,7 @@ from .store import (
 from .study.derive import median_of
 from .study.leases import Held
 from .study.recovery import MAX_STARTS
+from .tune_error import TuneError
 from .verdict import ROUND, Outcome, Verdicts
 
 Progress = Callable[[dict], None]

@@ -18,10 +18,10 @@ from rich.console import Console
 
 from .. import runner
 from . import objective as objectives
-from .config import SlurmSpec
 from .launch import LaunchError, slurm
 from .store import Store
 from .study import urls
+from .study_config import SlurmSpec
 from .verdict import Verdicts
 
 WATCH_S = 2.0

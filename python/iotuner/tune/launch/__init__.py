@@ -39,7 +39,7 @@ def make(name: str, ranks: int, mpiexec: str | None = None, slurm=None, label: s
 
         return LocalMPI(ranks, mpiexec) if name == "local" else Direct()
     if name == "slurm":
-        from ..config import SlurmSpec
+        from ..study_config import SlurmSpec
         from .slurm import Slurm
 
         return Slurm(ranks, slurm or SlurmSpec(), label)

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ... import mpiabi, native, runner
-from ..config import SlurmSpec
+from ..study_config import SlurmSpec
 from . import Launcher, LaunchError
 
 POLL_S = 0.25

@@ -47,7 +47,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import KFold
 
 from .basis import Term, matrix
-from .model import RESPONSES, FitError, Model
+from .fitted import RESPONSES, FitError, Model
 
 COLLINEAR = 1e-8  # a candidate whose residual keeps less than this share of its norm adds nothing new
 

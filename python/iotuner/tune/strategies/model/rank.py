@@ -27,7 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .features import Encoding
-from .model import Model
+from .fitted import Model
 
 LIMIT = 10**7
 BLOCK = 1 << 20

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .model import FitError, Model
+from .fitted import FitError, Model
 
 FORMAT, VERSION = "iotuner-model", 1
 

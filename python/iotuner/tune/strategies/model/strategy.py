@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from ....settings import complete
-from ...errors import TuneError
 from ...protocol import Context, Strategy
 from ...study.records import BASELINE, TRAINING, Record, canonical
+from ...tune_error import TuneError
 from .. import register
 
 DEFAULT_TRAINING, DEFAULT_TOP_K = 40, 20
@@ -267,7 +267,7 @@ class ModelDriven(Strategy):
         if number in self._rounds:
             return self._rounds[number]
         from . import fit, rank
-        from .model import FitError
+        from .fitted import FitError
 
         enc = self._enc()
         own = self.rows(ctx, data_trials)

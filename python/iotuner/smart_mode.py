@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from . import native, render, report, runner
+from . import native, render, run_report, runner
 from .destinations import forget_if_unused, report_destination
 
 
@@ -204,21 +204,21 @@ def print_predictions(console: Console, smart: dict, per_phase: bool = True) -> 
 
 def explain(report_path: str, console: Console, rules_table: str | None = None) -> int:
     try:
-        rep = report.load(report_path)
-    except report.ReportError as e:
+        rep = run_report.load(report_path)
+    except run_report.ReportError as e:
         print(f"iotuner smart --explain: {e}", file=sys.stderr)
         return e.exit_code
     try:
         with console.capture() as page:
             status = _explain(rep, report_path, console, rules_table)
-    except report.DAMAGE as e:
-        print(f"iotuner smart --explain: {report.malformed(e, report_path)}", file=sys.stderr)
+    except run_report.DAMAGE as e:
+        print(f"iotuner smart --explain: {run_report.malformed(e, report_path)}", file=sys.stderr)
         return 2
     sys.stdout.write(page.get())
     return status
 
 
-def _explain(rep: report.Report, report_path: str, console: Console, rules_table: str | None) -> int:
+def _explain(rep: run_report.Report, report_path: str, console: Console, rules_table: str | None) -> int:
     smart = rep.data.get("smart")
     if not smart:
         print(f"iotuner smart --explain: {report_path} is not from a run in smart mode", file=sys.stderr)
@@ -244,7 +244,7 @@ def _explain(rep: report.Report, report_path: str, console: Console, rules_table
     return status
 
 
-def print_summary(console: Console, rep: report.Report) -> None:
+def print_summary(console: Console, rep: run_report.Report) -> None:
     smart = rep.data.get("smart")
     if not smart:
         console.print("smart mode made no decision (no HDF5 or MPI-IO file phase was seen)")

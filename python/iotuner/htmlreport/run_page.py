@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..render import fmt_bw, fmt_bytes, fmt_seconds
-from ..report import Report
+from ..run_report import Report
 from . import svg
 from .page import cards, document, e, table, value
 
