@@ -68,6 +68,7 @@ from iotuner.tune import (
 from iotuner.tune import (
     store as stores,
 )
+from iotuner.tune.strategies.auto import canonical as canon
 
 REAL_STRATEGIES = ("random", "ga", "bayes")
 CASES = (("tunio", "lustre"), ("h5evolve", "lustre"), ("romio", "ufs"))
@@ -90,11 +91,14 @@ class Recorder:
         self.inner, self.objective = inner, inner.objective
         self.notes: list[str] = []
         self.true_values: list[float | None] = []
+        self.searched: list[tuple[str, float | None]] = []  # (the run's settings as text, its noise-free value)
 
     def evaluate(self, doc, label):
         m = self.inner.evaluate(doc, label)
         if SEARCH_RUN.match(label):
-            self.true_values.append(self.inner.value(settings.flatten(doc)))
+            flat = settings.flatten(doc)
+            self.true_values.append(self.inner.value(flat))
+            self.searched.append((replay.canonical(flat), self.true_values[-1]))
         return m
 
 
@@ -110,10 +114,18 @@ def evaluations_until(
 ) -> int | None:
     """Search runs until one whose noise-free value reached the target; None: not within the budget.
     spec: the study's evaluator field (synthetic= or replay=), as a real study records it."""
+    values = search_values(sp, evaluator, strategy, seed, budget, baseline, spec)
+    return next((i for i, (_, v) in enumerate(values, start=1) if reached(v)), None)
+
+
+def search_values(
+    sp: spaces.SearchSpace, evaluator, strategy: str, seed: int, budget: int, baseline: dict, spec: dict
+) -> list[tuple[str, float | None]]:
+    """Every search run of one study, in order: (its settings as text, its noise-free value)."""
     obj = evaluator.objective
     config = cfg.StudyConfig(
         space=sp.to_json(),
-        strategy=strategy,
+        strategy=strategy.partition(":")[0],
         seed=seed,
         baseline=baseline,
         objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit),
@@ -126,9 +138,11 @@ def evaluations_until(
     store = stores.Store.create(
         optuna.storages.InMemoryStorage(), f"{sp.name}-{strategy}-{seed}", config, cfg.Budget(budget, None)
     )
+    name, _, options = strategy.partition(":")  # auto:learn=0: a strategy with its options
+    opts = dict(o.split("=", 1) for o in options.split(",") if o)
     rec = Recorder(evaluator)
-    tuner.Tuner(store, rec, sp, obj, strategies.make(strategy, sp, seed)).run()
-    return next((i for i, v in enumerate(rec.true_values, start=1) if reached(v)), None)
+    tuner.Tuner(store, rec, sp, obj, strategies.make(name, sp, seed, opts)).run()
+    return rec.searched
 
 
 def censored(counts: list[int | None], budget: int) -> list[int]:
@@ -188,6 +202,31 @@ class Target:
 
     def reached(self, value: float | None) -> bool:
         return value is not None and self.obj.gain(value, self.best) >= self.share
+
+    def groups(self) -> tuple[dict[str, float], float, int]:
+        """The recorded points the model counts as one (auto's canonical form: a knob that cannot act given the
+        others), where their recorded runs cannot be told apart either (Kruskal-Wallis p >= 0.05): each
+        member's value the median of the group's runs together, so the best of many noisy medians of one
+        behaviour is not the yardstick. ({point's settings as text: its group's median}, the best group's
+        median, groups pooled)."""
+        rec, obj = self.rec, self.obj
+        base = settings.flatten(rec.baseline)
+        classes: dict[tuple, list] = {}
+        for p in rec.points:
+            if p.runs:
+                labels = {d.name: d.label(v) for d, v in zip(rec.space.dimensions, p.values)}
+                key = canon.key(rec.space, canon.canonical(rec.space, labels, base, rec.nodes))
+                classes.setdefault(key, []).append(p)
+        values, pooled = {}, 0
+        for members in classes.values():
+            runs = [[rec.value(r, obj) for r in p.runs] for p in members]
+            same = len(members) > 1 and stats.kruskal(*runs).pvalue >= 0.05
+            pooled += same
+            for p, own in zip(members, runs):
+                values[replay.canonical(rec.flat_of(p))] = statistics.median(
+                    [v for r in runs for v in r] if same else own
+                )
+        return values, max(values.values(), key=obj.key), pooled
 
     def split_half(self) -> tuple[int, int, int]:
         """Whether the recording resolves the target: the points within the share of the best by the
@@ -256,24 +295,24 @@ def replay_part(opts, path: Path) -> dict[str, list[int | None]]:
         f"median)"
     )
     results: dict[str, list[int | None]] = {}
+    curves: dict[str, list[list[float | None]]] = {}
     start = time.time()
     for strategy in opts.strategies:
         t0 = time.time()
-        counts = []
+        counts, curves[strategy] = [], []
         for seed in range(opts.replay_seeds):
             ev = (QuietReplay if opts.replay_noise == "none" else replay.ReplayEvaluator)(rec, obj, seed)
-            counts.append(
-                evaluations_until(
-                    rec.space,
-                    ev,
-                    tgt.reached,
-                    strategy,
-                    seed,
-                    opts.replay_budget,
-                    rec.baseline,
-                    {"replay": cfg.ReplaySpec(str(rec.path), rec.sha256)},
-                )
+            values = search_values(
+                rec.space,
+                ev,
+                strategy,
+                seed,
+                opts.replay_budget,
+                rec.baseline,
+                {"replay": cfg.ReplaySpec(str(rec.path), rec.sha256)},
             )
+            counts.append(next((i for i, (_, v) in enumerate(values, start=1) if tgt.reached(v)), None))
+            curves[strategy].append(values)
         results[strategy] = counts
         lo, hi = bootstrap_median(censored(counts, opts.replay_budget), np.random.default_rng(0))
         print(
@@ -298,8 +337,36 @@ def replay_part(opts, path: Path) -> dict[str, list[int | None]]:
             row.append(f"{p:.2g}")
         print(f"  {a:12s}" + "".join(f"{c:>13s}" for c in row))
     uniform_against(results, len(rec.points), tgt.reaching)
+    if opts.curve:
+        best_so_far(tgt, curves, opts.curve)
     print(f"  ({time.time() - start:.0f}s)")
     return results
+
+
+def best_so_far(tgt: Target, curves: dict[str, list[list[tuple[str, float | None]]]], runs: int) -> None:
+    """Per run count, the median over seeds of the best point measured so far, as a share of the best: by the
+    points' own medians (the sweep's best one), and by their groups' (Target.groups)."""
+    grouped, group_best, pooled = tgt.groups()
+    for title, value_of, best in (
+        ("the sweep's best median (each point by its own runs)", None, tgt.best),
+        (
+            f"the best group ({pooled} groups of points the model counts as one and the recording cannot tell "
+            "apart, each by its runs together)",
+            grouped,
+            group_best,
+        ),
+    ):
+        print(f"  best-so-far as a share of {title}: median over seeds (lowest seed)")
+        print("  " + f"{'runs':12s}" + "".join(f"{n:>14d}" for n in range(1, runs + 1)))
+        for name, seeds in curves.items():
+            cells = []
+            for n in range(1, runs + 1):
+                shares = []
+                for flats in seeds:
+                    vals = [value_of.get(f, v) if value_of is not None else v for f, v in flats[:n] if v is not None]
+                    shares.append(max((tgt.obj.gain(v, best) for v in vals), default=0.0))
+                cells.append(f"{statistics.median(shares):.3f} ({min(shares):.2f})")
+            print(f"  {name:12s}" + "".join(f"{c:>14s}" for c in cells))
 
 
 def uniform_within(t: int, points: int, good: int) -> float:
@@ -437,7 +504,10 @@ def main() -> int:
     )
     ap.add_argument("--no-synthetic", dest="synthetic", action="store_false", help="skip the synthetic models")
     ap.add_argument(
-        "--strategies", nargs="+", default=None, help="strategies on the replay (default: every registered one)"
+        "--strategies",
+        nargs="+",
+        default=None,
+        help="strategies on the replay, each NAME or NAME:OPTION=V,... (auto:learn=0) (default: every registered one)",
     )
     ap.add_argument(
         "--recording",
@@ -464,6 +534,13 @@ def main() -> int:
         help="on the replay: the share of the sweep's best a point must reach (default %(default)s)",
     )
     ap.add_argument("--replay-budget", type=int, default=200, help="evaluations per replay study (default 200)")
+    ap.add_argument(
+        "--curve",
+        type=int,
+        default=10,
+        metavar="N",
+        help="on the replay: the best-so-far table for the first N runs (default 10; 0: none)",
+    )
     ap.add_argument(
         "--no-real",
         dest="real",

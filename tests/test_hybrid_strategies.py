@@ -348,9 +348,8 @@ def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(
     strided_report, calibration, tmp_path, monkeypatch
 ):
     """auto's first point is the hybrid model's best prediction of the objective, changing only the MPI-IO hints
-    (HDF5's stay as the default has them); then multivariate TPE, which counts those runs as its first, proposes
-    points never
-    measured before, HDF5's among them."""
+    (HDF5's stay as the default has them); then the model corrected by the runs proposes points never measured
+    before, HDF5's among them (tests/test_auto_learns.py)."""
     from iotuner.perfmodel import calibration as calibrations
     from iotuner.perfmodel import predict
     from iotuner.tune.store import BASELINE
@@ -385,10 +384,10 @@ def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(
 
 @pytest.mark.mpi
 def test_auto_then_changes_what_no_model_covers_one_at_a_time(strided_report, calibration, tmp_path, monkeypatch):
-    """After the prior's point, auto tries each other value of the dimensions the model does not cover (the
-    romio space: HDF5's alignment and collective metadata), one change at a time from the best point measured
-    so far, `explore` runs in all (default 4), each saying why; then TPE. explore=0: TPE right after the
-    prior."""
+    """Without the corrected model (learn=0), after the prior's point auto tries each other value of the
+    dimensions the model does not cover (the romio space: HDF5's alignment and collective metadata), one change
+    at a time from the best point measured so far, `explore` runs in all (default 4), each saying why; then TPE.
+    explore=0: TPE right after the prior."""
     from iotuner.perfmodel import calibration as calibrations
     from iotuner.perfmodel import predict
     from iotuner.tune.store import BASELINE
@@ -404,7 +403,7 @@ def test_auto_then_changes_what_no_model_covers_one_at_a_time(strided_report, ca
             strategy="auto",
             trials=8,
             name=f"explore{explore}",
-            strategy_options={"explore": explore} if explore else None,
+            strategy_options={"explore": explore, "learn": "0"} if explore else {"learn": "0"},
         )
         store.add_run(BASELINE, settings={}, value=500.0, report=strided_report)
         t.run()

@@ -103,3 +103,22 @@ class Hints:
         if direction == "write":
             return replace(self, cb_read="automatic", ds_read="automatic", ind_rd_buffer_size=4 * 1024 * 1024)
         return replace(self, cb_write="automatic", ds_write="automatic", ind_wr_buffer_size=512 * 1024)
+
+
+# hints that cannot act given others: (the hint, the hints and values that together silence it)
+INERT_WHEN = (
+    # collective buffering off in both directions: no aggregator, no collective buffer
+    ("cb_buffer_size", {"romio_cb_write": "disable", "romio_cb_read": "disable"}),
+    ("cb_nodes", {"romio_cb_write": "disable", "romio_cb_read": "disable"}),
+    ("cb_config_list", {"romio_cb_write": "disable", "romio_cb_read": "disable"}),
+    # data sieving off: its buffer is never allocated
+    ("ind_wr_buffer_size", {"romio_ds_write": "disable"}),
+    ("ind_rd_buffer_size", {"romio_ds_read": "disable"}),
+)
+
+
+def inert(hints: dict) -> set[str]:
+    """The hints of a setting ({hint: value}) that cannot change what ROMIO does, given the others: settings
+    that differ only in them behave alike, so a search counts them as one point."""
+    mode = {k: str(v).lower() for k, v in hints.items()}
+    return {name for name, when in INERT_WHEN if all(mode.get(k) == v for k, v in when.items())}

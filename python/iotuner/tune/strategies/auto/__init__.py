@@ -7,27 +7,41 @@ a good point.
    has it; among equal predictions, the hints pinned to what the model says ROMIO's `automatic` does.
 2. Warm start (`warm.py`): the best points earlier studies in the same storage measured (`warm=K`, default 2),
    when they searched the same space for the same objective on a run like this one.
-3. One change at a time (`explore=K`, default 4 runs), after a prior: each other value of each dimension the
+3. With a prior, the model learns from every run (`learn.py`): each run's phase times correct the model where
+   it was wrong (a Gaussian process of the residuals over the settings), and the next point is the best by
+   the corrected model with its remaining uncertainty (an upper confidence bound, `weight` deviations), so an
+   effect the analytical part does not know is found by measurement. Points the model knows to behave alike
+   (`canonical.py`: cb_buffer_size with collective buffering off both ways) are one point of the search.
+   learn=0 turns it off: then steps 4 and 5.
+4. One change at a time (`explore=K`, default 4 runs), after a prior: each other value of each dimension the
    model does not cover (HDF5's chunking, alignment, sieve buffer), in the space's order, from the best point
    measured so far, so a knob the model cannot judge is tried beside the prior's hints rather than drawn.
-4. Search: Optuna's multivariate TPE over the whole space, after as many random start-up draws as bayes makes
-   (the runs above are added to its start-up count, not put in place of draws).
+5. Search: Optuna's multivariate TPE over the whole space, after as many random start-up draws as bayes makes
+   (the runs above are added to its start-up count, not put in place of draws). Without a prior, auto
+   searches so right after the warm start.
 
-Options (--strategy-option): prior=K, warm=K, explore=K (0: none), calibration=FILE (default: this
-machine's), startup_trials=N (TPE's random start-up draws after the runs above; default as bayes).
+Options (--strategy-option): prior=K, warm=K, learn=0|1 (default 1), weight=W (default 1), explore=K (0:
+none), calibration=FILE (default: this machine's), startup_trials=N (TPE's random start-up draws after the
+runs above; default as bayes).
 """
 
 from __future__ import annotations
+
+import itertools
+import random
 
 from .... import settings
 from ....lazy import lazy
 from ...protocol import SAMPLER, Strategy
 from ...space import library_default
 from .. import bayes, register
-from . import prior, warm
+from . import canonical, learn, prior, warm
 
 optuna = lazy("optuna")
 EXPLORE = "auto: one change,"
+LEARNT = "auto: the corrected model,"
+ENUMERATE = 20000  # a space up to this many points is searched whole; a larger one, a sample and neighbours
+SAMPLE = 2000
 
 
 @register(
@@ -48,6 +62,14 @@ class Auto(Strategy):
         self.first: list[tuple[dict[str, str], str]] | None = None  # the points known before the search, and why
         self.ran: list[dict[str, str]] = []  # those of them measured
         self._tpe = None  # the search's sampler, once made
+        self.learns = self.int_option("learn", 1) > 0
+        try:
+            self.weight = float(self.options.get("weight", 1.0))
+        except (TypeError, ValueError):
+            raise ValueError(f"strategy auto: weight={self.options.get('weight')!r} is not a number") from None
+        self.learner: learn.Learner | None = None  # with a prior: the model corrected by every run
+        self._heard: list[tuple[dict[str, str] | None, dict | None, float | None]] = []  # runs before it
+        self._points: list[dict[str, str]] | None = None  # the search's canonical points (a small space)
 
     def sampler(self, ctx):
         from .startup import LateTPE
@@ -92,6 +114,13 @@ class Auto(Strategy):
                     for point, described in model.rank(default, self.n_prior)
                 ]
                 self.uncovered = [d.name for d in self.space.dimensions if d.name not in model.covered]
+                if self.learns:
+                    flat = settings.flatten(ctx.store.config.baseline) if ctx.store.config.baseline else {}
+                    self.learner = learn.Learner(
+                        self.space, model.predictor, ctx.objective, ctx.store.config.nodes, flat, self.weight
+                    )
+                    for labels, times, value in self._heard:
+                        self.learner.observe(labels or default, times, value)
         if self.n_warm:
             earlier = warm.earlier(ctx.store, self.space, ctx.objective)
             best = warm.best(earlier, self.n_warm)
@@ -104,11 +133,18 @@ class Auto(Strategy):
             out += [(p, f"auto: measured {how} in study {study}") for p, study, how in best]
         seen, unique = set(), []
         for point, why in out:
-            key = tuple(point[d.name] for d in self.space.dimensions)
+            point = self.learner.canonical(point) if self.learner is not None else point
+            key = self._key(point)
             if key not in seen:
                 seen.add(key)
                 unique.append((point, why))
         return unique
+
+    def _key(self, point: dict[str, str]) -> tuple:
+        """Points the model knows to behave alike share a key (canonical.py)."""
+        if self.learner is not None:
+            point = self.learner.canonical(point)
+        return canonical.key(self.space, point)
 
     def default_point(self, ctx) -> dict[str, str]:
         """The point the default runs, dimension by dimension: the baseline's value, else the library's
@@ -142,7 +178,72 @@ class Auto(Strategy):
             pending = [p for p in pending if p not in measured]
         if pending:
             return pending[0]
+        if self.learner is not None:
+            return self._learnt(ctx)
         return self._one_change(ctx) or SAMPLER
+
+    def observe(self, ctx, record, measurement):
+        """Every run corrects the model: its phase times (or its value) at its point."""
+        if record.kind not in ("baseline", "trial") or measurement is None or not measurement.ok:
+            return
+        labels = self.space.labels_of(record.settings) if record.settings else None
+        if record.settings and labels is None:
+            return
+        times, value = learn.times_of(measurement), measurement.value
+        if self.learner is None:
+            self._heard.append((labels, times, value))
+        else:
+            self.learner.observe(labels or self.default_point(ctx), times, value)
+
+    def _learnt(self, ctx) -> dict[str, str] | None:
+        """The best point by the corrected model's optimistic bound, among those not measured (up to
+        equivalence); None when every point of the space was."""
+        learner = self.learner
+        assert learner is not None
+        measured = {self._key(p) for p in self._measured(ctx) if p is not None}
+        measured.add(self._key(self.default_point(ctx)))
+        candidates = [p for p in self._candidates(ctx) if canonical.key(self.space, p) not in measured]
+        pick = learner.best(candidates)
+        if pick is None:
+            return None
+        point, bound, mean = pick
+        sign = 1.0 if ctx.objective.key(1.0) > 0 else -1.0
+        unit = ctx.objective.unit
+        self.explained[tuple(sorted(point.items()))] = (
+            f"{LEARNT} {sign * mean:,.4g} {unit} expected, up to {sign * bound:,.4g} {unit} where it is uncertain, "
+            f"after {len(learner.seen)} run(s)"
+        )
+        return point
+
+    def _candidates(self, ctx) -> list[dict[str, str]]:
+        """The canonical points to choose among: every one of a small space; of a large one, a random sample
+        and every one-change neighbour of the best point measured."""
+        learner = self.learner
+        assert learner is not None
+        names = [d.name for d in self.space.dimensions]
+        if self.space.size() <= ENUMERATE:
+            if self._points is None:
+                seen, self._points = set(), []
+                for row in itertools.product(*(d.labels for d in self.space.dimensions)):
+                    p = learner.canonical(dict(zip(names, row)))
+                    k = canonical.key(self.space, p)
+                    if k not in seen:
+                        seen.add(k)
+                        self._points.append(p)
+            return self._points
+        rng = random.Random(f"{self.seed}:{len(learner.seen)}")
+        raw = [{d.name: rng.choice(d.labels) for d in self.space.dimensions} for _ in range(SAMPLE)]
+        best = ctx.store.best_pool()
+        base = (self.space.labels_of(best.settings) if best is not None else None) or self.default_point(ctx)
+        raw += [{**base, d.name: label} for d in self.space.dimensions for label in d.labels]
+        out, seen = [], set()
+        for p in raw:
+            c = learner.canonical(p)
+            k = canonical.key(self.space, c)
+            if k not in seen:
+                seen.add(k)
+                out.append(c)
+        return out
 
     def _measured(self, ctx) -> list[dict[str, str] | None]:
         """The points of the search trials so far. A trial's settings are completed with what each value

@@ -1,0 +1,199 @@
+"""auto after its first points: the hybrid model corrected by every run (tune/strategies/auto/learn.py), and the
+points the model knows to behave alike counted as one (auto/canonical.py). On a recorded surface (replayed, no
+timing) and on one made from it with an effect the analytical model does not know."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from pathlib import Path
+
+import optuna
+import pytest
+
+from iotuner import settings
+from iotuner.perfmodel import predict
+from iotuner.perfmodel.calibration import Calibration
+from iotuner.tune import config as cfg
+from iotuner.tune import objective, replay, strategies, tuner
+from iotuner.tune import space as spaces
+from iotuner.tune import store as stores
+from iotuner.tune.strategies.auto import canonical, learn
+
+DATA = Path(__file__).resolve().parent.parent / "bench" / "data"
+STRIDED = DATA / "h5ior-strided-sweep-48.json.gz"  # 288 points x 48 runs, with the default's report
+
+
+@pytest.fixture(scope="module")
+def rec():
+    return replay.load(STRIDED)
+
+
+def learner_of(rec, obj) -> learn.Learner:
+    cal = Calibration.from_doc(rec.calibration, "the recording's calibration")
+    pred = predict.Predictor(rec.report, cal, obj)
+    return learn.Learner(rec.space, pred, obj, rec.nodes, settings.flatten(rec.baseline))
+
+
+def labels_of(rec, point) -> dict[str, str]:
+    return {d.name: d.label(v) for d, v in zip(rec.space.dimensions, point.values)}
+
+
+def test_a_knob_that_cannot_act_given_the_others_makes_one_point():
+    """cb_buffer_size with collective buffering off in both directions is one point; with it on for either
+    direction, its values are different points."""
+    sp = spaces.twophase()
+    off = {"mpiio.romio_cb_write": "disable", "mpiio.romio_cb_read": "disable", "mpiio.cb_nodes": "2"}
+    keys = {
+        canonical.key(sp, canonical.canonical(sp, {**off, "mpiio.cb_buffer_size": str(b)}))
+        for b in sp.dimension("mpiio.cb_buffer_size").values
+    }
+    assert len(keys) == 1
+    one_way = {**off, "mpiio.romio_cb_read": "automatic"}
+    keys = {
+        canonical.key(sp, canonical.canonical(sp, {**one_way, "mpiio.cb_buffer_size": str(b)}))
+        for b in sp.dimension("mpiio.cb_buffer_size").values
+    }
+    assert len(keys) == len(sp.dimension("mpiio.cb_buffer_size").values)
+    # the baseline's settings count: with collective buffering off there, the space's buffer cannot act
+    only_buffer = spaces.from_json(
+        {"name": "b", "dimensions": [{"knob": "mpiio.cb_buffer_size", "values": [65536, 1048576]}]}
+    )
+    baseline = {"mpiio.romio_cb_write": "disable", "mpiio.romio_cb_read": "disable"}
+    assert canonical.canonical(only_buffer, {"mpiio.cb_buffer_size": "1048576"}, baseline) == {
+        "mpiio.cb_buffer_size": "65536"
+    }
+    assert canonical.canonical(only_buffer, {"mpiio.cb_buffer_size": "1048576"}) == {"mpiio.cb_buffer_size": "1048576"}
+
+
+def test_hdf5_independent_transfers_make_collective_buffering_one_point_unless_metadata_is_collective():
+    sp = spaces.romio()
+    a = {d.name: d.labels[0] for d in sp.dimensions}
+    a.update({"hdf5.transfer_mode": "independent"})
+    b = {**a, "mpiio.romio_cb_write": "enable", "mpiio.cb_nodes": "4", "mpiio.romio_cb_read": "disable"}
+    assert canonical.canonical(sp, a) == canonical.canonical(sp, b)
+    meta = sp.dimension("collective_metadata").labels[1]  # both collective
+    assert canonical.canonical(sp, {**a, "collective_metadata": meta}) != canonical.canonical(
+        sp, {**b, "collective_metadata": meta}
+    )
+
+
+def study(rec, strategy: str, seed: int, trials: int, options=None):
+    obj = objective.parse("perf")
+    config = cfg.StudyConfig(
+        space=rec.space.to_json(),
+        strategy=strategy,
+        seed=seed,
+        baseline=rec.baseline,
+        objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit),
+        repeats=1,
+        baseline_every=0,
+        confirm_top=1,
+        confirm_rounds=1,
+        replay=cfg.ReplaySpec(str(rec.path), rec.sha256),
+    )
+    store = stores.Store.create(
+        optuna.storages.InMemoryStorage(),
+        f"{strategy}-{seed}",
+        config,
+        cfg.Budget(trials, None),
+    )
+    ev = replay.ReplayEvaluator(rec, obj, seed)
+    t = tuner.Tuner(store, ev, rec.space, obj, strategies.make(strategy, rec.space, seed, options))
+    t.run()
+    return store, t
+
+
+def test_auto_never_runs_two_points_the_model_knows_alike(rec):
+    """On h5ior's strided surface half the points are HDF5 independent transfers, where collective buffering's
+    four knobs cannot act: auto's 16 trials are 16 different behaviours, and say why they run."""
+    store, t = study(rec, "auto", 0, 16)
+    trials = store.search_trials()
+    base = settings.flatten(rec.baseline)
+    keys = [
+        canonical.key(rec.space, canonical.canonical(rec.space, rec.space.labels_of(r.settings), base)) for r in trials
+    ]
+    assert len(trials) == 16 and len(set(keys)) == 16
+    whys = [str(r.attrs.get("why") or "") for r in trials]
+    assert whys[0].startswith("auto: the hybrid model's prediction")
+    assert all(w.startswith("auto: the corrected model,") for w in whys[1:]), whys
+    independent = [k for k, r in zip(keys, trials) if r.settings.get("hdf5.transfer_mode") == "independent"]
+    assert len(independent) <= 4  # ds_write x alignment: all the model tells apart there
+
+
+def errors(learner, rec, obj, points) -> list[float]:
+    """|log(corrected prediction / recorded median)| of each point's objective."""
+    est = learner.estimate([labels_of(rec, p) for p in points], 0.0)
+    return [abs(math.log(obj.key(e) / rec.median(p, obj))) for e, p in zip(est, points)]
+
+
+def test_every_run_corrects_the_model_where_it_was_wrong(rec):
+    """The analytical model's error on the recorded surface (its prediction of each point's perf against the
+    point's recorded median) shrinks once it has learnt from 24 runs of other points (one recorded run each):
+    on the points not run, the median error falls by 40% or more."""
+    obj = objective.parse("perf")
+    rng = random.Random(1)
+    points = [p for p in rec.points if p.runs]
+    rng.shuffle(points)
+    ran, held = points[:24], points[24:]
+    learner = learner_of(rec, obj)
+    before = statistics.median(errors(learner, rec, obj, held))
+    for p in ran:
+        run = rng.choice(p.runs)
+        learner.observe(labels_of(rec, p), {"write": run[0], "read": run[1]}, rec.value(run, obj))
+    after = statistics.median(errors(learner, rec, obj, held))
+    assert learner.components() == ("write", "read")
+    assert after < 0.6 * before, (before, after)
+
+
+class CrossPhase(replay.ReplayEvaluator):
+    """The recorded surface with an effect no model counts: where writes keep data sieving on, the read that
+    follows takes a third of its recorded time."""
+
+    def answer(self, flat, rng):
+        m = super().answer(flat, rng)
+        if m.ok and sieved(flat):
+            d = {**m.details, "read_s": m.details["read_s"] / 3}
+            value = self.recording.value((d["write_s"], d["read_s"]), self.objective)
+            return type(m)(True, value, 0.0, m.error, m.effective, {}, d)
+        return m
+
+    def value(self, flat):
+        runs = self.recording.find(flat).runs
+        f = 3 if sieved(flat) else 1
+        return statistics.median(self.recording.value((r[0], r[1] / f), self.objective) for r in runs)
+
+
+def sieved(flat) -> bool:
+    return flat.get("mpiio.romio_ds_write", "automatic") == "automatic"
+
+
+def test_auto_finds_the_cross_phase_point_the_model_does_not_know(rec):
+    """Made from the recorded surface: a sieved write makes the following read 3x faster. The prior pins
+    romio_ds_write=disable (the model prices only the write's own cost); within 4 trials after it, in every
+    seed, the corrected model runs a point with sieved writes within 95% of the made surface's best."""
+    obj = objective.parse("perf")
+    best = max(CrossPhase(rec, obj).value(rec.flat_of(p)) for p in rec.points if p.runs)
+    base = settings.flatten(rec.baseline)
+    for seed in range(5):
+        if True:
+            ev = CrossPhase(rec, obj, seed)
+            config = cfg.StudyConfig(
+                space=rec.space.to_json(),
+                strategy="auto",
+                seed=seed,
+                baseline=rec.baseline,
+                objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit),
+                repeats=1,
+                baseline_every=0,
+                confirm_top=1,
+                confirm_rounds=1,
+                replay=cfg.ReplaySpec(str(rec.path), rec.sha256),
+            )
+            store = stores.Store.create(optuna.storages.InMemoryStorage(), f"x{seed}", config, cfg.Budget(5, None))
+            tuner.Tuner(store, ev, rec.space, obj, strategies.make("auto", rec.space, seed)).run()
+            trials = store.search_trials()
+            assert len(trials) == 5 and trials[0].settings.get("mpiio.romio_ds_write") == "disable"  # the prior
+            values = [ev.value({**base, **r.settings}) for r in trials]
+            assert max(values) >= 0.95 * best, (seed, [round(v / best, 3) for v in values])
