@@ -53,9 +53,6 @@ from scipy import stats
 
 from iotuner import settings
 from iotuner.tune import (
-    config as cfg,
-)
-from iotuner.tune import (
     objective,
     replay,
     strategies,
@@ -67,6 +64,9 @@ from iotuner.tune import (
 )
 from iotuner.tune import (
     store as stores,
+)
+from iotuner.tune import (
+    study_config as cfg,
 )
 from iotuner.tune.strategies.auto import canonical as canon
 

@@ -43,9 +43,6 @@ import optuna
 
 from iotuner import settings
 from iotuner.tune import (
-    config as cfg,
-)
-from iotuner.tune import (
     objective as objectives,
 )
 from iotuner.tune import (
@@ -59,6 +56,9 @@ from iotuner.tune import (
 )
 from iotuner.tune import (
     store as stores,
+)
+from iotuner.tune import (
+    study_config as cfg,
 )
 from iotuner.tune import (
     trajectory as traj,

@@ -15,10 +15,10 @@ import pytest
 from iotuner import settings
 from iotuner.perfmodel import predict
 from iotuner.perfmodel.calibration import Calibration
-from iotuner.tune import config as cfg
 from iotuner.tune import objective, replay, strategies, tuner
 from iotuner.tune import space as spaces
 from iotuner.tune import store as stores
+from iotuner.tune import study_config as cfg
 from iotuner.tune.strategies.auto import canonical, learn
 
 DATA = Path(__file__).resolve().parent.parent / "bench" / "data"
