@@ -127,3 +127,111 @@ def test_calls_counted_once_keep_the_aggregator_their_first_stripe_picks():
     pattern = workload.segmented("write", 4, 3 * MIB, 5)
     h = lustre_hints(5, 5, 4, 4, MIB, MIB)
     assert phase_ops(pattern, h).ranks == phase_ops(pattern, h, trace=Recorder()).ranks
+
+
+def _counts(ops, rank: int, op: str) -> int:
+    return sum(n for (o, _), n in ops.ranks[rank].items() if o == op)
+
+
+@pytest.mark.parametrize(
+    "buffer, rounds, writes",
+    [
+        # 1 MiB buffers: one stripe per aggregator per round, so 8 stripes / 2 aggregators = 4 rounds
+        (MIB, 4, {0: [0, 2, 4, 6], 1: [1, 3, 5, 7]}),
+        # 2 MiB buffers: two stripes per aggregator per round (stripes 0 and 2, not adjoining: two writes)
+        (2 * MIB, 2, {0: [0, 2, 4, 6], 1: [1, 3, 5, 7]}),
+    ],
+)
+def test_eight_stripes_three_aggregators_asked_hand_computed(buffer, rounds, writes):
+    """8 ranks write 1 MiB each, rank r on stripe r (8 stripes of 1 MiB); cb_nodes 3 asked. By hand: 3 does not
+    divide 8, so the driver keeps 2 (the largest divisor of 8 not above 3: each OST written by one aggregator),
+    ranks 0 and 1 of the ranklist (0, 1, 2); stripe s goes to aggregator s mod 2; rank 2 writes nothing."""
+    h = lustre_hints(8, 8, 3, 8, MIB, buffer)
+    assert h.ranklist == (0, 1, 2) and h.write_aggregators == 2
+    call = [[(r * MIB, MIB)] for r in range(8)]
+    rec = Recorder()
+    ops = twophase.collective(call, h, "write", File(0), rec)
+    owners = {}
+    for rank, op, off, n in rec.files:
+        assert op == "pwrite" and n == MIB
+        owners.setdefault(rank, []).append(off // MIB)
+    assert {r: sorted(s) for r, s in owners.items()} == writes
+    assert rec.collectives.count("alltoall") == 1 + rounds  # the offset lists', then one per round
+    for agg in (0, 1):
+        assert _counts(ops, agg, "pwrite") == 4
+        # a 1 MiB piece from each rank of its 4 stripes (its own included), and its own piece sent
+        assert ops.ranks[agg][("irecv", MIB)] == 4 and ops.ranks[agg][("isend", MIB)] == 1
+    for r in range(2, 8):
+        assert _counts(ops, r, "pwrite") == 0 and _counts(ops, r, "irecv") == 0
+        assert ops.ranks[r][("isend", MIB)] == 1  # its one stripe, to one aggregator
+        assert ops.ranks[r][("alltoall", 4)] == 1 + rounds
+
+
+@pytest.mark.parametrize("co_ratio, aggregators, rounds", [(1, 8, 2), (2, 16, 1)])
+def test_co_ratio_lets_two_aggregators_share_an_ost_hand_computed(co_ratio, aggregators, rounds):
+    """16 ranks write 1 MiB each on 8 stripes of 1 MiB (16 stripes of the file, OST s mod 8), cb_nodes 16. By
+    hand: co_ratio 1 keeps 8 aggregators (one per OST), each writing stripes a and a + 8 in 2 rounds; co_ratio 2
+    keeps 16, stripe s to aggregator s, one round, OST k written by aggregators k and k + 8."""
+    h = replace(lustre_hints(16, 16, 16, 8, MIB, MIB), co_ratio=co_ratio)
+    assert h.write_aggregators == aggregators
+    rec = Recorder()
+    twophase.collective([[(r * MIB, MIB)] for r in range(16)], h, "write", File(0), rec)
+    by_rank = {}
+    for rank, _, off, _ in rec.files:
+        by_rank.setdefault(rank, []).append(off // MIB)
+    assert by_rank == {a: [s for s in range(16) if s % aggregators == a] for a in range(aggregators)}
+    assert rec.collectives.count("alltoall") == 1 + rounds
+
+
+def test_first_stripe_aligned_down_and_partial_stripes_written_as_received():
+    """A call starting mid-stripe: the driver aligns its first round down to the stripe (the lock boundary), so
+    the stripe the call starts on belongs to aggregator (offset // stripe) mod aggregators, and each aggregator
+    writes only the bytes it received. 4 ranks write 1 MiB each from 2.5 MiB; 4 stripes of 1 MiB, 2 aggregators:
+    stripes 2..6 touched, stripe 2 from 2.5 MiB (aggregator 0), stripe 6 up to 6.5 MiB (aggregator 0)."""
+    h = lustre_hints(4, 4, 2, 4, MIB, MIB)
+    half = MIB // 2
+    call = [[(2 * MIB + half + r * MIB, MIB)] for r in range(4)]
+    rec = Recorder()
+    twophase.collective(call, h, "write", File(0), rec)
+    assert sorted((off, n, rank) for rank, _, off, n in rec.files) == [
+        (2 * MIB + half, half, 0),
+        (3 * MIB, MIB, 1),
+        (4 * MIB, MIB, 0),
+        (5 * MIB, MIB, 1),
+        (6 * MIB, half, 0),
+    ]
+    assert rec.collectives.count("alltoall") == 1 + 3  # stripes 2..6 in rounds of 2: {2,3}, {4,5}, {6}
+
+
+class PwriteCounter:
+    """A calibration that prices a pwrite at 1 s and everything else at nothing: a phase's predicted time is
+    then the most pwrites any rank makes."""
+
+    def cost(self, op: str, nbytes: int, **_) -> float:
+        return 1.0 if op == "pwrite" else 0.0
+
+
+def test_hybrid_model_counts_a_phase_on_lustre_with_the_driver():
+    """A run report whose phase ran on ROMIO's Lustre driver (`mpiio_driver` lustre, as the runtime reads it
+    back) is predicted with that driver's writes, the same counting simulate uses. VPIC-IO's recorded 2-rank
+    run (8 calls of 1 MiB per rank) with its file on 4 stripes of 256 KiB, cb_nodes 2, collective buffering on:
+    the generic driver gives each aggregator one contiguous 1 MiB domain a call (8 writes each); the Lustre
+    driver gives it every other stripe (4 writes of 256 KiB a call, 32 each)."""
+    import copy
+    import json
+    from pathlib import Path
+
+    from iotuner.perfmodel import predict
+
+    report = json.loads((Path(__file__).parent.parent / "bench" / "data" / "simulate-vpicio.json").read_text())
+    hints = {"romio_cb_write": "enable", "cb_nodes": "2", "cb_config_list": "*:2"}
+    layout = {"striping_unit": str(256 * 1024), "striping_factor": "4"}
+    predicted = {}
+    for driver in ("ufs", "lustre"):
+        rep = copy.deepcopy(report)
+        rep["phases"][0]["mpiio_driver"] = driver
+        rep["phases"][0]["mpi_hints"].update(layout)
+        (ph,) = predict.phases_of(rep)
+        assert ph.lustre == (driver == "lustre")
+        predicted[driver] = ph.time(PwriteCounter(), hints)
+    assert predicted == {"ufs": 8.0, "lustre": 32.0}

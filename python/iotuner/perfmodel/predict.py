@@ -74,6 +74,7 @@ class PhaseModel:
     hints: dict  # the MPI-IO hints read back from the run
     new_file: bool
     independent: bool = False  # HDF5's independent transfers: collective calls only when a point asks for them
+    lustre: bool = False  # the file was on ROMIO's Lustre driver: its collective writes are counted as it makes them
     _times: dict = field(default_factory=dict, repr=False)  # (pattern, hints) -> seconds under _cal
     _cal: Calibration | None = field(default=None, repr=False)
 
@@ -88,7 +89,7 @@ class PhaseModel:
             merged.update(romio_cb_write="disable", romio_cb_read="disable")
         total, size = 0.0, 0
         for j, pat in enumerate(self.patterns):
-            h = Hints.from_mapping(merged, pat.nprocs).for_direction(pat.direction)
+            h = Hints.from_mapping(merged, pat.nprocs, lustre=self.lustre).for_direction(pat.direction)
             end = max([0] + [hi for _, hi, shape in pat.shapes() if shape is not None])
             writing = pat.direction == "write"
             key = (j, h)
@@ -114,7 +115,8 @@ def phases_of(report: dict) -> list[PhaseModel]:
         if independent:
             pats = [p for p in (from_hdf5_counters(ph, d) for d in ("write", "read")) if p is not None]
         if pats:
-            out.append(PhaseModel(i, pats, dict(ph.get("mpi_hints") or {}), bool(ph.get("created")), independent))
+            hints, lustre = dict(ph.get("mpi_hints") or {}), ph.get("mpiio_driver") == "lustre"
+            out.append(PhaseModel(i, pats, hints, bool(ph.get("created")), independent, lustre))
     return out
 
 

@@ -67,8 +67,9 @@ class Hints:
     lustre: bool = False  # collective writes take ROMIO's Lustre driver (lustre.py), not the generic one
 
     @classmethod
-    def from_mapping(cls, hints: dict, nprocs: int, ranks_per_node: int | None = None) -> Hints:
-        """From MPI-IO hint strings (a settings document's `mpiio` part, or the hints read back)."""
+    def from_mapping(cls, hints: dict, nprocs: int, ranks_per_node: int | None = None, lustre: bool = False) -> Hints:
+        """From MPI-IO hint strings (a settings document's `mpiio` part, or the hints read back). lustre: the
+        file is on ROMIO's Lustre driver (a run report's `mpiio_driver`, a Lustre platform of the simulator)."""
         per = ranks_per_node or nprocs
         nodes = [list(range(i, min(i + per, nprocs))) for i in range(0, nprocs, per)]
         want = hints.get("cb_nodes")
@@ -87,6 +88,7 @@ class Hints:
             min_fdomain_size=_size(hints.get("romio_min_fdomain_size"), 0),
             striping_factor=int(_size(hints.get("striping_factor"), 0)),
             co_ratio=max(1, int(_size(hints.get("romio_lustre_co_ratio"), 1))),
+            lustre=lustre,
         )
 
     @property

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .. import native
 from ..perfmodel.count import phase_ops
@@ -90,9 +90,8 @@ def setup(flat: dict, base_hints: dict, platform: Platform, ranks: int, nodes: i
             merged["cb_nodes"] = str(count)
             merged.setdefault("cb_config_list", f"*:{math.ceil(count / nodes)}")
     per_node = -(-ranks // nodes)
-    hints = Hints.from_mapping(merged, ranks, per_node)
-    if platform.lustre:  # ROMIO's Lustre driver takes the collective writes (perfmodel/lustre.py)
-        hints = replace(hints, lustre=True)
+    # on Lustre, ROMIO's Lustre driver takes the collective writes (perfmodel/lustre.py)
+    hints = Hints.from_mapping(merged, ranks, per_node, lustre=platform.lustre)
     return Setup(hints, count, size, merged)
 
 
