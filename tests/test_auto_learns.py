@@ -197,3 +197,18 @@ def test_auto_finds_the_cross_phase_point_the_model_does_not_know(rec):
             assert len(trials) == 5 and trials[0].settings.get("mpiio.romio_ds_write") == "disable"  # the prior
             values = [ev.value({**base, **r.settings}) for r in trials]
             assert max(values) >= 0.95 * best, (seed, [round(v / best, 3) for v in values])
+
+
+def test_the_writes_model_leaves_out_what_acts_only_on_the_reads_after_them(rec):
+    """h5ior writes, then reads back: a read hint cannot change the writes made before it, so the writes'
+    residual model leaves read hints out; a write hint stays in the reads' model (a sieved write can change
+    the read that follows)."""
+    learner = learner_of(rec, objective.parse("perf"))
+    assert "mpiio.romio_cb_read" not in learner.acting["write"]
+    assert {"mpiio.romio_cb_read", "mpiio.romio_ds_write", "hdf5.transfer_mode"} <= learner.acting["read"]
+    assert "mpiio.romio_cb_write" in learner.acting["write"]
+    # a run that reads before it writes keeps every dimension in both
+    report = {**rec.report, "phases": list(reversed(rec.report["phases"]))}
+    cal = Calibration.from_doc(rec.calibration, "the recording's calibration")
+    other = learn.Learner(rec.space, predict.Predictor(report, cal, None), objective.parse("perf"), 1, {})
+    assert other.acting["write"] == other.acting["read"]

@@ -6,8 +6,11 @@ phases: what the model predicts apart), the log of the measured time over the pr
 over the points' settings (one-hot per dimension, scikit-learn) learns that residual, zero where nothing was
 measured (the analytical model stands), near a measured point as measured there: so a knob the model does not
 price (HDF5's alignment) or an effect it does not count (a sieved write that makes the following read faster)
-is learnt from the runs that show it. A run without phase times (an objective read from the output, a run
-without a report) corrects the predicted objective itself instead.
+is learnt from the runs that show it. A read cannot change the writes made before it: when every write phase
+comes first, the writes' model leaves out the read hints (and learns the write hints' effects from fewer runs),
+while the reads' model keeps the write hints. A residual counts at most a factor of e (runs have heavy tails). A
+run without phase times (an objective read from the output, a run without a report) corrects the predicted
+objective itself instead.
 
 The next point is the one whose objective is best with each phase at the optimistic end of its uncertainty
 (an upper confidence bound, `weight` standard deviations): where the model is sure, its prediction decides;
@@ -24,11 +27,13 @@ from ....perfmodel import predict
 from . import canonical
 
 PHASES = ("write", "read")
+READ_ONLY = {"mpiio.romio_cb_read", "mpiio.romio_ds_read", "mpiio.ind_rd_buffer_size"}
 VALUE = "value"
 LEVEL = 0.3  # prior spread (log) of a residual shared by every point (the machine's level on the day)
 MAIN = 0.3  # ... of each knob value's own part (what the model gets wrong about one knob)
 SCALE = 0.3  # ... of the part particular to a combination (knobs acting jointly)
 NEAR = 0.6  # correlation of two points' particular parts per dimension they share
+CLIP = 1.0  # a residual counts at most this much (log): runs have heavy tails
 NOISE = 0.15  # a run's own spread (log): 0.13-0.16 on the recorded strided surfaces
 
 
@@ -59,6 +64,7 @@ class Learner:
         self._models: dict[str, Any] | None = None
         self._predicted: dict[tuple, dict[str, float]] = {}
         self.columns = [(d.name, label) for d in space.dimensions for label in d.labels]
+        self.acting = {c: self._acting(c) for c in (*PHASES, VALUE)}
 
     # ---- what the analytical model says
 
@@ -98,8 +104,9 @@ class Learner:
             measured = times[component] if component in PHASES and times else value
             guess = self.expected_plain(point, component)
             if measured is not None and measured > 0 and guess > 0:
-                X.append(self.encode(point))
-                y.append(math.log(measured / guess))
+                X.append(self.encode(point, component))
+                # a run 20x slower than the rest of its point's (a burst of load) would outweigh every other
+                y.append(max(-CLIP, min(CLIP, math.log(measured / guess))))
         return X, y
 
     def expected_plain(self, point: Mapping[str, str], component: str) -> float:
@@ -111,8 +118,23 @@ class Learner:
         base = [v for _, _, v in self.seen if v]
         return base[0] if base else 1.0
 
-    def encode(self, point: Mapping[str, str]) -> list[float]:
-        return [1.0 if point.get(name) == label else 0.0 for name, label in self.columns]
+    def encode(self, point: Mapping[str, str], component: str = VALUE) -> list[float]:
+        acting = self.acting[component]
+        return [1.0 if point.get(name) == label else 0.0 for name, label in self.columns if name in acting]
+
+    def _acting(self, component: str) -> set[str]:
+        """The dimensions that can change a component: all, but for the writes when every write phase comes
+        before every read phase, not those of read hints alone (a read cannot change a write made before it;
+        a write can change the reads after it, which the writes' hints must stay in the reads' model for)."""
+        names = {d.name for d in self.space.dimensions}
+        if component != "write":
+            return names
+        phases = self.pred.rep.phases
+        writes = [i for i, ph in enumerate(phases) if ph.get("bytes_written")]
+        reads = [i for i, ph in enumerate(phases) if ph.get("bytes_read")]
+        if not writes or not reads or max(writes) >= min(reads):
+            return names
+        return {d.name for d in self.space.dimensions if not (d.knobs() and d.knobs() <= READ_ONLY)}
 
     def models(self) -> dict[str, Any]:
         if self._models is None:
@@ -145,15 +167,14 @@ class Learner:
         comps = self.components()
         models = self.models()
         points = [self.canonical(p) for p in points]  # as the runs were learnt
-        X = [self.encode(p) for p in points]
         spread = {}
         for c in comps:
             if c in models:
-                mean, sd = models[c].predict(X, return_std=True)
+                mean, sd = models[c].predict([self.encode(p, c) for p in points], return_std=True)
             else:
                 mean, sd = (
-                    [0.0] * len(X),
-                    [math.sqrt(LEVEL**2 + MAIN**2 * len(self.space.dimensions) + SCALE**2)] * len(X),
+                    [0.0] * len(points),
+                    [math.sqrt(LEVEL**2 + MAIN**2 * len(self.space.dimensions) + SCALE**2)] * len(points),
                 )
             spread[c] = (mean, sd)
         out = []
