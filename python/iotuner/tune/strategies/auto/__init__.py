@@ -7,15 +7,15 @@ a good point.
    has it; among equal predictions, the hints pinned to what the model says ROMIO's `automatic` does.
 2. Warm start (`warm.py`): the best points earlier studies in the same storage measured (`warm=K`, default 2),
    when they searched the same space for the same objective on a run like this one.
-3. With a prior, the model learns from every run (`learn.py`): each run's phase times correct the model where
+3. One change at a time (`explore=K`, default 4 runs), after a prior: each other value of each dimension the
+   model does not cover (HDF5's chunking, alignment, sieve buffer), in the space's order, from the best point
+   measured so far, so a knob the model cannot judge is tried beside the prior's hints rather than drawn.
+4. With a prior, the model learns from every run (`learn.py`): each run's phase times correct the model where
    it was wrong (a Gaussian process of the residuals over the settings), and the next point is the best by
    the corrected model with its remaining uncertainty (an upper confidence bound, `weight` deviations), so an
    effect the analytical part does not know is found by measurement. Points the model knows to behave alike
    (`canonical.py`: cb_buffer_size with collective buffering off both ways) are one point of the search.
-   learn=0 turns it off: then steps 4 and 5.
-4. One change at a time (`explore=K`, default 4 runs), after a prior: each other value of each dimension the
-   model does not cover (HDF5's chunking, alignment, sieve buffer), in the space's order, from the best point
-   measured so far, so a knob the model cannot judge is tried beside the prior's hints rather than drawn.
+   learn=0 turns it off: then step 5.
 5. Search: Optuna's multivariate TPE over the whole space, after as many random start-up draws as bayes makes
    (the runs above are added to its start-up count, not put in place of draws). Without a prior, auto
    searches so right after the warm start.
@@ -178,9 +178,10 @@ class Auto(Strategy):
             pending = [p for p in pending if p not in measured]
         if pending:
             return pending[0]
-        if self.learner is not None:
-            return self._learnt(ctx)
-        return self._one_change(ctx) or SAMPLER
+        change = self._one_change(ctx)
+        if change is not None or self.learner is None:
+            return change or SAMPLER
+        return self._learnt(ctx)
 
     def observe(self, ctx, record, measurement):
         """Every run corrects the model: its phase times (or its value) at its point."""
