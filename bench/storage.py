@@ -98,7 +98,7 @@ def worker(args) -> int:
     counting[0] = True
     store.begin_session()
     start = time.time()
-    t.search()
+    t.search.run()
     end = time.time()
     counting[0] = False
     Path(args.result).write_text(
@@ -239,7 +239,7 @@ def one(storage: str, name: str, workers: int, per_worker: int, size: int, delay
         strategies.make("random", sp, 0),
     )
     store.begin_session()
-    t._measure_default()  # once, before the workers
+    t.search.measure_default()  # once, before the workers
     fill(store, sp, prefilled, hash(name) % 1000)
     with tempfile.TemporaryDirectory() as tmp, held(lock):  # the workers' start loads the machine too
         go = Path(tmp) / "go"

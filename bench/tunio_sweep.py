@@ -45,7 +45,7 @@ from iotuner.tune import space as spaces
 from iotuner.tune.evaluate import JobEvaluator, reference_of
 from iotuner.tune.store import signature
 from iotuner.tune.strategies.tunio import pretrain
-from iotuner.tune.tuner import effective_of, trial_doc
+from iotuner.tune.trialdoc import effective_of, trial_doc
 
 HERE = Path(__file__).resolve().parent
 DEFAULT = -1  # the schedule's entry for a run of the default settings

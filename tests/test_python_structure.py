@@ -45,6 +45,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "iotuner.tune.replay",
             "iotuner.tune.synthetic",
             "iotuner.tune.simulated",
+            "iotuner.tune.trialdoc",
         ),
     ),
     (
@@ -57,6 +58,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "tune: engine",
         (
+            "iotuner.tune.runs",
+            "iotuner.tune.search",
+            "iotuner.tune.confirmation",
             "iotuner.tune.tuner",
             "iotuner.tune.verdict",
             "iotuner.tune.workers",

@@ -216,7 +216,7 @@ def test_model_strategy_trains_predicts_and_runs_its_top_k(tmp_path):
     assert outcome.significant and outcome.verdict.gain > 1.15
     # a training run among the best is confirmed under its own name, not as a trial
     training_numbers = {r.id for r in store.records(stores.TRAINING)}
-    for c in t.candidates():
+    for c in t.confirmation.candidates():
         assert c["name"] == (
             f"training run {sorted(training_numbers).index(c['record'])}"
             if c["record"] in training_numbers

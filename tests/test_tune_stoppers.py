@@ -172,11 +172,11 @@ def test_the_stopper_is_the_studys_choice(tmp_path):
     strategies.check_stopper("learned")  # a strategy's stopper counts
     # the strategy's default: learned for tunio, none for the others
     store, t = make_study(tmp_path, strategy="tunio", name="a")
-    assert [r.name for r in t.rules][-1] == "learned-stopper"
+    assert [r.name for r in t.search.rules][-1] == "learned-stopper"
     store, t = make_study(tmp_path, strategy="ga", name="b")
-    assert "learned-stopper" not in [r.name for r in t.rules]
+    assert "learned-stopper" not in [r.name for r in t.search.rules]
     store, t = make_study(tmp_path, strategy="ga", name="c", stop="production-runs", production_runs=50)
-    assert [r.name for r in t.rules][-1] == "production-runs-stopper"
+    assert [r.name for r in t.search.rules][-1] == "production-runs-stopper"
     # stored in the study, so a resumed study stops the same way
     reopened = stores.Store.open(f"sqlite:///{tmp_path}/c.db", "c", heartbeat_s=None)
     assert reopened.config.stop == "production-runs" and reopened.config.production_runs == 50

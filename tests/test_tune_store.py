@@ -136,11 +136,11 @@ def test_statements_per_trial_do_not_grow_with_the_study(tmp_path):
     for n in (20, 2000):
         store, t = make_study(tmp_path, name=f"s{n}", trials=n + 2, baseline_every=0)
         store.begin_session()
-        t._measure_default()
+        t.search.measure_default()
         _fill(store, n)
         store.refresh()  # the study read once
         store.heartbeat_s = None
-        counts.append(_statements(store, lambda: t.search()))  # noqa: B023 - called at once  # two trials: read, ask, publish, tell
+        counts.append(_statements(store, lambda: t.search.run()))  # noqa: B023 - called at once  # two trials: read, ask, publish, tell
         assert store.trials_run() == n + 2
     assert counts[0] == counts[1], counts
     assert counts[1] <= 2 * 25, counts  # about 20 statements a trial

@@ -225,7 +225,7 @@ def test_trials_that_take_effect_as_the_default_share_its_runs(tmp_path):
     assert len(same[0].runs) == 1  # one run shows it is the default: no repeats
     baseline_runs = sum(len(r.runs) for r in store.records(BASELINE) if r.ok)
     assert len(store.default_runs) == baseline_runs + 1  # the trial's run counts with the default's
-    assert len(store.pools) == 3 and t.candidates()  # the other three are candidates
+    assert len(store.pools) == 3 and t.confirmation.candidates()  # the other three are candidates
 
 
 def test_ranking_uses_the_current_value_of_shared_results(tmp_path):
@@ -254,13 +254,13 @@ def test_ranking_uses_the_current_value_of_shared_results(tmp_path):
             stale += told[r.number] != pytest.approx(statistics.median(runs))
     assert stale > 0  # told values go stale as their configuration gets more runs
     best = max(store.pools.values(), key=lambda p: statistics.median(p.runs))
-    assert t.best() == (best.first, pytest.approx(statistics.median(best.runs)))
+    assert t.search.best() == (best.first, pytest.approx(statistics.median(best.runs)))
 
 
 def test_time_left_counts_repeats_and_interleaved_baseline_runs(tmp_path):
     def left(**options):
         _, t = make_study(tmp_path, trials=10, name=f"s{len(list(tmp_path.iterdir()))}", **options)
-        return t.time_left(), t.run_estimate(), t.confirmation_estimate()
+        return t.search.time_left(), t.search.run_estimate(), t.confirmation.estimate()
 
     base, run, confirm = left(baseline_every=0, repeats=1)
     assert base == pytest.approx(10 * run + confirm)
@@ -290,7 +290,9 @@ def test_time_budget_keeps_room_for_a_trial_with_its_repeats(tmp_path):
     assert store.trials_run() >= 1
     assert t.clock() <= 3.0
     # one more trial with its repeats would not have fitted with the confirmation round
-    assert t.clock() - t.confirmation_estimate() + t.next_trial_estimate() + t.confirmation_estimate() > 3.0 - 1e-9
+    assert (
+        t.clock() - t.confirmation.estimate() + t.search.next_trial_estimate() + t.confirmation.estimate() > 3.0 - 1e-9
+    )
 
 
 def test_io_time_on_a_synthetic_model_is_minimized(tmp_path):
@@ -370,7 +372,7 @@ class Bursts:
 )  # every run under the default's: a clear no, no more rounds
 def test_an_undecided_confirmation_runs_as_many_rounds_again_once(tmp_path, bursts, rounds, significant):
     store, t = make_study(tmp_path, trials=10, confirm_top=1, sigma=0.02)
-    t.evaluator = Bursts(t.evaluator, set(bursts))
+    t = tuner.Tuner(store, Bursts(t.evaluator, set(bursts)), t.space, t.objective, t.strategy)
     outcome = t.run()
     samples, ran = confirmation(store, outcome)
     assert ran == set(range(rounds)) and len(samples[DEFAULT]) == rounds
@@ -384,7 +386,7 @@ def test_an_undecided_confirmation_runs_as_many_rounds_again_once(tmp_path, burs
 def test_a_tuner_stopped_in_the_extra_rounds_runs_the_round_again_and_extends_it(tmp_path):
     store, t = make_study(tmp_path, trials=10, confirm_top=1, sigma=0.02)
     evaluator = t.evaluator
-    t.evaluator = Bursts(evaluator, {0, 1}, stop_at=9)
+    t = tuner.Tuner(store, Bursts(evaluator, {0, 1}, stop_at=9), t.space, t.objective, t.strategy)
     with pytest.raises(KeyboardInterrupt):
         t.run()
     again = tuner.Tuner(store, Bursts(evaluator, {0, 1}), t.space, t.objective, t.strategy)
@@ -401,7 +403,7 @@ def test_a_tuner_stopped_in_the_extra_rounds_runs_the_round_again_and_extends_it
 def test_three_confirmation_rounds_are_raised_so_a_gain_can_be_declared(tmp_path):
     events = []
     store, t = make_study(tmp_path, trials=15, confirm_rounds=3, confirm_top=1)
-    t.progress = events.append
+    t = tuner.Tuner(store, t.evaluator, t.space, t.objective, t.strategy, progress=events.append)
     outcome = t.run()
     samples, rounds = confirmation(store, outcome)
     assert rounds == set(range(4)) and len(samples[DEFAULT]) == 4  # 3 vs 3 runs can never reach p < 0.05
@@ -414,8 +416,8 @@ def test_a_time_budget_too_small_for_the_confirmation_is_warned_about(tmp_path):
     # a search of 8 trials, stopped before its confirmation round (as a killed tuner would be) ...
     store, t = make_study(tmp_path, trials=8, delay=0.01, confirm_rounds=2, confirm_top=1)
     t.store.begin_session()
-    t._measure_default()
-    t.search()
+    t.search.measure_default()
+    t.search.run()
     assert not store.records(CONFIRMATION)
     # ... resumed with a time budget that is already spent: no room for the 4 rounds a gain needs
     store.set_budget(cfg.Budget(None, 0.1))

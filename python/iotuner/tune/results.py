@@ -20,7 +20,7 @@ from .printout import fmt_time
 __all__ = ["fmt_time"]  # results.fmt_time, as before the move
 from .objective import Objective
 from .store import BASELINE, CONFIRMATION, DEFAULT, TRAINING, TRIAL, Store
-from .tuner import Outcome
+from .verdict import Outcome
 
 NO_GAIN = "no gain to return"
 CSV_COLUMNS = [

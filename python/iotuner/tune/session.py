@@ -491,14 +491,16 @@ def _work(
 
 def _describe_space(whole: spaces.SearchSpace, tuner: Tuner) -> str:
     """The space searched: its name and size, and the dimensions left out for layers the program never used."""
-    if not tuner.dropped:
+    if not tuner.search.dropped:
         return f"{whole.name} ({len(whole.dimensions)} dimensions, {whole.size():,} points)"
     searched = tuner.space
-    layers = sorted({k.partition(".")[0] for n in tuner.dropped for k in whole.dimension(n).knobs()})
-    why = "; ".join(f"{spaces.LAYER_NAMES.get(layer, layer)} not used ({tuner.unused[layer]})" for layer in layers)
+    layers = sorted({k.partition(".")[0] for n in tuner.search.dropped for k in whole.dimension(n).knobs()})
+    why = "; ".join(
+        f"{spaces.LAYER_NAMES.get(layer, layer)} not used ({tuner.search.unused[layer]})" for layer in layers
+    )
     return (
         f"{whole.name} ({len(searched.dimensions)} of its {len(whole.dimensions)} dimensions, "
-        f"{searched.size():,} of {whole.size():,} points; dropped {', '.join(tuner.dropped)}: the default's run "
+        f"{searched.size():,} of {whole.size():,} points; dropped {', '.join(tuner.search.dropped)}: the default's run "
         f"report shows {why})"
     )
 
