@@ -90,6 +90,8 @@ LAZY_IMPORT_REASONS = {
     "iotuner/tune/simulated.py": "the simulator loads only under --simulate",
     "iotuner/tune/strategies/auto/__init__.py": "Optuna's TPE loads only once the prior's points are spent",
     "iotuner/tune/strategies/model/strategy.py": "scikit-learn's fitting loads only when the model is fitted",
+    "iotuner/tune/strategies/model/data.py": "the model's features (numpy) load only when the model is fitted",
+    "iotuner/tune/strategies/model/warm_start.py": "a saved model (numpy, SciPy) loads only for --warm-start",
     "iotuner/tune/strategies/tunio/pretrain.py": "Gymnasium (optional) loads only for pretraining",
 }
 

@@ -10,6 +10,8 @@ selection; fitted, printed as an equation, saved and reused.
 - `design`: training sets over a space's value lists;
 - `rank`: every configuration predicted, the best k returned;
 - `saved`: the model as a small JSON file, with its data, for warm starts.
+- `data`: the study's measured points as the model's rows (each point's runs reduced, as a time);
+- `warm_start`: a warm start: the saved model checked, its data reused, how well it predicted.
 
 - `strategy`: the strategy `model` and its options (--training, --top-k, ...).
 

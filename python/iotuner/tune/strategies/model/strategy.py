@@ -33,16 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ....settings import complete
 from ...protocol import Context, Strategy
-from ...study.records import BASELINE, TRAINING, Record, canonical
-from ...tune_error import TuneError
+from ...study.records import TRAINING, Record
 from .. import register
+from . import data, warm_start
 
 DEFAULT_TRAINING, DEFAULT_TOP_K = 40, 20
 TARGETS = ("min", "median")
 OPTIONS = ("training", "top_k", "refit", "warm_start", "target", "design")
-MIB = 1024 * 1024
 
 
 @dataclass
@@ -116,17 +114,7 @@ class ModelDriven(Strategy):
         unknown = sorted(set(o) - set(OPTIONS))
         if unknown:
             raise ValueError(f"strategy model: unknown option(s) {', '.join(unknown)}")
-        self.warm = None
-        if o.get("warm_start"):
-            from . import saved
-
-            try:
-                self.warm = saved.load(o["warm_start"])
-            except saved.SavedModelError as e:
-                raise ValueError(f"--warm-start: {e}") from None
-            problems = saved.compatible(self.warm, self.warm.objective, {d.name for d in space.dimensions})
-            if problems:
-                raise ValueError(f"--warm-start {o['warm_start']}: {'; '.join(problems)}")
+        self.warm = warm_start.load(o["warm_start"], space) if o.get("warm_start") else None
         self.training = int(o.get("training", 0 if self.warm else DEFAULT_TRAINING))
         self.top_k = int(o.get("top_k", DEFAULT_TOP_K))
         self.refit = bool(o.get("refit", False))
@@ -168,14 +156,14 @@ class ModelDriven(Strategy):
         from . import design
 
         if self.warm is not None:
-            self._check_warm(ctx)
+            warm_start.check(self.warm, ctx, self.space)
         points = design.training_set(self.space, self.training, self.seed, self.design)
         repeats = ctx.store.config.repeats
         done: dict[str, int] = {}
         for r in ctx.store.records(TRAINING):  # training a stopped worker began: not run again
             done[r.key] = done.get(r.key, 0) + 1
         for i, p in enumerate(points):
-            key = self._key(ctx, p)
+            key = data.key(ctx, self.space, p)
             for rep in range(done.get(key, 0), repeats):
                 ctx.measure(
                     self.space.point_settings(p),
@@ -183,21 +171,11 @@ class ModelDriven(Strategy):
                     + (f", run {rep + 1} of {repeats}" if repeats > 1 else ""),
                 )
 
-    def _check_warm(self, ctx: Context) -> None:
-        from . import saved
-
-        o = ctx.objective
-        problems = saved.compatible(
-            self.warm, {"name": o.name, "direction": o.direction}, {d.name for d in self.space.dimensions}
-        )
-        if problems:
-            raise TuneError(f"--warm-start {self.warm.path}: {'; '.join(problems)}")
-
     # ---- what the study knows ----
 
-    def _key(self, ctx: Context, point: Mapping[str, Any]) -> str:
-
-        return canonical(complete(self.space.point_settings(point), ctx.store.config.nodes))
+    def rows(self, ctx: Context, trials: list[Record]) -> list:
+        """The study's measured points (training, and these search trials), each reduced to one value."""
+        return data.rows(ctx, self.space, self.target, trials)
 
     def _enc(self):
         if self._encoding is None:
@@ -206,62 +184,7 @@ class ModelDriven(Strategy):
             self._encoding = Encoding(self.space)
         return self._encoding
 
-    def scale(self, ctx: Context) -> dict[str, float]:
-        """This study's problem size, from the default's run report: MiB moved per run and ranks."""
-        for r in ctx.store.records(BASELINE):
-            d = r.attrs.get("details") or {}
-            if r.ok and d.get("bytes_written") is not None:
-                moved = (d.get("bytes_written") or 0) + (d.get("bytes_read") or 0)
-                if moved > 0:
-                    return {"size_mib": moved / MIB, "ranks": float(d.get("ranks") or ctx.store.config.ranks)}
-        return {}
-
-    def _megabytes(self, scale: Mapping[str, float]) -> float:
-        """The data a run moves in MB (10^6 bytes, the objective's unit); 1 when unknown."""
-        return scale["size_mib"] * MIB / 1e6 if scale.get("size_mib") else 1.0
-
-    def to_time(self, ctx: Context, value: float, scale: Mapping[str, float]) -> float:
-        """The model's response: a time. A bandwidth becomes the time to move the run's data at it (seconds
-        per MB when the size is unknown); an objective to minimize is one already."""
-        return value if ctx.objective.direction == "minimize" else self._megabytes(scale) / value
-
-    def to_value(self, ctx: Context, time: float, scale: Mapping[str, float]) -> float:
-        return time if ctx.objective.direction == "minimize" else self._megabytes(scale) / time
-
-    def _reduce(self, ctx: Context, runs: list[float]) -> float:
-        if self.target == "median":
-            return statistics.median(runs)
-        return max(runs, key=ctx.objective.key)  # the fastest run: the paper's minimum time
-
-    def rows(self, ctx: Context, trials: list[Record]):
-        """The study's measured points (training, and these search trials), each reduced to one value."""
-        from .features import point_of
-        from .saved import Row
-
-        scale = self.scale(ctx)
-        runs: dict[str, list[float]] = {}
-        points: dict[str, dict] = {}
-        for r in ctx.store.records(TRAINING) + list(trials):
-            if not r.ok:
-                continue
-            p = point_of(self.space, r.settings)
-            if p is None:
-                continue
-            points.setdefault(r.key, p)
-            runs.setdefault(r.key, []).extend(r.runs)
-        out = []
-        for key, p in points.items():
-            value = self._reduce(ctx, runs[key])
-            if value > 0:
-                out.append(Row(p, dict(scale), value, self.to_time(ctx, value, scale)))
-        return out
-
     # ---- the rounds ----
-
-    def _measured(self, ctx: Context, trials: list[Record]) -> set[str]:
-        """The points measured before a round: its training and the trials of the rounds before (not the
-        trials of the round itself, so a resumed worker makes the same list)."""
-        return {r.key for r in ctx.store.records(TRAINING)} | {r.key for r in trials}
 
     def _round(self, ctx: Context, number: int, data_trials: list[Record]) -> Round | None:
         if number in self._rounds:
@@ -271,14 +194,14 @@ class ModelDriven(Strategy):
 
         enc = self._enc()
         own = self.rows(ctx, data_trials)
-        scale = self.scale(ctx)
+        scale = data.scale(ctx)
         if self.warm is not None and not scale and self.warm.scale:
             scale = dict(self.warm.scale)
             ctx.note(
                 "this study's runs report no problem size: the warm-start model predicts at its own "
-                f"({self._size_text(scale)})"
+                f"({data.size_text(scale)})"
             )
-        rows = self._warm_rows(ctx, scale) + own
+        rows = warm_start.rows(self.warm, ctx, scale) + own
         try:
             if self.warm is not None and not own:
                 model = self.warm.model  # nothing measured here yet: the saved model as it is
@@ -293,35 +216,28 @@ class ModelDriven(Strategy):
             self._rounds[number] = None
             return None
         if self.warm is not None and own and self.warm_quality is None:
-            self._warm_report(ctx, own)
+            self.warm_quality = warm_start.quality(self.warm, ctx, enc, own)
         best = max(own or rows, key=lambda r: ctx.objective.key(r.value), default=None)
         reference = dict(best.point) if best else {d.name: d.values[0] for d in self.space.dimensions}
-        measured = self._measured(ctx, data_trials)
+        measured = data.measured(ctx, data_trials)
         ranking = rank.top(
-            model, enc, self.top_k, reference, scale, skip=lambda p: self._key(ctx, p) in measured, seed=self.seed
+            model,
+            enc,
+            self.top_k,
+            reference,
+            scale,
+            skip=lambda p: data.key(ctx, self.space, p) in measured,
+            seed=self.seed,
         )
-        picks = [(p, self.to_value(ctx, t, scale)) for p, t in ranking.points]
+        picks = [(p, data.to_value(ctx, t, scale)) for p, t in ranking.points]
         rnd = Round(number, picks, model, ranking.predicted, ranking.method, ranking.space_size)
         self._rounds[number] = rnd
         self._announce(ctx, rnd, rows, scale, ranking)
         self._save(ctx, rnd, rows, scale)
         return rnd
 
-    def _warm_rows(self, ctx: Context, scale: Mapping[str, float]) -> list:
-        """The saved model's data, when its times are in this study's units (both studies know their
-        problem size, or neither does)."""
-        if self.warm is None:
-            return []
-        if bool(self.warm.scale) != bool(self.scale(ctx)):
-            ctx.note(
-                f"the study of {self.warm.path} and this one differ in knowing their problem size, so their "
-                f"times are in different units: its data are not fitted again with this study's"
-            )
-            return []
-        return list(self.warm.data)
-
     def _announce(self, ctx: Context, rnd: Round, rows, scale, ranking) -> None:
-        warm_rows = len(self._warm_rows(ctx, scale))
+        warm_rows = len(warm_start.rows(self.warm, ctx, scale))
         what = (
             "the saved model"
             if self.warm is not None and rnd.model is self.warm.model
@@ -334,7 +250,7 @@ class ModelDriven(Strategy):
         if o.direction == "minimize":
             text.append(f"  t = the objective {o.name}" + (f" ({unit})" if unit else ""))
         elif scale:
-            text.append(f"  t = seconds to move a run's data ({self._size_text(scale)}) at the {o.name}")
+            text.append(f"  t = seconds to move a run's data ({data.size_text(scale)}) at the {o.name}")
         else:
             text.append(f"  t = 1 / {o.name} (the runs report no problem size)")
         if not rnd.model.terms:
@@ -354,10 +270,6 @@ class ModelDriven(Strategy):
                 f"{rnd.picks[-1][1]:,.4g} {unit}".rstrip()
             )
         ctx.note("\n".join(text))
-
-    @staticmethod
-    def _size_text(scale: Mapping[str, float]) -> str:
-        return f"{scale['size_mib']:,.4g} MiB on {scale['ranks']:g} ranks"
 
     def _save(self, ctx: Context, rnd: Round, rows, scale) -> None:
         out = ctx.store.config.out
@@ -381,27 +293,6 @@ class ModelDriven(Strategy):
         except OSError as e:
             ctx.note(f"cannot save the model to {Path(out) / 'model.json'}: {e.strerror}")
 
-    def _warm_report(self, ctx: Context, own) -> None:
-        """How well the warm-start model predicted this study's first measured points."""
-        import numpy as np
-        from scipy.stats import spearmanr
-
-        enc = self._enc()
-        table = enc.table([r.point for r in own], [r.scale for r in own])
-        predicted = self.warm.model.predict(table)
-        measured = np.array([r.time for r in own])
-        ok = np.isfinite(predicted) & (predicted > 0)
-        if ok.sum() < 2:
-            self.warm_quality = {"model": self.warm.path, "points": int(ok.sum())}
-            return
-        mape = float(np.mean(np.abs(predicted[ok] - measured[ok]) / measured[ok]))
-        rho = float(spearmanr(predicted[ok], measured[ok])[0]) if np.ptp(measured[ok]) > 0 else float("nan")
-        self.warm_quality = {"model": self.warm.path, "points": int(ok.sum()), "mape": mape, "spearman": rho}
-        ctx.note(
-            f"warm start: {self.warm.path} predicted this study's first {int(ok.sum())} measured points "
-            f"with a mean absolute error of {100 * mape:.1f}% and a rank correlation (Spearman) of {rho:.2f}"
-        )
-
     def _plan(self, ctx: Context) -> tuple[str, Any]:
         """("propose", (round, index in it)) or ("stop", reason), from the study's records."""
         trials = ctx.store.search_trials()
@@ -416,13 +307,14 @@ class ModelDriven(Strategy):
                 return "stop", rnd.empty
             done = trials[: start + len(rnd.picks)]
             if self.warm is not None and self.warm_quality is None:
-                self._warm_report(ctx, self.rows(ctx, done))  # no training here: its first points are these
+                # no training here: its first points are these
+                self.warm_quality = warm_start.quality(self.warm, ctx, self._enc(), self.rows(ctx, done))
             reason = self._finished(ctx, rnd, trials, start)
             if reason:
                 if not self._final_saved:  # the model of the last round, with everything measured
                     self._final_saved = True
-                    scale = self.scale(ctx) or (dict(self.warm.scale) if self.warm else {})
-                    self._save(ctx, rnd, self._warm_rows(ctx, scale) + self.rows(ctx, done), scale)
+                    scale = data.scale(ctx) or (dict(self.warm.scale) if self.warm else {})
+                    self._save(ctx, rnd, warm_start.rows(self.warm, ctx, scale) + self.rows(ctx, done), scale)
                 return "stop", reason
             start += len(rnd.picks)
             number += 1
