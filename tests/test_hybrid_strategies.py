@@ -179,7 +179,7 @@ def keep_every_layer(monkeypatch):
     """The strided kernel is plain MPI-IO, so a real study drops the HDF5 dimensions (tests/test_tune_layers.py);
     these tests are about auto's steps over the dimensions the model does not cover, which an HDF5 program keeps
     (HDF5's alignment and collective metadata): the study keeps every layer here."""
-    monkeypatch.setattr("iotuner.tune.tuner.unused_layers", lambda report: {})
+    monkeypatch.setattr("iotuner.tune.search.unused_layers", lambda report: {})
 
 
 @pytest.fixture(scope="module")
@@ -359,7 +359,7 @@ def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(
     keep_every_layer(monkeypatch)
     store, t = make_study(tmp_path, space="romio", strategy="auto", trials=8)
     store.add_run(BASELINE, settings={}, value=500.0, report=strided_report)
-    auto, ctx = t.strategy, t.context()
+    auto, ctx = t.strategy, t.search.context()
     first = auto.propose(ctx)
     default = auto.default_point(ctx)
     covered = set(predict.modelled(t.space))
