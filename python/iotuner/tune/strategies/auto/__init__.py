@@ -20,7 +20,7 @@ a good point.
    (the runs above are added to its start-up count, not put in place of draws). Without a prior, auto
    searches so right after the warm start.
 
-Options (--strategy-option): prior=K, warm=K, learn=0|1 (default 1), weight=W (default 1), explore=K (0:
+Options (--strategy-option): prior=K, warm=K, learn=0|1 (default 1), weight=W (default 0.5), explore=K (0:
 none), calibration=FILE (default: this machine's), startup_trials=N (TPE's random start-up draws after the
 runs above; default as bayes).
 """
@@ -64,7 +64,7 @@ class Auto(Strategy):
         self._tpe = None  # the search's sampler, once made
         self.learns = self.int_option("learn", 1) > 0
         try:
-            self.weight = float(self.options.get("weight", 1.0))
+            self.weight = float(self.options.get("weight", 0.5))
         except (TypeError, ValueError):
             raise ValueError(f"strategy auto: weight={self.options.get('weight')!r} is not a number") from None
         self.learner: learn.Learner | None = None  # with a prior: the model corrected by every run

@@ -57,7 +57,7 @@ def times_of(measurement) -> dict[str, float] | None:
 class Learner:
     """predictor: the prior's `predict.Predictor`; baseline: the flat settings under every point."""
 
-    def __init__(self, space, predictor, objective, nodes: int, baseline: Mapping[str, Any], weight: float = 1.0):
+    def __init__(self, space, predictor, objective, nodes: int, baseline: Mapping[str, Any], weight: float = 0.5):
         self.space, self.pred, self.objective, self.nodes = space, predictor, objective, nodes
         self.baseline, self.weight = dict(baseline), weight
         self.seen: list[tuple[dict[str, str], dict[str, float] | None, float | None]] = []  # (point, times, value)
