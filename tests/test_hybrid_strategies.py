@@ -419,9 +419,9 @@ def test_auto_then_changes_what_no_model_covers_one_at_a_time(strided_report, ca
             best = max(before, key=lambda x: t.objective.key(x[0]))[1]
             changed = [n for n in points[k] if points[k][n] != best[n]]
             assert len(changed) == 1 and changed[0] in uncovered and changed[0] in why
-    assert whys[None][0].startswith("auto: the hybrid model's prediction")
+    assert whys[None][0].startswith("auto: the engine's recommendation 1, the performance model's best prediction")
     assert [w.startswith("auto: one change,") for w in whys[None][1:]] == [True] * 4 + [False] * 3
-    assert whys["0"][0].startswith("auto: the hybrid model's prediction")
+    assert whys["0"][0].startswith("auto: the engine's recommendation 1, the performance model's best prediction")
     assert not any(w.startswith("auto: one change,") for w in whys["0"])
 
 

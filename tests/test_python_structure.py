@@ -23,7 +23,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("iotuner", "iotuner.tune.printout")),
     (
         "libraries",
-        ("iotuner.perfmodel", "iotuner.advise", "iotuner.kernel", "iotuner.htmlreport", "iotuner.smart_mode"),
+        (
+            "iotuner.perfmodel",
+            "iotuner.advise",
+            "iotuner.recommend",
+            "iotuner.kernel",
+            "iotuner.htmlreport",
+            "iotuner.smart_mode",
+        ),
     ),
     ("simulator", ("iotuner.simulate",)),
     (

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from . import native, render, run_report, runner
 from .destinations import forget_if_unused, report_destination
+from .recommend import insights
 
 
 def _pct(x: float | None) -> str:
@@ -148,9 +149,11 @@ def _insight_text(insights: dict) -> str:
 def print_chain(console: Console, phase: dict, decided: dict) -> None:
     """Insights -> rules -> settings of one learned phase."""
     console.print(Text.assemble(("\n" + phase["identity"], "bold"), " (learned in its first phase)"))
-    source = {"rule": "SmartIO's rule for its first call", "repeat": "the phase just seen"}.get(
-        phase.get("insights_from", ""), "its calls"
-    )
+    source = {
+        "rule": "SmartIO's rule for its first call",
+        "repeat": "the phase just seen",
+        "report": "the run report's counters and access patterns",
+    }.get(phase.get("insights_from", ""), "its calls")
     console.print(
         render.indented(
             f"insights (of its recurrence as predicted from {source}): " + _insight_text(phase["insights"]), 2
@@ -219,28 +222,38 @@ def explain(report_path: str, console: Console, rules_table: str | None = None) 
 
 
 def _explain(rep: run_report.Report, report_path: str, console: Console, rules_table: str | None) -> int:
+    """The insights -> rules -> settings chain of every phase smart mode learns, from the recommendation
+    engine's one extraction (iotuner.recommend.insights): smart mode's own insights where the run recorded them,
+    else the same insights from the report's counters and access patterns, as `iotuner advise` takes them."""
     smart = rep.data.get("smart")
-    if not smart:
-        print(f"iotuner smart --explain: {report_path} is not from a run in smart mode", file=sys.stderr)
-        return 1
-    learned = [p for p in smart["phases"] if p["role"] == "learn" and p.get("insights")]
-    if not learned:
-        console.print("no phase was learned in this run")
+    units = insights.of_report(rep)
+    if not units:
+        console.print("no phase was learned in this run" if smart else "no HDF5, PnetCDF or MPI-IO phase to learn")
     status = 0
-    for p in learned:
+    recorded = {p["phase"]: p for p in (smart or {}).get("phases", []) if p.get("role") == "learn"}
+    for u in units:
         try:
-            decided = native.core().rules_explain(p["insights"], rules_table)
+            decided = native.core().rules_explain(u.insights, rules_table)
         except ValueError as e:
             print(f"iotuner smart --explain: {e}", file=sys.stderr)
             return 1
-        print_chain(console, p, decided)
-        recorded = (p.get("rules") or {}).get("settings", {})
-        if recorded != decided["settings"]:
+        p = recorded.get(u.phases[0])
+        phase = p or {"identity": u.identity, "insights": u.insights, "insights_from": "report"}
+        print_chain(console, phase, decided)
+        if p is not None and (p.get("rules") or {}).get("settings", {}) != decided["settings"]:
             status = 1  # the run used another rules table, or another iotuner
             console.print(
-                Text(f"  the run decided {recorded} (another rules table: {smart['rules_table']})", style="yellow")
+                Text(
+                    f"  the run decided {p['rules']['settings']} (another rules table: {smart['rules_table']})",
+                    style="yellow",
+                )
             )
-    print_predictions(console, smart)
+    if smart:
+        print_predictions(console, smart)
+    else:
+        console.print(
+            Text("(a run without smart mode: the insights are the report's, as advise extracts them)", style="dim")
+        )
     return status
 
 

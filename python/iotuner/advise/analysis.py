@@ -3,20 +3,20 @@ decisions and an applicable settings document."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
-from .. import __version__, inputs, native
+from .. import __version__, inputs
+from ..recommend import engine
+from ..recommend.insights import tuned_files
 from ..run_report import KIND as REPORT_KIND
 from ..run_report import ReportError, parse
-from . import checks, darshan_log, fixes, from_darshan, from_report, smartio
+from . import checks, darshan_log, from_darshan, from_report
 from .errors import EXIT_HIGH, EXIT_OK, InputError
 from .profile import Profile
 
 KIND = "iotuner-advice"
 VERSION = 1
-LEVEL_ORDER = {lvl: i for i, lvl in enumerate(checks.LEVELS)}
 
 
 def load(path: str | Path, nodes: int | None = None) -> Profile:
@@ -53,73 +53,6 @@ def load(path: str | Path, nodes: int | None = None) -> Profile:
     return profile
 
 
-def _scope(paths: list[str], profile: Profile) -> list[str] | None:
-    """The file globs a finding is about (None: the whole job)."""
-    by_path = {f.path: f for f in profile.files}
-    globs = sorted({checks._glob(by_path[p]) for p in paths if p in by_path})
-    return globs or None
-
-
-def _finding(check: checks.Check, hit: checks.Hit, profile: Profile) -> dict:
-    message = hit.message
-    if message is None:
-        try:
-            message = check.message.format(**hit.evidence)
-        except (KeyError, ValueError, IndexError):
-            message = check.title
-    below = hit.evidence.get("count_floor")
-    if below:
-        message += (
-            f" (only {below['requests']:,} requests, below the count floor high_min_requests = "
-            f"{below['high_min_requests']:,}: info, not {check.level})"
-        )
-    return {
-        "code": check.code,
-        "level": hit.level or check.level,
-        "title": check.title,
-        "message": message,
-        "evidence": hit.evidence,
-        "files": hit.files,
-        "recommendation": hit.recommendation or check.recommendation,
-        "knobs": hit.knobs,
-        "knob_files": hit.knob_files,
-        "keeps": [list(k) for k in check.keeps],
-        "scope": hit.knob_files or _scope(hit.files, profile),
-        "code_change": check.code_change,
-        "source": check.source,
-        "thresholds": {t: None for t in check.thresholds},
-    }
-
-
-def _rule_finding(rule: dict, hit: checks.Hit) -> dict:
-    ev = hit.evidence
-    sets = ", ".join(f"{k}={json.dumps(v)}" for k, v in hit.knobs.items())
-    na = ev.get("not_applicable")
-    message = f"{Path(ev['identity']).name}: {ev.get('reason') or rule['title']}" + (
-        f" -> {sets}"
-        if sets
-        else " -> not applicable: " + "; ".join(f"{k} ({w})" for k, w in na.items())
-        if na
-        else " -> keep the default"
-    )
-    return {
-        "code": f"smartio-{rule['id']}",
-        "level": hit.level,
-        "title": f"SmartIO rule {rule['id']}: {rule['title']}",
-        "message": message,
-        "evidence": ev,
-        "files": hit.files,
-        "recommendation": rule["title"],
-        "knobs": hit.knobs,
-        "knob_files": hit.knob_files,
-        "keeps": [],
-        "scope": hit.knob_files,
-        "code_change": None,
-        "source": f"SmartIO Table 2, rule {rule['id']} ({rule.get('source', '')}); the C core's rules table",
-        "thresholds": {},
-    }
-
-
 def advise(path: str | Path, overrides: dict | None = None, nodes: int | None = None) -> dict:
     """The advice document (see docs/advise.md)."""
     started = time.monotonic()
@@ -129,30 +62,29 @@ def advise(path: str | Path, overrides: dict | None = None, nodes: int | None = 
     return advice
 
 
-def advise_profile(profile: Profile, th: dict, path: str) -> dict:
-    """The advice on a profile, with these thresholds (checks.thresholds)."""
-    findings, not_evaluated = [], []
-    for check in checks.CHECKS:
-        try:
-            hits = check.test(profile, th)
-        except checks.NotEvaluated as e:
-            not_evaluated.append({"code": check.code, "reason": str(e)})
-            continue
-        for hit in hits:
-            f = _finding(check, hit, profile)
-            f["thresholds"] = {t: th[t] for t in check.thresholds}
-            findings.append(f)
-    chains, rule_hits = smartio.analyse(profile)
-    rules = {r["id"]: r for r in native.core().rules_table()["rules"]}
-    for rule_id in sorted(rule_hits):
-        for hit in rule_hits[rule_id]:
-            findings.append(_rule_finding(rules[rule_id], hit))
-    findings.sort(key=lambda f: LEVEL_ORDER[f["level"]])
-    doc, knob_list, conflicts, code_changes = fixes.build(profile, findings, str(path))
-    for c in conflicts:  # a finding whose fix lost says so beside it
-        for f in findings:
-            if f["code"] == c["dropped_from"] and c["knob"] in (f.get("knobs") or {}):
-                f.setdefault("left_out", {})[c["knob"]] = c["why"]
+def advise_profile(profile: Profile, th: dict, path: str, calibration=None, use_model: bool = True) -> dict:
+    """The advice on a profile, with these thresholds (checks.thresholds): the recommendation engine's answer
+    (iotuner.recommend), as advise prints and writes it."""
+    found = engine.recommend(profile, th, str(path), calibration=calibration, use_model=use_model)
+    findings = found["findings"]
+    chains = [
+        {
+            "identity": u["identity"],
+            "opened": u["opened"],
+            "phases": u["phases"],
+            "files": [f.path for f in unit_files.get(u["identity"], [])][:20],
+            "file_count": len(unit_files.get(u["identity"], [])),
+            "insights": u["insights"],
+            "sources": u["sources"],
+            "rule_inputs": u["rule_inputs"],
+            "fired": u["fired"],
+            "settings": u["settings"],
+            "not_fired": u["not_fired"],
+            **({"error": u["error"]} if "error" in u else {}),
+        }
+        for unit_files in [tuned_files(profile)]
+        for u in found["units"]
+    ]
     summary = {lvl: sum(1 for f in findings if f["level"] == lvl) for lvl in checks.LEVELS}
     job = profile.job
     return {
@@ -176,9 +108,12 @@ def advise_profile(profile: Profile, th: dict, path: str) -> dict:
         "thresholds": th,
         "summary": summary,
         "findings": findings,
-        "not_evaluated": not_evaluated,
+        "not_evaluated": found["not_evaluated"],
         "smartio": chains,
-        "fixes": {"document": doc, "knobs": knob_list, "conflicts": conflicts},
-        "code_changes": code_changes,
+        "fixes": found["fixes"],
+        "code_changes": found["code_changes"],
+        "model": found["model"],
+        "recommendations": found["recommendations"],
+        "not_applied": found["not_applied"],
         "exit_code": EXIT_HIGH if summary["high"] else EXIT_OK,
     }

@@ -6,7 +6,7 @@ thresholds it reads (THRESHOLDS, overridable with a JSON file), the knobs its
 fixes may set, and the recommendation, apart from the one that needs code
 changes. Its `test` turns a Profile into hits (evidence, affected files,
 knob values) or says why it could not be evaluated. SmartIO's rules are not
-here: they come from the C core's one rules table (smartio.py).
+here: they come from the C core's one rules table (iotuner/recommend/rules.py).
 """
 
 from __future__ import annotations

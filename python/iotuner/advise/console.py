@@ -73,6 +73,7 @@ def print_advice(advice: dict, console: Console, *, verbose: bool = False) -> No
                     2,
                 )
             )
+    print_recommendations(advice, console, verbose=verbose)
     if advice["code_changes"]:
         console.print(Text("Needs code changes (not settings):", style="bold"))
         for c in advice["code_changes"]:
@@ -81,5 +82,35 @@ def print_advice(advice: dict, console: Console, *, verbose: bool = False) -> No
         for chain in advice["smartio"]:
             ins = ", ".join(f"{k}={v}" for k, v in chain["insights"].items() if k not in ("identity",))
             console.print(Text(f"SmartIO insights of {chain['identity']}: {ins}", style="dim"))
-        for ne in advice["not_evaluated"]:
-            console.print(Text(f"not evaluated: {ne['code']}: {ne['reason']}", style="dim"))
+        for na in advice.get("not_applied", []):
+            where = f" ({na['identity']})" if na.get("identity") else ""
+            console.print(Text(f"{na['status']}: {na['source']}{where}: {na['reason']}", style="dim"))
+
+
+def print_recommendations(advice: dict, console: Console, *, verbose: bool = False) -> None:
+    """The engine's ranked recommendations: settings, predicted effect, confidence, what backs them."""
+    recs = advice.get("recommendations") or []
+    model = advice.get("model") or {}
+    if not recs:
+        console.print(Text("No recommendation: nothing to change was found.", style="bold"))
+    else:
+        t = Table(box=box.SIMPLE_HEAD, title="Recommendations (the first is written by -o)", title_justify="left")
+        t.add_column("#", justify="right", no_wrap=True)
+        t.add_column("settings", overflow="fold", ratio=3)
+        t.add_column("predicted", justify="right", no_wrap=True)
+        t.add_column("confidence", no_wrap=True)
+        t.add_column("from", overflow="fold", ratio=2)
+        for r in recs[: None if verbose else 5]:
+            effect = r["predicted"].get("effect")
+            t.add_row(
+                str(r["rank"]),
+                Text(", ".join(f"{k}={_value(v)}" for k, v in r["settings"].items())),
+                f"{effect:.2f}x" if effect is not None else "-",
+                Text(
+                    r["confidence"]["level"], style={"high": "green", "low": "yellow"}.get(r["confidence"]["level"], "")
+                ),
+                Text(", ".join(r["sources"])),
+            )
+        console.print(t)
+    if model.get("status") != "evaluated":
+        console.print(Text(f"performance model not evaluated: {model.get('reason')}", style="dim"))

@@ -12,6 +12,7 @@ runtime's report may gain fields.
 from __future__ import annotations
 
 from .. import native
+from ..recommend import insights
 from ..run_report import Report
 from .profile import Direction, FileFacts, Job, Profile
 
@@ -59,7 +60,7 @@ def build(report: Report, path: str) -> Profile:
         if p.get("role") == "learn" and p.get("insights")
     }
     files = []
-    for ph in report.phases:
+    for i, ph in enumerate(report.phases):
         fpath = ph.get("file", "?")
         ident = core.identity(fpath)
         f = FileFacts(path=fpath, identity=ident, ranks=int(ph.get("ranks") or 1))
@@ -84,6 +85,11 @@ def build(report: Report, path: str) -> Profile:
         f.mpi_hints = ph.get("mpi_hints")
         f.settings = ph.get("settings") or []
         f.smart_insights = smart.get(ident) or smart.get(fpath)
+        for d in ("write", "read"):  # the collective / independent split, as the insights take it
+            calls = insights.split(report, i, d)
+            if calls is not None:
+                setattr(f, f"collective_{d}s", calls[0])
+                setattr(f, f"independent_{d}s", calls[1])
         for s in f.settings:  # the transfer mode HDF5 actually used, when it was a setting
             if s.get("layer") == "hdf5" and s.get("knob") == "transfer_mode" and s.get("effective"):
                 eff = str(s["effective"])
@@ -119,4 +125,4 @@ def build(report: Report, path: str) -> Profile:
     )
     if report.settings.get("status") == "rejected":
         job.notes.append(f"the run's settings were rejected: {report.settings.get('message')}")
-    return Profile(job=job, files=files)
+    return Profile(job=job, files=files, report=report)

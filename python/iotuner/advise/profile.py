@@ -105,6 +105,7 @@ class Job:
 class Profile:
     job: Job
     files: list[FileFacts]
+    report: Any = None  # the run report (iotuner.report.Report) it came from: what the insights are extracted from
 
     def data_files(self) -> list[FileFacts]:
         return [f for f in self.files if f.bytes_moved() > 0]

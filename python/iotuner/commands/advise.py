@@ -32,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        help="write the settings document of the fixes here (and an HTML page next to it)",
+        help="write the settings document of the first recommendation here (and an HTML page next to it)",
     )
     p.add_argument("--json", action="store_true", help="print the advice as JSON (for scripts and 'iotuner report')")
     p.add_argument("--html", metavar="FILE", help="write the advice as a self-contained HTML page")
@@ -68,8 +68,9 @@ def main(args: argparse.Namespace) -> int:
         return e.exit_code
     written = []
     if args.output:
-        settings.save(advice["fixes"]["document"], args.output)
-        written.append(f"fixes: {args.output}")
+        recs = advice.get("recommendations") or []
+        settings.save(recs[0]["document"] if recs else advice["fixes"]["document"], args.output)
+        written.append(f"recommended settings: {args.output}" if recs else f"fixes: {args.output}")
     html = args.html or (str(Path(args.output).with_suffix(".html")) if args.output else None)
     if html:
         from ..htmlreport import render_advice, write

@@ -1,10 +1,11 @@
 """What is known before a run first, then a Bayesian search for the rest, so that few application runs reach
 a good point.
 
-1. Prior (`prior.py`): the hybrid model's prediction of the study's objective for the MPI-IO hints and HDF5's
-   transfer mode of every point, from the default's run report and this machine's calibration (no training
-   runs). Its best distinct predictions run first (`prior=K`, default 1), every other dimension as the default
-   has it; among equal predictions, the hints pinned to what the model says ROMIO's `automatic` does.
+1. The recommendation engine's first proposals (`iotuner.recommend`, as `advise` gives them on the default's
+   run report): the hybrid model's prediction of the study's objective for the MPI-IO hints and HDF5's
+   transfer mode of every point (`prior.py`, from this machine's calibration; no training runs) reconciled
+   with SmartIO's rules and the checks on the same report; its best `prior=K` (default 1) points run first,
+   every other dimension as the default has it. Without a model the rules' settings still run first.
 2. Warm start (`warm.py`): the best points earlier studies in the same storage measured (`warm=K`, default 2),
    when they searched the same space for the same objective on a run like this one.
 3. One change at a time (`explore=K`, default 4 runs), after a prior: each other value of each dimension the
@@ -32,6 +33,8 @@ import random
 
 from .... import settings
 from ....lazy import lazy
+from ....recommend import engine
+from ....recommend.model import Model
 from ...protocol import SAMPLER, Strategy
 from ...space import library_default
 from .. import bayes, register
@@ -108,11 +111,17 @@ class Auto(Strategy):
                 self.options.get("calibration"),
             )
             ctx.note(f"auto: prior: {what}" if model else f"auto: no prior: {what}")
+            # the first proposals are the recommendation engine's: the model's best points reconciled with
+            # SmartIO's rules and the checks on the same report (as advise gives them), so a rule still
+            # proposes where the model cannot predict
+            known = (
+                Model(model.predictor, "evaluated", what, model.nodes) if model else Model(None, "not evaluated", what)
+            )
+            points, said = engine.first_points(ctx.store.baseline_report(), self.space, default, self.n_prior, known)
+            if points and not model:
+                ctx.note(f"auto: first proposals: {said}")
+            out += [(point, f"auto: {why}") for point, why in points]
             if model:
-                out += [
-                    (point, f"auto: the hybrid model's prediction, {described}")
-                    for point, described in model.rank(default, self.n_prior)
-                ]
                 self.uncovered = [d.name for d in self.space.dimensions if d.name not in model.covered]
                 if self.learns:
                     flat = settings.flatten(ctx.store.config.baseline) if ctx.store.config.baseline else {}
