@@ -116,7 +116,7 @@ def test_auto_never_runs_two_points_the_model_knows_alike(rec):
     ]
     assert len(trials) == 16 and len(set(keys)) == 16
     whys = [str(r.attrs.get("why") or "") for r in trials]
-    assert whys[0].startswith("auto: the hybrid model's prediction")
+    assert whys[0].startswith("auto: the engine's recommendation 1")
     # the one change the model does not cover (HDF5's alignment), then the corrected model
     assert whys[1].startswith("auto: one change, hdf5.alignment")
     assert all(w.startswith("auto: the corrected model,") for w in whys[2:]), whys

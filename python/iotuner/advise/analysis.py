@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from .. import __version__, inputs
-from ..recommend import engine
+from ..recommend import reconcile
 from ..recommend.insights import tuned_files
 from ..run_report import KIND as REPORT_KIND
 from ..run_report import ReportError, parse
@@ -65,7 +65,7 @@ def advise(path: str | Path, overrides: dict | None = None, nodes: int | None = 
 def advise_profile(profile: Profile, th: dict, path: str, calibration=None, use_model: bool = True) -> dict:
     """The advice on a profile, with these thresholds (checks.thresholds): the recommendation engine's answer
     (iotuner.recommend), as advise prints and writes it."""
-    found = engine.recommend(profile, th, str(path), calibration=calibration, use_model=use_model)
+    found = reconcile.recommend(profile, th, str(path), calibration=calibration, use_model=use_model)
     findings = found["findings"]
     chains = [
         {

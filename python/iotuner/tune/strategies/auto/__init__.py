@@ -33,8 +33,8 @@ import random
 
 from .... import settings
 from ....lazy import lazy
-from ....recommend import engine
-from ....recommend.model import Model
+from ....recommend import reconcile
+from ....recommend.predictions import Model
 from ...protocol import SAMPLER, Strategy
 from ...space import library_default
 from .. import bayes, register
@@ -117,7 +117,7 @@ class Auto(Strategy):
             known = (
                 Model(model.predictor, "evaluated", what, model.nodes) if model else Model(None, "not evaluated", what)
             )
-            points, said = engine.first_points(ctx.store.baseline_report(), self.space, default, self.n_prior, known)
+            points, said = reconcile.first_points(ctx.store.baseline_report(), self.space, default, self.n_prior, known)
             if points and not model:
                 ctx.note(f"auto: first proposals: {said}")
             out += [(point, f"auto: {why}") for point, why in points]

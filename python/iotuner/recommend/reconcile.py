@@ -26,7 +26,7 @@ from ..advise.profile import Profile
 from ..catalogue import LAYERS
 from ..run_report import ReportError, parse
 from . import findings as findings_of
-from . import insights, model, rules
+from . import insights, predictions, rules
 
 KIND = "iotuner-recommendations"
 GAIN = 1.05  # a predicted effect below this is no gain: the model's counts are not finer than that
@@ -115,7 +115,7 @@ def recommend(
     calibration=None,
     objective=None,
     use_model: bool = True,
-    prebuilt: model.Model | None = None,
+    prebuilt: predictions.Model | None = None,
     space=None,
     default: dict[str, str] | None = None,
 ) -> dict:
@@ -139,13 +139,13 @@ def recommend(
     if prebuilt is not None:
         m = prebuilt
     elif not use_model:
-        m = model.Model(None, "not evaluated", "the model was not asked for")
+        m = predictions.Model(None, "not evaluated", "the model was not asked for")
     elif report is None:
-        m = model.Model(
+        m = predictions.Model(
             None, "not evaluated", "a Darshan log has no access pattern the model counts (a run report has)"
         )
     else:
-        m = model.build(report, calibration, objective, profile.job.nodes or 1)
+        m = predictions.build(report, calibration, objective, profile.job.nodes or 1)
 
     cands = _Candidates()
     advice_groups: dict[str | None, dict] = {}
@@ -184,7 +184,7 @@ def recommend(
         best_points = [(flat, point) for flat, point in m.space_points(space, default or {})]
     else:
         best_points = [
-            ({k: v for k, v in f.items() if v != "automatic" or k == model.predict.TRANSFER}, None)
+            ({k: v for k, v in f.items() if v != "automatic" or k == predictions.predict.TRANSFER}, None)
             for f in m.best_points(hdf5, nprocs)
         ]
     for i, (flat, point) in enumerate(best_points):
@@ -311,7 +311,7 @@ def _to_point(space, default: dict[str, str], flat: dict) -> dict[str, str] | No
 
 
 def first_points(
-    report: dict | None, space, default: dict[str, str], k: int, prebuilt: model.Model
+    report: dict | None, space, default: dict[str, str], k: int, prebuilt: predictions.Model
 ) -> tuple[list[tuple[dict[str, str], str]], str]:
     """A study's first proposals: the engine's recommendations on the default's run report as points of the
     space, best first, at most k; and what the engine did (or why it has nothing)."""
