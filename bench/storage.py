@@ -90,13 +90,13 @@ def worker(args) -> int:
             return m
 
     ev = Logged(synthetic.model("ufs"), obj, 0.05, args.delay, c.seed + os.getpid())
-    t = tuner.Tuner(store, ev, sp, obj, strategies.make("random", sp, store.worker_seed(c.seed)))
+    t = tuner.Tuner(store, ev, sp, obj, strategies.make("random", sp, store.workers.worker_seed(c.seed)))
     Path(args.result + ".ready").touch()
     go = Path(args.go)
     while not go.exists():
         time.sleep(0.05)
     counting[0] = True
-    store.begin_session()
+    store.workers.begin_session()
     start = time.time()
     t.search.run()
     end = time.time()
@@ -238,7 +238,7 @@ def one(storage: str, name: str, workers: int, per_worker: int, size: int, delay
         obj,
         strategies.make("random", sp, 0),
     )
-    store.begin_session()
+    store.workers.begin_session()
     t.search.measure_default()  # once, before the workers
     fill(store, sp, prefilled, hash(name) % 1000)
     with tempfile.TemporaryDirectory() as tmp, held(lock):  # the workers' start loads the machine too
@@ -282,7 +282,7 @@ def one(storage: str, name: str, workers: int, per_worker: int, size: int, delay
         ]
     failed = [e.strip().splitlines()[-1] for e, p in zip(errors, procs) if p.returncode]
     store.refresh()
-    trials = [r for r in store.search_trials() if r.state == "COMPLETE" and r.cost_runs]
+    trials = [r for r in store.trials.search_trials() if r.state == "COMPLETE" and r.cost_runs]
     recorded = {r.key for r in trials}
     measured = [m for r in results for m in r["measured"]]
     start = min(r["start"] for r in results)
@@ -301,7 +301,7 @@ def one(storage: str, name: str, workers: int, per_worker: int, size: int, delay
         "statements": sum(r["statements"] for r in results) / max(1, ran),
         "lost": len(set(measured) - recorded),
         "twice": len(measured) - len(set(measured)),
-        "running": sum(1 for r in store.records() if r.state == "RUNNING"),
+        "running": sum(1 for r in store.trials.records() if r.state == "RUNNING"),
         "failed_workers": failed,
     }
 

@@ -161,7 +161,7 @@ def run(target: Target, strategy: str, seed: int, generations: int, stop_at_targ
         name = "iterations"
 
         def check(self, state):
-            return "budget" if len(state.store.search_trials()) >= generations * POPULATION else None
+            return "budget" if len(state.store.trials.search_trials()) >= generations * POPULATION else None
 
     class Reached:
         name = "reached"
@@ -176,12 +176,12 @@ def run(target: Target, strategy: str, seed: int, generations: int, stop_at_targ
     reached = None
     if first is not None:  # the search trial that ran it (re-proposed points cost no run)
         runs = 0
-        for index, r in enumerate(store.search_trials()):
+        for index, r in enumerate(store.trials.search_trials()):
             runs += r.cost_runs
             if runs > first:
                 reached = (index // POPULATION + 1, first + 1)
                 break
-    its = traj.iterations(store.trajectory, POPULATION, obj)
+    its = traj.iterations(store.results.trajectory, POPULATION, obj)
     return Study(its, kept_truth(store, its, target, obj), target.true(settings.flatten(target.baseline)), reached)
 
 
@@ -195,8 +195,8 @@ def kept_truth(store, its, target: Target, obj) -> list[float]:
     """The true value of the configuration a user would keep after each iteration: the best configuration by
     its median as it stood then, or the default."""
     ends = {it.at_s for it in its}
-    at = {p.record: p.at_s for p in store.trajectory}
-    records = sorted((r for r in store.records() if r.id in at), key=lambda r: (at[r.id], r.id))
+    at = {p.record: p.at_s for p in store.results.trajectory}
+    records = sorted((r for r in store.trials.records() if r.id in at), key=lambda r: (at[r.id], r.id))
     pools: dict[str, list[float]] = {}
     first: dict[str, dict] = {}
     default_runs: list[float] = []

@@ -109,7 +109,7 @@ def test_auto_never_runs_two_points_the_model_knows_alike(rec):
     """On h5ior's strided surface half the points are HDF5 independent transfers, where collective buffering's
     four knobs cannot act: auto's 16 trials are 16 different behaviours, and say why they run."""
     store, t = study(rec, "auto", 0, 16)
-    trials = store.search_trials()
+    trials = store.trials.search_trials()
     base = settings.flatten(rec.baseline)
     keys = [
         canonical.key(rec.space, canonical.canonical(rec.space, rec.space.labels_of(r.settings), base)) for r in trials
@@ -196,7 +196,7 @@ def test_auto_finds_the_cross_phase_point_the_model_does_not_know(rec):
             )
             store = stores.Store.create(optuna.storages.InMemoryStorage(), f"x{seed}", config, cfg.Budget(6, None))
             tuner.Tuner(store, ev, rec.space, obj, strategies.make("auto", rec.space, seed)).run()
-            trials = store.search_trials()
+            trials = store.trials.search_trials()
             assert len(trials) == 6 and trials[0].settings.get("mpiio.romio_ds_write") == "disable"  # the prior
             values = [ev.value({**base, **r.settings}) for r in trials]
             assert max(values) >= 0.95 * best, (seed, [round(v / best, 3) for v in values])

@@ -201,10 +201,10 @@ def test_a_study_on_postgresql_survives_a_lost_connection(tmp_path, postgres):
 
     def done():
         store.refresh()
-        return store.trials_run() >= 5
+        return store.trials.trials_run() >= 5
 
     wait_for(done, 120, "5 trials")
-    before = {r.id: r.runs for r in store.records() if r.state == "COMPLETE"}
+    before = {r.id: r.runs for r in store.trials.records() if r.state == "COMPLETE"}
     script("postgres.sh", "halt", d)  # the server goes away mid-study
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1 and "Traceback" not in err, err
@@ -222,10 +222,10 @@ def test_a_study_on_postgresql_survives_a_lost_connection(tmp_path, postgres):
     )
     assert r.returncode == 0, r.stderr
     store = Store.open(url, "pg", heartbeat_s=None)
-    after = {r.id: r.runs for r in store.records() if r.state == "COMPLETE"}
+    after = {r.id: r.runs for r in store.trials.records() if r.state == "COMPLETE"}
     assert all(after[n] == runs for n, runs in before.items())  # nothing completed was lost
-    assert store.trials_run() == 20
-    keys = [r.key for r in store.search_trials() if r.cost_runs and r.state == "COMPLETE"]
+    assert store.trials.trials_run() == 20
+    keys = [r.key for r in store.trials.search_trials() if r.cost_runs and r.state == "COMPLETE"]
     assert len(keys) == len(set(keys))  # nothing measured twice
 
 
@@ -291,7 +291,7 @@ def test_a_trial_whose_job_slurm_cancels_runs_again_once(tmp_path, cluster):
 
     def trial_job():
         store.refresh()
-        if not any(r.state == "RUNNING" for r in store.search_trials()):
+        if not any(r.state == "RUNNING" for r in store.trials.search_trials()):
             return None
         running = [j for j, state in squeue(f"iotuner-{study}") if state == "RUNNING"]
         return running[0] if running else None
@@ -301,12 +301,12 @@ def test_a_trial_whose_job_slurm_cancels_runs_again_once(tmp_path, cluster):
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err + out[-2000:]
     store.refresh()
-    cancelled = [r for r in store.search_trials() if r.error and "CANCELLED" in r.error]
+    cancelled = [r for r in store.trials.search_trials() if r.error and "CANCELLED" in r.error]
     assert len(cancelled) == 1 and cancelled[0].state == "FAIL"
     assert "the scheduler ended the job" in cancelled[0].error
-    retries = [r for r in store.search_trials() if r.attrs.get("retry_of") == cancelled[0].number]
+    retries = [r for r in store.trials.search_trials() if r.attrs.get("retry_of") == cancelled[0].number]
     assert len(retries) == 1 and retries[0].state == "COMPLETE" and retries[0].settings == cancelled[0].settings
-    assert store.trials_run() == 2  # the cancelled run did not count against the budget: its retry did
+    assert store.trials.trials_run() == 2  # the cancelled run did not count against the budget: its retry did
 
 
 def test_a_killed_tuner_leaves_no_job_and_resumes(tmp_path, cluster):
@@ -356,7 +356,7 @@ def test_a_killed_tuner_leaves_no_job_and_resumes(tmp_path, cluster):
 
         def trial_running():  # a trial's job, not the default's
             store.refresh()
-            return any(r.state == "RUNNING" for r in store.search_trials()) and [
+            return any(r.state == "RUNNING" for r in store.trials.search_trials()) and [
                 j for j, s in squeue(f"iotuner-{study}") if s == "RUNNING"
             ]
 
@@ -372,8 +372,8 @@ def test_a_killed_tuner_leaves_no_job_and_resumes(tmp_path, cluster):
     )
     assert r.returncode == 0, r.stderr
     store = Store.open(args[3], study, heartbeat_s=None)
-    assert store.trials_run() == 4
-    assert any(rec.interrupted for rec in store.search_trials())
+    assert store.trials.trials_run() == 4
+    assert any(rec.interrupted for rec in store.trials.search_trials())
 
 
 def test_two_workers_on_slurm_and_postgresql_tune_a_kernel_and_survive_a_cancelled_worker(tmp_path, cluster, postgres):
@@ -427,14 +427,14 @@ def test_two_workers_on_slurm_and_postgresql_tune_a_kernel_and_survive_a_cancell
                 store.refresh()
                 jobs = {
                     r.attrs["owner"].get("slurm_job")
-                    for r in store.search_trials()
-                    if r.state == "RUNNING" and "settings" in r.attrs and store.trials_run() >= 2
+                    for r in store.trials.search_trials()
+                    if r.state == "RUNNING" and "settings" in r.attrs and store.trials.trials_run() >= 2
                 }
                 return sorted(j for j in jobs if j) if len(jobs) == 2 else None
 
             jobs = wait_for(busy_workers, 240, "two workers inside trials")
-            before = {r.id: r.runs for r in store.records() if r.state == "COMPLETE"}
-            running = {r.attrs["owner"]["slurm_job"]: r for r in store.search_trials() if r.state == "RUNNING"}
+            before = {r.id: r.runs for r in store.trials.records() if r.state == "COMPLETE"}
+            running = {r.attrs["owner"]["slurm_job"]: r for r in store.trials.search_trials() if r.state == "RUNNING"}
             victim = jobs[0]
             subprocess.run(["scancel", victim], check=True)  # one worker's job, mid-trial
             out, err = proc.communicate(timeout=900)
@@ -445,13 +445,13 @@ def test_two_workers_on_slurm_and_postgresql_tune_a_kernel_and_survive_a_cancell
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["verdict"]["significant"] is True and summary["verdict"]["gain"] >= 2.0, summary["verdict"]
     store = Store.open(url, study, heartbeat_s=None)
-    after = {r.id: r for r in store.records()}
+    after = {r.id: r for r in store.trials.records()}
     assert all(after[n].runs == runs for n, runs in before.items())  # no completed run lost
     cut = after[running[victim].id]
     assert cut.interrupted
     retries = [r for r in after.values() if r.attrs.get("retry_of") == cut.number]
     assert len(retries) == 1 and retries[0].state == "COMPLETE" and "CANCELLED" in retries[0].attrs["retry_reason"]
-    keys = [r.key for r in store.search_trials() if r.cost_runs and r.state == "COMPLETE"]
+    keys = [r.key for r in store.trials.search_trials() if r.cost_runs and r.state == "COMPLETE"]
     assert len(keys) == len(set(keys))  # no configuration measured twice
     # Slurm's accounting shows the two workers' jobs
     acct = subprocess.run(["sacct", "-c", "-n", "-P", "-o", "JobID,JobName,State"], capture_output=True, text=True)
@@ -546,10 +546,10 @@ def _one_round(out: Path, logs: list[str], storage: str, study: str):
     candidates = {r["trial"] for r in confirm}
     assert confirm and len(confirm) == len(rounds) * len(candidates)  # each round: the default and each candidate
     store = Store.open(storage, study, heartbeat_s=None)
-    assert len({r.attrs["plan"] for r in store.records("confirmation")}) == 1
-    lease = store.lease("confirmation-0")
+    assert len({r.attrs["plan"] for r in store.trials.records("confirmation")}) == 1
+    lease = store.workers.lease("confirmation-0")
     assert lease.attempt == 1 and lease.state == "done" and lease.content["written"]
-    assert store.lease("confirmation-1") is None
+    assert store.workers.lease("confirmation-1") is None
     verdicts = [[line for line in log.splitlines() if line.startswith("best: ")] for log in logs]
     assert all(len(v) == 1 for v in verdicts) and len({v[0] for v in verdicts}) == 1, verdicts
     assert sum(log.count("wrote the results of study") for log in logs) == 1
@@ -628,10 +628,10 @@ def test_three_local_workers_run_one_confirmation_round(tmp_path, kind, request)
     store = _one_round(out, logs, storage, "w3")
     # the three worked on the study (each printed the verdict above); how the trials fell among them depends
     # on how fast each started: under load one may run every trial before the others import Python
-    assert len(store.sessions()) == 3
+    assert len(store.workers.sessions()) == 3
     # the budget is checked before a trial starts: workers starting in the same instant may each start one
     # (stop.TrialBudget), so at most one trial more per other worker
-    assert 24 <= store.trials_run() <= 24 + 2
+    assert 24 <= store.trials.trials_run() <= 24 + 2
 
 
 def _cmdlines(pattern: str, root: int) -> dict[int, str]:
@@ -778,7 +778,7 @@ def test_pgpassword_and_pgpass_give_the_password(tmp_path, postgres_with_passwor
         env={**env, "HOME": str(home)},
     )
     assert r.returncode == 0, r.stderr
-    assert Store.open(url, "pgpass", heartbeat_s=None).trials_run() == 3
+    assert Store.open(url, "pgpass", heartbeat_s=None).trials.trials_run() == 3
 
 
 def test_an_empty_storage_url_is_an_error_not_the_default(tmp_path):
@@ -896,6 +896,6 @@ def test_bundled_kernels_are_on_the_path_of_a_job_per_trial(tmp_path, cluster):
     )
     assert r.returncode == 0, r.stderr + r.stdout[-3000:]
     store = Store.open(f"sqlite:///{out / 'study.db'}", "path", heartbeat_s=None)
-    runs = store.records()
+    runs = store.trials.records()
     assert runs and all(rec.state == "COMPLETE" for rec in runs), [rec.error for rec in runs if rec.error]
     assert "No such file" not in r.stdout + r.stderr

@@ -59,7 +59,7 @@ def test_without_a_prior_auto_searches_as_bayes_does_seed_for_seed(tmp_path):
     for strategy in ("bayes", "auto"):
         store, t = make_study(tmp_path, space="romio", strategy=strategy, trials=16, seed=3, name=strategy)
         t.run()
-        points[strategy] = [r.key for r in store.search_trials()]
+        points[strategy] = [r.key for r in store.trials.search_trials()]
         if strategy == "auto":
             assert any("auto: no prior" in n for n in t.notes), t.notes
             assert startup_trials(t.strategy._tpe.tpe) == startup_trials(strategies.sampler("bayes", t.space, 3))
@@ -372,12 +372,12 @@ def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(
     assert any("auto: prior: the predicted perf" in n for n in t.notes)
     # the rest of a study: every trial a new point, and the search leaves the MPI-IO hints' corner
     outcome = t.run()
-    points = [r.key for r in store.search_trials()]
+    points = [r.key for r in store.trials.search_trials()]
     assert len(points) == len(set(points)) == 8
     assert any(
-        r.settings.get("hdf5.transfer_mode") != store.search_trials()[0].settings.get("hdf5.transfer_mode")
-        or r.settings.get("hdf5.alignment") != store.search_trials()[0].settings.get("hdf5.alignment")
-        for r in store.search_trials()
+        r.settings.get("hdf5.transfer_mode") != store.trials.search_trials()[0].settings.get("hdf5.transfer_mode")
+        or r.settings.get("hdf5.alignment") != store.trials.search_trials()[0].settings.get("hdf5.alignment")
+        for r in store.trials.search_trials()
     )
     assert outcome.stop.rule == "trial-budget"
 
@@ -407,7 +407,7 @@ def test_auto_then_changes_what_no_model_covers_one_at_a_time(strided_report, ca
         )
         store.add_run(BASELINE, settings={}, value=500.0, report=strided_report)
         t.run()
-        trials = store.search_trials()
+        trials = store.trials.search_trials()
         whys[explore] = [str(r.attrs.get("why") or "") for r in trials]
         points = [t.space.labels_of(r.settings) for r in trials]
         uncovered = [d.name for d in t.space.dimensions if d.name not in predict.modelled(t.space)]
@@ -437,7 +437,7 @@ def test_auto_warm_starts_from_an_earlier_study_of_the_same_run(tmp_path):
         tmp_path, space="romio", strategy="random", trials=40, name="first", storage=storage, app=("app", "-n", "8")
     )
     first.run()
-    best = first_store.best_pool()
+    best = first_store.results.best_pool()
     model = synthetic.model("ufs")
     store, t = make_study(
         tmp_path,
@@ -451,7 +451,7 @@ def test_auto_warm_starts_from_an_earlier_study_of_the_same_run(tmp_path):
     )
     t.run()
     assert any("warm start from" in n and "first" in n for n in t.notes), t.notes
-    trial = store.search_trials()[0]
+    trial = store.trials.search_trials()[0]
     assert model.value(trial.settings) >= 0.9 * model.value(best.settings)
     alone_store, alone = make_study(
         tmp_path, space="romio", strategy="auto", trials=1, name="alone", app=("another-app",), seed=3, storage=storage

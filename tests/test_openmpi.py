@@ -550,7 +550,7 @@ def test_every_trial_of_the_ompio_space_runs_on_this_open_mpi(tmp_path, monkeypa
     assert r.returncode == 0, r.stderr + r.stdout[-3000:]
     trials = [
         t
-        for t in Store.open(f"sqlite:///{tmp_path / 'out' / 'study.db'}", "fcoll", heartbeat_s=None).records()
+        for t in Store.open(f"sqlite:///{tmp_path / 'out' / 'study.db'}", "fcoll", heartbeat_s=None).trials.records()
         if t.kind == "trial"
     ]
     assert {t.settings["ompio.fcoll"] for t in trials} == set(fcoll.values)

@@ -1,4 +1,5 @@
-"""The Python wing's modules import one another one way (docs/development.md, The Python wing's layers).
+"""The Python wing's modules import one another one way (docs/development.md, The Python wing's layers), and the
+tuner's classes stay small (at most 25 methods each).
 
 Every module of python/iotuner is parsed with `ast`: its imports at module level and inside functions both
 count (an import inside a function still ties the two modules together; it only runs later). Imports under
@@ -9,6 +10,9 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import importlib
+import inspect
+import pkgutil
 from pathlib import Path
 
 import pytest
@@ -295,3 +299,57 @@ def test_starting_the_cli_imports_no_heavy_package():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "", f"iotuner --help imported {r.stdout.strip()}"
+
+
+# Small owners: no class of the tuner carries more than this many methods (issue 41: the tuner split into its
+# search, confirmation and verdict, the store into the views its callers use).
+MAX_METHODS = 25
+
+
+def methods_of(cls: type) -> set[str]:
+    """The methods (properties and class methods too) a class defines, and those its iotuner bases bring in
+    (a mixin's are the class's own), but for the strategy protocol's hooks, which every strategy has."""
+    from iotuner.tune.protocol import Strategy
+
+    out: set[str] = set()
+    for base in cls.__mro__:
+        if not base.__module__.startswith("iotuner") or base is Strategy:
+            continue
+        out |= {
+            k
+            for k, v in vars(base).items()
+            if inspect.isfunction(v) or isinstance(v, (property, classmethod, staticmethod))
+        }
+    return out
+
+
+def fat_classes(classes: list[type], limit: int = MAX_METHODS) -> list[str]:
+    return sorted(
+        f"{c.__module__}.{c.__qualname__}: {len(methods_of(c))} methods" for c in classes if len(methods_of(c)) > limit
+    )
+
+
+def tuner_classes() -> list[type]:
+    import iotuner.tune
+
+    out = []
+    for info in pkgutil.walk_packages(iotuner.tune.__path__, "iotuner.tune."):
+        module = importlib.import_module(info.name)
+        out += [c for c in vars(module).values() if inspect.isclass(c) and c.__module__ == info.name]
+    return out
+
+
+def test_no_class_of_the_tuner_has_more_than_25_methods():
+    classes = tuner_classes()
+    assert any(c.__name__ == "Store" for c in classes)  # the walk sees the tuner's classes
+    fat = fat_classes(classes)
+    assert not fat, f"classes over {MAX_METHODS} methods (split them by what their callers need): " + "; ".join(fat)
+
+
+def test_the_method_count_can_fail():
+    mixin = type("Mixin", (), {f"m{i}": lambda self: None for i in range(20)})
+    mixin.__module__ = "iotuner.tune.fake"
+    fat = type("Fat", (mixin,), {f"n{i}": lambda self: None for i in range(6)})
+    fat.__module__ = "iotuner.tune.fake"
+    assert fat_classes([fat]) == ["iotuner.tune.fake.Fat: 26 methods"]  # a mixin's methods count
+    assert fat_classes([mixin]) == []

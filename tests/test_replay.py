@@ -332,7 +332,7 @@ def test_a_study_replays_only_the_recording_it_started_with(tmp_path, capsys):
     )
     assert code == 0, err
     url = f"sqlite:///{tmp_path / 's' / 'study.db'}"
-    done = len(stores.Store.open(url, "iotuner", heartbeat_s=None).completed())
+    done = len(stores.Store.open(url, "iotuner", heartbeat_s=None).trials.completed())
     rec = replay.load(path)
     rec.points[0].runs = [(9.0, 9.0)]  # the file changes under the study
     rec.save(path)
@@ -349,7 +349,7 @@ def test_a_study_replays_only_the_recording_it_started_with(tmp_path, capsys):
     assert code == 2 and "changed since the study started" in err and str(path) in err
     # nothing was left running, and the completed trials are still there
     store = stores.Store.open(url, "iotuner", heartbeat_s=None)
-    assert done >= 1 and len(store.completed()) == done
+    assert done >= 1 and len(store.trials.completed()) == done
     assert not [t for t in store.study.get_trials(deepcopy=False) if t.state.name == "RUNNING"]
     # a missing recording on resume is named as well
     path.unlink()

@@ -24,7 +24,7 @@ def tune(*args, **kw):
 
 def records(storage, name):
     """The study's records, through the store (the one reader of study state)."""
-    return Store.open(storage, name, heartbeat_s=None).records()
+    return Store.open(storage, name, heartbeat_s=None).trials.records()
 
 
 def test_crash_and_hang_are_recorded_and_the_study_completes(tmp_path):

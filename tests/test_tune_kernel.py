@@ -82,7 +82,7 @@ def test_tuning_on_the_kernel_holds_on_the_application(kernel_apps, tmp_path):
         assert kc["speedup"] >= 3.0, kc
         assert kc["roti"]["peak"] > kc["roti_without_kernel"]["peak"] > 0  # a cheaper search pays back sooner
         assert kc["roti"]["final"] > kc["roti_without_kernel"]["final"]
-        assert len(store.records(CONFIRMATION)) >= 10
+        assert len(store.trials.records(CONFIRMATION)) >= 10
         assert "kernel: one evaluation" in " ".join(r.stdout.split())
         # the application's terms: the kernel and the application both judged on the time inside their I/O
         # calls (the application's solver runs inside its open files), the viability point from the

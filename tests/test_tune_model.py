@@ -192,8 +192,8 @@ def test_model_strategy_trains_predicts_and_runs_its_top_k(tmp_path):
     assert (
         outcome.stop.rule == "strategy" and outcome.stopped_because == "model: ran the top 6 predicted configurations"
     )
-    assert len(store.records(stores.TRAINING)) == 40 and store.trials_run() <= 6
-    assert len(store.search_trials()) == 6
+    assert len(store.trials.records(stores.TRAINING)) == 40 and store.trials.trials_run() <= 6
+    assert len(store.trials.search_trials()) == 6
     from iotuner.tune import results
 
     results.write_all(store, t.objective, outcome, tmp_path / "out", t.clock())
@@ -215,7 +215,7 @@ def test_model_strategy_trains_predicts_and_runs_its_top_k(tmp_path):
     # the independent transfers of the ufs model (1.25x) are found
     assert outcome.significant and outcome.verdict.gain > 1.15
     # a training run among the best is confirmed under its own name, not as a trial
-    training_numbers = {r.id for r in store.records(stores.TRAINING)}
+    training_numbers = {r.id for r in store.trials.records(stores.TRAINING)}
     for c in t.confirmation.candidates():
         assert c["name"] == (
             f"training run {sorted(training_numbers).index(c['record'])}"
@@ -253,8 +253,8 @@ def test_a_resumed_model_study_continues_its_top_k(tmp_path):
     ev = synthetic.SyntheticEvaluator(synthetic.model("ufs"), t.objective, 0.05, 0.0, 0)
     t2 = tuner.Tuner(again, ev, t.space, t.objective, strategies.make("model", t.space, 0, opts))
     t2.run()
-    assert len(again.records(stores.TRAINING)) == 20  # not trained again
-    assert [r.settings for r in again.search_trials()] == [r.settings for r in whole.search_trials()]
+    assert len(again.trials.records(stores.TRAINING)) == 20  # not trained again
+    assert [r.settings for r in again.trials.search_trials()] == [r.settings for r in whole.trials.search_trials()]
 
 
 def test_refit_runs_more_rounds_while_they_improve(tmp_path):
@@ -267,9 +267,9 @@ def test_refit_runs_more_rounds_while_they_improve(tmp_path):
         strategy_options={"training": 20, "top_k": 5, "refit": True},
     )
     outcome = t.run()
-    whys = [r.attrs.get("why", "") for r in store.search_trials()]
+    whys = [r.attrs.get("why", "") for r in store.trials.search_trials()]
     rounds = sorted({int(w.split()[2].rstrip(":")) for w in whys})
-    assert rounds[:2] == [0, 1] and len(store.search_trials()) == 5 * len(rounds)
+    assert rounds[:2] == [0, 1] and len(store.trials.search_trials()) == 5 * len(rounds)
     assert outcome.stop.rule == "strategy" and "did not improve" in outcome.stopped_because
     assert len([n for n in t.notes if n.startswith("model, round")]) == len(rounds)
 
@@ -348,7 +348,7 @@ def test_warm_start_across_problem_sizes(tmp_path):
         tmp_path, "mid", 2048, {"training": 10, "top_k": 5, "warm_start": str(tmp_path / "small" / "model.json")}
     )
     t2.run()
-    assert len(s2.records(stores.TRAINING)) == 10
+    assert len(s2.trials.records(stores.TRAINING)) == 10
     assert any(
         n.startswith("warm start: ") and "predicted this study's first 10 measured points" in n for n in t2.notes
     )
@@ -358,7 +358,7 @@ def test_warm_start_across_problem_sizes(tmp_path):
     # at 4 TiB, never measured: the model's predictions against the truth
     s3, t3, runs = eq3_study(tmp_path, "large", 4096, {"top_k": 5, "warm_start": str(tmp_path / "mid" / "model.json")})
     out = t3.run()
-    assert not s3.records(stores.TRAINING) and len(s3.search_trials()) == 5
+    assert not s3.trials.records(stores.TRAINING) and len(s3.trials.search_trials()) == 5
     sp = eq3_space()
     pts = [dict(zip([d.name for d in sp.dimensions], v)) for v in itertools.product(*(d.values for d in sp.dimensions))]
     enc = features.Encoding(sp)
@@ -367,7 +367,7 @@ def test_warm_start_across_problem_sizes(tmp_path):
     true_t = np.array([4096 * 1024 * MIB / 1e6 / runs.truth(complete(sp.point_settings(p))) for p in pts])
     assert np.median(np.abs(predicted - true_t) / true_t) < 0.10
     best = max(runs.truth(complete(sp.point_settings(p))) for p in pts)
-    assert max(runs.truth(r.settings) for r in s3.search_trials()) >= 0.95 * best
+    assert max(runs.truth(r.settings) for r in s3.trials.search_trials()) >= 0.95 * best
     assert out.significant
 
 

@@ -35,7 +35,7 @@ class FiveThenThree(Strategy):
         self.trained = [ctx.measure(point)[0] for point in TRAINING]
 
     def propose(self, ctx):
-        told = len(ctx.store.search_trials())
+        told = len(ctx.store.trials.search_trials())
         if told >= len(PICKS):
             return None
         labels = {}
@@ -45,7 +45,7 @@ class FiveThenThree(Strategy):
         return labels
 
     def stop(self, ctx):
-        if len(ctx.store.completed()) >= len(PICKS):
+        if len(ctx.store.trials.completed()) >= len(PICKS):
             return f"{self.name}: ran its {len(PICKS)} picks after {len(TRAINING)} training runs"
         return None
 
@@ -66,14 +66,14 @@ def test_a_strategy_trains_proposes_and_stops_itself(tmp_path, five_then_three):
     assert outcome.stop.rule == "strategy"
     assert outcome.stopped_because == "five-then-three: ran its 3 picks after 5 training runs"
     # five training runs, recorded as such, before the search; the trial budget counts only the search
-    training = store.records(stores.TRAINING)
+    training = store.trials.records(stores.TRAINING)
     assert [r.settings for r in training] == [settings.complete(p) for p in TRAINING]
-    assert store.trials_run() == 3
-    first_trial = min(r.id for r in store.search_trials())  # ids: the order records were made in
+    assert store.trials.trials_run() == 3
+    first_trial = min(r.id for r in store.trials.search_trials())  # ids: the order records were made in
     assert all(r.id < first_trial for r in training)
     # they take tuning time: each run is 1 s on the deterministic clock, training included
     summary = results.write_all(store, t.objective, outcome, tmp_path / "out", t.clock())
-    runs = len(store.records(stores.BASELINE)) + 5 + 3 + len(store.records(stores.CONFIRMATION))
+    runs = len(store.trials.records(stores.BASELINE)) + 5 + 3 + len(store.trials.records(stores.CONFIRMATION))
     assert summary["tuning_time_s"] == pytest.approx(runs * 1.0)
     assert summary["training_runs"] == 5
     rows = list(csv.DictReader(open(tmp_path / "out" / "trials.csv")))
@@ -179,9 +179,9 @@ def test_a_full_scratch_fails_the_trial_and_stops_the_study(tmp_path, monkeypatc
     t = tuner.Tuner(store, ev, sp, obj, strategies.make("random", sp, 0))
     outcome = t.run()
     assert outcome.stop.rule == "tuner-io" and "No space left on device" in outcome.stopped_because
-    failed = [r for r in store.search_trials() if r.state == "FAIL"]
+    failed = [r for r in store.trials.search_trials() if r.state == "FAIL"]
     assert len(failed) == 1 and "No space left on device" in failed[0].error
-    assert not [r for r in store.records() if r.state == "RUNNING"]
+    assert not [r for r in store.trials.records() if r.state == "RUNNING"]
     assert not outcome.significant and "cannot run the application" in outcome.notes[-1]
     monkeypatch.undo()  # space again, for the results
     summary = results.write_all(store, obj, outcome, tmp_path / "out", t.clock())
@@ -258,9 +258,9 @@ def test_the_worked_example_in_the_docs_runs(tmp_path, monkeypatch):
     store, t = make_study(tmp_path, space=sp, strategy="one-at-a-time", trials=20, sigma=0.01)
     outcome = t.run()
     sys.modules.pop("iotuner.tune.strategies.one_at_a_time", None)
-    assert len(store.records(stores.TRAINING)) == 8 and store.trials_run() == 1
+    assert len(store.trials.records(stores.TRAINING)) == 8 and store.trials.trials_run() == 1
     assert outcome.stopped_because == "one-at-a-time: the combination ran"
-    assert store.completed()[0].settings["hdf5.transfer_mode"] == "independent"
+    assert store.trials.completed()[0].settings["hdf5.transfer_mode"] == "independent"
 
 
 def test_a_sampler_sees_the_trials_finished_before_each_draw(tmp_path):
@@ -273,7 +273,7 @@ def test_a_sampler_sees_the_trials_finished_before_each_draw(tmp_path):
     for strategy in ("random", "bayes"):
         store, t = make_study(tmp_path, strategy=strategy, trials=24, name=strategy, space="romio", seed=4)
         t.run()
-        runs[strategy] = [r.key for r in store.search_trials()]
+        runs[strategy] = [r.key for r in store.trials.search_trials()]
     startup = 10  # bayes: its random start-up trials, drawn as the random strategy draws them
     assert runs["bayes"][:startup] == runs["random"][:startup]
     assert runs["bayes"][startup:] != runs["random"][startup:]

@@ -135,7 +135,7 @@ def test_iterations_are_generations_of_the_trajectory():
 
 
 def _posthoc(store, size, decide):
-    seq = traj.iterations(store.trajectory, size, PERF)
+    seq = traj.iterations(store.results.trajectory, size, PERF)
     return next((k for k in range(1, len(seq)) if decide(seq[: k + 1])), None)
 
 
@@ -160,8 +160,10 @@ def test_a_live_stopper_stops_where_it_would_on_the_recorded_trajectory(tmp_path
     )
     outcome = t.run()
     assert outcome.stop.rule == f"{choice}-stopper"
-    assert len(traj.iterations(live.trajectory, 8, PERF)) - 1 == expected
-    assert [r.settings for r in live.search_trials()] == [r.settings for r in whole.search_trials()][: 8 * expected]
+    assert len(traj.iterations(live.results.trajectory, 8, PERF)) - 1 == expected
+    assert [r.settings for r in live.trials.search_trials()] == [r.settings for r in whole.trials.search_trials()][
+        : 8 * expected
+    ]
 
 
 def test_the_stopper_is_the_studys_choice(tmp_path):

@@ -135,13 +135,13 @@ def test_statements_per_trial_do_not_grow_with_the_study(tmp_path):
     counts = []
     for n in (20, 2000):
         store, t = make_study(tmp_path, name=f"s{n}", trials=n + 2, baseline_every=0)
-        store.begin_session()
+        store.workers.begin_session()
         t.search.measure_default()
         _fill(store, n)
         store.refresh()  # the study read once
-        store.heartbeat_s = None
+        store.workers.heartbeat_s = None
         counts.append(_statements(store, lambda: t.search.run()))  # noqa: B023 - called at once  # two trials: read, ask, publish, tell
-        assert store.trials_run() == n + 2
+        assert store.trials.trials_run() == n + 2
     assert counts[0] == counts[1], counts
     assert counts[1] <= 2 * 25, counts  # about 20 statements a trial
 
@@ -195,16 +195,18 @@ def test_a_trial_whose_workers_die_is_run_again_up_to_three_starts(tmp_path, mon
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()  # a process of this host that is gone
     victim = stores.Store.open(url, "dead", heartbeat_s=None)
-    monkeypatch.setattr(victim, "owner", lambda: {"host": victim.session.host, "pid": dead.pid, "session": "gone"})
+    monkeypatch.setattr(
+        victim.workers, "owner", lambda: {"host": victim.workers.session.host, "pid": dead.pid, "session": "gone"}
+    )
     dist = optuna.distributions.CategoricalDistribution(["enable", "disable"])
     point = {"mpiio.romio_cb_write": ("disable", dist)}
     asked = victim.ask(lambda trial, tid: point, lambda params: ({"mpiio.romio_cb_write": "disable"}, None))
     asked.heartbeat.stop()
     chain = [asked.number]
     for start in (2, 3):
-        assert survivor.recover() == [chain[-1]]  # failed as interrupted, queued to run again
-        assert not survivor.given_up
-        owed = survivor.owed()
+        assert survivor.workers.recover() == [chain[-1]]  # failed as interrupted, queued to run again
+        assert not survivor.workers.given_up
+        owed = survivor.trials.owed()
         assert len(owed) == 1 and owed[0].attrs["retry_of"] == chain[-1] and owed[0].attrs["starts"] == start
         victim.refresh()
         again = victim.ask(lambda trial, tid: pytest.fail("a queued trial is run as it is"), lambda p: pytest.fail())
@@ -212,12 +214,12 @@ def test_a_trial_whose_workers_die_is_run_again_up_to_three_starts(tmp_path, mon
         assert again.number == owed[0].number and again.settings == {"mpiio.romio_cb_write": "disable"}
         assert again.params == {"mpiio.romio_cb_write": "disable"}
         chain.append(again.number)
-    assert survivor.recover() == [chain[-1]]  # the third start dies too: not run a fourth time
-    assert survivor.given_up == {chain[-1]}  # and the resume note says so (tuner.py), not "it runs again"
-    assert not survivor.owed()
-    trials = {r.number: r for r in survivor.search_trials()}
+    assert survivor.workers.recover() == [chain[-1]]  # the third start dies too: not run a fourth time
+    assert survivor.workers.given_up == {chain[-1]}  # and the resume note says so (tuner.py), not "it runs again"
+    assert not survivor.trials.owed()
+    trials = {r.number: r for r in survivor.trials.search_trials()}
     assert [trials[n].state for n in chain] == ["FAIL"] * 3 and all(trials[n].interrupted for n in chain)
-    assert survivor.trials_run() == 0  # none of them counts against the budget
+    assert survivor.trials.trials_run() == 0  # none of them counts against the budget
 
 
 def test_best_trial_of_the_study_is_a_search_trial(tmp_path):
@@ -225,10 +227,10 @@ def test_best_trial_of_the_study_is_a_search_trial(tmp_path):
     of the default or of the confirmation round, which live in the companion study."""
     store, t = make_study(tmp_path, name="best", trials=8, confirm_top=2)
     outcome = t.run()
-    assert outcome.plan and store.records("confirmation")
+    assert outcome.plan and store.trials.records("confirmation")
     best = store.study.best_trial
     assert best.params and "result" in best.user_attrs
-    assert best.number in {r.number for r in store.search_trials()}
+    assert best.number in {r.number for r in store.trials.search_trials()}
     r = subprocess.run(
         [
             os.path.join(os.path.dirname(sys.executable), "optuna"),
@@ -274,25 +276,25 @@ def test_a_lease_whose_heartbeat_stopped_is_taken_over_and_a_live_one_is_waited_
     # a holder on another machine whose heartbeats stopped 100 s ago (the grace is 3 s)
     gone = Lease("confirmation-0", "elsewhere-session", "other-host", 1, 1, "held", time.time() - 100, 3.0, {})
     assert backend.swap_study_attr(companion, "lease:confirmation-0", None, gone.to_json())
-    with store.exclusive("confirmation-0", poll_s=0.05) as section:
+    with store.workers.exclusive("confirmation-0", poll_s=0.05) as section:
         assert section.mine and section.restarted and section.lease.attempt == 2
-    assert store.lease("confirmation-0").state == "done"
+    assert store.workers.lease("confirmation-0").state == "done"
     # a live holder elsewhere: this worker waits until it is done, then does not run the section
     live = Lease("training:x", "peer", "other-host", 1, 1, "held", time.time(), 30.0, {"n": 1})
     assert backend.swap_study_attr(companion, "lease:training:x", None, live.to_json())
 
     def finish():
         time.sleep(0.5)
-        now = store.leases.get("training:x")
-        store.leases.update(now, state="done")
+        now = store.workers.leases.get("training:x")
+        store.workers.leases.update(now, state="done")
 
     threading.Thread(target=finish).start()
     started = time.time()
-    with store.exclusive("training:x", poll_s=0.05) as section:
+    with store.workers.exclusive("training:x", poll_s=0.05) as section:
         assert not section.mine and section.lease.state == "done" and section.lease.content == {"n": 1}
     assert time.time() - started >= 0.4
     # a second taker of a lease already taken over loses: the update is conditional on what it saw
-    assert store.leases.take("confirmation-0", {}, over=gone) is None
+    assert store.workers.leases.take("confirmation-0", {}, over=gone) is None
 
 
 def test_the_first_baseline_report_is_kept_for_every_worker(tmp_path):
@@ -301,13 +303,13 @@ def test_the_first_baseline_report_is_kept_for_every_worker(tmp_path):
     the default do not add another."""
     store, _ = make_study(tmp_path, name="rep")
     report = {"kind": "iotuner-run-report", "phases": [{"id": i, "bytes_written": 1 << 20} for i in range(200)]}
-    assert store.baseline_report() is None
+    assert store.trials.baseline_report() is None
     store.add_run(BASELINE, settings={}, value=1.0, report=report)
     store.add_run(BASELINE, settings={}, value=1.1, report={"kind": "another"})
     peer = stores.Store.open(f"sqlite:///{tmp_path}/rep.db", "rep", heartbeat_s=None)
-    assert peer.baseline_report() == report
-    assert [("report" in r.attrs) for r in peer.records(BASELINE)] == [True, False]
-    assert len(peer.records(BASELINE)[0].attrs["report"]) < len(json.dumps(report)) / 4
+    assert peer.trials.baseline_report() == report
+    assert [("report" in r.attrs) for r in peer.trials.records(BASELINE)] == [True, False]
+    assert len(peer.trials.records(BASELINE)[0].attrs["report"]) < len(json.dumps(report)) / 4
 
 
 def test_the_resume_note_says_a_thrice_interrupted_trial_is_given_up(tmp_path, monkeypatch):
@@ -317,14 +319,16 @@ def test_the_resume_note_says_a_thrice_interrupted_trial_is_given_up(tmp_path, m
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     victim = stores.Store.open(url, "given", heartbeat_s=None)
-    monkeypatch.setattr(victim, "owner", lambda: {"host": victim.session.host, "pid": dead.pid, "session": "gone"})
+    monkeypatch.setattr(
+        victim.workers, "owner", lambda: {"host": victim.workers.session.host, "pid": dead.pid, "session": "gone"}
+    )
     dist = optuna.distributions.CategoricalDistribution(["enable", "disable"])
     point = {"mpiio.romio_cb_write": ("disable", dist)}
     asked = victim.ask(lambda trial, tid: point, lambda params: ({"mpiio.romio_cb_write": "disable"}, None))
     asked.heartbeat.stop()
     number = asked.number
     for _ in (2, 3):
-        assert survivor.recover() == [number]
+        assert survivor.workers.recover() == [number]
         victim.refresh()
         again = victim.ask(lambda trial, tid: pytest.fail(), lambda p: pytest.fail())
         again.heartbeat.stop()

@@ -29,8 +29,8 @@ def tune_cli(*args, **kw):
 
 def confirmation(store, outcome):
     """{candidate: [values]} of the outcome's confirmation round, and its rounds."""
-    runs = [r for r in store.records(CONFIRMATION) if r.attrs.get("plan") == outcome.plan]
-    samples = store.confirmation_runs(outcome.plan)
+    runs = [r for r in store.trials.records(CONFIRMATION) if r.attrs.get("plan") == outcome.plan]
+    samples = store.trials.confirmation_runs(outcome.plan)
     return samples, {r.attrs["round"] for r in runs}
 
 
@@ -48,17 +48,17 @@ STRIPING = spaces.from_json(
 def test_trials_whose_effective_settings_match_share_one_result(tmp_path):
     # on ufs striping is dropped: 8 requested configurations, 2 that take effect
     store, outcome, _ = synthetic_study(tmp_path, space=STRIPING, strategy="grid", trials=8, repeats=3)
-    done = store.completed()
+    done = store.trials.completed()
     assert len(done) == 8
-    assert len(store.pools) == 2
+    assert len(store.results.pools) == 2
     creators = [r for r in done if r.duplicate_of is None]
     sharers = [r for r in done if r.duplicate_of is not None]
     assert len(creators) == 2 and len(sharers) == 6
     assert all(len(r.runs) == 3 for r in creators)  # repeats for a new configuration
     assert all(len(r.runs) == 1 for r in sharers)  # one run shows it is not new
     for r in sharers:  # duplicate_of: the id of the record that measured it first
-        assert r.signature == store.record(r.duplicate_of).signature
-    assert sorted(len(p.runs) for p in store.pools.values()) == [6, 6]
+        assert r.signature == store.trials.record(r.duplicate_of).signature
+    assert sorted(len(p.runs) for p in store.results.pools.values()) == [6, 6]
 
 
 def test_a_point_measured_before_costs_no_run(tmp_path):
@@ -72,10 +72,10 @@ def test_a_point_measured_before_costs_no_run(tmp_path):
         }
     )
     store, outcome, _ = synthetic_study(tmp_path, space=tiny, strategy="random", trials=50)
-    assert store.trials_run() == 6
+    assert store.trials.trials_run() == 6
     assert outcome.stopped_because == "every one of the 6 points of the space was measured"
     assert outcome.stop.rule == "exhaustion"
-    reused = [r for r in store.search_trials() if r.cost_runs == 0]
+    reused = [r for r in store.trials.search_trials() if r.cost_runs == 0]
     assert reused and all(r.state == "COMPLETE" and r.duplicate_of is not None for r in reused)
 
 
@@ -97,17 +97,17 @@ def test_a_later_trial_waits_for_an_earlier_peer_that_has_not_yet_published_its_
 
     def while_a_chooses(trial):  # A's trial exists, its point is not published yet
         seen["b"] = ask(b, point)
-        seen["waits"] = b.in_flight(point, seen["b"].number)
+        seen["waits"] = b.workers.in_flight(point, seen["b"].number)
 
     asked_a = ask(a, other, while_a_chooses)
     asked_b = seen["b"]
     assert seen["waits"].number == asked_a.number  # A may be measuring the same point
     b.refresh()
-    assert b.in_flight(point, asked_b.number) is None  # A measures another point: B goes ahead
+    assert b.workers.in_flight(point, asked_b.number) is None  # A measures another point: B goes ahead
     asked_c = ask(c, point)
-    assert c.in_flight(point, asked_c.number).number == asked_b.number  # B measures it: C waits, then shares
-    assert c.in_flight(other, asked_c.number).number == asked_a.number
-    assert a.in_flight(other, asked_a.number) is None  # the earliest never waits for a later one
+    assert c.workers.in_flight(point, asked_c.number).number == asked_b.number  # B measures it: C waits, then shares
+    assert c.workers.in_flight(other, asked_c.number).number == asked_a.number
+    assert a.workers.in_flight(other, asked_a.number) is None  # the earliest never waits for a later one
     assert [asked_a.number, asked_b.number, asked_c.number] == [0, 1, 2]
 
 
@@ -119,7 +119,7 @@ def test_aa_reports_no_significant_improvement(tmp_path):
     assert outcome.best_doc["meta"]["significant"] is False
     assert settings.flatten(outcome.best_doc) == {}  # the default settings are kept
     # the search did see "better" trials by chance: the confirmation is what caught it
-    assert max(p.median for p in store.pools.values()) > 1.05 * outcome.default
+    assert max(p.median for p in store.results.pools.values()) > 1.05 * outcome.default
     # so there is no return on the tuning: no final RoTI, with the reason, in the summary and on the curve
     summary = results.write_all(store, objective.parse("perf"), outcome, tmp_path / "out", t.clock())
     assert summary["roti"]["final"] is None and summary["roti_reason"].startswith("no gain to return")
@@ -143,7 +143,7 @@ def test_confirmed_gain_and_outputs(tmp_path):
     store, outcome, t = synthetic_study(tmp_path, strategy="bayes", trials=30, repeats=1, baseline_every=5)
     assert outcome.verdict.significant and outcome.verdict.gain > 1.2
     assert outcome.best_doc["meta"]["trial"] == outcome.winner["trial"]
-    runs_of_baseline = len(store.records(BASELINE))
+    runs_of_baseline = len(store.trials.records(BASELINE))
     assert runs_of_baseline >= 1 + 30 // 5 - 1  # measured at the start and between trials
     samples, rounds = confirmation(store, outcome)
     assert rounds == set(range(5)) and len(samples[DEFAULT]) == 5
@@ -155,27 +155,27 @@ def test_confirmed_gain_and_outputs(tmp_path):
     assert len(best["groups"]) == 1  # the default settings and the winner's knobs, merged
     rows = list(csv.DictReader(open(tmp_path / "out" / "trials.csv")))
     kinds = [r["kind"] for r in rows]
-    assert kinds.count("trial") == len(store.search_trials())
+    assert kinds.count("trial") == len(store.trials.search_trials())
     assert kinds.count("baseline") == runs_of_baseline
     assert sum(1 for r in rows if r["kind"] == "confirmation" and r["trial"] == "default") == 5
     png = (tmp_path / "out" / "curve.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
     # trials are numbered 0, 1, ... in the CSV as in the log, in the order they were asked
-    assert [int(r["trial"]) for r in rows if r["kind"] == "trial"] == list(range(len(store.search_trials())))
+    assert [int(r["trial"]) for r in rows if r["kind"] == "trial"] == list(range(len(store.trials.search_trials())))
     # the trajectory's times are the CSV's, and never go back
     at = [float(r["tuning_time_s"]) for r in rows if r["kind"] in ("trial", "baseline")]
-    points = {p.record: p for p in store.trajectory}
+    points = {p.record: p for p in store.results.trajectory}
     assert sorted(at) == sorted(
         round(points[int(r["record"])].at_s, 3) for r in rows if r["kind"] in ("trial", "baseline")
     )
-    assert all(b.at_s >= a.at_s for a, b in zip(store.trajectory, store.trajectory[1:]))
+    assert all(b.at_s >= a.at_s for a, b in zip(store.results.trajectory, store.results.trajectory[1:]))
     # RoTI: final = confirmed gain over all the tuning time; peak = highest along the curve
     r = summary["roti"]
     winner = statistics.median(samples[outcome.winner["signature"]])
     assert r["final"] == pytest.approx((winner - statistics.median(samples[DEFAULT])) / (summary["tuning_time_s"] / 60))
     curve = [
         (p.at_s, (p.best - p.default) / (p.at_s / 60))
-        for p in store.trajectory
+        for p in store.results.trajectory
         if p.best is not None and p.default is not None and p.at_s > 0
     ]
     assert [c["roti"] for c in r["curve"]] == pytest.approx([c[1] for c in curve])
@@ -186,7 +186,7 @@ def test_confirmed_gain_and_outputs(tmp_path):
 def test_bayes_finds_most_of_the_romio_optimum(tmp_path):
     store, outcome, _ = synthetic_study(tmp_path, strategy="bayes", trials=40, sigma=0.0, confirm_rounds=2)
     best = synthetic.model("ufs").best(spaces.load("romio"))
-    assert max(p.median for p in store.pools.values()) >= 0.9 * best
+    assert max(p.median for p in store.results.pools.values()) >= 0.9 * best
 
 
 def test_reused_trials_take_their_place_on_the_tuning_clock(tmp_path):
@@ -194,8 +194,8 @@ def test_reused_trials_take_their_place_on_the_tuning_clock(tmp_path):
     curve when they were proposed, not at t = 0 with the best value found."""
     store, t = make_study(tmp_path, strategy="ga", trials=30, delay=0.5, sigma=0.02, clock=FakeClock())
     outcome = t.run()
-    at = {p.record: p.at_s for p in store.trajectory}
-    trials = store.search_trials()
+    at = {p.record: p.at_s for p in store.results.trajectory}
+    trials = store.trials.search_trials()
     reused = [r for r in trials if r.cost_runs == 0]
     assert len(reused) >= 2
     times = [at[r.id] for r in trials]
@@ -219,13 +219,13 @@ def test_trials_that_take_effect_as_the_default_share_its_runs(tmp_path):
     )  # 16 MiB is the default
     store, t = make_study(tmp_path, space=tiny, strategy="grid", trials=4, repeats=3, baseline_every=0)
     t.run()
-    same = [r for r in store.completed() if r.duplicate_of == DEFAULT]
+    same = [r for r in store.trials.completed() if r.duplicate_of == DEFAULT]
     assert len(same) == 1
     assert same[0].settings == {"mpiio.romio_cb_write": "automatic", "mpiio.cb_buffer_size": 16 << 20}
     assert len(same[0].runs) == 1  # one run shows it is the default: no repeats
-    baseline_runs = sum(len(r.runs) for r in store.records(BASELINE) if r.ok)
-    assert len(store.default_runs) == baseline_runs + 1  # the trial's run counts with the default's
-    assert len(store.pools) == 3 and t.confirmation.candidates()  # the other three are candidates
+    baseline_runs = sum(len(r.runs) for r in store.trials.records(BASELINE) if r.ok)
+    assert len(store.results.default_runs) == baseline_runs + 1  # the trial's run counts with the default's
+    assert len(store.results.pools) == 3 and t.confirmation.candidates()  # the other three are candidates
 
 
 def test_ranking_uses_the_current_value_of_shared_results(tmp_path):
@@ -240,20 +240,20 @@ def test_ranking_uses_the_current_value_of_shared_results(tmp_path):
     )
     store, t = make_study(tmp_path, space=striping, strategy="grid", trials=12, sigma=0.2, repeats=2)
     t.run()
-    now = store.current_values()
+    now = store.results.current_values()
     by_sig = {}
-    for r in store.completed():
+    for r in store.trials.completed():
         by_sig.setdefault(r.signature, []).append(r)
     stale = 0
     told = {tr.number: tr.value for tr in store.study.trials}
     for sig, group in by_sig.items():
         runs = [x for r in group for x in r.runs]
-        assert sorted(store.pools[sig].runs) == sorted(runs)  # one pool: every run of the configuration
+        assert sorted(store.results.pools[sig].runs) == sorted(runs)  # one pool: every run of the configuration
         for r in group:
             assert now[r.number] == pytest.approx(statistics.median(runs))
             stale += told[r.number] != pytest.approx(statistics.median(runs))
     assert stale > 0  # told values go stale as their configuration gets more runs
-    best = max(store.pools.values(), key=lambda p: statistics.median(p.runs))
+    best = max(store.results.pools.values(), key=lambda p: statistics.median(p.runs))
     assert t.search.best() == (best.first, pytest.approx(statistics.median(best.runs)))
 
 
@@ -287,7 +287,7 @@ def test_time_budget_keeps_room_for_a_trial_with_its_repeats(tmp_path):
     outcome = t.run()
     assert outcome.stop.rule == "time-budget"
     assert outcome.stopped_because.startswith("time budget reached")
-    assert store.trials_run() >= 1
+    assert store.trials.trials_run() >= 1
     assert t.clock() <= 3.0
     # one more trial with its repeats would not have fitted with the confirmation round
     assert (
@@ -321,13 +321,13 @@ def test_resume_with_a_larger_total_runs_more_and_confirms_again(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "confirming again" in " ".join(r.stdout.split())  # the printout wraps to the width
     loaded = stores.Store.open(storage, "r")
-    assert loaded.trials_run() == 20 and loaded.budget.trials == 20
-    plans = {x.attrs["plan"] for x in loaded.records(CONFIRMATION)}
+    assert loaded.trials.trials_run() == 20 and loaded.budget.trials == 20
+    plans = {x.attrs["plan"] for x in loaded.trials.records(CONFIRMATION)}
     assert len(plans) == 2  # the first round, superseded, and the new one
     summary = json.loads((out / "summary.json").read_text())
     assert summary["trials_run"] == 20 and summary["budget"]["trials"] == 20
     # the new round's candidates are the best configurations of all 20 trials
-    ranked = loaded.ranked_pools(lambda v: v)
+    ranked = loaded.results.ranked_pools(lambda v: v)
     rows = list(csv.DictReader(open(out / "trials.csv")))
     current = {x["effective"] for x in rows if x["kind"] == "confirmation" and x["trial"] != "default"}
     assert current == {p.signature for p in ranked[:3]}
@@ -342,8 +342,8 @@ def test_resume_with_a_larger_total_runs_more_and_confirms_again(tmp_path):
     assert len(log.read_text().splitlines()) == runs_before
     assert "confirming again" not in r.stdout and "results: " in r.stdout
     again = stores.Store.open(storage, "r")
-    assert again.budget.trials == 20 and again.trials_run() == 20
-    assert len(again.records(CONFIRMATION)) == len(loaded.records(CONFIRMATION))
+    assert again.budget.trials == 20 and again.trials.trials_run() == 20
+    assert len(again.trials.records(CONFIRMATION)) == len(loaded.trials.records(CONFIRMATION))
 
 
 class Bursts:
@@ -415,10 +415,10 @@ def test_three_confirmation_rounds_are_raised_so_a_gain_can_be_declared(tmp_path
 def test_a_time_budget_too_small_for_the_confirmation_is_warned_about(tmp_path):
     # a search of 8 trials, stopped before its confirmation round (as a killed tuner would be) ...
     store, t = make_study(tmp_path, trials=8, delay=0.01, confirm_rounds=2, confirm_top=1)
-    t.store.begin_session()
+    t.store.workers.begin_session()
     t.search.measure_default()
     t.search.run()
-    assert not store.records(CONFIRMATION)
+    assert not store.trials.records(CONFIRMATION)
     # ... resumed with a time budget that is already spent: no room for the 4 rounds a gain needs
     store.set_budget(cfg.Budget(None, 0.1))
     again = tuner.Tuner(store, t.evaluator, t.space, t.objective, t.strategy)

@@ -20,7 +20,7 @@ PERF = objective.parse("perf")
 
 
 def rows_of(strategy, store):
-    return [strategy.row_of(r.settings) for r in store.search_trials()]
+    return [strategy.row_of(r.settings) for r in store.trials.search_trials()]
 
 
 def test_each_generation_varies_only_its_subset_around_the_best_so_far(tmp_path):
@@ -38,7 +38,7 @@ def test_each_generation_varies_only_its_subset_around_the_best_so_far(tmp_path)
     t.run()
     s = t.strategy
     rows = rows_of(s, store)
-    values = [r.runs[0] if r.runs else None for r in store.search_trials()]
+    values = [r.runs[0] if r.runs else None for r in store.trials.search_trials()]
     generations = len(rows) // s.population
     assert generations >= 6
     partial = 0
@@ -80,7 +80,7 @@ def test_the_exhaustion_rule_applies_to_the_subspace_which_widens_instead_of_sto
     )
     outcome = t.run()
     # every point of the space was measured before the study stopped for exhaustion
-    assert len(store.requested) + len(store.failed) == space.size() == 16
+    assert len(store.results.requested) + len(store.results.failed) == space.size() == 16
     assert outcome.stop.rule == "exhaustion"
     # along the way the strategy searched subspaces: the rule sees their size and their points
     s = t.strategy
@@ -145,10 +145,10 @@ def test_decisions_are_replayed_the_same_on_resume(tmp_path):
         synthetic.SyntheticEvaluator(synthetic.model("lustre"), PERF, 0.0, 0.0, 0),
         sp,
         PERF,
-        strategies.make("tunio", sp, store.worker_seed(0)),
+        strategies.make("tunio", sp, store.workers.worker_seed(0)),
     )
     resumed.run()
-    assert [r.settings for r in store.search_trials()] == [r.settings for r in whole.search_trials()]
+    assert [r.settings for r in store.trials.search_trials()] == [r.settings for r in whole.trials.search_trials()]
 
 
 def test_the_observer_sees_which_dimensions_matter_and_which_are_inert():

@@ -320,9 +320,9 @@ def test_ga_elitism_and_valid_children(tmp_path):
 
     def spy(ctx):
         point = real(ctx)
-        now = ctx.store.current_values()
-        points = {r.number: s.labels_of(r.settings) for r in ctx.store.completed()}
-        proposed.append((len(ctx.store.search_trials()), point, now, points))
+        now = ctx.store.results.current_values()
+        points = {r.number: s.labels_of(r.settings) for r in ctx.store.trials.completed()}
+        proposed.append((len(ctx.store.trials.search_trials()), point, now, points))
         return point
 
     t.strategy.propose = spy
@@ -334,7 +334,7 @@ def test_ga_elitism_and_valid_children(tmp_path):
         if index % pop == 0 and index >= pop:  # the elite slot: the best point so far, as it stands now
             assert point == points[max(now, key=now.get)]
             elites += 1
-    assert elites >= 3 and store.trials_run() == 40
+    assert elites >= 3 and store.trials.trials_run() == 40
 
 
 def test_two_aggregators_beat_one_on_the_ufs_model():

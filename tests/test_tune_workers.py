@@ -115,7 +115,7 @@ def test_two_workers_share_a_study_and_one_is_killed(tmp_path):
         running = {}
         while time.time() < deadline and not (first.pid in running and second.pid in running):
             store.refresh()  # until each worker is inside a trial
-            before = {r.id: r for r in store.records()}
+            before = {r.id: r for r in store.trials.records()}
             running = {
                 r.attrs["owner"]["pid"]: r
                 for r in before.values()
@@ -136,7 +136,7 @@ def test_two_workers_share_a_study_and_one_is_killed(tmp_path):
                 p.wait()
 
     store = Store.open(storage, "w", heartbeat_s=None)
-    after = {r.id: r for r in store.records()}
+    after = {r.id: r for r in store.trials.records()}
     # no completed run lost or changed
     for rid, r in before.items():
         if r.state == "COMPLETE":
@@ -151,10 +151,10 @@ def test_two_workers_share_a_study_and_one_is_killed(tmp_path):
     retries = [r for r in after.values() if r.attrs.get("retry_of") == killed.number]
     assert len(retries) == 1 and retries[0].state == "COMPLETE" and retries[0].settings == killed.settings
     # nothing repeated: no configuration measured twice by search trials that cost runs
-    ran = [r for r in store.search_trials() if r.cost_runs > 0 and r.state == "COMPLETE"]
+    ran = [r for r in store.trials.search_trials() if r.cost_runs > 0 and r.state == "COMPLETE"]
     keys = [json.dumps(r.settings, sort_keys=True) for r in ran]
     assert len(keys) == len(set(keys))
-    assert store.trials_run() >= 30
+    assert store.trials.trials_run() >= 30
     # both workers' runs are in one study, on one clock
     assert len({r.session for r in ran}) == 2
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
@@ -198,11 +198,12 @@ def test_a_worker_that_dies_in_the_confirmation_round_leaves_it_to_one_other(tmp
         lease = None
         while time.time() < deadline:
             store.refresh()
-            lease = store.lease("confirmation-0")
+            lease = store.workers.lease("confirmation-0")
             if (
                 lease is not None
                 and lease.state == "held"
-                and sum(1 for r in store.records("confirmation") if r.attrs.get("plan") == "confirmation-0/1") >= 2
+                and sum(1 for r in store.trials.records("confirmation") if r.attrs.get("plan") == "confirmation-0/1")
+                >= 2
             ):
                 break
             time.sleep(0.05)
@@ -219,9 +220,9 @@ def test_a_worker_that_dies_in_the_confirmation_round_leaves_it_to_one_other(tmp
                 p.wait()
     assert "runs the round again, from the start (start 2)" in out
     store = Store.open(storage, "c", heartbeat_s=None)
-    lease = store.lease("confirmation-0")
+    lease = store.workers.lease("confirmation-0")
     assert lease.attempt == 2 and lease.state == "done" and lease.pid == other.pid
-    plans = {r.attrs["plan"] for r in store.records("confirmation")}
+    plans = {r.attrs["plan"] for r in store.trials.records("confirmation")}
     assert plans == {"confirmation-0/1", "confirmation-0/2"}
     rows = list(csv.DictReader(open(tmp_path / "out" / "trials.csv")))
     current = [r for r in rows if r["kind"] == "confirmation"]

@@ -49,12 +49,12 @@ class Confirmation:
     def estimate(self, candidates: int | None = None) -> float:
         """What the round will cost in tuning time."""
         k = self.top if candidates is None else candidates
-        return self.rounds_for(k)[0] * (k + 1) * self.store.run_estimate()
+        return self.rounds_for(k)[0] * (k + 1) * self.store.results.run_estimate()
 
     def _affordable(self, k: int) -> int:
         """The rounds for k candidates the time budget still has room for."""
-        per_round = (k + 1) * self.store.run_estimate()
-        return int(max(0.0, cast(float, self.store.budget.seconds) - self.store.clock()) // per_round)
+        per_round = (k + 1) * self.store.results.run_estimate()
+        return int(max(0.0, cast(float, self.store.budget.seconds) - self.store.workers.clock()) // per_round)
 
     def _rounds(self, k: int, done: int) -> int:
         """The confirmation rounds to run for k candidates (done: those run already), saying so when
@@ -102,8 +102,8 @@ class Confirmation:
 
     def candidates(self) -> list[dict]:
         """The best configurations measured, best first, with how the log and trials.csv name them."""
-        pools = self.store.ranked_pools()[: self.top]
-        training = [r.id for r in self.store.records(TRAINING)]
+        pools = self.store.results.ranked_pools()[: self.top]
+        training = [r.id for r in self.store.trials.records(TRAINING)]
         out = []
         for p in pools:
             who: dict[str, Any]
@@ -111,7 +111,7 @@ class Confirmation:
                 n = training.index(p.first)
                 who = {"trial": None, "name": f"training run {n}", "run": f"training-{n:03d}"}
             else:
-                i = self.store.index_of(cast(int, p.first))
+                i = self.store.trials.index_of(cast(int, p.first))
                 who = {"trial": i, "name": f"trial {i}", "run": f"t{i:04d}"}
             out.append({"signature": p.signature, "settings": p.settings, "record": p.first, **who})
         return out
@@ -123,7 +123,7 @@ class Confirmation:
         worker left owed, which come before the candidates."""
         if stop.rule == "tuner-io":
             return Outcome(
-                self.store.default_value(),
+                self.store.results.default_value(),
                 self.verdicts.best_doc(None, None),
                 None,
                 None,
@@ -133,10 +133,10 @@ class Confirmation:
         name = self._round_name()
         while True:
             try:
-                with self.store.exclusive(name, {"stop": stop.to_json()}, poll_s=WAIT_S) as section:
+                with self.store.workers.exclusive(name, {"stop": stop.to_json()}, poll_s=WAIT_S) as section:
                     if section.mine:
                         self._hold(section, stop, search)
-                lease = self.store.lease(name)
+                lease = self.store.workers.lease(name)
                 break
             except LeaseLost as e:
                 self.note(f"{e}: this worker waits for the round's verdict instead")
@@ -146,14 +146,14 @@ class Confirmation:
         """The lease of the round to report: the last one, or a new one after a resume that searched more."""
         rounds = {
             int(n[len(ROUND) :]): lease
-            for n, lease in self.store.leases_named(ROUND).items()
+            for n, lease in self.store.workers.leases_named(ROUND).items()
             if n[len(ROUND) :].isdigit()
         }
         if not rounds:
             return f"{ROUND}0"
         k = max(rounds)
         last = rounds[k]
-        if last.state == "done" and last.content.get("trials_run") != self.store.trials_run():
+        if last.state == "done" and last.content.get("trials_run") != self.store.trials.trials_run():
             self.note("the search ran more trials since the last confirmation round: confirming again")
             return f"{ROUND}{k + 1}"
         return f"{ROUND}{k}"
@@ -168,17 +168,17 @@ class Confirmation:
         # the round runs alone: trials other workers still run would disturb its runs (shared nodes)
         owed_run = False
         while True:
-            self.store.recover()
-            if self.store.others_running():
+            self.store.workers.recover()
+            if self.store.workers.others_running():
                 time.sleep(POLL_S)
-            elif self.store.owed() and not owed_run:
+            elif self.store.trials.owed() and not owed_run:
                 owed_run = True
                 search()  # trials a stopped worker left, queued to run again: before the candidates
             else:
                 break
             held.check()
         cands = self.candidates()
-        trials_run = self.store.trials_run()
+        trials_run = self.store.trials.trials_run()
         plan = f"{section.lease.name}/{section.lease.attempt}"
         content: dict[str, Any] = {"stop": stop.to_json(), "trials_run": trials_run, "plan": plan}
         if not cands:
@@ -225,6 +225,6 @@ class Confirmation:
                         "name": entry["name"] if entry else "default",
                         "value": m.value,
                         "error": m.error,
-                        "clock": self.store.clock(),
+                        "clock": self.store.workers.clock(),
                     }
                 )

@@ -20,7 +20,7 @@ def note(store: Store) -> str:
     lines = [
         f"# iotuner study {store.name}",
         f"Objective **{obj.name}**{f' ({obj.unit})' if obj.unit else ''}, to {obj.direction}; strategy "
-        f"`{c.strategy}`, space `{c.space.get('name')}`; {store.trials_run()} search trials run.",
+        f"`{c.strategy}`, space `{c.space.get('name')}`; {store.trials.trials_run()} search trials run.",
         "",
         "Each trial here is a point of the search: `result` holds its runs, what took effect and, when it "
         "shared an earlier result, `duplicate_of`. The other runs are trials of the companion study "

@@ -72,7 +72,7 @@ class Context:
         return self._measure(point, kind, label, why)
 
     def clock(self) -> float:
-        return self.store.clock()
+        return self.store.workers.clock()
 
 
 class Strategy:

@@ -55,7 +55,7 @@ def roti(store: Store, objective: Objective, outcome: Outcome, total_s: float) -
             else "there was no confirmation round"
         )
         why = f"{NO_GAIN}: {why}"
-    return traj.roti(store.trajectory, objective, store.config.repeats, gain, total_s), why
+    return traj.roti(store.results.trajectory, objective, store.config.repeats, gain, total_s), why
 
 
 def viability(store: Store, outcome: Outcome, total_s: float) -> traj.Viability:
@@ -63,9 +63,9 @@ def viability(store: Store, outcome: Outcome, total_s: float) -> traj.Viability:
     (with its measured I/O share): on the application, which a study tuned through its kernel runs only in
     the confirmation round."""
     gain = outcome.verdict.gain if outcome.significant else None
-    runs = store.records(BASELINE)
+    runs = store.trials.records(BASELINE)
     if store.config.confirm_app:
-        runs = [r for r in store.records(CONFIRMATION) if r.attrs.get("candidate") == DEFAULT] or runs
+        runs = [r for r in store.trials.records(CONFIRMATION) if r.attrs.get("candidate") == DEFAULT] or runs
     p = traj.production(runs, store.config.production_runtime_s)
     return traj.viability(total_s, gain, p.runtime_s, p.io_share, p.source)
 
@@ -77,10 +77,10 @@ def kernel_costs(store: Store, objective: Objective, outcome: Outcome, total_s: 
         return None
     per_run = [
         r.duration_s / max(1, r.cost_runs)
-        for r in store.records(BASELINE, TRIAL, TRAINING)
+        for r in store.trials.records(BASELINE, TRIAL, TRAINING)
         if r.ok and r.cost_runs and r.duration_s > 0
     ]
-    app = [r.duration_s for r in store.records(CONFIRMATION) if r.ok and r.duration_s > 0]
+    app = [r.duration_s for r in store.trials.records(CONFIRMATION) if r.ok and r.duration_s > 0]
     out = {
         "dir": store.config.kernel,
         "evaluation_s": {
@@ -93,11 +93,11 @@ def kernel_costs(store: Store, objective: Objective, outcome: Outcome, total_s: 
     k, a = out["evaluation_s"]["kernel"], out["evaluation_s"]["application"]
     out["speedup"] = a / k
     gain = objective.improvement(outcome.winner["median"], outcome.confirmed_default) if outcome.significant else None
-    runs = {r.id: max(1, r.cost_runs) for r in store.records()}
+    runs = {r.id: max(1, r.cost_runs) for r in store.trials.records()}
     extra = max(0.0, a - k)
-    searched = sum(runs.get(p.record, 1) for p in store.trajectory if p.kind != CONFIRMATION)
-    slow = traj.costing_more(store.trajectory, runs, extra)
-    with_k = traj.roti(store.trajectory, objective, store.config.repeats, gain, total_s)
+    searched = sum(runs.get(p.record, 1) for p in store.results.trajectory if p.kind != CONFIRMATION)
+    slow = traj.costing_more(store.results.trajectory, runs, extra)
+    with_k = traj.roti(store.results.trajectory, objective, store.config.repeats, gain, total_s)
     without = traj.roti(slow, objective, store.config.repeats, gain, total_s + searched * extra)
     out["roti"] = {"peak": with_k.peak, "final": with_k.final}
     out["roti_without_kernel"] = {
@@ -119,12 +119,12 @@ def describe_roti(r: traj.Roti | None, why: str | None) -> str:
 
 def write_csv(store: Store, path: Path, plan: str | None) -> None:
     """Every run, in the order records were made; `record` is the record's id in the storage."""
-    at = {p.record: p.at_s for p in store.trajectory}
-    training = {r.id: i for i, r in enumerate(store.records(TRAINING))}
+    at = {p.record: p.at_s for p in store.results.trajectory}
+    training = {r.id: i for i, r in enumerate(store.trials.records(TRAINING))}
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(CSV_COLUMNS)
-        for r in store.records(BASELINE, TRIAL, TRAINING, CONFIRMATION):
+        for r in store.trials.records(BASELINE, TRIAL, TRAINING, CONFIRMATION):
             kind, label, rnd = r.kind, "", ""
             if r.kind == TRIAL:
                 label = r.number
@@ -136,7 +136,7 @@ def write_csv(store: Store, path: Path, plan: str | None) -> None:
                 rnd = r.attrs.get("round", "")
             dup = r.duplicate_of
             if isinstance(dup, int):  # a trial's number, or a training run as "training N"
-                dup = f"training {training[dup]}" if dup in training else store.index_of(dup)
+                dup = f"training {training[dup]}" if dup in training else store.trials.index_of(dup)
             value = (statistics.median(r.runs) if r.runs else "") if r.state == "COMPLETE" else ""
             w.writerow(
                 [
@@ -171,7 +171,7 @@ def plot(
     title: str,
     caption: str = "",
 ) -> bool:
-    points = store.trajectory
+    points = store.results.trajectory
     trials = [p for p in points if p.kind == TRIAL]
     if not trials and not any(p.kind == TRAINING for p in points):
         return False
@@ -187,7 +187,7 @@ def plot(
     fig, ax = plt.subplots(2, 2, figsize=(12, 8.2))
     by_trial, by_time, roti_ax, life_ax = ax[0][0], ax[0][1], ax[1][0], ax[1][1]
 
-    default_runs = store.default_runs
+    default_runs = store.results.default_runs
     if default_runs:
         med = statistics.median(default_runs)
         spread = noise.relative_spread(default_runs) * abs(med)
@@ -201,7 +201,7 @@ def plot(
             )
             a.axhspan(med - spread, med + spread, color="#d1242f", alpha=0.08, label="default's spread (1.48 MAD)")
 
-    index = {p.record: store.index_of(p.record) for p in trials}
+    index = {p.record: store.trials.index_of(p.record) for p in trials}
     ok = [p for p in trials if p.ok and p.value is not None]
     by_trial.scatter(
         [index[p.record] for p in ok],
@@ -400,12 +400,12 @@ def summary(
         "space": store.config.space.get("name"),
         "default": outcome.default,
         "confirmed_default": outcome.confirmed_default,
-        "trials": len(store.search_trials()),
-        "trials_run": store.trials_run(),
-        "training_runs": len(store.records(TRAINING)),
-        "baseline_runs": len(store.records(BASELINE)),
-        "default_runs": len(store.default_runs),
-        "application_runs": store.application_runs(),
+        "trials": len(store.trials.search_trials()),
+        "trials_run": store.trials.trials_run(),
+        "training_runs": len(store.trials.records(TRAINING)),
+        "baseline_runs": len(store.trials.records(BASELINE)),
+        "default_runs": len(store.results.default_runs),
+        "application_runs": store.trials.application_runs(),
         "budget": asdict(store.budget),
         "tuning_time_s": total_s,
         "stop": outcome.stop.to_json(),

@@ -48,7 +48,9 @@ class Runs:
             try:
                 with open(self.eval_log, "a") as f:
                     f.write(
-                        json.dumps({"label": label, "ok": m.ok, "value": m.value, "at_s": round(self.store.clock(), 3)})
+                        json.dumps(
+                            {"label": label, "ok": m.ok, "value": m.value, "at_s": round(self.store.workers.clock(), 3)}
+                        )
                         + "\n"
                     )
             except OSError as e:
@@ -57,7 +59,7 @@ class Runs:
 
     def signature(self, m: Measurement, doc: dict) -> str:
         """What took effect in this run, relative to the default's effective settings."""
-        return self.store.signature(effective_of(m, doc))
+        return self.store.results.signature(effective_of(m, doc))
 
     def record(
         self, kind: str, flat: Mapping[str, Any], doc: dict, m: Measurement, attrs: Mapping[str, Any] | None = None
@@ -70,7 +72,9 @@ class Runs:
                 k: m.details.get(k) for k in ("io_time_s", "wall_time_s", "bytes_written", "bytes_read", "ranks")
             }
         if kind == BASELINE and m.ok:
-            if self.store.reference is None:  # the default's effective settings: signatures are relative to them
+            if (
+                self.store.results.reference is None
+            ):  # the default's effective settings: signatures are relative to them
                 attrs["reference"] = reference_of(m)
                 sig = signature(effective_of(m, doc), attrs["reference"], self.nodes)
         rec = self.store.add_run(
@@ -88,7 +92,7 @@ class Runs:
 
     def default(self, reason: str) -> Measurement:
         """A run of the default settings (a baseline run), recorded unless the tuner could not make it."""
-        n = self.store.count(BASELINE)
+        n = self.store.trials.count(BASELINE)
         m = self.measure(self.baseline, f"baseline-{n:03d}")
         if m.fault is None:
             self.record(BASELINE, {}, self.baseline, m)
@@ -97,9 +101,9 @@ class Runs:
                 "kind": "baseline",
                 "value": m.value,
                 "error": m.error,
-                "default": self.store.default_value(),
+                "default": self.store.results.default_value(),
                 "reason": reason,
-                "clock": self.store.clock(),
+                "clock": self.store.workers.clock(),
             }
         )
         return m
@@ -109,7 +113,7 @@ class Runs:
     ) -> tuple[Record, Measurement]:
         """A strategy's own run of a point (flat settings), recorded under its kind (`Context.measure`)."""
         flat = complete(dict(flat), self.nodes)
-        n = self.store.count(kind)
+        n = self.store.trials.count(kind)
         m = self.measure(trial_doc(self.baseline, flat), label or f"{kind}-{n:03d}")
         if m.fault:
             raise TuneError(m.fault)
@@ -121,7 +125,7 @@ class Runs:
                 "settings": flat,
                 "value": m.value,
                 "error": m.error,
-                "clock": self.store.clock(),
+                "clock": self.store.workers.clock(),
             }
         )
         return rec, m

@@ -78,7 +78,7 @@ class Search:
         for a pure MPI-IO program): no trial then differs from another only in knobs that cannot act, and a
         strategy never spends a run on them. From the study's first report of the default, so every worker
         and every resume narrows alike."""
-        self.unused = unused_layers(self.store.baseline_report())
+        self.unused = unused_layers(self.store.trials.baseline_report())
         space, self.dropped = self.space.without_layers(self.unused)
         if self.dropped:
             self._use(space, type(self.strategy)(space, self.strategy.seed, self.strategy.options))
@@ -97,10 +97,10 @@ class Search:
 
     def clock(self) -> float:
         """Tuning time: how long the study has been worked on, across resumes and workers."""
-        return self.store.clock()
+        return self.store.workers.clock()
 
     def run_estimate(self) -> float:
-        return self.store.run_estimate()
+        return self.store.results.run_estimate()
 
     def next_trial_runs(self) -> int:
         """The most application runs the next trial can cost: its repeats, and the baseline run due before it."""
@@ -118,26 +118,26 @@ class Search:
             return max(0.0, b.seconds - self.clock())
         runs = []
         if b.trials is not None:
-            left = max(0, b.trials - self.store.trials_run())
+            left = max(0, b.trials - self.store.trials.trials_run())
             every = self.baseline_every
             baselines = (self._since_baseline + left) // every if every else 0
             runs.append(left * self.repeats + baselines)
         if b.runs is not None:
-            runs.append(max(0, b.runs - self.store.runs_spent()))
+            runs.append(max(0, b.runs - self.store.trials.runs_spent()))
         return min(runs) * self.run_estimate() + self.confirmation_estimate() if runs else None
 
     # ---- the study so far ----
 
     def best(self) -> tuple[int, float] | None:
         """(first record, current value) of the best effective configuration measured so far."""
-        best = self.store.best_pool()
+        best = self.store.results.best_pool()
         return (cast(int, best.first), median_of(best)) if best else None
 
     def name_of(self, rid: int) -> str:
         """How the log and trials.csv name a record that measured a point first: trial N, training run N."""
-        r = self.store.record(rid)
+        r = self.store.trials.record(rid)
         if r is not None and r.kind == TRAINING:
-            return f"training run {sum(1 for x in self.store.records(TRAINING) if x.id < rid)}"
+            return f"training run {sum(1 for x in self.store.trials.records(TRAINING) if x.id < rid)}"
         return f"trial {r.number if r is not None else '?'}"
 
     # ---- before the trials ----
@@ -147,10 +147,10 @@ class Search:
         number of times; with no run at all there is nothing to tune."""
         wanted = self.repeats
         attempts = 0
-        while len(self.store.default_runs) < wanted:
+        while len(self.store.results.default_runs) < wanted:
             if attempts >= 2 * wanted:
                 self.note(
-                    f"only {len(self.store.default_runs)} of {wanted} runs of the default settings "
+                    f"only {len(self.store.results.default_runs)} of {wanted} runs of the default settings "
                     f"succeeded in {attempts} attempts; the default is the median of those"
                 )
                 return
@@ -158,7 +158,7 @@ class Search:
             attempts += 1
             if m.fault:
                 raise TuneError(m.fault)
-            if not m.ok and not self.store.default_runs:
+            if not m.ok and not self.store.results.default_runs:
                 raise TuneError(
                     f"the application fails with its default settings, so there is nothing to tune: {m.error}"
                 )
@@ -167,7 +167,7 @@ class Search:
         """The strategy's training runs, once for the study: one worker prepares, the others wait."""
         if type(self.strategy).prepare is Strategy.prepare:
             return
-        with self.store.exclusive(f"training:{self.strategy.name}") as section:
+        with self.store.workers.exclusive(f"training:{self.strategy.name}") as section:
             if section.mine:
                 self.strategy.prepare(self.context())
 
@@ -176,8 +176,8 @@ class Search:
     def run(self) -> stops.Stop:
         """Trials until a stop rule, the strategy, or another worker's confirmation round ends the search."""
         while True:
-            self.store.recover()  # a peer that died: its trial runs again
-            other = self.store.held_by_others(ROUND)
+            self.store.workers.recover()  # a peer that died: its trial runs again
+            other = self.store.workers.held_by_others(ROUND)
             if other is not None:  # the round runs alone: no trial starts beside it
                 return stops.Stop(
                     "confirmation", f"another worker ({other.host}, process {other.pid}) started the confirmation round"
@@ -226,13 +226,13 @@ class Search:
         """A point measured before costs no run: it shares that result, or that failure. It is
         placed on the tuning clock when it was proposed. A point another worker is measuring right
         now is waited for, then shared."""
-        while (peer := self.store.in_flight(flat, asked.number)) is not None:
+        while (peer := self.store.workers.in_flight(flat, asked.number)) is not None:
             # a peer's trial asked just before this one publishes its point within milliseconds
             time.sleep(POLL_S if "settings" in peer.attrs else PUBLISH_S)
-            self.store.recover()
+            self.store.workers.recover()
         key = canonical(flat)
-        if key in self.store.failed:
-            first = self.store.failed[key]
+        if key in self.store.results.failed:
+            first = self.store.results.failed[key]
             self.store.tell(
                 asked,
                 settings=flat,
@@ -243,8 +243,8 @@ class Search:
                 duplicate_of=first,
                 error=f"same settings as {self.name_of(first)}, which failed",
             )
-        elif key in self.store.requested:
-            first, sig = self.store.requested[key]
+        elif key in self.store.results.requested:
+            first, sig = self.store.results.requested[key]
             self.store.tell(
                 asked,
                 settings=flat,
@@ -252,9 +252,9 @@ class Search:
                 signature=sig,
                 cost_runs=0,
                 duration_s=0.0,
-                duplicate_of=first if sig not in self.store.default_signatures() else DEFAULT,
+                duplicate_of=first if sig not in self.store.results.default_signatures() else DEFAULT,
                 error=None,
-                value=self.store.value_of(sig),
+                value=self.store.results.value_of(sig),
             )
         else:
             return False
@@ -277,10 +277,10 @@ class Search:
         if first.ok:
             runs.append(cast(float, first.value))
             sig = self.runs.signature(first, doc)
-            if sig in self.store.default_signatures():  # took effect as the default: a run of the default
+            if sig in self.store.results.default_signatures():  # took effect as the default: a run of the default
                 duplicate_of = DEFAULT
-            elif sig in self.store.pools:  # the same settings took effect before: one result for both
-                duplicate_of = self.store.pools[sig].first
+            elif sig in self.store.results.pools:  # the same settings took effect before: one result for both
+                duplicate_of = self.store.results.pools[sig].first
             else:
                 for r in range(2, self.repeats + 1):
                     m = self.runs.measure(doc, f"{label}-r{r}")
@@ -295,8 +295,10 @@ class Search:
                     runs.append(cast(float, m.value))
         value = None
         if error is None:
-            pool = self.store.pools.get(sig) if sig is not None else None
-            shared = self.store.default_runs if duplicate_of == DEFAULT else pool.runs if pool is not None else []
+            pool = self.store.results.pools.get(sig) if sig is not None else None
+            shared = (
+                self.store.results.default_runs if duplicate_of == DEFAULT else pool.runs if pool is not None else []
+            )
             value = statistics.median(list(shared) + runs)
         rec = self.store.tell(
             asked,
@@ -326,7 +328,7 @@ class Search:
     ) -> None:
         """The trial's progress event: its result, and the best so far against the default."""
         best = self.best()
-        default = self.store.default_value()
+        default = self.store.results.default_value()
         event: dict[str, Any] = {
             "kind": "trial",
             "number": asked.index,
@@ -335,7 +337,7 @@ class Search:
             "best": best[1] if best else None,
             "default": default,
             "gain": self.objective.gain(best[1], default) if best and default else None,
-            "done": self.store.trials_run(),
+            "done": self.store.trials.trials_run(),
             "budget": self.budget.trials,
             "left_s": self.time_left(),
         }

@@ -247,8 +247,8 @@ def _open(args: argparse.Namespace, console: Console) -> tuple[Store, Path, str]
             )
         out = Path(store.config.out)
         console.print(
-            f"resuming study [bold]{args.study}[/bold]: {len(store.completed())} completed trials, "
-            f"{len(store.default_runs)} runs of the default, {results.fmt_time(store.clock())} of "
+            f"resuming study [bold]{args.study}[/bold]: {len(store.trials.completed())} completed trials, "
+            f"{len(store.results.default_runs)} runs of the default, {results.fmt_time(store.workers.clock())} of "
             f"tuning so far"
         )
     else:
@@ -280,9 +280,9 @@ def _nothing_measured(storage: str, name: str) -> bool:
     except StudyError:
         return False  # none, or not ours: Store.create says why
     old.refresh()
-    if old.default_runs or old.completed():
+    if old.results.default_runs or old.trials.completed():
         return False
-    sessions = old.sessions()
+    sessions = old.workers.sessions()
     if any(leases.alive(s.host, s.pid) is not False for s in sessions):
         return False
     created = old.config.created
@@ -383,7 +383,7 @@ def worker(args: argparse.Namespace) -> int:
         print(f"iotuner worker: {e}", file=sys.stderr)
         return 2
     out = Path(args.out or store.config.out)
-    console.print(f"worker on study [bold]{args.study}[/bold] ({store.trials_run()} trials run so far)")
+    console.print(f"worker on study [bold]{args.study}[/bold] ({store.trials.trials_run()} trials run so far)")
     outcome = _work(
         store,
         console,
@@ -414,7 +414,9 @@ def _work(
     scratch_dir, scratch_tmp = _scratch(config, store, console, scratch, launcher)
     try:
         evaluator = _evaluator(config, obj, scratch_dir, launcher, store.name)
-        strategy = strategies.make(config.strategy, space, store.worker_seed(config.seed), config.strategy_options)
+        strategy = strategies.make(
+            config.strategy, space, store.workers.worker_seed(config.seed), config.strategy_options
+        )
     except (launch.LaunchError, KeyError, ValueError) as e:  # ReplayError is a ValueError
         print(f"iotuner tune: {e.args[0] if e.args else e}", file=sys.stderr)
         return 2
@@ -439,7 +441,7 @@ def _work(
 
     def header(t: Tuner) -> None:  # once the default's runs say which layers the program uses
         training = t.strategy.training_runs(config.repeats)
-        made = store.application_runs()["training"]
+        made = store.trials.application_runs()["training"]
         console.print(render.indented(f"space {_describe_space(space, t)}, strategy {config.strategy}", 2))
         console.print(
             render.indented(
@@ -525,7 +527,7 @@ def _finish(store: Store, outcome, out: Path, console: Console, storage: str, ex
     if lease is not None and not outcome.ran_round and not (explicit and _unwritten(lease)):
         _print_verdict(console, outcome, lease, out, store.config.objective.unit)
         return 0
-    total = store.tuning_time()
+    total = store.workers.tuning_time()
     try:
         summary = results.write_all(store, _objective(store.config), outcome, out, total)
     except OSError as e:
@@ -538,7 +540,7 @@ def _finish(store: Store, outcome, out: Path, console: Console, storage: str, ex
         return 1
     if lease is not None:
         with contextlib.suppress(Exception):  # only a later --resume would write them again
-            store.mark_written(lease, str(out))
+            store.workers.mark_written(lease, str(out))
     _print_outcome(console, outcome, summary, out)
     console.print(f"wrote the results of study {store.name} to {out}/")
     try:  # the page to share: curve, verdict, RoTI, importance, every run
@@ -585,12 +587,12 @@ def remove_left_scratch(store: Store, console: Console, given: str | None) -> No
     """Removes the scratch of tuners and workers of this host that were killed (their runs' files): at a
     session's start, and at its end, since a worker killed mid-trial while the others went on would leave it
     after the study ended."""
-    for dead in store.dead_sessions_here():
+    for dead in store.workers.dead_sessions_here():
         if dead.scratch and Path(dead.scratch).name.startswith("iotuner-scratch-") and Path(dead.scratch).exists():
             shutil.rmtree(dead.scratch, ignore_errors=True)
             console.print(f"[dim]removed {dead.scratch}, left by a stopped tuner[/dim]")
     if given and Path(given).is_dir():
-        for left in Path(given).glob(f"w-{store.session.host}-*"):
+        for left in Path(given).glob(f"w-{store.workers.session.host}-*"):
             pid = left.name.rsplit("-", 1)[1]
             if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
                 shutil.rmtree(left, ignore_errors=True)
@@ -607,7 +609,7 @@ def _scratch(
     remove_left_scratch(store, console, given)
     if given:
         # each worker in a directory of its own: run labels are per worker, the directory may be shared
-        mine = Path(given) / f"w-{store.session.host}-{os.getpid()}"
+        mine = Path(given) / f"w-{store.workers.session.host}-{os.getpid()}"
         try:
             mine.mkdir(parents=True, exist_ok=True)
         except OSError as e:  # a read-only file system, a file in its place: one line, no run started

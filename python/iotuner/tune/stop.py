@@ -70,9 +70,9 @@ class TrialBudget:
 
     def check(self, state: SearchState) -> str | None:
         n = state.budget.trials
-        if state.store.owed():  # a trial to run again is owed whatever the budget
+        if state.store.trials.owed():  # a trial to run again is owed whatever the budget
             return None
-        if n is not None and state.store.trials_run() + len(state.store.others_running()) >= n:
+        if n is not None and state.store.trials.trials_run() + len(state.store.workers.others_running()) >= n:
             return f"trial budget of {n} reached"
         return None
 
@@ -85,9 +85,9 @@ class RunBudget:
 
     def check(self, state: SearchState) -> str | None:
         n = state.budget.runs
-        if n is None or state.store.owed():
+        if n is None or state.store.trials.owed():
             return None
-        spent = state.store.runs_spent() + len(state.store.others_running()) * state.repeats
+        spent = state.store.trials.runs_spent() + len(state.store.workers.others_running()) * state.repeats
         if spent + state.next_trial_runs() > n:
             return f"run budget of {n} application runs reached ({spent} made)"
         return None
@@ -117,9 +117,9 @@ class Exhaustion:
         whole = searched is None
         size = state.space.size() if searched is None else searched
         if whole:
-            measured = len(state.store.requested) + len(state.store.failed)
+            measured = len(state.store.results.requested) + len(state.store.results.failed)
         else:
-            keys = list(state.store.requested) + list(state.store.failed)
+            keys = list(state.store.results.requested) + list(state.store.results.failed)
             measured = sum(1 for k in keys if state.strategy.searches(json.loads(k)))
         if measured >= size:
             return (

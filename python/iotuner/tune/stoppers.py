@@ -112,7 +112,7 @@ class IterationRule:
         self.objective = objective
 
     def check(self, state) -> str | None:
-        its = traj.iterations(state.store.trajectory, iteration_trials(state.strategy), self.objective)
+        its = traj.iterations(state.store.results.trajectory, iteration_trials(state.strategy), self.objective)
         return self.decide(its, state) if its else None
 
     def decide(self, its: list[traj.Iteration], state) -> str | None:
@@ -134,7 +134,7 @@ class ProductionRuns(IterationRule):
         self.runs, self.runtime_s = runs, runtime_s
 
     def decide(self, its, state):
-        prod = traj.production(state.store.records(BASELINE), self.runtime_s)
+        prod = traj.production(state.store.trials.records(BASELINE), self.runtime_s)
         return production_runs(its, self.objective, self.runs, prod)
 
 

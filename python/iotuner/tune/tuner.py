@@ -82,10 +82,10 @@ class Tuner:
 
     def clock(self) -> float:
         """Tuning time: how long the study has been worked on, across resumes and workers."""
-        return self.store.clock()
+        return self.store.workers.clock()
 
     def run(self, scratch: str | None = None) -> Outcome:
-        self.store.begin_session(scratch)
+        self.store.workers.begin_session(scratch)
         self._recover()
         self.search.measure_default()  # first: signatures of every other run are relative to the default's settings
         self.search.narrow()
@@ -94,13 +94,13 @@ class Tuner:
         self.search.prepare()
         stop = self.search.run()
         outcome = self.confirmation.confirm(stop, self.search.run)
-        self.store.touch_session()
+        self.store.workers.touch_session()
         return outcome
 
     def _recover(self) -> None:
         """What stopped tuners left: their running trials, run again or given up, and their runs' files."""
-        for number in self.store.recover():
-            if number in self.store.given_up:
+        for number in self.store.workers.recover():
+            if number in self.store.workers.given_up:
                 self.note(
                     f"trial {number} was left running by a stopped tuner, its settings' start {MAX_STARTS} "
                     f"of {MAX_STARTS}: it is given up, not run again"
@@ -109,8 +109,8 @@ class Tuner:
                 self.note(f"trial {number} was left running by a stopped tuner: it runs again")
         clean = getattr(self.evaluator, "clean_leftovers", None)
         if clean is not None:  # runs a killed tuner left in the scratch directory
-            interrupted = [r.number for r in self.store.search_trials() if r.interrupted]
-            for left in clean(interrupted, everything=not self.store.live_peers()):
+            interrupted = [r.number for r in self.store.trials.search_trials() if r.interrupted]
+            for left in clean(interrupted, everything=not self.store.workers.live_peers()):
                 self.progress(
                     {"kind": "note", "text": f"removed {left}, left by an interrupted run", "clock": self.clock()}
                 )

@@ -69,7 +69,7 @@ class Verdicts:
         self.store.refresh()
         done = [
             (int(n[len(ROUND) :]), lease)
-            for n, lease in self.store.leases_named(ROUND).items()
+            for n, lease in self.store.workers.leases_named(ROUND).items()
             if n[len(ROUND) :].isdigit() and lease.state == "done"
         ]
         if not done:
@@ -88,7 +88,7 @@ class Verdicts:
             )
         if not c.get("candidates"):
             out = Outcome(
-                self.store.default_value(),
+                self.store.results.default_value(),
                 self.best_doc(None, None),
                 None,
                 None,
@@ -103,8 +103,8 @@ class Verdicts:
 
     def judge(self, stop: stops.Stop, key: str, cands: list[dict]) -> Outcome:
         """The verdict of the confirmation round `key` over these candidates, from its runs so far."""
-        default = self.store.default_value()
-        samples = self.store.confirmation_runs(key)
+        default = self.store.results.default_value()
+        samples = self.store.trials.confirmation_runs(key)
         base = samples.get(DEFAULT, [])
         measured = [c for c in cands if samples.get(c["signature"])]
         if not measured or not base:

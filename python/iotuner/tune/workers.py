@@ -94,7 +94,7 @@ def submit(store: Store, storage: str, out: Path, n: int, heartbeat: int, consol
         while slurm.active(job):
             time.sleep(WATCH_S)
             store.refresh()
-            now = (store.trials_run(), len(store.records("confirmation")))
+            now = (store.trials.trials_run(), len(store.trials.records("confirmation")))
             if now != seen:
                 seen = now
                 console.print(

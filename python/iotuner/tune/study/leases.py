@@ -257,7 +257,8 @@ class Section:
 
 
 class Sections(StoreState):
-    """Exclusive sections, mixed into `Store`, which provides leases, session, _attrs, recover and refresh."""
+    """Exclusive sections, mixed into `coordination.Workers`, which provides leases, session, _attrs, recover and
+    refresh."""
 
     @contextlib.contextmanager
     def exclusive(self, name: str, content: Mapping[str, Any] | None = None, poll_s: float = 1.0) -> Iterator[Section]:

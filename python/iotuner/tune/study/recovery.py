@@ -1,5 +1,5 @@
 """Trials whose worker died: found by their heartbeat (or their process, on this host), failed, and queued to
-run again: the `Store`'s recovery part.
+run again: the `Workers` view's recovery part.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ MAX_STARTS = 3  # a search trial whose worker dies is run again, up to this many
 
 
 class Recovery(StoreState):
-    """Mixed into `Store`, which provides db, study, session, derived, heartbeat_s, refresh and _apply."""
+    """Mixed into `coordination.Workers`, which provides db, session, derived, heartbeat_s, refresh and _apply."""
 
     _checked_stale = 0.0
     given_up: frozenset = frozenset()  # of the trials the last recover() failed, those not run again (MAX_STARTS)

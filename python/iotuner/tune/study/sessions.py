@@ -1,4 +1,4 @@
-"""A worker's sessions on a study, and the tuning clock they make: the `Store`'s sessions part.
+"""A worker's sessions on a study, and the tuning clock they make: the `Workers` view's sessions part.
 
 A session is a worker's stretch of tuning time: its host, process, start and
 last sign of life, an attribute of the study's companion that only its worker
@@ -17,7 +17,7 @@ from .storage import SESSION_PREFIX
 
 
 class Sessions(StoreState):
-    """Mixed into `Store`, which provides db, session, now, heartbeat_s, derived and _attrs."""
+    """Mixed into `coordination.Workers`, which provides db, session, now, heartbeat_s, derived and _attrs."""
 
     def begin_session(self, scratch: str | None = None) -> None:
         """This worker's stretch of tuning starts (a new one if it had one: a span is never rewritten)."""
@@ -33,9 +33,9 @@ class Sessions(StoreState):
         self.touch_session()
 
     def touch_session(self) -> None:
-        self.db.backend.set_study_attr(*self._touched())
+        self.db.backend.set_study_attr(*self.touched())
 
-    def _touched(self) -> tuple[int, str, dict]:
+    def touched(self) -> tuple[int, str, dict]:
         """This worker's session with its last sign of life now, as the attribute to write (alone, or in the
         transaction of a record it writes)."""
         self.session = replace(self.session, last=self.now())

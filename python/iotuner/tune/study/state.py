@@ -1,9 +1,9 @@
-"""What the parts of `Store` (sessions, recovery, exclusive sections) share: the store's state and the two methods
+"""What the parts of the `Workers` view (sessions, recovery, exclusive sections) share: its state and the methods
 they call back, declared once, so each part is checked against them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .derive import Derived, Session
@@ -15,11 +15,13 @@ if TYPE_CHECKING:
 class StoreState:
     db: StudyStorage
     session: Session
-    now: Callable[[], float]  # wall-clock time
     heartbeat_s: int | None
     derived: Derived
     leases: Leases
     _attrs: dict[str, Any]  # the companion's attributes, as last read
+
+    def now(self) -> float:  # wall-clock time
+        raise NotImplementedError
 
     def refresh(self, attrs: bool = True) -> None:
         raise NotImplementedError

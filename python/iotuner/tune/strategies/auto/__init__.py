@@ -106,7 +106,7 @@ class Auto(Strategy):
             model, what = prior.model_prior(
                 self.space,
                 ctx.objective,
-                ctx.store.baseline_report(),
+                ctx.store.trials.baseline_report(),
                 ctx.store.config,
                 self.options.get("calibration"),
             )
@@ -117,7 +117,9 @@ class Auto(Strategy):
             known = (
                 Model(model.predictor, "evaluated", what, model.nodes) if model else Model(None, "not evaluated", what)
             )
-            points, said = reconcile.first_points(ctx.store.baseline_report(), self.space, default, self.n_prior, known)
+            points, said = reconcile.first_points(
+                ctx.store.trials.baseline_report(), self.space, default, self.n_prior, known
+            )
             if points and not model:
                 ctx.note(f"auto: first proposals: {said}")
             out += [(point, f"auto: {why}") for point, why in points]
@@ -243,7 +245,7 @@ class Auto(Strategy):
             return self._points
         rng = random.Random(f"{self.seed}:{len(learner.seen)}")
         raw = [{d.name: rng.choice(d.labels) for d in self.space.dimensions} for _ in range(SAMPLE)]
-        best = ctx.store.best_pool()
+        best = ctx.store.results.best_pool()
         base = (self.space.labels_of(best.settings) if best is not None else None) or self.default_point(ctx)
         raw += [{**base, d.name: label} for d in self.space.dimensions for label in d.labels]
         out, seen = [], set()
@@ -259,7 +261,7 @@ class Auto(Strategy):
         """The points of the search trials so far. A trial's settings are completed with what each value
         implies, so points are compared by their labels; each finished trial's are worked out once."""
         out = []
-        for r in ctx.store.search_trials():
+        for r in ctx.store.trials.search_trials():
             labels = self._labels.get(r.id) or self.space.labels_of(r.settings)
             if r.finished:
                 self._labels[r.id] = labels
@@ -271,12 +273,12 @@ class Auto(Strategy):
         so far (or the default, when it is better); None when explore runs have been made or none is left."""
         if not self.uncovered:
             return None
-        made = sum(1 for r in ctx.store.search_trials() if str(r.attrs.get("why", "")).startswith(EXPLORE))
+        made = sum(1 for r in ctx.store.trials.search_trials() if str(r.attrs.get("why", "")).startswith(EXPLORE))
         if made >= self.n_explore:
             return None
         measured = self._measured(ctx)
-        best, base = ctx.store.best_pool(), self.default_point(ctx)
-        default = ctx.store.default_value()
+        best, base = ctx.store.results.best_pool(), self.default_point(ctx)
+        default = ctx.store.results.default_value()
         if best is not None and (default is None or ctx.objective.key(best.median) >= ctx.objective.key(default)):
             base = self.space.labels_of(best.settings) or base
         for name in self.uncovered:

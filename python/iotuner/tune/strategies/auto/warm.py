@@ -51,7 +51,7 @@ def earlier(store, space, objective) -> list[Warm]:
     """The measured points of the earlier studies in this storage that are alike (see above)."""
 
     out = []
-    mine = store.baseline_report()
+    mine = store.trials.baseline_report()
     labels = [(d.name, d.labels) for d in space.dimensions]
     for other in store.others():
         c = other.config
@@ -60,10 +60,10 @@ def earlier(store, space, objective) -> list[Warm]:
             c.objective.direction,
         ) != (objective.name, objective.direction):
             continue
-        if not alike(mine, other.baseline_report(), store.config.app, c.app):
+        if not alike(mine, other.trials.baseline_report(), store.config.app, c.app):
             continue
-        default = other.default_value()
-        points = [(space.labels_of(p.settings), p.median) for p in other.ranked_pools() if p.median]
+        default = other.results.default_value()
+        points = [(space.labels_of(p.settings), p.median) for p in other.results.ranked_pools() if p.median]
         points = [(pt, objective.gain(v, default)) for pt, v in points if pt is not None and default]
         if points:
             out.append(Warm(other.name, points))

@@ -12,7 +12,7 @@ probability `mutation` (`operators`).
   half (truncation selection).
 
 Fitness is each point's configuration as it stands now in the study (the
-median of all its runs, `Store.current_values`). The population is read from
+median of all its runs, `Results.current_values`). The population is read from
 the study's records through the store's views (each trial's point from its
 settings, `SearchSpace.labels_of`), so a resumed study continues the same
 evolution; a child equal to a point already measured is bred again, since
@@ -44,12 +44,12 @@ class _Genetic(Strategy):
         return self.population
 
     def propose(self, ctx) -> dict[str, str]:
-        index = len(ctx.store.search_trials())  # the number the next trial gets
+        index = len(ctx.store.trials.search_trials())  # the number the next trial gets
         rng = random.Random(f"{self.seed}:{index}")
         dims = self.space.dimensions
-        now = ctx.store.current_values()  # a shared result counts with all its runs, as it stands now
+        now = ctx.store.results.current_values()  # a shared result counts with all its runs, as it stands now
         done = []  # (number, point, fitness: higher is better) of every completed trial
-        for r in ctx.store.completed():
+        for r in ctx.store.trials.completed():
             point = self.space.labels_of(r.settings)
             if point is not None and r.number in now:
                 done.append((r.number, point, ctx.objective.key(now[r.number])))

@@ -62,7 +62,7 @@ class Hybrid(Strategy):
         return predict.Predictor(report, self.calibration, ctx.objective)
 
     def _rank(self, ctx) -> None:
-        report = ctx.store.baseline_report()
+        report = ctx.store.trials.baseline_report()
         try:
             pred = self.predictor(ctx, report) if report is not None else None
             self.missing = predict.nothing_to_predict(report, pred and len(pred.phases))

@@ -23,7 +23,7 @@ def key(ctx: Context, space: SearchSpace, point: Mapping[str, Any]) -> str:
 
 def scale(ctx: Context) -> dict[str, float]:
     """This study's problem size, from the default's run report: MiB moved per run and ranks."""
-    for r in ctx.store.records(BASELINE):
+    for r in ctx.store.trials.records(BASELINE):
         d = r.attrs.get("details") or {}
         if r.ok and d.get("bytes_written") is not None:
             moved = (d.get("bytes_written") or 0) + (d.get("bytes_read") or 0)
@@ -66,7 +66,7 @@ def rows(ctx: Context, space: SearchSpace, target: str, trials: list[Record]) ->
     size = scale(ctx)
     runs: dict[str, list[float]] = {}
     points: dict[str, dict] = {}
-    for r in ctx.store.records(TRAINING) + list(trials):
+    for r in ctx.store.trials.records(TRAINING) + list(trials):
         if not r.ok:
             continue
         p = point_of(space, r.settings)
@@ -85,4 +85,4 @@ def rows(ctx: Context, space: SearchSpace, target: str, trials: list[Record]) ->
 def measured(ctx: Context, trials: list[Record]) -> set[str]:
     """The points measured before a round: its training and the trials of the rounds before (not the
     trials of the round itself, so a resumed worker makes the same list)."""
-    return {r.key for r in ctx.store.records(TRAINING)} | {r.key for r in trials}
+    return {r.key for r in ctx.store.trials.records(TRAINING)} | {r.key for r in trials}

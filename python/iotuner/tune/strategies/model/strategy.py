@@ -160,7 +160,7 @@ class ModelDriven(Strategy):
         points = design.training_set(self.space, self.training, self.seed, self.design)
         repeats = ctx.store.config.repeats
         done: dict[str, int] = {}
-        for r in ctx.store.records(TRAINING):  # training a stopped worker began: not run again
+        for r in ctx.store.trials.records(TRAINING):  # training a stopped worker began: not run again
             done[r.key] = done.get(r.key, 0) + 1
         for i, p in enumerate(points):
             key = data.key(ctx, self.space, p)
@@ -295,7 +295,7 @@ class ModelDriven(Strategy):
 
     def _plan(self, ctx: Context) -> tuple[str, Any]:
         """("propose", (round, index in it)) or ("stop", reason), from the study's records."""
-        trials = ctx.store.search_trials()
+        trials = ctx.store.trials.search_trials()
         start, number = 0, 0
         while True:
             rnd = self._round(ctx, number, trials[:start])
@@ -334,9 +334,9 @@ class ModelDriven(Strategy):
             values = [statistics.median(r.runs) for r in records if r.ok]
             return max(values, key=key) if values else None
 
-        before = best(ctx.store.records(TRAINING) + trials[:start])
+        before = best(ctx.store.trials.records(TRAINING) + trials[:start])
         now = best(trials[start : start + k])
-        margin = noise.relative_spread(ctx.store.default_runs)
+        margin = noise.relative_spread(ctx.store.results.default_runs)
         if now is not None and (before is None or key(now) - key(before) > margin * abs(before)):
             return None
         return (

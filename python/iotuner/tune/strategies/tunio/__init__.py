@@ -94,10 +94,10 @@ class _ImpactFirst(Strategy):
         return v if ctx.objective.direction == "maximize" else -v
 
     def snapshot(self, ctx, generation: int):
-        """What was known when a generation began (`Store.known_at`): (seen, incumbent row, incumbent score, the
+        """What was known when a generation began (`Trials.known_at`): (seen, incumbent row, incumbent score, the
         previous generation's points with their scores, every measured row)."""
         first = generation * self.population
-        known = ctx.store.known_at(first, BASELINE, TRIAL)
+        known = ctx.store.trials.known_at(first, BASELINE, TRIAL)
         rows, scores, took, measured, by_index = [], [], [], set(), {}
         for r in known.records(TRIAL):
             if not r.settings:
@@ -120,7 +120,7 @@ class _ImpactFirst(Strategy):
         if inc_row is not None:
             inc_score = max(self.score(ctx, best.median), default)
         else:
-            inc_row, inc_score = self.default_row(ctx.store.reference), default
+            inc_row, inc_score = self.default_row(ctx.store.results.reference), default
         prev = [by_index[i] for i in range(first - self.population, first) if i in by_index]
         return seen, inc_row, inc_score, prev, measured
 
@@ -152,7 +152,7 @@ class _ImpactFirst(Strategy):
 
     def _measured(self, store) -> set:
         """Every point measured (or failed) so far, as rows."""
-        keys = list(store.requested) + list(store.failed)
+        keys = list(store.results.requested) + list(store.results.failed)
         return {
             row
             for row in (self._rows[k] if k in self._rows else self.row_of(json.loads(k), k) for k in keys)
@@ -166,7 +166,7 @@ class _ImpactFirst(Strategy):
 
     def propose(self, ctx):
         self._store = ctx.store
-        index = len(ctx.store.search_trials())
+        index = len(ctx.store.trials.search_trials())
         generation, slot = divmod(index, self.population)
         plan = self._plan(ctx, generation)
         if slot == 0 and generation > 0:
