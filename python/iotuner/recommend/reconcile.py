@@ -30,6 +30,8 @@ from . import insights, predictions, rules
 
 KIND = "iotuner-recommendations"
 GAIN = 1.05  # a predicted effect below this is no gain: the model's counts are not finer than that
+# rules that fire to keep knobs at their defaults (their table entry sets nothing): SmartIO's rule 8, data sieving
+KEEPS = {8: ("mpiio.romio_ds_write", "mpiio.romio_ds_read")}
 CLOSE = 1.1  # predictions within this factor of the best are a tie the rules and checks break
 NOT_EVALUATED_IN_PAPER = "SmartIO did not evaluate it (Table 2)"
 
@@ -187,6 +189,13 @@ def recommend(
             ({k: v for k, v in f.items() if v != "automatic" or k == predictions.predict.TRANSFER}, None)
             for f in m.best_points(hdf5, nprocs)
         ]
+    # not in a study yet: there auto's corrected model learns the sieving knobs from its runs (test_auto_learns)
+    keeping = (
+        set()
+        if space is not None
+        else {f["rule"] for d in decisions for f in d.fired if not f["set"] and f["rule"] in KEEPS}
+    )
+    kept = {k for r in keeping for k in KEEPS[r]}
     for i, (flat, point) in enumerate(best_points):
         cands.add(
             f"the performance model's {'best' if i == 0 else f'#{i + 1}'} prediction",
@@ -196,6 +205,22 @@ def recommend(
         )
         if point is not None:
             cands.by_key[_flat_key(flat)]["point"] = point
+        # what a rule that fired keeps at its default, the model's point keeps too (a rule's evidence where the
+        # model's counts see one phase at a time: a sieved write can speed up the read after it)
+        trimmed = {k: ("automatic" if k in kept else v) for k, v in flat.items()}
+        if trimmed != flat:
+            by = ", ".join(f"smartio-{r}" for r in sorted(keeping))
+            # a study's point sets every covered knob; advise's lists only what changes
+            kflat = trimmed if point is not None else {k: v for k, v in trimmed.items() if v != "automatic"}
+            title = f"the performance model's {'best' if i == 0 else f'#{i + 1}'} prediction, keeping what {by} keeps"
+            cands.add(
+                title, [(None, kflat)], {"from": "model", "rank": i + 1, "kept": sorted(kept & flat.keys())}, "model"
+            )
+            for r in sorted(keeping):
+                cands.add(title, [(None, kflat)], {"from": f"smartio-{r}", "keeps": sorted(kept)}, f"smartio-{r}")
+            kept_point = _to_point(space, point, trimmed) if point is not None else None
+            if kept_point is not None:
+                cands.by_key[_flat_key(kflat)]["point"] = kept_point
 
     recs = []
     for c in cands.by_key.values():

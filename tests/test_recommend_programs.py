@@ -1,0 +1,84 @@
+"""advise on one default run's report recommends settings that reach at least 0.8 of the best an exhaustive
+interleaved sweep found for the program (the sweeps and their best settings: docs/results.md, "One run is
+enough to recommend"). Each sample runs the recommendation, the sweep's best and the default in turn (the
+order rotating), and the claim is judged on the ratio of I/O times with a margin from their spread
+(tests/perf.py); more samples are taken while the noise leaves it undecided.
+
+The model needs a calibration: this machine's when it has one, else the one recorded with the sweeps
+(tests/data/calibration-2core.json.gz, `iotuner calibrate` on the 2-core machine the sweeps ran on)."""
+
+import gzip
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import mpi, run_job
+from iotuner.advise import analysis, checks
+from iotuner.perfmodel.calibration import default_path
+from perf import Claim, assert_claims
+
+pytestmark = pytest.mark.mpi
+
+DATA = Path(__file__).parent / "data"
+
+# name: (ranks, arguments of two_phase after the file, the sweep's best settings)
+PROGRAMS = {
+    # a strided collective MPI-IO program: 2 ranks interleave 64 KiB blocks through a view, 16 calls each
+    "strided collective": (
+        2,
+        [65536, 256, "strided", "both", 16],
+        {"mpiio": {"romio_cb_write": "disable", "romio_cb_read": "disable", "romio_ds_read": "disable"}},
+    ),
+}
+
+
+def _calibration(tmp_path: Path) -> Path:
+    here = default_path()
+    if here.exists():
+        return here
+    out = tmp_path / "calibration.json"
+    out.write_bytes(gzip.decompress((DATA / "calibration-2core.json.gz").read_bytes()))
+    return out
+
+
+def _io_time(command: list, config: Path, report: Path) -> float:
+    result = run_job(command, config=config, report=report)
+    assert result.ok and result.report is not None, result.stderr
+    t = result.report.totals
+    return t["write_time_s"] + t["read_time_s"]
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_advise_on_one_default_run_reaches_the_sweep_best(name, programs, tmp_path):
+    ranks, args, best = PROGRAMS[name]
+    shm = Path("/dev/shm")
+    root = shm if shm.is_dir() and os.access(shm, os.W_OK) else tmp_path
+    with tempfile.TemporaryDirectory(prefix="iotuner-recommend-", dir=root) as scratch:
+        command = mpi(ranks) + [programs["two_phase"], Path(scratch) / "d.bin", *args]
+        default = tmp_path / "default.json"
+        default.write_text(json.dumps({"version": 1}))
+        run = tmp_path / "run.json"
+        assert _io_time(command, default, run) > 0
+        advice = analysis.advise_profile(
+            analysis.load(run), checks.thresholds(), str(run), calibration=_calibration(tmp_path)
+        )
+        first = advice["recommendations"][0]
+        recommended = tmp_path / "recommended.json"
+        recommended.write_text(json.dumps(first["document"]))
+        sweep_best = tmp_path / "best.json"
+        sweep_best.write_text(json.dumps({"version": 1, **best}))
+        configs = [recommended, sweep_best, default]
+
+        def sample(i: int) -> dict[str, float]:
+            times = {}
+            for k in range(3):  # the order rotates, so a drift hits each side alike
+                cfg = configs[(i + k) % 3]
+                times[cfg.stem] = _io_time(command, cfg, tmp_path / f"{cfg.stem}-{i}.json")
+            print(f"sample {i}: {times}")
+            return {"recommended vs best": times["best"] / times["recommended"]}
+
+        print(f"{name}: recommended {first['settings']} ({first['sources']}, {first['predicted']})")
+        assert_claims(sample, {"recommended vs best": Claim(above=0.8)}, first=4, most=16)
