@@ -170,6 +170,7 @@ struct Platform {
     bool busy_poll = true;
     double mem_bw = 1e10, mem_latency = 1e-6;
     double nic_bw = 0, nic_latency = 0, backbone_bw = 0, backbone_latency = 0;
+    double client_bw = 0; /* a node's throughput as a Lustre client, below its NIC's (0: only the NIC) */
     std::string storage = "local";
     int targets = 1, servers = 0;
     double target_write_bw = 1e9, target_read_bw = 1e9, server_bw = 0, server_latency = 0;
@@ -227,6 +228,7 @@ void read_header(const std::string &line, Input &in)
         pf.mem_latency = num(p, "mem_latency", 0);
         pf.nic_bw = num(p, "nic_bw", 0);
         pf.nic_latency = num(p, "nic_latency", 0);
+        pf.client_bw = num(p, "client_bw", 0);
         pf.backbone_bw = num(p, "backbone_bw", 0);
         pf.backbone_latency = num(p, "backbone_latency", 0);
         const iot_json *st = iot_json_get(p, "storage");
@@ -381,6 +383,7 @@ struct World {
     std::vector<sg4::Host *> node;
     std::vector<sg4::Host *> server;
     std::vector<sg4::Disk *> target;
+    std::vector<sg4::Disk *> client; /* per node, when the platform limits its Lustre client */
     std::vector<sg4::Mailbox *> mbox;
     int per_node = 1;
     double cpu_share = 1; /* of a core, per rank */
@@ -427,6 +430,11 @@ void build(const Input &in, World &w)
         for (int i = 0; i < pf.targets; i++) /* consecutive OSTs on different OSSs, as Lustre allocates stripes */
             w.target.push_back(add_disk(w.server[i % pf.servers], "ost" + std::to_string(i), pf.target_read_bw,
                                         pf.target_write_bw)->seal());
+        /* the node's file traffic shares its client's rate (RPCs in flight, dirty pages), its messages do not */
+        if (pf.client_bw > 0)
+            for (size_t k = 0; k < w.node.size(); k++)
+                w.client.push_back(
+                    add_disk(w.node[k], "client" + std::to_string(k), pf.client_bw, pf.client_bw)->seal());
     } else {
         w.target.push_back(add_disk(w.node[0], "fs", pf.target_read_bw, pf.target_write_bw)->seal());
     }
@@ -471,6 +479,11 @@ void file_call(const Op &op)
                                     : sg4::Comm::sendto_async(oss, here, pt.second));
             world->activities++;
         }
+    }
+    if (!world->client.empty()) {
+        sg4::Disk *c = world->client[world->node_of(op.rank)];
+        ios.push_back(writing ? c->write_async(op.bytes) : c->read_async(op.bytes));
+        world->activities++;
     }
     double bw = writing ? pf.write_copy_bw : pf.read_copy_bw;
     sg4::ExecPtr cpu = bw > 0 ? copy((double)op.bytes, bw) : nullptr;

@@ -109,6 +109,7 @@ class Platform:
     busy_poll: bool = True  # ranks spin in blocking MPI calls (MPICH): more ranks than cores share them
     nic_bw: float = 0.0  # B/s per node (0: one node only)
     nic_latency: float = 0.0
+    client_bw: float = 0.0  # B/s of a node's file traffic as a Lustre client, below nic_bw (0: only the NIC)
     backbone_bw: float = 0.0
     backbone_latency: float = 0.0
     stripe_count: int = 1  # the file layout when the settings give none
@@ -182,6 +183,7 @@ class Platform:
                 "mem_latency": self.message_latency(per_node),
                 "nic_bw": self.nic_bw,
                 "nic_latency": self.nic_latency,
+                "client_bw": self.client_bw,
                 "backbone_bw": self.backbone_bw,
                 "backbone_latency": self.backbone_latency,
                 "storage": {
@@ -256,6 +258,8 @@ class Platform:
         if self.nic_bw:
             doc["nodes"].update({"nic_GBps": self.nic_bw / GB, "nic_latency_us": self.nic_latency / US})
             doc["network"] = {"backbone_GBps": self.backbone_bw / GB, "latency_us": self.backbone_latency / US}
+        if self.client_bw:
+            doc["nodes"]["client_GBps"] = self.client_bw / GB
         c = self.collectives
         if isinstance(c, LogP):
             doc["collectives"] = {"model": "log-p", "latency_us": c.alpha / US, "GBps": 1 / c.beta / GB}
@@ -375,6 +379,7 @@ def from_json(doc, source: str) -> Platform:
         busy_poll=bool(nodes.get("busy_poll", True)),
         nic_bw=_num(nodes, "nic_GBps", n, 0, False) * GB,
         nic_latency=_num(nodes, "nic_latency_us", n, 0, False) * US,
+        client_bw=_num(nodes, "client_GBps", n, 0, False) * GB,
         backbone_bw=_num(net, "backbone_GBps", f"{source}: network", 0, False) * GB,
         backbone_latency=_num(net, "latency_us", f"{source}: network", 0, False) * US,
         stripe_count=int(_num(layout, "stripe_count", f"{source}: layout", 1)),
