@@ -32,6 +32,12 @@ PROGRAMS = {
         [65536, 256, "strided", "both", 16],
         {"mpiio": {"romio_cb_write": "disable", "romio_cb_read": "disable", "romio_ds_read": "disable"}},
     ),
+    # a collective write at more ranks than cores: 4 ranks, 1 MiB blocks, contiguous per rank, 8 calls each
+    "collective write, 4 ranks": (
+        4,
+        [1048576, 8, "contiguous", "write", 8],
+        {"mpiio": {"romio_cb_write": "disable", "romio_ds_write": "disable"}},
+    ),
 }
 
 
