@@ -9,12 +9,13 @@ import sys
 
 import pytest
 
-from iotuner import settings
+from iotuner import run_report, settings
 from iotuner.tune import evaluate, objective, results, strategies, trajectory
 from iotuner.tune import space as spaces
 from iotuner.tune import store as stores
 from iotuner.tune.protocol import Strategy
 from iotuner.tune.store import Point
+from iotuner.tune.study.records import Record
 from tune_helpers import FakeClock, make_study
 
 PICKS = [
@@ -129,6 +130,47 @@ def test_roti_and_viability_of_a_fixed_trajectory():
     assert trajectory.viability(300.0, 2.0, None).runs is None
     life = trajectory.lifecycle(300.0, 600.0, 150.0, 3)
     assert life == [(0, 300.0, 0.0), (1, 750.0, 600.0), (2, 1200.0, 1200.0), (3, 1650.0, 1800.0)]
+
+
+def _run(kind, objective_s, wall_s, io_s=None):
+    details = {"objective_time_s": objective_s, "wall_time_s": wall_s, "io_time_s": io_s}
+    return Record(
+        0, 0, kind, "COMPLETE", {}, (1.0,), None, None, None, 1, None, wall_s + 0.5, None, {"details": details}
+    )
+
+
+def test_viability_is_on_the_objective_clock_not_inside_the_posix_calls():
+    """The case of issue 42: a 2.88 s run whose write phase is 2.4 s, of which 0.115 s inside POSIX calls
+    (ROMIO's exchange is the rest), made 7.67x faster, after 187.5 s of tuning: ~90 runs, not 1803."""
+    defaults = [_run("confirmation", 2.4, 2.88, io_s=0.115) for _ in range(3)]
+    tuned = [_run("confirmation", 2.4 / 7.67, 0.48 + 2.4 / 7.67) for _ in range(3)]
+    p = trajectory.production(defaults, None)
+    assert p.io_share == pytest.approx(2.4 / 2.88) and p.runtime_s == pytest.approx(2.88)
+    gain = trajectory.clock_gain(defaults, tuned)
+    assert gain == pytest.approx(7.67)
+    v = trajectory.viability(187.5, gain, p.runtime_s, p.io_share, p.source)
+    assert v.saved_per_run_s == pytest.approx(2.4 * (1 - 1 / 7.67)) and v.runs == 90
+    # an objective read from the output: the whole run is its clock
+    whole = trajectory.production(defaults, None, whole_run=True)
+    assert whole.io_share == 1.0
+    assert trajectory.clock_gain(defaults, tuned, whole_run=True) == pytest.approx(2.88 / (0.48 + 2.4 / 7.67))
+    # runs that did not say their time on the clock (synthetic): no clock gain, the whole run counts
+    assert trajectory.clock_gain([_run("baseline", None, 1.0)], tuned) is None
+
+
+def test_an_objective_clock_time_is_the_time_it_divides_by():
+    rep = run_report.Report(
+        {
+            "totals": {"write_time_s": 2.0, "read_time_s": 1.0, "bytes_written": 1, "bytes_read": 1},
+            "phases": [{"data_level": "mpiio", "mpiio": {"write_time_s": 0.5, "read_time_s": 0.25}}],
+        }
+    )
+    assert objective.parse("write-bw").clock_time(rep) == 2.0
+    assert objective.parse("read-bw").clock_time(rep) == 1.0
+    assert objective.parse("perf").clock_time(rep) == objective.parse("io-time").clock_time(rep) == 3.0
+    calls = objective.Objective("io-time", "minimize", "s", clock="calls")
+    assert calls.clock_time(rep) == 0.75
+    assert objective.parse("regex:bw=([0-9.]+)").clock_time(rep) is None
 
 
 def test_summary_gives_the_curve_and_the_viability_point(tmp_path):

@@ -4,6 +4,7 @@ the confirmation round and the outputs."""
 import csv
 import json
 import math
+import re
 import statistics
 import subprocess
 import sys
@@ -17,7 +18,9 @@ from iotuner.tune import objective, results, synthetic, tuner
 from iotuner.tune import space as spaces
 from iotuner.tune import store as stores
 from iotuner.tune import study_config as cfg
+from iotuner.tune.arguments import parse_duration
 from iotuner.tune.store import BASELINE, CONFIRMATION, DEFAULT
+from iotuner.tune.tune_error import TuneError
 from tune_helpers import FakeClock, make_study, synthetic_study
 
 
@@ -293,6 +296,42 @@ def test_time_budget_keeps_room_for_a_trial_with_its_repeats(tmp_path):
     assert (
         t.clock() - t.confirmation.estimate() + t.search.next_trial_estimate() + t.confirmation.estimate() > 3.0 - 1e-9
     )
+
+
+def test_a_time_budget_with_no_room_for_one_trial_refuses_and_names_one_that_has(tmp_path):
+    """Runs of 9 s and --time 20s: the default's run leaves no room for a trial and the confirmation round
+    after it. The tuner says so, with a budget that has room, instead of judging trials that never ran; the
+    study keeps the default's run, and resumed with the budget named, it runs trials."""
+    store, t = make_study(tmp_path, trials=None, seconds=20.0, delay=9.0, confirm_top=1, clock=FakeClock())
+    with pytest.raises(TuneError) as e:
+        t.run()
+    message = str(e.value)
+    assert "no room for a single trial" in message and "--resume" in message, message
+    assert (
+        store.trials.trials_run() == 0
+        and not store.trials.records(CONFIRMATION)
+        and len(store.trials.records(BASELINE)) == 1
+    )
+    given = re.search(r"--time (\S+) or more", message)
+    assert given, message
+    store.set_budget(cfg.Budget(None, parse_duration(given[1])))
+    again = tuner.Tuner(store, t.evaluator, t.space, t.objective, t.strategy)
+    outcome = again.run()
+    assert store.trials.trials_run() >= 1 and store.trials.records(CONFIRMATION)
+    assert outcome.stop.rule == "time-budget" and len(store.trials.records(BASELINE)) == 1  # the default's run was kept
+
+
+def test_a_study_stopped_before_any_trial_draws_no_conclusion_about_trials(tmp_path):
+    """A run budget spent on the default's runs: no trial ran, and the outcome says that, not that no
+    configuration took effect differently."""
+    store, t = make_study(tmp_path, trials=None)
+    store.set_budget(cfg.Budget(None, None, 1))
+    outcome = t.run()
+    assert store.trials.trials_run() == 0 and outcome.stop.rule == "run-budget"
+    assert outcome.notes[-1].startswith("no trial ran (run budget of 1"), outcome.notes
+    assert not any("took effect differently" in n for n in outcome.notes)
+    summary = json.loads(json.dumps(results.write_all(store, t.objective, outcome, tmp_path / "out", t.clock())))
+    assert summary["roti_reason"].endswith(outcome.notes[-1]) and summary["viability"]["runs"] is None
 
 
 def test_io_time_on_a_synthetic_model_is_minimized(tmp_path):

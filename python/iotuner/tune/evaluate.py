@@ -234,6 +234,7 @@ class JobEvaluator:
                 "write_mib_s": t.get("write_bandwidth_mib_s"),
                 "read_mib_s": t.get("read_bandwidth_mib_s"),
                 "io_time_s": t.get("io_time_s"),
+                "objective_time_s": self.objective.clock_time(result.report),
                 "wall_time_s": run.get("wall_time_s"),
                 "ranks": run.get("ranks"),
             },

@@ -65,6 +65,24 @@ class Objective:
             return t["write_time_s"] + t["read_time_s"]
         raise ObjectiveError(f"unknown objective {self.name}")
 
+    def clock_time(self, report: Report | None) -> float | None:
+        """The seconds of a run that this objective's value is measured on: its clock's write and read time
+        (write-bw: the write time, read-bw: the read time). A speedup on the objective is a speedup of these
+        seconds, so the time the tuned settings save per run is measured here (viability). None: an objective
+        read from the output, whose clock iotuner does not know, or no report."""
+        if self.pattern is not None or report is None:
+            return None
+        t = report.in_calls() if self.clock == "calls" else report.totals
+        write, read = float(t.get("write_time_s") or 0.0), float(t.get("read_time_s") or 0.0)
+        return write if self.name == "write-bw" else read if self.name == "read-bw" else write + read
+
+    def clock_name(self) -> str:
+        """What `clock_time` measures, to follow 'N% of the run in'."""
+        if self.pattern is not None:
+            return "the whole run (the objective is read from the output)"
+        part = {"write-bw": "writing", "read-bw": "reading"}.get(self.name, "I/O")
+        return f"{part} inside the I/O calls" if self.clock == "calls" else f"{part} from each file's open to its close"
+
     def key(self, value: float) -> float:
         """A sort key where higher is better, whatever the direction: max(xs, key=objective.key) is the best."""
         return value if self.direction == "maximize" else -value

@@ -58,16 +58,24 @@ def roti(store: Store, objective: Objective, outcome: Outcome, total_s: float) -
     return traj.roti(store.results.trajectory, objective, store.config.repeats, gain, total_s), why
 
 
-def viability(store: Store, outcome: Outcome, total_s: float) -> traj.Viability:
-    """The viability point: the production run time given at creation, or the default's measured run time
-    (with its measured I/O share): on the application, which a study tuned through its kernel runs only in
-    the confirmation round."""
-    gain = outcome.verdict.gain if outcome.significant else None
-    runs = store.trials.records(BASELINE)
-    if store.config.confirm_app:
-        runs = [r for r in store.trials.records(CONFIRMATION) if r.attrs.get("candidate") == DEFAULT] or runs
-    p = traj.production(runs, store.config.production_runtime_s)
-    return traj.viability(total_s, gain, p.runtime_s, p.io_share, p.source)
+def viability(store: Store, objective: Objective, outcome: Outcome, total_s: float) -> traj.Viability:
+    """The viability point, on the objective's own clock: the production run time given at creation, or the
+    default's measured run time, the share of it on the clock the objective is measured on, and how many times
+    faster the confirmed winner made that time. All from the confirmation round's runs (the default's and the
+    winner's, interleaved; the application's, for a study tuned through its kernel), else the baseline runs."""
+    whole = objective.pattern is not None  # an objective read from the output: the whole run is its clock
+    rounds = [r for r in store.trials.records(CONFIRMATION) if outcome.plan and r.attrs.get("plan") == outcome.plan]
+    defaults = [r for r in rounds if r.attrs.get("candidate") == DEFAULT and r.ok]
+    source = "measured default (application)" if store.config.confirm_app else "measured default"
+    p = traj.production(defaults or store.trials.records(BASELINE), store.config.production_runtime_s, whole, source)
+    if not outcome.significant or outcome.winner is None:
+        return traj.viability(total_s, None, p.runtime_s, p.io_share, p.source)
+    tuned = [r for r in rounds if r.attrs.get("candidate") == outcome.winner["signature"]]
+    gain = traj.clock_gain(defaults, tuned, whole)
+    if gain is None:  # runs that did not say their time there (synthetic): the objective's own gain
+        gain = outcome.verdict.gain if outcome.verdict else None
+    clock = objective.clock_name() if p.share_measured else "I/O (its share was not measured: all of it counts)"
+    return traj.viability(total_s, gain, p.runtime_s, p.io_share, p.source, clock)
 
 
 def kernel_costs(store: Store, objective: Objective, outcome: Outcome, total_s: float) -> dict | None:
@@ -430,7 +438,7 @@ def write_all(store: Store, objective: Objective, outcome: Outcome, out: Path, t
     write_csv(store, out / "trials.csv", outcome.plan)
     files["trials"] = str(out / "trials.csv")
     r, why = roti(store, objective, outcome, total_s)
-    v = viability(store, outcome, total_s)
+    v = viability(store, objective, outcome, total_s)
     doc = summary(store, objective, outcome, total_s, r, why, v)
     if plot(
         store,

@@ -69,7 +69,7 @@ class Runs:
         sig = self.signature(m, doc) if m.ok else None
         if kind in (BASELINE, CONFIRMATION) and m.ok:  # a production run's time and I/O share (viability)
             attrs["details"] = {
-                k: m.details.get(k) for k in ("io_time_s", "wall_time_s", "bytes_written", "bytes_read", "ranks")
+                k: m.details.get(k) for k in ("objective_time_s", "wall_time_s", "bytes_written", "bytes_read", "ranks")
             }
         if kind == BASELINE and m.ok:
             if (

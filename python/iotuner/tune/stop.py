@@ -12,8 +12,12 @@ package (TunIO's learned one); a study uses one (--stop, else its strategy's
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from .printout import fmt_time
+from .study.records import TRAINING
 
 if TYPE_CHECKING:
     from .protocol import Context, Strategy
@@ -50,6 +54,7 @@ class SearchState(Protocol):
     def repeats(self) -> int: ...
 
     def clock(self) -> float: ...
+    def run_estimate(self) -> float: ...
     def next_trial_runs(self) -> int: ...
     def next_trial_estimate(self) -> float: ...
     def confirmation_estimate(self) -> float: ...
@@ -95,15 +100,39 @@ class RunBudget:
 
 class TimeBudget:
     """A trial starts only if it, with its repeats and a baseline run when one is due, and the confirmation
-    round still fit in the time budget."""
+    round still fit in the time budget. Before the first trial, a budget with no room for one says so, with
+    the budget that has (the tuner then refuses rather than report on trials that never ran)."""
 
     name = "time-budget"
 
     def check(self, state: SearchState) -> str | None:
         s = state.budget.seconds
-        if s is not None and state.clock() + state.confirmation_estimate() + state.next_trial_estimate() >= s:
-            return "time budget reached (keeping time for the confirmation round)"
-        return None
+        if s is None:
+            return None
+        spent, trial, confirm = state.clock(), state.next_trial_estimate(), state.confirmation_estimate()
+        if spent + trial + confirm < s:
+            return None
+        if nothing_searched(state.store):
+            return (
+                f"the time budget of {fmt_time(s)} has no room for a single trial: the default's runs took "
+                f"{fmt_time(spent)} (about {fmt_time(state.run_estimate())} a run), and a trial "
+                f"({fmt_time(trial)}) with the confirmation round after it ({fmt_time(confirm)}) needs "
+                f"{fmt_time(trial + confirm)} more; give --time {least_duration(spent + trial + confirm)} or more"
+            )
+        return "time budget reached (keeping time for the confirmation round)"
+
+
+def nothing_searched(store: Store) -> bool:
+    """No configuration but the default's was run, is running or is owed: no search trial, no training run."""
+    t = store.trials
+    return t.trials_run() == 0 and not store.workers.others_running() and not t.owed() and not t.records(TRAINING)
+
+
+def least_duration(seconds: float) -> str:
+    """A --time value of at least `seconds`, rounded up to 10 s, or to a minute beyond 90 s."""
+    if seconds <= 90:
+        return f"{math.ceil(seconds / 10) * 10}s"
+    return f"{math.ceil(seconds / 60)}m"
 
 
 class Exhaustion:

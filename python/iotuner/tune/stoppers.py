@@ -134,7 +134,8 @@ class ProductionRuns(IterationRule):
         self.runs, self.runtime_s = runs, runtime_s
 
     def decide(self, its, state):
-        prod = traj.production(state.store.trials.records(BASELINE), self.runtime_s)
+        whole = self.objective.pattern is not None  # read from the output: the whole run is its clock
+        prod = traj.production(state.store.trials.records(BASELINE), self.runtime_s, whole)
         return production_runs(its, self.objective, self.runs, prod)
 
 

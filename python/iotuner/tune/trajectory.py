@@ -75,7 +75,7 @@ def roti(
 @dataclass(frozen=True)
 class Viability:
     production_runtime_s: float | None  # one production run with the default settings
-    io_share: float  # the part of it spent in the I/O that the settings speed up
+    io_share: float  # the part of it on the objective's clock: the I/O that the settings speed up
     saved_per_run_s: float | None  # what the tuned settings save in each production run
     runs: int | None  # production runs after which tuning has paid for itself
     reason: str  # how it was computed, or why there is none
@@ -96,21 +96,25 @@ def viability(
     production_runtime_s: float | None,
     io_share: float = 1.0,
     source: str = "given",
+    clock: str = "I/O",
 ) -> Viability:
     """The viability point: ceil(tuning time / time saved per production run).
 
-    gain: the confirmed speed-up of the I/O (times faster; None or <= 1: no gain). A run of
-    production_runtime_s spends io_share of it in that I/O, so the tuned settings save
-    production_runtime_s * io_share * (1 - 1/gain) per run.
+    gain: how many times faster the tuned settings make the seconds of a run that the objective is measured
+    on (None or <= 1: no gain). A run of production_runtime_s spends io_share of it there (`clock` says what
+    that is), so the tuned settings save production_runtime_s * io_share * (1 - 1/gain) per run.
     """
     share = min(1.0, max(0.0, io_share))
     if production_runtime_s is None or production_runtime_s <= 0:
         return Viability(None, share, None, None, "no production run time: give --production-runtime")
-    if gain is None or gain <= 1:
+    if gain is None:
         return Viability(production_runtime_s, share, None, None, "no confirmed gain: tuning never pays back")
+    if gain <= 1:
+        why = f"the settings do not make {clock} faster ({gain:.2f}x): tuning never pays back"
+        return Viability(production_runtime_s, share, None, None, why)
     saved = production_runtime_s * share * (1 - 1 / gain)
     if saved <= 0:
-        return Viability(production_runtime_s, share, 0.0, None, "the I/O share of a run is zero: nothing to save")
+        return Viability(production_runtime_s, share, 0.0, None, f"no time of a run is in {clock}: nothing to save")
     runs = max(1, math.ceil(tuning_s / saved))
     return Viability(
         production_runtime_s,
@@ -118,7 +122,7 @@ def viability(
         saved,
         runs,
         f"{tuning_s:.1f} s of tuning / {saved:.3g} s saved per run ({source} run time "
-        f"{production_runtime_s:.3g} s, {share:.0%} of it in I/O, {gain:.2f}x faster)",
+        f"{production_runtime_s:.3g} s, {share:.0%} of it in {clock}, made {gain:.2f}x faster)",
     )
 
 
@@ -154,30 +158,60 @@ def lifecycle_summary(tuning_s: float, v: Viability, planned: int | None) -> dic
 
 @dataclass(frozen=True)
 class Production:
-    """One production run: its time with the default settings and the share of it in the tuned I/O."""
+    """One production run: its time with the default settings and the share of it on the objective's clock."""
 
     runtime_s: float | None
     io_share: float
     source: str  # "given" or "measured default"
+    share_measured: bool = True  # False: no run said its time on the objective's clock, the whole run counts
 
 
-def production(records, given_runtime_s: float | None) -> Production:
-    """From runs of the default (baseline records, or the confirmation round's runs of the default when the
-    search ran a kernel): the measured I/O share (I/O time over wall time; 1 when nothing was measured, as
-    for the synthetic objective), and the given run time or the measured one."""
+def clock_seconds(records, whole_run: bool = False) -> list[float]:
+    """Each successful run's seconds on the objective's clock (`Objective.clock_time`, kept in the record's
+    details); whole_run: the run's wall time instead, for an objective read from the output."""
+    out = []
+    for r in records:
+        d = (r.attrs.get("details") or {}) if r.ok else {}
+        t = (d.get("wall_time_s") or r.duration_s) if whole_run else d.get("objective_time_s")
+        if t is not None and t > 0:
+            out.append(float(t))
+    return out
+
+
+def clock_gain(default_runs, tuned_runs, whole_run: bool = False) -> float | None:
+    """How many times faster the tuned runs spent their time on the objective's clock than the default's
+    runs (the medians of each; None: a side has no such time, as a synthetic objective's runs)."""
+    base, tuned = clock_seconds(default_runs, whole_run), clock_seconds(tuned_runs, whole_run)
+    if not base or not tuned:
+        return None
+    return statistics.median(base) / statistics.median(tuned)
+
+
+def production(
+    records, given_runtime_s: float | None, whole_run: bool = False, source: str | None = None
+) -> Production:
+    """From runs of the default (baseline records, or the confirmation round's runs of the default; `source`
+    names them, else their kind does): the share of a run on the objective's clock (its seconds there over the
+    run's wall time; 1 when nothing was measured, as for the synthetic objective, or for whole_run: an
+    objective read from the output), and the given run time or the measured one."""
     records = [r for r in records if r.ok]
     details = [r.attrs.get("details") or {} for r in records]
     shares = [
-        d["io_time_s"] / d["wall_time_s"] for d in details if d.get("io_time_s") is not None and d.get("wall_time_s")
+        d["objective_time_s"] / d["wall_time_s"]
+        for d in details
+        if d.get("objective_time_s") is not None and d.get("wall_time_s")
     ]
-    share = statistics.median(shares) if shares else 1.0
+    share = statistics.median(shares) if shares and not whole_run else 1.0
+    measured = bool(shares) or whole_run
     if given_runtime_s is not None:
-        return Production(given_runtime_s, share, "given")
+        return Production(given_runtime_s, share, "given", measured)
     walls = [d["wall_time_s"] for d in details if d.get("wall_time_s")] or [
         r.duration_s for r in records if r.duration_s > 0
     ]
-    kind = "measured default" if all(r.kind == BASELINE for r in records) else "measured default (application)"
-    return Production(statistics.median(walls) if walls else None, share, kind)
+    kind = source or (
+        "measured default" if all(r.kind == BASELINE for r in records) else "measured default (application)"
+    )
+    return Production(statistics.median(walls) if walls else None, share, kind, measured)
 
 
 def io_time_per_run(p: Production, objective: Objective, value: float, default: float) -> float:

@@ -24,6 +24,7 @@ from .search import Search
 from .space import SearchSpace
 from .store import Store
 from .study.recovery import MAX_STARTS
+from .tune_error import TuneError
 from .verdict import Outcome, Verdicts
 
 __all__ = ["Outcome", "Tuner"]
@@ -93,6 +94,8 @@ class Tuner:
             self.on_start(self)
         self.search.prepare()
         stop = self.search.run()
+        if stop.rule == stops.TimeBudget.name and stops.nothing_searched(self.store):  # no trial fits: say so
+            raise TuneError(f"{stop.reason} (continue the study with --resume: it keeps the default's runs)")
         outcome = self.confirmation.confirm(stop, self.search.run)
         self.store.workers.touch_session()
         return outcome

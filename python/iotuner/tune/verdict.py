@@ -12,7 +12,7 @@ from . import noise
 from . import stop as stops
 from .objective import Objective
 from .study.leases import Lease
-from .study.records import DEFAULT
+from .study.records import DEFAULT, TRAINING
 
 if TYPE_CHECKING:
     from .store import Store
@@ -93,13 +93,22 @@ class Verdicts:
                 None,
                 None,
                 stop,
-                self.notes + ["no configuration took effect differently from the default settings"],
+                self.notes + [self._nothing_to_confirm(stop)],
                 plan=c.get("plan"),
             )
         else:
             out = self.judge(stop, c["plan"], c["candidates"])
         out.round, out.ran_round = lease, ran
         return out
+
+    def _nothing_to_confirm(self, stop: stops.Stop) -> str:
+        """Why a round had no candidate, from what ran: never a conclusion about trials that did not run."""
+        tried = self.store.trials.search_trials() + self.store.trials.records(TRAINING)
+        if not tried:
+            return f"no trial ran ({stop.reason}): nothing was compared with the default settings"
+        if not any(r.ok for r in tried):
+            return f"every one of the {len(tried)} trials failed: nothing was compared with the default settings"
+        return "no configuration took effect differently from the default settings"
 
     def judge(self, stop: stops.Stop, key: str, cands: list[dict]) -> Outcome:
         """The verdict of the confirmation round `key` over these candidates, from its runs so far."""
