@@ -50,6 +50,15 @@ PROGRAMS = {
 }
 
 
+def _arg(a, programs: dict, scratch: str) -> str:
+    """A test program's path, a bundled kernel's ("kernel:NAME"), or an argument with the scratch directory."""
+    if a in programs:
+        return str(programs[a])
+    if str(a).startswith("kernel:"):
+        return kernel(str(a)[len("kernel:") :])
+    return str(a).replace("{scratch}", scratch)
+
+
 def _calibration(tmp_path: Path) -> Path:
     here = default_path()
     if here.exists():
@@ -72,7 +81,7 @@ def test_advise_on_one_default_run_reaches_the_sweep_best(name, programs, tmp_pa
     shm = Path("/dev/shm")
     root = shm if shm.is_dir() and os.access(shm, os.W_OK) else tmp_path
     with tempfile.TemporaryDirectory(prefix="iotuner-recommend-", dir=root) as scratch:
-        command = mpi(ranks) + [programs[a] if a in programs else str(a).replace("{scratch}", scratch) for a in args]
+        command = mpi(ranks) + [_arg(a, programs, scratch) for a in args]
         default = tmp_path / "default.json"
         default.write_text(json.dumps({"version": 1}))
         run = tmp_path / "run.json"
