@@ -1,4 +1,4 @@
-# iotuner: `make demo` runs the main job, `make test` runs the tests.
+# iotuner: `make demo` runs the main job, `make test` runs the tests (`make check`: the fast ones).
 # Both install what they need first (scripts/setup.sh).
 
 VENV   := .venv
@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD   = build/$(shell $(PY) -c 'import sys; print(sys.implementation.cache_tag)')
 SOURCES := $(shell find native kernels bench python tests/programs -type f \( -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.txt' -o -name '*.py' -o -name '*.map' -o -name '*.in' \) 2>/dev/null) CMakeLists.txt pyproject.toml $(wildcard docs/*.schema.json)
 
-.PHONY: all setup build demo test test-c test-py stress-test bench sanitize clean
+.PHONY: all setup build demo test test-c test-py check stress-test bench sanitize clean
 
 all: build
 
@@ -27,9 +27,22 @@ test: test-c test-py
 test-c: $(STAMP)
 	ctest --test-dir $(BUILD) --output-on-failure
 
+# pytest in two parts: the tests that time nothing on $(WORKERS) xdist workers (a test file stays on one
+# worker, so its module fixtures are built once), then those marked serial (they time or compare speeds,
+# oversubscribe the cores, or start Slurm or PostgreSQL) alone. Both parts run; either failing fails the target.
+# Each prints its slowest tests, for the suite's time.
+WORKERS ?= 2
 test-py: $(STAMP)
 	./scripts/setup-browser.sh
-	$(PY) -m pytest -q --durations=25  # the slowest, for the suite's time (issue 41)
+	status=0; \
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadfile -m "not serial" --durations=25 || status=1; \
+	$(PY) -m pytest -q -m serial --durations=10 || status=1; \
+	exit $$status
+
+# The edit loop's tests (under 3 minutes): the C tests, and the Python tests that are neither slow, serial nor
+# real MPI jobs, on $(WORKERS) workers. `make test` (what CI runs) is the whole suite.
+check: test-c
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadfile -m "not slow and not serial and not mpi"
 
 # The suite with 2 CPU-burning processes beside it: it must pass on a busy machine (scripts/stress-test.sh).
 stress-test: $(STAMP)

@@ -1,13 +1,18 @@
-"""Shared fixtures: test programs compiled per session, kernels, job helpers."""
+"""Shared fixtures: test programs compiled once a run, kernels, job helpers.
+
+`make test` and `make check` run the tests on 2 pytest-xdist workers (each a session of its own), so what
+several tests build is built once a run for all workers (`built_once`)."""
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -57,6 +62,22 @@ def h5diff(a: Path, b: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["h5diff", str(a), str(b)], capture_output=True, text=True)
 
 
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], object]):
+    """`build(directory)` run once for the whole test run, whichever xdist worker asks first (the others wait
+    for it), and what it returned (JSON) to every caller. Without xdist, once a session."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's directory, above each worker's own
+    out, done = root / name, root / f"{name}.json"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(out, ignore_errors=True)  # a worker whose build failed left it half made
+            out.mkdir()
+            done.write_text(json.dumps(build(out)))
+    return json.loads(done.read_text())
+
+
 def _pkg_config(*args: str) -> list[str]:
     return subprocess.run(
         ["pkg-config", *args, "hdf5-mpich"], check=True, capture_output=True, text=True
@@ -66,16 +87,19 @@ def _pkg_config(*args: str) -> list[str]:
 @pytest.fixture(scope="session")
 def programs(tmp_path_factory) -> dict[str, Path]:
     """Test programs, built against the shared parallel HDF5 (and Debian's serial one when present)."""
-    out = tmp_path_factory.mktemp("programs")
+    return {name: Path(exe) for name, exe in built_once(tmp_path_factory, "programs", _build_programs).items()}
+
+
+def _build_programs(out: Path) -> dict[str, str]:
     hdf5 = _pkg_config("--cflags") + _pkg_config("--libs")
-    built: dict[str, Path] = {}
+    built: dict[str, str] = {}
 
     def build(name: str, *, uses_hdf5: bool = True) -> None:
         exe = out / name
         subprocess.run(
             [MPICC, "-O1", str(PROGRAMS / f"{name}.c"), "-o", str(exe)] + (hdf5 if uses_hdf5 else []), check=True
         )
-        built[name] = exe
+        built[name] = str(exe)
 
     build("serial_h5")
     build("mpiio_write", uses_hdf5=False)
@@ -104,7 +128,7 @@ def programs(tmp_path_factory) -> dict[str, Path]:
             ],
             check=True,
         )
-        built["serial_h5_serialhdf5"] = exe
+        built["serial_h5_serialhdf5"] = str(exe)
     return built
 
 
@@ -144,16 +168,22 @@ class MultiFileApp:
 def kernel_apps(tmp_path_factory) -> dict[str, MultiFileApp]:
     """The applications of `iotuner kernel`'s tests, each compiled file by file against the shared
     parallel HDF5 with the commands recorded in a compile_commands.json (as CMake or Bear write it)."""
-    out = tmp_path_factory.mktemp("kernel_apps")
+    built = built_once(tmp_path_factory, "kernel_apps", _build_kernel_apps)
+    return {
+        name: MultiFileApp(name, Path(exe), sorted((PROGRAMS / name).glob("*.c")), Path(exe).parent)
+        for name, exe in built.items()
+    }
+
+
+def _build_kernel_apps(out: Path) -> dict[str, str]:
     cflags = ["-O2", *_pkg_config("--cflags")]
     libs = _pkg_config("--libs") + ["-lm"]
     apps = {}
     for d in sorted(PROGRAMS.glob("kernel_*")):
         build = out / d.name
         build.mkdir()
-        sources = sorted(d.glob("*.c"))
         entries, objects = [], []
-        for src in sources:
+        for src in sorted(d.glob("*.c")):
             obj = build / (src.stem + ".o")
             args = [MPICC, *cflags, "-c", str(src), "-o", str(obj)]
             subprocess.run(args, check=True, cwd=build)
@@ -162,7 +192,7 @@ def kernel_apps(tmp_path_factory) -> dict[str, MultiFileApp]:
         exe = build / d.name
         subprocess.run([MPICC, *objects, "-o", str(exe), *libs], check=True)
         (build / "compile_commands.json").write_text(json.dumps(entries, indent=1))
-        apps[d.name] = MultiFileApp(d.name, exe, sources, build)
+        apps[d.name] = str(exe)
     return apps
 
 

@@ -35,6 +35,7 @@ def h5ior(scratch: Path) -> list:
     return mpi() + [kernel("h5ior"), "-b", "64M", "-t", "1M", "-o", scratch]
 
 
+@pytest.mark.serial  # compares speeds
 def test_advice_on_a_bad_run_gives_fixes_3x_faster(tmp_path):
     shm = Path("/dev/shm")
     scratch_root = shm if shm.is_dir() and os.access(shm, os.W_OK) else tmp_path  # steadier than disk here

@@ -19,7 +19,7 @@ from iotuner.tune import study_config as cfg
 from iotuner.tune.launch import local, slurm
 from iotuner.tune.store import Store
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # Slurm and PostgreSQL on free ports, in directories of their own
 ROOT = Path(__file__).resolve().parents[1]
 ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable"}}
 
@@ -376,6 +376,7 @@ def test_a_killed_tuner_leaves_no_job_and_resumes(tmp_path, cluster):
     assert any(rec.interrupted for rec in store.trials.search_trials())
 
 
+@pytest.mark.serial  # a tuning judged on a measured gain
 def test_two_workers_on_slurm_and_postgresql_tune_a_kernel_and_survive_a_cancelled_worker(tmp_path, cluster, postgres):
     url, _ = postgres
     baseline = tmp_path / "one-aggregator.json"

@@ -11,7 +11,7 @@ import pytest
 from conftest import kernel, mpi
 from perf import Claim, assert_ratio, settings_ratio
 
-pytestmark = [pytest.mark.mpi, pytest.mark.slow]
+pytestmark = [pytest.mark.mpi, pytest.mark.slow, pytest.mark.serial]  # serial: tunings judged on measured gains
 
 ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable"}}
 

@@ -150,6 +150,7 @@ def assert_faster(k: kernel_api.Kernel, claim: Claim) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # compares speeds
 def test_one_evaluation_is_at_least_ten_times_faster(app_kernel, mpiio_kernel):
     for k in (app_kernel, mpiio_kernel):
         assert_faster(k, Claim(above=10))
@@ -189,6 +190,7 @@ def test_path_prefix_moves_the_outputs_and_leaves_the_input(solver_kernel):
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # compares speeds
 def test_a_solvers_kernel_is_at_least_five_times_faster(solver_kernel):
     assert_faster(solver_kernel, Claim(above=5))
 

@@ -13,6 +13,7 @@ def phase_of(report, suffix):
     return next(p for p in report.phases if p["file"].endswith(suffix))
 
 
+@pytest.mark.serial  # compares the runtime's clock with the program's
 def test_sampled_time_estimates_the_write_loop(tmp_path):
     """Counts are checked on every run; the time estimate against the program's own clock over as many runs as
     the noise needs (tests/perf.py), since one preemption of an unsampled call can move a single run's estimate

@@ -422,6 +422,7 @@ TWO_PHASE = {"version": 1, "ompio": {"fcoll": "two_phase"}}
 
 @pytest.mark.mpi
 @pytest.mark.slow
+@pytest.mark.serial  # a tuning judged on measured gains
 def test_tune_recovers_an_open_mpi_kernel_from_ompios_two_phase(tmp_path, monkeypatch):
     """`iotuner tune --space ompio` on the Open MPI build of h5ior (found by name: mpirun.openmpi jobs have
     libexec/iotuner/openmpi first on their PATH) from fcoll=two_phase: a significant gain, confirmed

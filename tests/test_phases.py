@@ -66,6 +66,7 @@ def test_ior_like_phases_are_one_per_collective_open(tmp_path, programs):
     assert all("hdf5.transfer_mode" not in p["application_settings"] for p in collective)
 
 
+@pytest.mark.serial  # compares two clocks
 def test_ior_like_write_bandwidth_is_the_programs_own(tmp_path, programs):
     """The report's total write bandwidth against the one the program measures itself, in the same run:
     the same phases timed by two clocks (the program's from a barrier before the open, the report's from
@@ -81,6 +82,7 @@ def test_ior_like_write_bandwidth_is_the_programs_own(tmp_path, programs):
         assert_ratio(report_over_own, Claim(above=0.9, below=1.1), most=12)
 
 
+@pytest.mark.serial  # compares two clocks
 def test_file_per_process_steps_are_one_phase_each(tmp_path, programs):
     def report_over_own(run):
         out = tmp_path / f"out{run}"

@@ -20,7 +20,7 @@ from iotuner.advise import analysis, checks
 from iotuner.perfmodel.calibration import default_path
 from perf import Claim, assert_claims
 
-pytestmark = pytest.mark.mpi
+pytestmark = [pytest.mark.mpi, pytest.mark.serial]  # serial: compares speeds
 
 DATA = Path(__file__).parent / "data"
 

@@ -207,6 +207,7 @@ def test_feedback_loop_rolls_back_a_harmful_rule(tmp_path):
     assert all(p["settings"] == [] for p in data[back:])  # back to the application's own settings
 
 
+@pytest.mark.serial  # judges phases by their speed
 def test_feedback_loop_rolls_back_only_the_rule_that_hurts(tmp_path):
     rep = undisturbed_run(tmp_path, [kernel("h5ior"), "-b", "16M", "-t", "1M", "-i", "11"], HARMFUL_AND_BENIGN)
     phases = rep.data["smart"]["phases"]
@@ -461,6 +462,7 @@ def per_phase_speedup(tmp_path, scratch: Path, app, phases: int, **extra):
     return pair
 
 
+@pytest.mark.serial  # compares speeds
 def test_poor_site_defaults_are_fixed_from_phase_1(tmp_path):
     """A site default that forces collective buffering through one aggregator (ROMIO_HINTS): the rules for a
     sequential shared file (independent transfer, romio_cb_write disable) make every phase after the first faster

@@ -18,7 +18,11 @@ from iotuner.kernel import discover  # noqa: E402
 from iotuner.tune.store import CONFIRMATION, Store  # noqa: E402
 from perf import Claim, assert_ratio, settings_ratio  # noqa: E402
 
-pytestmark = [pytest.mark.mpi, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.mpi,
+    pytest.mark.slow,
+    pytest.mark.serial,
+]  # serial: compares the kernel's and the application's speeds
 # Collective buffering forced through one aggregator with a 4 KiB buffer, on 3 steps (and a checkpoint) of
 # 16 MiB per rank in collective writes: 8,192 exchange rounds a step, measured here 2.7x slower than the
 # default on a quiet machine (medians of 3 interleaved runs; with the 1 MiB buffer an earlier version of this

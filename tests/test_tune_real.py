@@ -12,7 +12,7 @@ from conftest import flat, kernel, mpi
 from iotuner import run_report
 from perf import Claim, assert_ratio, settings_ratio
 
-pytestmark = [pytest.mark.mpi, pytest.mark.slow]
+pytestmark = [pytest.mark.mpi, pytest.mark.slow, pytest.mark.serial]  # serial: tunings judged on measured gains
 
 ONE_AGGREGATOR = {"version": 1, "mpiio": {"romio_cb_write": "enable"}}
 

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import kernel
 
-pytestmark = [pytest.mark.mpi, pytest.mark.slow]
+pytestmark = [pytest.mark.mpi, pytest.mark.slow, pytest.mark.serial]  # serial: a tuning judged on measured gains
 
 
 def test_tunio_tunes_a_kernel_and_stops_itself_early(tmp_path):

@@ -16,7 +16,7 @@ import pytest
 
 from iotuner.tune.store import CONFIRMATION, DEFAULT, Store
 
-pytestmark = [pytest.mark.mpi, pytest.mark.slow]
+pytestmark = [pytest.mark.mpi, pytest.mark.slow, pytest.mark.serial]  # serial: a real study's measured gain
 
 RANKS = 4  # more ranks than cores: collective buffering's exchange spins, the write phase dominates the run
 BLOCK, COUNT = 1 << 20, 96  # 96 MiB per rank
