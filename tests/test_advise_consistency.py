@@ -107,6 +107,7 @@ def consistent(advice) -> list[str]:
     return bad
 
 
+@pytest.mark.slow
 def test_no_example_input_gets_a_fix_that_undoes_a_finding():
     darshan = importorskip("darshan")
     logs = sorted((Path(darshan.__file__).parent / "examples" / "example_logs").glob("*.darshan"))

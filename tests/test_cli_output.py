@@ -44,6 +44,7 @@ def test_kernels_json_lists_kernels_only_with_descriptions():
     assert all(k["mpi"] in ("mpich", "openmpi") for k in rows)
 
 
+@pytest.mark.slow
 def test_show_reprints_a_finished_tuning(tmp_path):
     out = tmp_path / "t"
     tuned = iotuner("tune", "--synthetic", "ufs", "--trials", "3", "--out", out)

@@ -257,6 +257,7 @@ def tune_dir(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_report_survives_damaged_tune_directories(tune_dir, tmp_path):
     files = {name: (tune_dir / name).read_bytes() for name in ("summary.json", "trials.csv", "best.json")}
     rng = random.Random(26)
@@ -372,6 +373,7 @@ def _small_grid(monkeypatch):
     )
 
 
+@pytest.mark.slow
 def test_calibrate_from_measurements_survives_damaged_calibrations(calibrations, tmp_path, monkeypatch, fits_once):
     _small_grid(monkeypatch)
     out = tmp_path / "refit.json"
@@ -388,6 +390,7 @@ def test_calibrate_from_measurements_survives_damaged_calibrations(calibrations,
     )
 
 
+@pytest.mark.slow
 def test_simulate_here_survives_damaged_calibrations(calibrations, tmp_path, fits_once):
     report = str(DATA / "bad_run_report.json")
     n, crashes = _fuzz(
@@ -403,6 +406,7 @@ def test_simulate_here_survives_damaged_calibrations(calibrations, tmp_path, fit
     )
 
 
+@pytest.mark.slow
 def test_the_tuners_calibration_reader_says_why_or_loads(calibrations, tmp_path, fits_once):
     """What tune's prior (auto, hybrid) reads: a damaged calibration is a CalibrationError with its reason (the
     study then has no prior), never another exception."""

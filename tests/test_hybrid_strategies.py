@@ -66,6 +66,7 @@ def test_without_a_prior_auto_searches_as_bayes_does_seed_for_seed(tmp_path):
     assert len(points["auto"]) >= 16 and points["auto"] == points["bayes"]
 
 
+@pytest.mark.slow
 def test_ml_trains_on_the_design_then_runs_its_top_k(tmp_path):
     r = iotuner(
         "tune",
@@ -112,6 +113,7 @@ def test_strategy_options_are_checked():
         strategies.make("hybrid", tunio_hdf5, 0, {})
 
 
+@pytest.mark.slow
 def test_without_a_run_report_hybrid_stops_and_says_why_unless_told_to_fall_back(tmp_path):
     """The synthetic target writes no run report: hybrid has nothing to predict from. It stops with the
     reason (it once searched at random without a word), or samples at random under fallback=random."""
