@@ -79,7 +79,8 @@ def test_hdf5_independent_transfers_make_collective_buffering_one_point_unless_m
     )
 
 
-def study(rec, strategy: str, seed: int, trials: int, options=None):
+def study(rec, strategy: str, seed: int, trials: int, options=None, ev=None):
+    """A replayed study of `rec` (or of the evaluator `ev` made from it)."""
     obj = objective.parse("perf")
     config = cfg.StudyConfig(
         space=rec.space.to_json(),
@@ -99,7 +100,7 @@ def study(rec, strategy: str, seed: int, trials: int, options=None):
         config,
         cfg.Budget(trials, None),
     )
-    ev = replay.ReplayEvaluator(rec, obj, seed)
+    ev = ev if ev is not None else replay.ReplayEvaluator(rec, obj, seed)
     t = tuner.Tuner(store, ev, rec.space, obj, strategies.make(strategy, rec.space, seed, options))
     t.run()
     return store, t
@@ -180,26 +181,12 @@ def test_auto_finds_the_cross_phase_point_the_model_does_not_know(rec):
     best = max(CrossPhase(rec, obj).value(rec.flat_of(p)) for p in rec.points if p.runs)
     base = settings.flatten(rec.baseline)
     for seed in range(5):
-        if True:
-            ev = CrossPhase(rec, obj, seed)
-            config = cfg.StudyConfig(
-                space=rec.space.to_json(),
-                strategy="auto",
-                seed=seed,
-                baseline=rec.baseline,
-                objective=cfg.ObjectiveSpec(obj.name, obj.direction, obj.unit),
-                repeats=1,
-                baseline_every=0,
-                confirm_top=1,
-                confirm_rounds=1,
-                replay=cfg.ReplaySpec(str(rec.path), rec.sha256),
-            )
-            store = stores.Store.create(optuna.storages.InMemoryStorage(), f"x{seed}", config, cfg.Budget(6, None))
-            tuner.Tuner(store, ev, rec.space, obj, strategies.make("auto", rec.space, seed)).run()
-            trials = store.trials.search_trials()
-            assert len(trials) == 6 and trials[0].settings.get("mpiio.romio_ds_write") == "disable"  # the prior
-            values = [ev.value({**base, **r.settings}) for r in trials]
-            assert max(values) >= 0.95 * best, (seed, [round(v / best, 3) for v in values])
+        ev = CrossPhase(rec, obj, seed)
+        store, _ = study(rec, "auto", seed, 6, ev=ev)
+        trials = store.trials.search_trials()
+        assert len(trials) == 6 and trials[0].settings.get("mpiio.romio_ds_write") == "disable"  # the prior
+        values = [ev.value({**base, **r.settings}) for r in trials]
+        assert max(values) >= 0.95 * best, (seed, [round(v / best, 3) for v in values])
 
 
 def test_the_writes_model_leaves_out_what_acts_only_on_the_reads_after_them(rec):

@@ -321,15 +321,7 @@ def _to_point(space, default: dict[str, str], flat: dict) -> dict[str, str] | No
     for d in space.dimensions:
         if not d.knobs() & flat.keys():
             continue
-        match = next(
-            (
-                label
-                for v, label in zip(d.values, d.labels)
-                if d.settings_of(v)
-                and all(k in flat and d.label(flat[k]) == d.label(x) for k, x in d.settings_of(v).items())
-            ),
-            None,
-        )
+        match = d.label_setting(flat)
         if match is not None:
             point[d.name] = match
     return point if point != default else None

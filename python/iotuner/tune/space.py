@@ -62,6 +62,15 @@ class Dimension:
             return dict(value)
         return {} if value is None else {self.knob: value}
 
+    def label_setting(self, flat: Mapping[str, Any]) -> str | None:
+        """The label of the first value whose settings `flat` all has (None: no such value; a value that sets
+        nothing never matches)."""
+        for v, label in zip(self.values, self.labels):
+            wanted = self.settings_of(v)
+            if wanted and all(k in flat and self.label(flat[k]) == self.label(x) for k, x in wanted.items()):
+                return label
+        return None
+
     def knobs(self) -> set[str]:
         if self.knob is not None:
             return {self.knob}

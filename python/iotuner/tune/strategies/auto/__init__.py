@@ -164,15 +164,7 @@ class Auto(Strategy):
         flat = settings.flatten(ctx.store.config.baseline) if ctx.store.config.baseline else {}
         out = {}
         for d in self.space.dimensions:
-            value = next(
-                (
-                    label
-                    for v, label in zip(d.values, d.labels)
-                    if d.settings_of(v)
-                    and all(k in flat and d.label(flat[k]) == d.label(x) for k, x in d.settings_of(v).items())
-                ),
-                None,
-            )
+            value = d.label_setting(flat)
             if value is None and not (d.knobs() & set(flat)):
                 lib = library_default(d.knob) if d.knob else None
                 value = d.label(lib) if lib in d.values else d.label(None) if None in d.values else None
