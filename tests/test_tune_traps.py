@@ -10,7 +10,7 @@ import pytest
 from conftest import MPIEXEC, kernel
 from iotuner.tune import arguments
 from iotuner.tune.launch import LaunchError
-from iotuner.tune.launch.local import LocalMPI
+from iotuner.tune.launch.local import LocalMPI, own_launcher
 from iotuner.tune.session import study_name
 
 
@@ -54,6 +54,17 @@ def test_mpiexec_takes_options_of_its_own():
     assert m.command(["app", "x"]) == [MPIEXEC, "-genv", "IOTUNER_MARK", "a b", "-n", "2", "app", "x"]
     with pytest.raises(LaunchError, match="nosuch not found on the PATH"):
         LocalMPI(2, "nosuch --flag")
+
+
+def test_a_command_that_brings_its_own_launcher_is_refused_before_the_study(tmp_path):
+    # tune's mpiexec -n 2 around `mpiexec -n 4 app` would run two 4-rank jobs at once, on the same files
+    assert own_launcher(["/usr/bin/mpiexec.mpich", "-n", "4", "app"]) == "mpiexec.mpich"
+    assert own_launcher(["srun", "./app"]) == "srun"
+    assert own_launcher(["./mpirun_wrapper_free_app"]) is None and own_launcher([]) is None
+    r = tune(tmp_path, "--ranks", 2, "--trials", 1, "--", MPIEXEC, "-n", 4, "true")
+    assert r.returncode != 0 and "starts with its own launcher" in r.stderr, r.stdout + r.stderr
+    assert "--launcher none" in r.stderr and "Traceback" not in r.stderr
+    assert not any(tmp_path.iterdir())  # no study was made
 
 
 @pytest.mark.mpi

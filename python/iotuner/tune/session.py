@@ -86,6 +86,12 @@ def _config_from_args(args: argparse.Namespace, out: Path) -> tuple[StudyConfig,
     offline = args.synthetic or args.replay or args.simulate
     if args.launcher == "local" and not offline:
         launch.local.LocalMPI(args.ranks, mpiexec)  # a launcher not on the PATH: one line, before the study exists
+    if args.launcher == "local" and not offline and (own := launch.local.own_launcher(command)):
+        raise ValueError(
+            f"the command starts with its own launcher ({own}), and tune starts it with "
+            f"{launch.local.LocalMPI(args.ranks, mpiexec).describe()}: every run would start {args.ranks} copies of "
+            f"{own}; give the program alone (--ranks N -- ./app ...), or --launcher none to run the command as given"
+        )
     if args.launcher == "local" and (found := mpiabi.mismatch([*launch.local.launcher_argv(mpiexec), *command])):
         raise ValueError(mpiabi.mismatch_message(found, "give --mpiexec {launcher}"))
     config = StudyConfig(

@@ -56,6 +56,18 @@ class LocalMPI(Launcher):
         return f"{shlex.join(self.argv)} -n {self.ranks}"
 
 
+# launchers a command may start with; tune's local launcher would start copies of them
+OWN_LAUNCHERS = ("mpiexec", "mpirun", "orterun", "prterun", "srun", "aprun", "jsrun", "flux")
+
+
+def own_launcher(command: Sequence[str]) -> str | None:
+    """The MPI launcher a command starts with (mpiexec.mpich, mpirun.openmpi, srun ...), or None."""
+    if not command:
+        return None
+    name = os.path.basename(command[0])
+    return name if name.split(".")[0] in OWN_LAUNCHERS else None
+
+
 def launcher_argv(mpiexec: str) -> list[str]:
     """--mpiexec as words: a launcher and its options, split as a shell would (one LaunchError line when it
     cannot be)."""
