@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .page import cards, document, e, level, table, value
+from .page import cards, document, e, fired_rules, level, table, value
 
 LEVEL_TITLES = {
     "high": "High: fix these first",
@@ -147,22 +147,7 @@ def render(advice: dict) -> str:
                 )
             )
             fired = ch.get("fired") or []
-            body.append(
-                table(
-                    ["rule", "why", "sets"],
-                    [
-                        [
-                            f"{r['rule']}: {e(r.get('title', ''))}",
-                            e(r.get("reason", "")),
-                            e(", ".join(f"{k}={v}" for k, v in (r.get("set") or {}).items()) or "nothing"),
-                        ]
-                        for r in fired
-                    ],
-                    widths=["35%", "40%", "25%"],
-                )
-                if fired
-                else f'<p class="note">{e(ch.get("error") or "no rule fired")}</p>'
-            )
+            body.append(fired_rules(fired) if fired else f'<p class="note">{e(ch.get("error") or "no rule fired")}</p>')
     if advice["not_evaluated"]:
         body.append(
             "<h2>Not evaluated</h2>"

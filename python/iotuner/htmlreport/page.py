@@ -158,3 +158,19 @@ def document(title: str, subtitle: str, body: str, kind: str) -> str:
         f"<footer>iotuner {e(__version__)} &middot; generated {created} &middot; one self-contained file: "
         f"no scripts or resources from the network</footer>{MEASURE}</body></html>\n"
     )
+
+
+def fired_rules(fired: list[dict]) -> str:
+    """SmartIO's fired rules as a table: the rule, why it fired, what it sets (run pages and advice pages)."""
+    return table(
+        ["rule", "why", "sets"],
+        [
+            [
+                f"{r.get('rule')}: {e(r.get('title', ''))}",
+                e(r.get("reason", "")),
+                e(", ".join(f"{k}={v}" for k, v in (r.get("set") or {}).items()) or "nothing"),
+            ]
+            for r in fired
+        ],
+        widths=["35%", "40%", "25%"],
+    )

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..render import fmt_bw, fmt_bytes, fmt_seconds
 from ..run_report import Report
 from . import svg
-from .page import cards, document, e, table, value
+from .page import cards, document, e, fired_rules, table, value
 
 START_KEYS = ("start_s", "started_s", "start_time_s", "open_s", "t_start_s")  # a future runtime may record one
 
@@ -146,20 +146,7 @@ def _smart(rep: Report) -> str:
             )
         )
         rules = p.get("rules") or {}
-        out.append(
-            table(
-                ["rule", "why", "sets"],
-                [
-                    [
-                        f"{r.get('rule')}: {e(r.get('title', ''))}",
-                        e(r.get("reason", "")),
-                        e(", ".join(f"{k}={v}" for k, v in (r.get("set") or {}).items()) or "nothing"),
-                    ]
-                    for r in rules.get("fired", [])
-                ],
-                widths=["35%", "40%", "25%"],
-            )
-        )
+        out.append(fired_rules(rules.get("fired", [])))
         sets = rules.get("settings") or {}
         out.append(f"<p>settings: <code>{e(', '.join(f'{k}={v}' for k, v in sets.items()) or 'none')}</code></p>")
     decisions = [p for p in smart.get("phases", []) if p.get("feedback")]
