@@ -389,3 +389,24 @@ def test_report_of_something_else(tmp_path):
         r = iotuner("report", path, "-o", tmp_path / "out.html")
         assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not (tmp_path / "out.html").exists()
+
+
+def test_fired_rules_are_one_table_with_their_settings_escaped():
+    from iotuner.htmlreport.page import fired_rules
+
+    html = fired_rules(
+        [
+            {
+                "rule": 7,
+                "title": "collective buffering off",
+                "reason": "sequential <writes>",
+                "set": {"mpiio.romio_cb_write": "disable"},
+            },
+            {"rule": 8, "title": "keep data sieving", "reason": "strided"},
+        ]
+    )
+    rows = html.split("<tr>")[2:]  # past the header row
+    assert len(rows) == 2
+    assert "7: collective buffering off" in rows[0] and "mpiio.romio_cb_write=disable" in rows[0]
+    assert "&lt;writes&gt;" in rows[0] and "<writes>" not in html
+    assert "nothing" in rows[1]  # a rule that sets nothing says so
