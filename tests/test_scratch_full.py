@@ -121,9 +121,10 @@ def test_the_scratch_of_a_killed_worker_goes_when_a_session_ends(tmp_path):
     for d in (killed / "trial-3", live / "trial-4", tmp_scratch / "trial-1"):
         d.mkdir(parents=True)
         (d / "data.h5").write_bytes(b"x" * 4096)
-    store = SimpleNamespace(
+    workers = SimpleNamespace(
         session=SimpleNamespace(host="vm"), dead_sessions_here=lambda: [SimpleNamespace(scratch=str(tmp_scratch))]
     )
+    store = SimpleNamespace(workers=workers)  # the store's workers view is all it reads
     out = io.StringIO()
     session.remove_left_scratch(store, Console(file=out), str(given))
     assert not killed.exists() and not tmp_scratch.exists()
