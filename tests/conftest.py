@@ -54,6 +54,11 @@ def write_json(path: Path, doc) -> Path:
     return path
 
 
+def one_knob_space(path: Path, name: str, knob: str, values: list) -> Path:
+    """A search space of one knob, for `iotuner tune --space`."""
+    return write_json(path, {"name": name, "dimensions": [{"knob": knob, "values": values}]})
+
+
 def run_job(command, *, config=None, report=None, timeout=300, **kw) -> runner.RunResult:
     return runner.run([str(c) for c in command], config=config, report=report, capture=True, timeout=timeout, **kw)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import one_knob_space
 from iotuner.tune.store import Store
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -258,10 +259,7 @@ def test_a_default_that_fails_after_its_first_run_is_not_retried_forever(tmp_pat
         "flag.touch()\n"
         "print('bandwidth=100')\n"
     )
-    space = tmp_path / "space.json"
-    space.write_text(
-        json.dumps({"name": "s", "dimensions": [{"knob": "mpiio.romio_cb_write", "values": ["enable", "disable"]}]})
-    )
+    space = one_knob_space(tmp_path / "space.json", "s", "mpiio.romio_cb_write", ["enable", "disable"])
     log = tmp_path / "runs.jsonl"
     r = tune(
         "--space",

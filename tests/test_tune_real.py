@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from conftest import flat, kernel, mpi
+from conftest import flat, kernel, mpi, one_knob_space
 from iotuner import run_report
 from perf import Claim, assert_ratio, settings_ratio
 
@@ -75,10 +75,7 @@ def test_tuning_recovers_from_one_aggregator_and_the_result_reproduces(tmp_path)
 
 def test_real_aa_dropped_knobs_change_nothing(tmp_path):
     """Striping hints are dropped on ufs: every trial is the default, and the tuner says so."""
-    space = tmp_path / "space.json"
-    space.write_text(
-        json.dumps({"name": "striping", "dimensions": [{"knob": "mpiio.striping_factor", "values": [2, 4, 8, 16]}]})
-    )
+    space = one_knob_space(tmp_path / "space.json", "striping", "mpiio.striping_factor", [2, 4, 8, 16])
     r = iotuner(
         "tune",
         "--space",

@@ -14,6 +14,7 @@ import tempfile
 
 import pytest
 
+from conftest import one_knob_space
 from iotuner.tune.store import CONFIRMATION, DEFAULT, Store
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow, pytest.mark.serial]  # serial: a real study's measured gain
@@ -27,10 +28,7 @@ def iotuner(*args, **kw):
 
 
 def test_viability_point_matches_the_runs_saved_time(tmp_path, programs):
-    space = tmp_path / "space.json"
-    space.write_text(
-        json.dumps({"name": "cb", "dimensions": [{"knob": "mpiio.romio_cb_write", "values": ["automatic", "disable"]}]})
-    )
+    space = one_knob_space(tmp_path / "space.json", "cb", "mpiio.romio_cb_write", ["automatic", "disable"])
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
         app = [str(programs["mpiio_write"]), "{scratch}/shared.dat", BLOCK, COUNT, "collective"]
         r = iotuner(

@@ -231,33 +231,26 @@ class Search:
             time.sleep(POLL_S if "settings" in peer.attrs else PUBLISH_S)
             self.store.workers.recover()
         key = canonical(flat)
+        outcome: dict[str, Any]
         if key in self.store.results.failed:
             first = self.store.results.failed[key]
-            self.store.tell(
-                asked,
-                settings=flat,
-                runs=[],
-                signature=None,
-                cost_runs=0,
-                duration_s=0.0,
-                duplicate_of=first,
-                error=f"same settings as {self.name_of(first)}, which failed",
-            )
+            outcome = {
+                "signature": None,
+                "duplicate_of": first,
+                "error": f"same settings as {self.name_of(first)}, which failed",
+            }
         elif key in self.store.results.requested:
             first, sig = self.store.results.requested[key]
-            self.store.tell(
-                asked,
-                settings=flat,
-                runs=[],
-                signature=sig,
-                cost_runs=0,
-                duration_s=0.0,
-                duplicate_of=first if sig not in self.store.results.default_signatures() else DEFAULT,
-                error=None,
-                value=self.store.results.value_of(sig),
-            )
+            default = sig in self.store.results.default_signatures()
+            outcome = {
+                "signature": sig,
+                "duplicate_of": DEFAULT if default else first,
+                "error": None,
+                "value": self.store.results.value_of(sig),
+            }
         else:
             return False
+        self.store.tell(asked, settings=flat, runs=[], cost_runs=0, duration_s=0.0, **outcome)
         return True
 
     def _evaluate(self, asked: Asked, flat: dict) -> str | None:
