@@ -2,6 +2,7 @@
 check table's thresholds, SmartIO's rules through the core, and the fixes document."""
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -204,6 +205,28 @@ def test_threshold_overrides(tmp_path):
         th.write_text(json.dumps(bad))
         out = iotuner("advise", log, "--thresholds", th)
         assert out.returncode == 3 and msg in out.stderr, out.stderr
+
+
+def test_calibration_option_prices_the_model_or_names_the_bad_file(tmp_path):
+    """--calibration: a good file makes the model's predictions part of the advice; a bad or missing one is
+    refused by name (exit 3), never silently left out as this machine's missing calibration is."""
+    import gzip
+
+    cal = tmp_path / "cal.json"
+    cal.write_bytes(gzip.decompress((DATA / "calibration-2core.json.gz").read_bytes()))
+    empty = tmp_path / "cache"  # no calibration of this machine
+    env = {**os.environ, "XDG_CACHE_HOME": str(empty), "IOTUNER_CALIBRATION": ""}
+    without = json.loads(iotuner("advise", DATA / "bad_run_report.json", "--json", env=env).stdout)
+    assert without["model"]["status"] == "not evaluated" and "iotuner calibrate" in without["model"]["reason"]
+    out = iotuner("advise", DATA / "bad_run_report.json", "--json", "--calibration", cal, env=env)
+    assert out.returncode == 1, out.stderr  # the report's high finding
+    assert json.loads(out.stdout)["model"]["status"] == "evaluated"
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something else"}')
+    for f, says in ((bad, "is not an iotuner calibration file"), (tmp_path / "none.json", "no calibration file")):
+        out = iotuner("advise", DATA / "bad_run_report.json", "--calibration", f, env=env)
+        assert out.returncode == 3 and says in out.stderr and str(f) in out.stderr, out.stderr
+        assert out.stdout == ""
 
 
 def test_bad_run_report_maps_to_the_fix(tmp_path):

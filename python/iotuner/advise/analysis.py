@@ -53,11 +53,11 @@ def load(path: str | Path, nodes: int | None = None) -> Profile:
     return profile
 
 
-def advise(path: str | Path, overrides: dict | None = None, nodes: int | None = None) -> dict:
-    """The advice document (see docs/advise.md)."""
+def advise(path: str | Path, overrides: dict | None = None, nodes: int | None = None, calibration=None) -> dict:
+    """The advice document (see docs/advise.md); calibration: a file, or None for this machine's."""
     started = time.monotonic()
     th = checks.thresholds(overrides)
-    advice = advise_profile(load(path, nodes), th, str(path))
+    advice = advise_profile(load(path, nodes), th, str(path), calibration=calibration)
     advice["elapsed_s"] = round(time.monotonic() - started, 3)
     return advice
 

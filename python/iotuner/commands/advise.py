@@ -8,18 +8,21 @@ import sys
 from pathlib import Path
 
 ORDER = 35
-HELP = "diagnose a Darshan log or a run report: findings, SmartIO's rules, a settings file of fixes"
+HELP = "diagnose a Darshan log or a run report: findings, SmartIO's rules, the model's predictions, ranked fixes"
 DESCRIPTION = (
     "Read a Darshan log (PyDarshan; DXT traces used when present) or an iotuner run report and report "
     "findings, each with a code, a level (high, warn, info, ok), the evidence, the files and a "
     "recommendation: checks known from Drishti and iotuner's own, plus SmartIO's rules applied to the "
-    "insights of each file (the C core's rules table, as smart mode uses it). The recommendations "
-    "that map to knobs become a settings document (-o) for 'iotuner run --config' or "
-    "'iotuner tune --baseline'; the ones that need code changes are listed apart."
+    "insights of each file (the C core's rules table, as smart mode uses it), plus, for a run report, the "
+    "performance model's predictions of other MPI-IO hints and HDF5 transfer modes, priced by this machine's "
+    "calibration ('iotuner calibrate', once per machine). They are reconciled into ranked recommendations, "
+    "each with its predicted effect, confidence and evidence; the first one's settings document (-o) is for "
+    "'iotuner run --config' or 'iotuner tune --baseline'. Fixes that need code changes are listed apart."
 )
 EPILOG = (
     "exit status: 0 no high finding, 1 at least one high finding, 2 the input cannot be read (missing, "
-    "corrupt, truncated, unsupported version), 3 a bad --thresholds file or PyDarshan missing.\n\n"
+    "corrupt, truncated, unsupported version), 3 a bad --thresholds or --calibration file or PyDarshan "
+    "missing.\n\n"
     "examples:\n  iotuner advise job.darshan -o fixes.json\n"
     "  iotuner advise run.json --json > advice.json\n"
     "  iotuner advise job.darshan --thresholds strict.json --html advice.html"
@@ -42,6 +45,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help='JSON object of thresholds to override, e.g. {"small_fraction": 0.2} (names: docs/advise.md)',
     )
     p.add_argument("--nodes", type=int, metavar="N", help="nodes of the job, when the input does not say")
+    p.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="the calibration that prices the model's predictions (default: this machine's, from 'iotuner calibrate')",
+    )
     p.add_argument("--verbose", action="store_true", help="also the ok findings, files, insights, checks not evaluated")
 
 
@@ -61,8 +69,16 @@ def main(args: argparse.Namespace) -> int:
                 f"iotuner advise: --thresholds {args.thresholds}: {getattr(e, 'strerror', None) or e}", file=sys.stderr
             )
             return advise.EXIT_USAGE
+    if args.calibration:
+        from ..perfmodel.calibration import Calibration, CalibrationError
+
+        try:  # a file asked for by name must be good; this machine's own is optional (the model says why not)
+            Calibration.load(args.calibration)
+        except CalibrationError as e:
+            print(f"iotuner advise: --calibration: {e}", file=sys.stderr)
+            return advise.EXIT_USAGE
     try:
-        advice = advise.advise(args.input, overrides, nodes=args.nodes)
+        advice = advise.advise(args.input, overrides, nodes=args.nodes, calibration=args.calibration)
     except advise.InputError as e:
         print(f"iotuner advise: {e}", file=sys.stderr)
         return e.exit_code
