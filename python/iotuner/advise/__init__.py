@@ -8,5 +8,5 @@ SmartIO's insights, runs the C core's rules table and the performance model,
 and ranks what to change; analysis.py and console.py give its answer.
 """
 
-from .analysis import advise, load  # noqa: F401
+from .analysis import advise, calibration_problem, load  # noqa: F401
 from .errors import EXIT_HIGH, EXIT_OK, EXIT_UNREADABLE, EXIT_USAGE, InputError  # noqa: F401

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from .. import __version__, inputs
+from ..perfmodel.calibration import Calibration, CalibrationError
 from ..recommend import reconcile
 from ..recommend.insights import tuned_files
 from ..run_report import KIND as REPORT_KIND
@@ -60,6 +61,16 @@ def advise(path: str | Path, overrides: dict | None = None, nodes: int | None = 
     advice = advise_profile(load(path, nodes), th, str(path), calibration=calibration)
     advice["elapsed_s"] = round(time.monotonic() - started, 3)
     return advice
+
+
+def calibration_problem(path) -> str | None:
+    """Why a calibration file named by the user cannot price the model, or None. This machine's own file is
+    optional (the model then says why it was not evaluated); a file asked for by name must be good."""
+    try:
+        Calibration.load(path)
+    except CalibrationError as e:
+        return str(e)
+    return None
 
 
 def advise_profile(profile: Profile, th: dict, path: str, calibration=None, use_model: bool = True) -> dict:

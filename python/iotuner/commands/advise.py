@@ -69,14 +69,10 @@ def main(args: argparse.Namespace) -> int:
                 f"iotuner advise: --thresholds {args.thresholds}: {getattr(e, 'strerror', None) or e}", file=sys.stderr
             )
             return advise.EXIT_USAGE
-    if args.calibration:
-        from ..perfmodel.calibration import Calibration, CalibrationError
-
-        try:  # a file asked for by name must be good; this machine's own is optional (the model says why not)
-            Calibration.load(args.calibration)
-        except CalibrationError as e:
-            print(f"iotuner advise: --calibration: {e}", file=sys.stderr)
-            return advise.EXIT_USAGE
+    problem = args.calibration and advise.calibration_problem(args.calibration)
+    if problem:
+        print(f"iotuner advise: --calibration: {problem}", file=sys.stderr)
+        return advise.EXIT_USAGE
     try:
         advice = advise.advise(args.input, overrides, nodes=args.nodes, calibration=args.calibration)
     except advise.InputError as e:
