@@ -11,6 +11,7 @@
 #include "iotuner/rawio.h"
 #include "abi.h"
 #include "comm.h"
+#include "forked.h"
 #include "lifecycle.h"
 #include "module.h"
 #include "paths.h"
@@ -50,23 +51,6 @@ static void load_settings(void)
 
 /* ---- start and end ---- */
 
-/* Launchers and proxies also get the preload; they must stay silent. */
-static int is_launcher_process(void)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return 0;
-    exe[n] = 0;
-    const char *base = strrchr(exe, '/');
-    base = base ? base + 1 : exe;
-    static const char *names[] = {"mpiexec", "mpirun", "hydra_", "srun", "slurmstepd", "orterun", "prte", "orted"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strncmp(base, names[i], strlen(names[i])))
-            return 1;
-    return 0;
-}
-
 static int flag_env(const char *name)
 {
     const char *v = getenv(name);
@@ -77,7 +61,7 @@ static int flag_env(const char *name)
 __attribute__((constructor(102))) static void iot_start(void)
 {
     iot_internal++;
-    iot_g.disabled = flag_env("IOTUNER_DISABLE") || is_launcher_process() || iot_mpi_foreign_abi();
+    iot_g.disabled = flag_env("IOTUNER_DISABLE") || iot_is_launcher(0) || iot_mpi_foreign_abi();
     iot_g.verbose = flag_env("IOTUNER_VERBOSE");
     iot_g.count_ops = flag_env("IOTUNER_COUNT_OPS");
     iot_g.settings_warned_before = flag_env("IOTUNER_SETTINGS_WARNED");
@@ -124,6 +108,7 @@ void iot_lifecycle_mpi_started(void)
     int world_rank = -1; /* marked before our collectives: a launcher may kill the rank once another left */
     if (finalize_file && iot_pmpi.Comm_rank(MPI_COMM_WORLD, &world_rank) == MPI_SUCCESS)
         mark_rank(world_rank, 'S');
+    iot_forked_rank_started();
     MPI_Comm run = iot_mpi_run_begin();
     iot_pmpi.Comm_rank(run, &iot_g.rank);
     iot_pmpi.Comm_size(run, &iot_g.nprocs);
@@ -178,8 +163,8 @@ __attribute__((destructor)) static void iot_stop(void)
     iot_warn_settings_once();
     /* MPI loaded in one of several launched ranks, never initialized: each rank's report would race too */
     int ran = iot_g.mpi_unseen || iot_mpi_ran();
-    if (ran || (iot_launch_size() > 1 && iot_pmpi_resolve()))
-        mpi_unseen(ran);
+    if (!iot_forked_child() && (ran || (iot_launch_size() > 1 && iot_pmpi_resolve())))
+        mpi_unseen(ran); /* a program a rank ran (h5ls linked with parallel HDF5) is no share of the job */
     iot_report_write();
     iot_modules_cleanup();
     iot_internal--;

@@ -1,10 +1,12 @@
 /* The process's state, clocks, sampling and warnings (state.h): a leaf. */
 #include "state.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 iot_state iot_g;
 int iot_use_tsc;
@@ -179,6 +181,27 @@ static int launch_env(const char *const *vars, size_t n, int none)
             return atoi(v);
     }
     return none;
+}
+
+/* Launchers and proxies also get the preload; they must stay silent. */
+int iot_is_launcher(pid_t pid)
+{
+    char link[64], exe[PATH_MAX];
+    if (pid)
+        snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+    else
+        snprintf(link, sizeof link, "/proc/self/exe");
+    ssize_t n = readlink(link, exe, sizeof exe - 1);
+    if (n <= 0)
+        return 0;
+    exe[n] = 0;
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    static const char *names[] = {"mpiexec", "mpirun", "hydra_", "srun", "slurmstepd", "orterun", "prte", "orted"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strncmp(base, names[i], strlen(names[i])))
+            return 1;
+    return 0;
 }
 
 int iot_launch_rank(void)

@@ -152,6 +152,8 @@ void iot_state_incomplete(const char *why);            /* the report will hold t
  * rank 0 when launched alone, size 0 when no launcher says. */
 int iot_launch_rank(void);
 int iot_launch_size(void);
+/* pid (0: this process) runs a launcher or one of its proxies (mpiexec, hydra, srun, prte, ...). */
+int iot_is_launcher(pid_t pid);
 
 /* Prints the one settings warning (rank 0, or a serial process). */
 void iot_warn_settings_once(void);
