@@ -158,6 +158,36 @@ def test_the_marks_are_read_as_the_ranks_wrote_them(tmp_path):
     assert "did not reach MPI_Finalize on 2 of the 4 rank(s)" in result.report_error
 
 
+def test_marks_left_by_a_killed_iotuner_are_removed_by_the_next(tmp_path):
+    """SIGKILL leaves the marks file beside the report: the next run there removes it when its process is gone,
+    and leaves a live process's and another host's alone."""
+    from iotuner import runner
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    host = runner._host()
+    left = tmp_path / f".iotuner-{host}-{gone.pid}-a.ranks"
+    live = tmp_path / f".iotuner-{host}-{os.getpid()}-b.ranks"
+    other = tmp_path / f".iotuner-otherhost-{gone.pid}-c.ranks"
+    for p in (left, live, other):
+        p.write_bytes(b"S")
+    marks = runner.finalize_marks(tmp_path / "r.json", "someid")
+    assert marks is not None and marks.exists()
+    assert not left.exists() and live.exists() and other.exists()
+    killed = subprocess.Popen(
+        [sys.executable, "-m", "iotuner", "run", "--report", tmp_path / "k.json", "--", "sleep", "30"],
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 30
+    while not list(tmp_path.glob(f".iotuner-{host}-{killed.pid}-*.ranks")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(killed.pid, signal.SIGKILL)  # iotuner and its job, as a batch system's kill would
+    killed.wait()
+    assert list(tmp_path.glob(f".iotuner-{host}-{killed.pid}-*.ranks")), "a killed iotuner leaves its marks"
+    runner.finalize_marks(tmp_path / "r2.json", "other")
+    assert not list(tmp_path.glob(f".iotuner-{host}-{killed.pid}-*.ranks"))
+
+
 def test_a_slurm_job_script_names_the_marks_file(tmp_path):
     from iotuner.tune import study_config as cfg
     from iotuner.tune.launch import slurm

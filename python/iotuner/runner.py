@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -232,16 +234,50 @@ FINALIZE_FILE = "IOTUNER_FINALIZE_FILE"
 def finalize_marks(report: Path | None, run_id: str) -> Path | None:
     """The file in which each rank of the job marks its byte (at its rank's offset): 'S' after MPI_Init, 'F' at
     MPI_Finalize (native/src/runtime/lifecycle.c). Beside the report, where the ranks can reach it; None when it
-    cannot be made (nothing is then said about MPI_Finalize)."""
+    cannot be made (nothing is then said about MPI_Finalize). Its name holds this host and process, so that the
+    marks a killed iotuner left there are removed by the next one (remove_left_marks)."""
     if report is None:
         return None
-    path = report.parent / f".iotuner-{run_id}.ranks"
+    remove_left_marks(report.parent)
+    path = report.parent / f".iotuner-{_host()}-{os.getpid()}-{run_id}.ranks"
     try:
         with open(path, "xb"):
             pass
     except OSError:
         return None
     return path
+
+
+def _host() -> str:
+    return socket.gethostname().replace("-", "_") or "host"
+
+
+def remove_left_marks(directory: Path) -> list[Path]:
+    """Removes the marks files in directory that an iotuner of this host left when it was killed (SIGKILL: no
+    clean-up ran): those whose process is gone. Another host's, or a live process's, are left alone."""
+    removed = []
+    try:
+        names = list(directory.glob(f".iotuner-{_host()}-*-*.ranks"))
+    except OSError:
+        return removed
+    for path in names:
+        pid = path.name.split("-")[2]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
 
 
 def read_finalize_marks(path: Path | None, result: RunResult) -> None:
