@@ -52,7 +52,12 @@
     X(int, MPI_File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))        \
     X(int, MPI_File_close, (MPI_File * fh))                                                                    \
     X(int, MPI_File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,       \
-                               const char *datarep, MPI_Info info))
+                               const char *datarep, MPI_Info info))                                            \
+    X(int, MPI_Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info, int root,           \
+                            MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]))                      \
+    X(int, MPI_Comm_spawn_multiple, (int count, char *array_of_commands[], char **array_of_argv[],              \
+                                     const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,  \
+                                     MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]))
 
 /* ---- MPI-IO data calls: X(name, write, collective, where, timed, params, args) ----
  *  write:      1 writes, 0 reads

@@ -100,11 +100,33 @@ static void mark_rank(int rank, char mark)
     iot_raw_close(fd);
 }
 
+/* A group MPI_Comm_spawn started: its world's ranks are not the job's, so it marks nothing (its rank 0 would
+ * mark over the job's) and reports beside the job's report (NAME.spawned-PID.json), never over it. */
+static void spawned_group(void)
+{
+    iot_g.spawned_group = 1;
+    free(finalize_file);
+    finalize_file = NULL;
+    if (!iot_g.report_path)
+        return; /* a log directory: every report's name is its own already */
+    size_t n = strlen(iot_g.report_path);
+    size_t stem = n > 5 && !strcmp(iot_g.report_path + n - 5, ".json") ? n - 5 : n;
+    char *path = malloc(stem + 64);
+    if (!path)
+        return;
+    snprintf(path, stem + 64, "%.*s.spawned-%ld.json", (int)stem, iot_g.report_path, (long)getpid());
+    free(iot_g.report_path);
+    iot_g.report_path = path;
+}
+
 void iot_lifecycle_mpi_started(void)
 {
     const char *marks = getenv("IOTUNER_FINALIZE_FILE");
     if (marks && *marks && !finalize_file)
         finalize_file = strdup(marks);
+    MPI_Comm parent = MPI_COMM_NULL;
+    if (iot_pmpi.Comm_get_parent(&parent) == MPI_SUCCESS && parent != MPI_COMM_NULL)
+        spawned_group();
     int world_rank = -1; /* marked before our collectives: a launcher may kill the rank once another left */
     if (finalize_file && iot_pmpi.Comm_rank(MPI_COMM_WORLD, &world_rank) == MPI_SUCCESS)
         mark_rank(world_rank, 'S');
@@ -116,6 +138,14 @@ void iot_lifecycle_mpi_started(void)
     iot_g.clock_offset = iot_mpi_clock_offset(run, iot_g.nnodes);
     iot_mpi_library(iot_g.library[IOT_KIND_MPIIO], sizeof iot_g.library[IOT_KIND_MPIIO]);
     iot_g.mpi_initialized = 1;
+    if (iot_g.spawned_group) {
+        char why[256];
+        snprintf(why, sizeof why,
+                 "this report holds only the %d process(es) that MPI_Comm_spawn started, a group of a job whose "
+                 "own ranks report elsewhere",
+                 iot_g.nprocs);
+        iot_state_incomplete(why);
+    }
     iot_warn_settings_once();
 }
 

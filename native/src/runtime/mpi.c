@@ -1,6 +1,7 @@
 /* MPI_Init, MPI_Init_thread and MPI_Finalize, under both their names (MPI_x
  * and PMPI_x): they forward the start and end of the run to the lifecycle
- * (lifecycle.c). What the MPI library does inside them (a launcher's
+ * (lifecycle.c). MPI_Comm_spawn and MPI_Comm_spawn_multiple count the
+ * processes a rank starts: their I/O is in a report of their own. What the MPI library does inside them (a launcher's
  * topology file read in MPI_Init) is its own I/O, not the application's. */
 #include "iotuner/calls.h"
 #include "abi.h"
@@ -112,4 +113,74 @@ int iot_wrap_PMPI_Finalize(void)
 {
     REAL_OF(real, finalize_fn, "PMPI_Finalize");
     return finalize(real);
+}
+
+/* The processes a spawn call started, counted once: at its root, where maxprocs is significant. Their group
+ * writes its own report. */
+static void count_spawned(int rc, int root, MPI_Comm comm, int count, const int maxprocs[])
+{
+    int rank;
+    if (iot_mpi_depth || rc != MPI_SUCCESS || !iot_g.mpi_initialized || iot_g.disabled ||
+        iot_pmpi.Comm_rank(comm, &rank) != MPI_SUCCESS || rank != root)
+        return;
+    for (int i = 0; i < count; i++)
+        iot_g.spawned += maxprocs[i];
+}
+
+typedef int (*spawn_fn)(const char *, char *[], int, MPI_Info, int, MPI_Comm, MPI_Comm *, int[]);
+typedef int (*spawn_multiple_fn)(int, char *[], char **[], const int[], const MPI_Info[], int, MPI_Comm, MPI_Comm *,
+                                 int[]);
+
+static int spawn(spawn_fn real, const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
+                 MPI_Comm comm, MPI_Comm *intercomm, int errcodes[])
+{
+    if (!real)
+        return MPI_ERR_INTERN;
+    iot_mpi_depth++;
+    int rc = real(command, argv, maxprocs, info, root, comm, intercomm, errcodes);
+    iot_mpi_depth--;
+    count_spawned(rc, root, comm, 1, &maxprocs);
+    return rc;
+}
+
+static int spawn_multiple(spawn_multiple_fn real, int count, char *commands[], char **argvs[], const int maxprocs[],
+                          const MPI_Info infos[], int root, MPI_Comm comm, MPI_Comm *intercomm, int errcodes[])
+{
+    if (!real)
+        return MPI_ERR_INTERN;
+    iot_mpi_depth++;
+    int rc = real(count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes);
+    iot_mpi_depth--;
+    count_spawned(rc, root, comm, count, maxprocs);
+    return rc;
+}
+
+int iot_wrap_MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                            MPI_Comm *intercomm, int errcodes[])
+{
+    REAL_OF(real, spawn_fn, "MPI_Comm_spawn");
+    return spawn(real, command, argv, maxprocs, info, root, comm, intercomm, errcodes);
+}
+
+int iot_wrap_PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                             MPI_Comm *intercomm, int errcodes[])
+{
+    REAL_OF(real, spawn_fn, "PMPI_Comm_spawn");
+    return spawn(real, command, argv, maxprocs, info, root, comm, intercomm, errcodes);
+}
+
+int iot_wrap_MPI_Comm_spawn_multiple(int count, char *commands[], char **argvs[], const int maxprocs[],
+                                     const MPI_Info infos[], int root, MPI_Comm comm, MPI_Comm *intercomm,
+                                     int errcodes[])
+{
+    REAL_OF(real, spawn_multiple_fn, "MPI_Comm_spawn_multiple");
+    return spawn_multiple(real, count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes);
+}
+
+int iot_wrap_PMPI_Comm_spawn_multiple(int count, char *commands[], char **argvs[], const int maxprocs[],
+                                      const MPI_Info infos[], int root, MPI_Comm comm, MPI_Comm *intercomm,
+                                      int errcodes[])
+{
+    REAL_OF(real, spawn_multiple_fn, "PMPI_Comm_spawn_multiple");
+    return spawn_multiple(real, count, commands, argvs, maxprocs, infos, root, comm, intercomm, errcodes);
 }

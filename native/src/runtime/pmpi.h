@@ -16,6 +16,7 @@
     X(int, Comm_free, (MPI_Comm *))                                                                            \
     X(int, Comm_rank, (MPI_Comm, int *))                                                                       \
     X(int, Comm_size, (MPI_Comm, int *))                                                                       \
+    X(int, Comm_get_parent, (MPI_Comm *))                                                                      \
     X(int, Comm_split_type, (MPI_Comm, int, int, MPI_Info, MPI_Comm *))                                        \
     X(int, Comm_group, (MPI_Comm, MPI_Group *))                                                                \
     X(int, Group_translate_ranks, (MPI_Group, int, const int *, MPI_Group, int *))                             \

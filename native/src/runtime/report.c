@@ -413,6 +413,23 @@ static size_t reduce_shared(MPI_Comm comm, iot_record *shared, size_t n, iot_mer
 
 /* ---- the report ---- */
 
+/* Collective: the processes the job started with MPI_Comm_spawn are not in this report (each group writes its
+ * own, beside it): rank 0 says so, and that the report is not the whole job's. */
+static void spawn_note(MPI_Comm comm)
+{
+    int procs = iot_g.spawned;
+    if (comm != MPI_COMM_NULL)
+        iot_pmpi.Allreduce(MPI_IN_PLACE, &procs, 1, MPI_INT, MPI_SUM, comm);
+    if (iot_g.rank != 0 || procs <= 0)
+        return;
+    char why[512];
+    snprintf(why, sizeof why,
+             "the job started %d process(es) with MPI_Comm_spawn: their I/O is not in this report (each group of "
+             "them writes its own report beside it, NAME.spawned-PID.json)",
+             procs);
+    iot_state_incomplete(why);
+}
+
 static char *build(void)
 {
     size_t nph;
@@ -447,6 +464,7 @@ static char *build(void)
     size_t all_desc_len = desc_len, all_rec_len = nrec * sizeof *recs, all_warn_len = 0;
     warn_unmatched_patterns(comm);
     iot_forked_note(comm); /* collective */
+    spawn_note(comm);      /* collective */
     iot_buf warn;
     iot_buf_init(&warn);
     for (size_t i = 0; i < iot_g.nwarnings; i++)

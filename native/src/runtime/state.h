@@ -116,6 +116,8 @@ typedef struct {
     int mpi_finalized;
     int mpi_unseen;          /* MPI was initialized, but not through our MPI_Init: rank known from MPI */
     char *incomplete;        /* why this report holds only this process's share of an MPI job; NULL: complete */
+    int spawned;             /* processes this rank started with MPI_Comm_spawn (as the root of the call) */
+    int spawned_group;       /* this process was started by MPI_Comm_spawn: its report is its group's alone */
     int rank, nprocs, nnodes;
     int used[IOT_KINDS];     /* this process opened files of that layer */
     char library[IOT_KINDS][256]; /* the MPI library's version (IOT_KIND_MPIIO's), HDF5's */
