@@ -125,3 +125,25 @@ def _is_elf(path: str) -> bool:
             return f.read(4) == b"\x7fELF"
     except OSError:
         return False
+
+
+@functools.cache
+def _ompi_components(ompi_info: str) -> dict[str, frozenset[str]]:
+    """{framework: component names} as this Open MPI's ompi_info lists them ("MCA fcoll: vulcan (...)")."""
+    try:
+        out = subprocess.run([ompi_info], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    found: dict[str, set[str]] = {}
+    for framework, component in re.findall(r"^\s*MCA (\w+): (\w+) \(", out, re.M):
+        found.setdefault(framework, set()).add(component)
+    return {k: frozenset(v) for k, v in found.items()}
+
+
+def ompio_offered(framework: str, values) -> tuple:
+    """The components of an OMPIO framework (fcoll, fbtl, fs) among `values` that this machine's Open MPI has
+    (Open MPI 5 dropped fcoll's two_phase); all of them where ompi_info is missing or lists none of them."""
+    path = shutil.which("ompi_info")
+    have = _ompi_components(path).get(framework, frozenset()) if path else frozenset()
+    offered = tuple(v for v in values if v in have)
+    return offered or tuple(values)

@@ -26,7 +26,7 @@ from ..advise.profile import Profile
 from ..catalogue import LAYERS
 from ..run_report import ReportError, parse
 from . import findings as findings_of
-from . import insights, predictions, rules
+from . import insights, ompio, predictions, rules
 
 KIND = "iotuner-recommendations"
 GAIN = 1.05  # a predicted effect below this is no gain: the model's counts are not finer than that
@@ -130,6 +130,13 @@ def recommend(
     table = {r["id"]: r for r in native.core().rules_table()["rules"]}
     found, not_evaluated = findings_of.of_checks(profile, th)
     found += findings_of.of_rules(decisions, table)
+    report = profile.report.data if profile.report is not None else None
+    nprocs = max([u.insights.get("processes", 1) for u in units] + [profile.job.processes or 1])
+    under_ompio = ompio.component(report) == ompio.COMPONENT
+    if under_ompio:  # ROMIO's hints would be dropped: OMPIO's counterparts, and OMPIO's own rule
+        for f in found:
+            ompio.translate_finding(f, profile.job.nodes or 1, nprocs)
+        found += ompio.findings(units, lambda u: findings_of._glob(rules.Decision(u))[0])
     found.sort(key=lambda f: findings_of.LEVEL_ORDER[f["level"]])
     doc, knob_list, conflicts, code_changes = fixes.build(profile, found, source)
     for c in conflicts:  # a finding whose fix lost says so beside it
@@ -137,7 +144,6 @@ def recommend(
             if f["code"] == c["dropped_from"] and c["knob"] in (f.get("knobs") or {}):
                 f.setdefault("left_out", {})[c["knob"]] = c["why"]
 
-    report = profile.report.data if profile.report is not None else None
     if prebuilt is not None:
         m = prebuilt
     elif not use_model:
@@ -163,13 +169,16 @@ def recommend(
     for d in decisions:
         glob = findings_of._glob(d)[0]
         for fired in d.fired:
-            if not fired["usable"]:
+            usable = fired["usable"]
+            if under_ompio:
+                usable = ompio.translate(usable, profile.job.nodes or 1, nprocs)[0]
+            if not usable:
                 continue
-            rule_groups.setdefault(glob, {}).update(fired["usable"])
+            rule_groups.setdefault(glob, {}).update(usable)
             rule = table[fired["rule"]]
             cands.add(
                 f"SmartIO rule {rule['id']}: {rule['title']}",
-                [(glob, dict(fired["usable"]))],
+                [(glob, dict(usable))],
                 {"from": f"smartio-{rule['id']}", "identity": d.unit.identity, "reason": fired.get("reason")},
                 f"smartio-{rule['id']}",
                 paper=bool(rule.get("evaluated")),
@@ -181,7 +190,6 @@ def recommend(
         "smartio",
     )
     hdf5 = any(u.insights.get("library") == "hdf5" for u in units)
-    nprocs = max([u.insights.get("processes", 1) for u in units] + [profile.job.processes or 1])
     if space is not None:
         best_points = [(flat, point) for flat, point in m.space_points(space, default or {})]
     else:
