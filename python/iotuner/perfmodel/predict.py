@@ -75,6 +75,7 @@ class PhaseModel:
     new_file: bool
     independent: bool = False  # HDF5's independent transfers: collective calls only when a point asks for them
     lustre: bool = False  # the file was on ROMIO's Lustre driver: its collective writes are counted as it makes them
+    hdf5: bool = False  # an HDF5 phase: its independent transfers are one MPI-IO call per contiguous piece
     _times: dict = field(default_factory=dict, repr=False)  # (pattern, hints) -> seconds under _cal
     _cal: Calibration | None = field(default=None, repr=False)
 
@@ -87,6 +88,10 @@ class PhaseModel:
         merged = {**self.hints, **override}
         if self.independent and transfer != "collective":
             merged.update(romio_cb_write="disable", romio_cb_read="disable")
+        if self.hdf5 and (transfer == "independent" or (self.independent and transfer != "collective")):
+            # HDF5 (1.10) writes an independent transfer's noncontiguous selection as one MPI-IO call per
+            # contiguous piece (kernels/README.md, bandio): no datatype reaches ROMIO, so no sieve joins them
+            merged.update(romio_ds_write="disable", romio_ds_read="disable")
         total, size = 0.0, 0
         for j, pat in enumerate(self.patterns):
             h = Hints.from_mapping(merged, pat.nprocs, lustre=self.lustre).for_direction(pat.direction)
@@ -116,7 +121,8 @@ def phases_of(report: dict) -> list[PhaseModel]:
             pats = [p for p in (from_hdf5_counters(ph, d) for d in ("write", "read")) if p is not None]
         if pats:
             hints, lustre = dict(ph.get("mpi_hints") or {}), ph.get("mpiio_driver") == "lustre"
-            out.append(PhaseModel(i, pats, hints, bool(ph.get("created")), independent, lustre))
+            hdf5 = ph.get("kind") == "hdf5"
+            out.append(PhaseModel(i, pats, hints, bool(ph.get("created")), independent, lustre, hdf5))
     return out
 
 
