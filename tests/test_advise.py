@@ -229,6 +229,17 @@ def test_calibration_option_prices_the_model_or_names_the_bad_file(tmp_path):
         assert out.stdout == ""
 
 
+def test_an_incomplete_run_report_is_a_finding(tmp_path):
+    """A report that holds a part of the job (its `incomplete` field) is said first, not advised on as whole."""
+    report = json.loads((DATA / "bad_run_report.json").read_text())
+    assert not report.get("incomplete")
+    assert "incomplete-report" not in codes(advise(DATA / "bad_run_report.json"))
+    report["incomplete"] = "the job started 2 process(es) with MPI_Comm_spawn: their I/O is not in this report"
+    (tmp_path / "r.json").write_text(json.dumps(report))
+    (hit,) = codes(advise(tmp_path / "r.json"))["incomplete-report"]
+    assert hit["level"] == "warn" and "MPI_Comm_spawn" in hit["message"]
+
+
 def test_bad_run_report_maps_to_the_fix(tmp_path):
     """The demo's one-aggregator baseline: the write amplification names forced collective buffering,
     the fix lets ROMIO decide, on top of the run's own settings document."""

@@ -542,3 +542,27 @@ def test_the_calls_clock_leaves_out_the_applications_work_inside_its_phases():
     io = objective.Objective("io-time", "minimize", "s", clock="calls")
     assert io.value(rep, None) == pytest.approx(0.75)
     assert objective.of_spec(cfg.ObjectiveSpec("io-time", "minimize", "s", None, "calls")) == io
+
+
+def test_an_incomplete_run_report_is_said_once_per_cause():
+    """A run whose report is incomplete (MPI_Init unseen, processes spawned) has a value of a part of the job:
+    the study's notes say so, once per cause, naming the run that showed it."""
+    from types import SimpleNamespace
+
+    from iotuner.tune.evaluate import Measurement
+    from iotuner.tune.runs import Runs
+
+    reports = iter(
+        [{"incomplete": "the job started 1 process(es) with MPI_Comm_spawn"}, {"incomplete": None}]
+        + [{"incomplete": "the job started 1 process(es) with MPI_Comm_spawn"}] * 2
+    )
+    evaluator = SimpleNamespace(evaluate=lambda doc, label: Measurement(True, 1.0, 0.1, report=next(reports)))
+    store = SimpleNamespace(config=SimpleNamespace(baseline={"version": 1}, nodes=1))
+    notes: list[str] = []
+    runs = Runs(store, evaluator, lambda e: None, notes.append, lambda r, m: None)
+    for label in ("default-r1", "default-r2", "t0001-r1", "t0002-r1"):
+        runs.measure({"version": 1}, label)
+    assert notes == [
+        "default-r1's run report is incomplete, so its value measures only what iotuner saw: the job started 1 "
+        "process(es) with MPI_Comm_spawn"
+    ]

@@ -797,6 +797,13 @@ def _partial(p: Profile, th: dict) -> list[Hit]:
     return [Hit({"modules": partial[0]})] if partial else []
 
 
+def _incomplete_report(p: Profile, th: dict) -> list[Hit]:
+    if p.job.source != "run-report":
+        raise NotEvaluated("only run reports say they are incomplete")
+    why = [n.removeprefix("incomplete: ") for n in p.job.notes if n.startswith("incomplete: ")]
+    return [Hit({"why": why[0]})] if why else []
+
+
 # What recommending collective aggregation (ROMIO's two-phase I/O merging the ranks' requests) rules out: no
 # collective buffering (SmartIO rule 7 disables it for sequential shared files) and independent transfers
 # (rule 1).
@@ -1097,5 +1104,17 @@ CHECKS: tuple[Check, ...] = (
         "rerun with a larger DARSHAN_MODMEM",
         None,
         _partial,
+    ),
+    Check(
+        "incomplete-report",
+        "warn",
+        "the run report holds a part of the job",
+        "iotuner run report (incomplete, docs/report.md)",
+        (),
+        (),
+        "{why}",
+        "the findings and predictions cover only what the report holds",
+        None,
+        _incomplete_report,
     ),
 )

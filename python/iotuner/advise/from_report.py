@@ -123,6 +123,8 @@ def build(report: Report, path: str) -> Profile:
         mpi_hints=hints or None,
         settings_document=doc,
     )
+    if report.incomplete:
+        job.notes.append(f"incomplete: {report.incomplete}")
     if report.settings.get("status") == "rejected":
         job.notes.append(f"the run's settings were rejected: {report.settings.get('message')}")
     return Profile(job=job, files=files, report=report)

@@ -37,6 +37,7 @@ class Runs:
         self.eval_log = eval_log
         self.baseline = settings.validate(store.config.baseline)
         self.nodes = store.config.nodes
+        self.incomplete_said: set[str] = set()
 
     def measure(self, doc: dict, label: str) -> Measurement:
         try:
@@ -55,6 +56,10 @@ class Runs:
                     )
             except OSError as e:
                 self.note(f"cannot append to --eval-log {self.eval_log}: {e.strerror}")
+        part: str | None = (m.report or {}).get("incomplete") if m.ok else None
+        if part and part not in self.incomplete_said:  # the value is real, but of a part of the job
+            self.incomplete_said.add(part)
+            self.note(f"{label}'s run report is incomplete, so its value measures only what iotuner saw: {part}")
         return m
 
     def signature(self, m: Measurement, doc: dict) -> str:
