@@ -7,8 +7,9 @@
    wins a knob, and a fix never undoes a higher one), the rules' settings together and each rule alone, and the
    performance model's best points.
 4. Reconciliation: candidates with the same settings are one, their evidence joined. The model, when it can be
-   evaluated, predicts each one's effect and they rank by it; without it the advice ranks first, then the
-   rules. Confidence: high when the model predicts a gain for settings a rule or check also recommends,
+   evaluated and predicting a gain somewhere, predicts each one's effect and they rank by it; without it, or
+   when it predicts no gain anywhere (its differences are then below what it resolves), the advice ranks
+   first, then the rules. Confidence: high when the model predicts a gain for settings a rule or check also recommends,
    medium when only one of them does, low when the model predicts no gain for what a rule recommends.
 
 Each recommendation carries its settings, the settings document to apply (the run's own settings, then the
@@ -18,7 +19,7 @@ recommendation's), its predicted effect (or why there is none), its confidence a
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import native, settings
 from ..advise import checks, fixes, from_report
@@ -247,14 +248,20 @@ def recommend(
     best = max(effects, default=None)
 
     def rank_key(r):
-        """With the model: the gains it predicts within CLOSE of its best first, those with more rules and
-        checks behind them first among them (the model's counts are not finer than that); then by the effect.
-        Without: the advice, then the rules together, then each rule alone."""
+        """With the model predicting a gain: the gains it predicts within CLOSE of its best first, those with more
+        rules and checks behind them first among them (the model's counts are not finer than that); then by the
+        effect. Without the model, or with no gain (GAIN) predicted anywhere: the advice, then the rules
+        together, then each rule alone (then, with the model, its points), its effect breaking ties."""
         support = sum(1 for s in r["sources"] if s != "model")
         effect = r["predicted"]["effect"]
-        if best is not None and effect is not None:
+        if best is not None and best >= GAIN and effect is not None:
             tie = effect >= best / CLOSE and effect >= GAIN
             return (0 if tie else 1, -support if tie else 0, -effect)
+        if best is not None and effect is not None:
+            # the model predicts no gain anywhere: its differences are below what its counts resolve, so they
+            # only break ties among what the advice and the rules say (a strided run priced in microseconds)
+            order = 0 if "advice" in r["sources"] else 1 if "smartio" in r["sources"] else 2 if support else 3
+            return (1, order, -support, -effect)
         order = 0 if "advice" in r["sources"] else 1 if "smartio" in r["sources"] else 2
         return (2, order, -support)
 
@@ -335,22 +342,34 @@ def _to_point(space, default: dict[str, str], flat: dict) -> dict[str, str] | No
     return point if point != default else None
 
 
-def first_points(
-    report: dict | None, space, default: dict[str, str], k: int, prebuilt: predictions.Model
-) -> tuple[list[tuple[dict[str, str], str]], str]:
+class First(NamedTuple):
+    points: list[tuple[dict[str, str], str]]  # the first proposals, best first, and why
+    said: str  # what the engine did, or why it has nothing
+    advised: list[dict[str, str]]  # the points the checks and rules recommend (the model aside), best first
+
+
+def first_points(report: dict | None, space, default: dict[str, str], k: int, prebuilt: predictions.Model) -> First:
     """A study's first proposals: the engine's recommendations on the default's run report as points of the
-    space, best first, at most k; and what the engine did (or why it has nothing)."""
+    space, best first, at most k; what the engine did (or why it has nothing); and every point the checks or
+    rules recommend, whatever the model predicts for it (where the model is wrong, they are what to test)."""
     if report is None:
-        return [], "no run report of the default to recommend from"
+        return First([], "no run report of the default to recommend from", [])
     source = "the default's run report"
     try:
         profile = from_report.build(parse(report, source), source)
     except ReportError as e:
-        return [], str(e)
+        return First([], str(e), [])
     found = recommend(profile, source=source, prebuilt=prebuilt, space=space, default=default)
     out: list[tuple[dict[str, str], str]] = []
     seen = set()
+    advised = []
     for r in found["recommendations"]:
+        point = r.get("point") or _to_point(space, default, r["settings"])
+        if point is not None and point != default and point not in advised and set(r["sources"]) - {"model"}:
+            advised.append(point)
+    for r in found["recommendations"]:
+        if len(out) == k:
+            break
         point = r.get("point") or _to_point(space, default, r["settings"])
         key = tuple(sorted(point.items())) if point else None
         if point is None or key in seen or point == default:
@@ -365,7 +384,5 @@ def first_points(
                 + f"confidence {r['confidence']['level']})",
             )
         )
-        if len(out) == k:
-            break
     n = len(found["recommendations"])
-    return out, f"{n} recommendation(s) from {source} (model: {found['model']['reason']})"
+    return First(out, f"{n} recommendation(s) from {source} (model: {found['model']['reason']})", advised)
