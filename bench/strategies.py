@@ -13,7 +13,8 @@ value, the best known value the space's exact optimum.
 
 Replay (on by default; --no-replay skips it): the recorded sweeps of real
 targets (bench/data/*-sweep*.json.gz, bench/sweep.py): bandio's (3 runs a point),
-h5ior's strided write and read and bandio's jointly acting knobs (48 runs a point each), where
+h5ior's strided write and read and bandio's jointly acting knobs (48 runs a point each), a strided
+collective MPI-IO program's write and read (40 runs a point), where
 every point of the space was measured on this machine. A recording with a run report of the default and the machine's
 calibration gives the hybrid and auto strategies their model's input, as a
 real study would have it. Each run draws one of the
@@ -77,6 +78,7 @@ RECORDINGS = (
     HERE / "data" / "bandio-sweep.json.gz",
     HERE / "data" / "h5ior-strided-sweep-48.json.gz",
     HERE / "data" / "bandio-joint-sweep-48.json.gz",
+    HERE / "data" / "strided-sweep-40.json.gz",
 )
 TARGET = 0.95
 SEARCH_RUN = re.compile(r"t\d{4}-|training-")  # run labels of trials and training runs
