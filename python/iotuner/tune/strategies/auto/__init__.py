@@ -14,16 +14,18 @@ a good point.
 4. With a prior, the model learns from every run (`learn.py`): each run's phase times correct the model where
    it was wrong (a Gaussian process of the residuals over the settings), and the next point is the best by
    the corrected model with its remaining uncertainty (an upper confidence bound, `weight` deviations), so an
-   effect the analytical part does not know is found by measurement. Points the model knows to behave alike
-   (`canonical.py`: cb_buffer_size with collective buffering off both ways) are one point of the search.
-   learn=0 turns it off: then step 5.
+   effect the analytical part does not know is found by measurement. It chooses among the one-change steps
+   from the best point measured so far while any is left (`near=0`: among every point): first the steps to a
+   value the checks or rules recommend (where the model disagrees with them, the runs decide), last those
+   away from one. Points the model knows to behave alike (`canonical.py`: cb_buffer_size with collective
+   buffering off both ways) are one point of the search. learn=0 turns it off: then step 5.
 5. Search: Optuna's multivariate TPE over the whole space, after as many random start-up draws as bayes makes
    (the runs above are added to its start-up count, not put in place of draws). Without a prior, auto
    searches so right after the warm start.
 
-Options (--strategy-option): prior=K, warm=K, learn=0|1 (default 1), weight=W (default 0.5), explore=K (0:
-none), calibration=FILE (default: this machine's), startup_trials=N (TPE's random start-up draws after the
-runs above; default as bayes).
+Options (--strategy-option): prior=K, warm=K, learn=0|1 (default 1), weight=W (default 0.5), near=0|1 (default
+1), explore=K (0: none), calibration=FILE (default: this machine's), startup_trials=N (TPE's random start-up
+draws after the runs above; default as bayes).
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class Auto(Strategy):
             self.weight = float(self.options.get("weight", 0.5))
         except (TypeError, ValueError):
             raise ValueError(f"strategy auto: weight={self.options.get('weight')!r} is not a number") from None
+        self.advised: set[tuple[str, str]] = set()  # (dimension, value) the checks and rules recommend
+        self.near = self.int_option("near", 1) > 0
         self.learner: learn.Learner | None = None  # with a prior: the model corrected by every run
         self._heard: list[tuple[dict[str, str] | None, dict | None, float | None]] = []  # runs before it
         self._points: list[dict[str, str]] | None = None  # the search's canonical points (a small space)
@@ -117,9 +121,11 @@ class Auto(Strategy):
             known = (
                 Model(model.predictor, "evaluated", what, model.nodes) if model else Model(None, "not evaluated", what)
             )
-            points, said = reconcile.first_points(
+            points, said, advised = reconcile.first_points(
                 ctx.store.trials.baseline_report(), self.space, default, self.n_prior, known
             )
+            # what the checks and rules set, where the model may disagree: the first one-change steps to test
+            self.advised = {(n, v) for p in advised for n, v in p.items() if v != default[n]}
             if points and not model:
                 ctx.note(f"auto: first proposals: {said}")
             out += [(point, f"auto: {why}") for point, why in points]
@@ -200,14 +206,30 @@ class Auto(Strategy):
             self.learner.observe(labels or self.default_point(ctx), times, value)
 
     def _learnt(self, ctx) -> dict[str, str] | None:
-        """The best point by the corrected model's optimistic bound, among those not measured (up to
-        equivalence); None when every point of the space was."""
+        """The next point by the corrected model's optimistic bound: among the one-change steps from the best
+        point measured so far while any is left, else among every point not measured (up to equivalence);
+        None when every point of the space was. Steps first: the analytical model may see almost no difference
+        between points (a strided run priced in microseconds: its costs are not what takes the time), and then
+        a far point it prefers is a blind guess, while a step keeps what the runs so far found."""
         learner = self.learner
         assert learner is not None
         measured = {self._key(p) for p in self._measured(ctx) if p is not None}
         measured.add(self._key(self.default_point(ctx)))
-        candidates = [p for p in self._candidates(ctx) if canonical.key(self.space, p) not in measured]
-        pick = learner.best(candidates)
+        base = self._best_point(ctx)
+        near = [p for p in self._neighbours(base) if canonical.key(self.space, p) not in measured] if self.near else []
+        # the checks' and rules' evidence orders the steps: first those to a value they recommend, last those
+        # away from one (the model's optimism alone would undo them where its counts see a few percent)
+        tiers: list[list[dict[str, str]]] = [[], [], []]
+        for p in near:
+            changed = [(n, v) for n, v in p.items() if base[n] != v]
+            to = any(c in self.advised for c in changed)
+            away = any((n, base[n]) in self.advised for n, _ in changed)
+            tiers[0 if to else 2 if away else 1].append(p)
+        pick = learner.best(next((t for t in tiers if t), []))
+        where = ", one change from the best point so far"
+        if pick is None:
+            pick = learner.best([p for p in self._candidates(ctx) if canonical.key(self.space, p) not in measured])
+            where = ""
         if pick is None:
             return None
         point, bound, mean = pick
@@ -215,9 +237,30 @@ class Auto(Strategy):
         unit = ctx.objective.unit
         self.explained[tuple(sorted(point.items()))] = (
             f"{LEARNT} {sign * mean:,.4g} {unit} expected, up to {sign * bound:,.4g} {unit} where it is uncertain, "
-            f"after {len(learner.seen)} run(s)"
+            f"after {len(learner.seen)} run(s){where}"
         )
         return point
+
+    def _best_point(self, ctx) -> dict[str, str]:
+        """The best point measured so far (by its runs' median), or the default when that is better."""
+        best, base = ctx.store.results.best_pool(), self.default_point(ctx)
+        default = ctx.store.results.default_value()
+        if best is not None and (default is None or ctx.objective.key(best.median) >= ctx.objective.key(default)):
+            base = self.space.labels_of(best.settings) or base
+        return base
+
+    def _neighbours(self, base: dict[str, str]) -> list[dict[str, str]]:
+        """The canonical points one dimension's value away from `base`."""
+        assert self.learner is not None
+        out, seen = [], {self._key(base)}
+        for d in self.space.dimensions:
+            for label in d.labels:
+                c = self.learner.canonical({**base, d.name: label})
+                k = canonical.key(self.space, c)
+                if k not in seen:
+                    seen.add(k)
+                    out.append(c)
+        return out
 
     def _candidates(self, ctx) -> list[dict[str, str]]:
         """The canonical points to choose among: every one of a small space; of a large one, a random sample
@@ -269,10 +312,7 @@ class Auto(Strategy):
         if made >= self.n_explore:
             return None
         measured = self._measured(ctx)
-        best, base = ctx.store.results.best_pool(), self.default_point(ctx)
-        default = ctx.store.results.default_value()
-        if best is not None and (default is None or ctx.objective.key(best.median) >= ctx.objective.key(default)):
-            base = self.space.labels_of(best.settings) or base
+        base = self._best_point(ctx)
         for name in self.uncovered:
             for label in self.space.dimension(name).labels:
                 point = {**base, name: label}

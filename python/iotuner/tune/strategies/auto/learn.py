@@ -211,11 +211,14 @@ class Learner:
             }
         )
 
-    def best(self, candidates: list[dict[str, str]]) -> tuple[dict[str, str], float, float] | None:
-        """The candidate to run next, its optimistic score and the corrected model's mean score (objective.key)."""
+    def best(
+        self, candidates: list[dict[str, str]], weight: float | None = None
+    ) -> tuple[dict[str, str], float, float] | None:
+        """The candidate to run next (by `weight` deviations of optimism, default the learner's), its optimistic
+        score and the corrected model's mean score (objective.key)."""
         if not candidates:
             return None
-        bound = self.estimate(candidates)
+        bound = self.estimate(candidates, weight)
         i = max(range(len(candidates)), key=lambda k: bound[k])
         mean = self.estimate([candidates[i]], 0.0)[0]
         return candidates[i], bound[i], mean
