@@ -190,3 +190,17 @@ def test_the_model_prices_hdf5_independent_transfers_of_a_noncontiguous_selectio
     assert model.effect({"hdf5.transfer_mode": "independent"}) < 1
     # collective transfers with collective buffering off keep ROMIO's sieve: the path the model predicts fastest
     assert model.effect({"mpiio.romio_cb_write": "disable", "mpiio.romio_cb_read": "disable"}) > 1
+
+
+def test_advise_on_small_hdf5_collective_calls_under_ompio_recommends_independent_transfers(tmp_path):
+    """e3smio_nc4 under OMPIO (netCDF-4: one collective H5Dwrite of a 64-column block, 3 KiB, per field and
+    block): each call's synchronization dominates, so the first recommendation takes independent transfers (the
+    recorded report of a 2-rank run, -c 8192 -t 2 -r)."""
+    rep = tmp_path / "r.json"
+    rep.write_bytes(gzip.decompress((Path(__file__).parent / "data" / "e3smio_nc4-ompio-report.json.gz").read_bytes()))
+    advice = advise(rep)
+    first = advice["recommendations"][0]
+    assert first["settings"]["hdf5.transfer_mode"] == "independent", first["settings"]
+    assert not any(k.startswith("mpiio.") for k in first["settings"])
+    small = [f for f in advice["findings"] if f["code"] == "ompio-small-collective"]
+    assert len(small) == 1 and "writes of 3074 bytes a call" in small[0]["message"], small

@@ -50,6 +50,14 @@ PROGRAMS = {
             "hdf5": {"transfer_mode": "independent"},
         },
     ),
+    # the bundled E3SM kernel through PnetCDF under Open MPI's OMPIO: 4,096 columns in blocks of 16 dealt to the 2
+    # ranks in turn, 2 records, written and read back
+    "e3smio": (
+        2,
+        ["kernel:e3smio", "-c", "4096", "-d", "16", "-t", "2", "-r", "-o", "{scratch}"],
+        {"ompio": {"fcoll": "two_phase", "num_aggregators": 2}},
+        "openmpi",
+    ),
 }
 
 
