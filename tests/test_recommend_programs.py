@@ -58,6 +58,12 @@ PROGRAMS = {
         {"ompio": {"fcoll": "two_phase", "num_aggregators": 2}},
         "openmpi",
     ),
+    # the bundled h5ior kernel (IOR's HDF5 backend): 128 MiB per rank in 1 MiB collective H5Dwrite calls
+    "h5ior": (
+        2,
+        ["kernel:h5ior", "-b", "128M", "-o", "{scratch}"],
+        {"mpiio": {"romio_cb_write": "enable"}, "hdf5": {"transfer_mode": "independent"}},
+    ),
 }
 
 
