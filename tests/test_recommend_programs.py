@@ -64,6 +64,14 @@ PROGRAMS = {
         ["kernel:h5ior", "-b", "128M", "-o", "{scratch}"],
         {"mpiio": {"romio_cb_write": "enable"}, "hdf5": {"transfer_mode": "independent"}},
     ),
+    # e3smio's fields through parallel netCDF-4 (HDF5 underneath): 8,192 columns in blocks of 64, one collective
+    # H5Dwrite of 3 KiB per block and field, 2 steps, read back
+    "e3smio_nc4": (
+        2,
+        ["kernel:e3smio_nc4", "-c", "8192", "-t", "2", "-r", "-o", "{scratch}"],
+        {"hdf5": {"transfer_mode": "independent"}},
+        "openmpi",
+    ),
 }
 
 
