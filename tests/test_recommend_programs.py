@@ -72,6 +72,13 @@ PROGRAMS = {
         {"hdf5": {"transfer_mode": "independent"}},
         "openmpi",
     ),
+    # the bundled VORPAL-IO kernel: a 256x128x128 block of 3 float64 components per rank, a 3-D hyperslab
+    # (noncontiguous in the file: the ranks split x), collective H5Dwrite
+    "vorpalio": (
+        2,
+        ["kernel:vorpalio", "-b", "256,128,128", "-o", "{scratch}"],
+        {"mpiio": {"romio_cb_write": "disable"}},
+    ),
 }
 
 
