@@ -333,6 +333,70 @@ static void pnetcdf_phase(void)
     iot_merge_free(m);
 }
 
+/* A POSIX file written through stdio on one rank and through both stdio and write() on another: its data is
+ * both levels added (the C library's own system calls are not seen, so nothing is counted twice); it is named
+ * stdio when stdio alone moved it; the write amplification is not known. */
+static iot_json *merged_posix(const iot_record *r, size_t n, iot_totals *t, char **text)
+{
+    iot_merge *m = iot_merge_new();
+    for (size_t i = 0; i < n; i++)
+        iot_merge_add(m, &r[i]);
+    iot_merge_finish(m);
+    iot_buf b;
+    iot_buf_init(&b);
+    iot_jw_begin_object(&b, NULL);
+    iot_merge_write(m, &b, t);
+    iot_jw_end_object(&b);
+    *text = iot_buf_take(&b);
+    char err[256];
+    iot_merge_free(m);
+    return iot_json_parse(*text, strlen(*text), err, sizeof err);
+}
+
+static void stdio_phase(void)
+{
+    iot_phase_key k0 = {0, SHARED_PATH, 0, IOT_KIND_POSIX}, k1 = {0, SHARED_PATH + 1, 0, IOT_KIND_POSIX};
+    iot_record r[2];
+    iot_record_init(&r[0], &k0, 9, 0, 1);
+    iot_record_init(&r[1], &k1, 10, 1, 1); /* another name: not one file-per-process phase */
+    for (int rank = 0; rank < 2; rank++) {
+        r[rank].t_open = 1, r[rank].t_close = 2;
+        r[rank].level[IOT_LEVEL_STDIO].bytes_written = 4096;
+        r[rank].level[IOT_LEVEL_STDIO].writes = 4;
+    }
+    iot_level l;
+    iot_level_stats s;
+    iot_record_data(&r[0], &s, &l);
+    CHECK(l == IOT_LEVEL_STDIO && s.bytes_written == 4096 && s.writes == 4);
+    CHECK_STR(iot_level_name(IOT_LEVEL_STDIO), "stdio");
+    r[1].level[IOT_LEVEL_POSIX].bytes_written = 100;
+    r[1].level[IOT_LEVEL_POSIX].writes = 1;
+    iot_record_data(&r[1], &s, &l);
+    CHECK(l == IOT_LEVEL_POSIX && s.bytes_written == 4196 && s.writes == 5);
+    iot_totals t;
+    char *text;
+    iot_json *doc = merged_posix(r, 2, &t, &text);
+    CHECK(doc && t.bytes_written == 2 * 4096 + 100 && t.posix_bytes_written == 100);
+    const iot_json *phases = doc ? iot_json_get(doc, "phases") : NULL;
+    for (size_t i = 0; phases && i < 2; i++) {
+        const iot_json *p = phases->items[i];
+        int mixed = iot_json_get(p, "bytes_written")->integer == 4196;
+        CHECK(mixed || iot_json_get(p, "bytes_written")->integer == 4096);
+        CHECK_STR(iot_json_get(p, "data_level")->string, mixed ? "posix" : "stdio");
+        CHECK(iot_json_get(iot_json_get(p, "stdio"), "write_calls")->integer == 4);
+        CHECK(iot_json_get(p, "write_amplification")->type == IOT_JSON_NULL);
+    }
+    iot_json_free(doc);
+    free(text);
+    /* a MPI-IO file is untouched: its data level is its own */
+    iot_phase_key km = {WORLD, SHARED_PATH, 0, IOT_KIND_MPIIO};
+    iot_record_init(&r[0], &km, 7, 0, 2);
+    r[0].level[IOT_LEVEL_MPIIO].bytes_written = 10;
+    r[0].level[IOT_LEVEL_STDIO].bytes_written = 5;
+    iot_record_data(&r[0], &s, &l);
+    CHECK(l == IOT_LEVEL_MPIIO && s.bytes_written == 10);
+}
+
 int main(void)
 {
     ior_like(0);
@@ -347,5 +411,6 @@ int main(void)
     combine_is_an_mpi_op();
     descriptions_travel();
     pnetcdf_phase();
+    stdio_phase();
     CHECK_DONE();
 }

@@ -201,12 +201,16 @@ def phase_table(report: Report) -> FittedTable:
     rows: list[list[Text] | None] = []
     for p in report.data_phases():
         via = p["kind"] + (f"/{p['driver']}" if p.get("driver") else "")
+        posix, buffered = p["posix"], stdio_bytes(p)
+        if buffered:  # C library streams: their calls are buffered ones, their system calls unseen
+            via = "posix+stdio" if posix["write_calls"] or posix["read_calls"] else "stdio"
         amp = p.get("write_amplification")
-        fs_cell = Text(
-            _directions(p["posix"]["bytes_written"], p["posix"]["bytes_read"], fmt_bytes)
-            + (f"\n{amp:.1f}x the data" if amp and amp >= 1.5 else ""),
-            style="yellow" if amp and amp >= 1.5 else "",
-        )
+        to_fs = _directions(posix["bytes_written"], posix["bytes_read"], fmt_bytes)
+        if buffered:
+            to_fs = "stdio's not seen" if via == "stdio" else f"{to_fs}\n+ stdio's not seen"
+        if amp and amp >= 1.5:
+            to_fs += f"\n{amp:.1f}x the data"
+        fs_cell = Text(to_fs, style="yellow" if amp and amp >= 1.5 else "")
         rows.append(
             cells(
                 p["id"],
@@ -251,7 +255,8 @@ def phase_table(report: Report) -> FittedTable:
             fmt_seconds(tot["write_time_s"] + tot["read_time_s"]),
             fmt_seconds(tot["io_time_s"]),
             bw,
-            f"W {fmt_bytes(tot['posix_bytes_written'])}",
+            f"W {fmt_bytes(tot['posix_bytes_written'])}"
+            + ("\n+ stdio's not seen" if any(stdio_bytes(p) for p in report.data_phases()) else ""),
         )
     )
     header = [
@@ -271,6 +276,13 @@ def phase_table(report: Report) -> FittedTable:
         rows,
         wrap=("file (via)",),
     )
+
+
+def stdio_bytes(phase: dict) -> int:
+    """The bytes a phase moved through the C library's streams (fwrite, fprintf, fread, ...): its stdio
+    section's (0 in a report before it)."""
+    stdio = phase.get("stdio") or {}
+    return int(stdio.get("bytes_written", 0) or 0) + int(stdio.get("bytes_read", 0) or 0)
 
 
 def _directions(written: float, read: float, fmt) -> str:

@@ -14,7 +14,7 @@ KIND = "iotuner-run-report"
 # Each module's section carries its own version (the report's "sections", by module name): the versions this
 # iotuner reads. A section a report does not list, and every section of a report before per-section versions,
 # is version 1.
-SECTION_VERSIONS = {"posix": 1, "mpiio": 1, "hdf5": 1, "pnetcdf": 1, "access": 1, "smart": 1}
+SECTION_VERSIONS = {"posix": 1, "mpiio": 1, "hdf5": 1, "pnetcdf": 1, "stdio": 1, "access": 1, "smart": 1}
 MAX_BYTES = 256 << 20  # 65,536 phases (the runtime's limit) with their settings fit
 
 

@@ -24,6 +24,11 @@
     X(int, creat, (const char *path, mode_t mode))                                                             \
     X(int, creat64, (const char *path, mode_t mode))                                                           \
     X(int, close, (int fd))                                                                                    \
+    X(int, dup, (int fd))                                                                                      \
+    X(int, dup2, (int fd, int fd2))                                                                            \
+    X(int, dup3, (int fd, int fd2, int flags))                                                                 \
+    X(int, fcntl, (int fd, int cmd, ...))                                                                      \
+    X(int, fcntl64, (int fd, int cmd, ...))                                                                    \
     X(ssize_t, read, (int fd, void *buf, size_t n))                                                            \
     X(ssize_t, write, (int fd, const void *buf, size_t n))                                                     \
     X(ssize_t, pread, (int fd, void *buf, size_t n, off_t off))                                                \
@@ -40,6 +45,53 @@
     X(int, fdatasync, (int fd))                                                                                \
     X(int, chdir, (const char *path))                                                                          \
     X(int, fchdir, (int fd))
+
+/* ---- STDIO: the C library's streams on files, X(ret, name, params) ----
+ * The C library's fopen, fwrite, fclose ... reach open, write and close through internal calls that the POSIX
+ * wrappers never see: these count them (stdio.c). The _chk rows are what _FORTIFY_SOURCE builds call, the
+ * __isoc99_ rows what a strict-ISO build's fscanf is, __getdelim what an optimized build's getline is. fdopen
+ * needs no wrapper: its descriptor is tracked, or not, already. Not seen: the character calls a build inlines
+ * (getc_unlocked, putc_unlocked: the header's macros on the stream's buffer). */
+#define IOT_STDIO_CALLS(X)                                                                                     \
+    X(FILE *, fopen, (const char *path, const char *mode))                                                     \
+    X(FILE *, fopen64, (const char *path, const char *mode))                                                   \
+    X(FILE *, freopen, (const char *path, const char *mode, FILE *f))                                          \
+    X(FILE *, freopen64, (const char *path, const char *mode, FILE *f))                                        \
+    X(int, fclose, (FILE * f))                                                                                 \
+    X(int, fflush, (FILE * f))                                                                                 \
+    X(size_t, fwrite, (const void *buf, size_t size, size_t n, FILE *f))                                       \
+    X(size_t, fwrite_unlocked, (const void *buf, size_t size, size_t n, FILE *f))                              \
+    X(int, fputs, (const char *s, FILE *f))                                                                    \
+    X(int, fputs_unlocked, (const char *s, FILE *f))                                                           \
+    X(int, puts, (const char *s))                                                                              \
+    X(int, fputc, (int ch, FILE *f))                                                                           \
+    X(int, putc, (int ch, FILE *f))                                                                            \
+    X(int, putchar, (int ch))                                                                                  \
+    X(int, fprintf, (FILE * f, const char *fmt, ...))                                                          \
+    X(int, vfprintf, (FILE * f, const char *fmt, va_list ap))                                                  \
+    X(int, __fprintf_chk, (FILE * f, int flag, const char *fmt, ...))                                          \
+    X(int, __vfprintf_chk, (FILE * f, int flag, const char *fmt, va_list ap))                                  \
+    X(int, printf, (const char *fmt, ...))                                                                     \
+    X(int, vprintf, (const char *fmt, va_list ap))                                                             \
+    X(int, __printf_chk, (int flag, const char *fmt, ...))                                                     \
+    X(int, __vprintf_chk, (int flag, const char *fmt, va_list ap))                                             \
+    X(size_t, fread, (void *buf, size_t size, size_t n, FILE *f))                                              \
+    X(size_t, fread_unlocked, (void *buf, size_t size, size_t n, FILE *f))                                     \
+    X(size_t, __fread_chk, (void *buf, size_t buflen, size_t size, size_t n, FILE *f))                         \
+    X(size_t, __fread_unlocked_chk, (void *buf, size_t buflen, size_t size, size_t n, FILE *f))                \
+    X(char *, fgets, (char *s, int n, FILE *f))                                                                \
+    X(char *, fgets_unlocked, (char *s, int n, FILE *f))                                                       \
+    X(char *, __fgets_chk, (char *s, size_t size, int n, FILE *f))                                             \
+    X(char *, __fgets_unlocked_chk, (char *s, size_t size, int n, FILE *f))                                    \
+    X(int, fgetc, (FILE * f))                                                                                  \
+    X(int, getc, (FILE * f))                                                                                   \
+    X(ssize_t, getline, (char **line, size_t *n, FILE *f))                                                     \
+    X(ssize_t, getdelim, (char **line, size_t *n, int delim, FILE *f))                                         \
+    X(ssize_t, __getdelim, (char **line, size_t *n, int delim, FILE *f))                                       \
+    X(int, fscanf, (FILE * f, const char *fmt, ...))                                                           \
+    X(int, vfscanf, (FILE * f, const char *fmt, va_list ap))                                                   \
+    X(int, __isoc99_fscanf, (FILE * f, const char *fmt, ...))                                                  \
+    X(int, __isoc99_vfscanf, (FILE * f, const char *fmt, va_list ap))
 
 /* ---- MPI: the run and MPI-IO files, X(ret, name, params) ----
  * Every row of the two MPI tables is interposed under both its names, MPI_x and its profiling name PMPI_x:
@@ -304,6 +356,7 @@
  * and PMPI_DATA for the same MPI rows under their profiling names (P##name). */
 #define IOT_CALL_TABLES(T)                                                                                     \
     T(IOT_POSIX_CALLS, FUNCTION)                                                                               \
+    T(IOT_STDIO_CALLS, FUNCTION)                                                                               \
     T(IOT_MPI_CALLS, FUNCTION)                                                                                 \
     T(IOT_MPI_DATA_CALLS, MPI_DATA)                                                                            \
     T(IOT_MPI_CALLS, PMPI_FUNCTION)                                                                            \

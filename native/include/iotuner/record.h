@@ -35,7 +35,10 @@ extern "C" {
 #endif
 
 typedef enum { IOT_KIND_HDF5, IOT_KIND_MPIIO, IOT_KIND_POSIX, IOT_KIND_PNETCDF, IOT_KINDS } iot_phase_kind;
-typedef enum { IOT_LEVEL_POSIX, IOT_LEVEL_MPIIO, IOT_LEVEL_HDF5, IOT_LEVEL_PNETCDF, IOT_LEVELS } iot_level;
+/* IOT_LEVEL_STDIO: the C library's buffered calls (fwrite, fprintf, fread, ...) on a POSIX file. The C library
+ * reaches its own write and read through internal calls no wrapper sees, so a byte moved through stdio is counted
+ * once, at this level, and the POSIX level holds only the program's own system calls. */
+typedef enum { IOT_LEVEL_POSIX, IOT_LEVEL_MPIIO, IOT_LEVEL_HDF5, IOT_LEVEL_PNETCDF, IOT_LEVEL_STDIO, IOT_LEVELS } iot_level;
 
 /* The versions of a phase's level sections (phases[].posix, .mpiio, .hdf5, .pnetcdf: each level's counters,
  * which its module records and the merge writes); the level's module declares it (iotuner_report_version). */
@@ -43,9 +46,10 @@ typedef enum { IOT_LEVEL_POSIX, IOT_LEVEL_MPIIO, IOT_LEVEL_HDF5, IOT_LEVEL_PNETC
 #define IOT_SECTION_MPIIO_VERSION 1
 #define IOT_SECTION_HDF5_VERSION 1
 #define IOT_SECTION_PNETCDF_VERSION 1
+#define IOT_SECTION_STDIO_VERSION 1
 
 const char *iot_kind_name(iot_phase_kind k);   /* "hdf5", "mpiio", "posix", "pnetcdf" */
-const char *iot_level_name(iot_level l);       /* "posix", "mpiio", "hdf5", "pnetcdf" */
+const char *iot_level_name(iot_level l);       /* "posix", "mpiio", "hdf5", "pnetcdf", "stdio" */
 /* The level at which a phase of this kind counts the application's data: its H5Dwrite / H5Dread for an
  * HDF5 file (HDF5's metadata and MPI-IO's rewriting of holes are not the application's), its ncmpi_put / get
  * calls for a PnetCDF one (the header is PnetCDF's), its MPI_File_write / read for an MPI-IO one, POSIX calls
@@ -117,6 +121,11 @@ typedef struct {
  * data. */
 void iot_desc_pack(iot_buf *b, const iot_phase_key *key, int rank, const iot_phase_desc *d);
 size_t iot_desc_unpack(const char *data, size_t len, iot_phase_key *key, int *rank, iot_phase_desc *d);
+
+/* The application's data of a record: its data level's counters; a POSIX file's are its POSIX and STDIO levels
+ * added (disjoint: the C library's own system calls are not seen). *level is the level named as the record's
+ * data level: STDIO for a POSIX file that moved data through stdio calls only. */
+void iot_record_data(const iot_record *r, iot_level_stats *out, iot_level *level);
 
 typedef struct iot_merge iot_merge;
 

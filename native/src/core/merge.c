@@ -11,7 +11,8 @@
 static const char *const kind_names[IOT_KINDS] = {
     [IOT_KIND_HDF5] = "hdf5", [IOT_KIND_MPIIO] = "mpiio", [IOT_KIND_POSIX] = "posix", [IOT_KIND_PNETCDF] = "pnetcdf"};
 static const char *const level_names[IOT_LEVELS] = {
-    [IOT_LEVEL_POSIX] = "posix", [IOT_LEVEL_MPIIO] = "mpiio", [IOT_LEVEL_HDF5] = "hdf5", [IOT_LEVEL_PNETCDF] = "pnetcdf"};
+    [IOT_LEVEL_POSIX] = "posix", [IOT_LEVEL_MPIIO] = "mpiio", [IOT_LEVEL_HDF5] = "hdf5", [IOT_LEVEL_PNETCDF] = "pnetcdf",
+    [IOT_LEVEL_STDIO] = "stdio"};
 static const iot_level data_levels[IOT_KINDS] = {[IOT_KIND_HDF5] = IOT_LEVEL_HDF5, [IOT_KIND_MPIIO] = IOT_LEVEL_MPIIO,
                                                  [IOT_KIND_POSIX] = IOT_LEVEL_POSIX,
                                                  [IOT_KIND_PNETCDF] = IOT_LEVEL_PNETCDF};
@@ -462,6 +463,26 @@ iot_level iot_data_level(iot_phase_kind kind)
     return (unsigned)kind < IOT_KINDS ? data_levels[kind] : IOT_LEVEL_POSIX;
 }
 
+void iot_record_data(const iot_record *r, iot_level_stats *out, iot_level *level)
+{
+    iot_level l = iot_data_level((iot_phase_kind)r->key.kind);
+    *out = r->level[l];
+    *level = l;
+    if (l != IOT_LEVEL_POSIX)
+        return;
+    const iot_level_stats *s = &r->level[IOT_LEVEL_STDIO];
+    if (!(s->writes || s->reads))
+        return;
+    if (!(out->writes || out->reads))
+        *level = IOT_LEVEL_STDIO;
+    out->bytes_written += s->bytes_written;
+    out->bytes_read += s->bytes_read;
+    out->writes += s->writes;
+    out->reads += s->reads;
+    out->write_time += s->write_time;
+    out->read_time += s->read_time;
+}
+
 static void write_level(iot_buf *b, iot_level l, const iot_level_stats *s)
 {
     int calls = l != IOT_LEVEL_HDF5;
@@ -496,8 +517,10 @@ void iot_merge_write(const iot_merge *m, iot_buf *b, iot_totals *t)
     for (size_t i = 0; i < m->np; i++) {
         const iot_record *r = &m->p[i].rec;
         const iot_phase_desc *d = iot_merge_desc(m, i);
-        iot_level lvl = iot_data_level((iot_phase_kind)r->key.kind);
-        const iot_level_stats *data = &r->level[lvl], *posix = &r->level[IOT_LEVEL_POSIX];
+        iot_level lvl;
+        iot_level_stats all;
+        iot_record_data(r, &all, &lvl);
+        const iot_level_stats *data = &all, *posix = &r->level[IOT_LEVEL_POSIX], *stdio = &r->level[IOT_LEVEL_STDIO];
         double wall = r->t_close > r->t_open ? r->t_close - r->t_open : 0;
         /* a phase's wall time is split between writing and reading by bytes */
         double total = (double)(data->bytes_written + data->bytes_read);
@@ -539,7 +562,8 @@ void iot_merge_write(const iot_merge *m, iot_buf *b, iot_totals *t)
         iot_jw_double(b, "bandwidth_mib_s", mib_s(data->bytes_written + data->bytes_read, wall));
         iot_jw_double(b, "write_bandwidth_mib_s", mib_s(data->bytes_written, wt));
         iot_jw_double(b, "read_bandwidth_mib_s", mib_s(data->bytes_read, rt));
-        if (data->bytes_written > 0)
+        /* stdio's own system calls are not seen: what they wrote is not known */
+        if (data->bytes_written > 0 && !stdio->bytes_written)
             iot_jw_double(b, "write_amplification", (double)posix->bytes_written / (double)data->bytes_written);
         else
             iot_jw_null(b, "write_amplification");
@@ -555,6 +579,8 @@ void iot_merge_write(const iot_merge *m, iot_buf *b, iot_totals *t)
         write_level(b, IOT_LEVEL_HDF5, &r->level[IOT_LEVEL_HDF5]);
         iot_jw_end_object(b);
         write_level(b, IOT_LEVEL_PNETCDF, &r->level[IOT_LEVEL_PNETCDF]);
+        iot_jw_end_object(b);
+        write_level(b, IOT_LEVEL_STDIO, stdio);
         iot_jw_end_object(b);
         iot_jw_raw(b, "settings", d && d->settings_json ? d->settings_json : "[]");
         if (d && d->hints_json)

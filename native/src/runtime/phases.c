@@ -262,11 +262,12 @@ iot_phase *iot_phase_begin_posix(const char *norm, int created)
 
 void iot_phase_posix_closed(iot_phase *ph)
 {
-    const iot_level_counters *c = &ph->level[IOT_LEVEL_POSIX];
+    const iot_level_counters *c = &ph->level[IOT_LEVEL_POSIX], *s = &ph->level[IOT_LEVEL_STDIO];
     if (ph->folded) {
         ph->t_end = iot_ticks();
         ph->open = 0;
-    } else if (atomic_load(&c->bytes_written) == 0 && atomic_load(&c->bytes_read) == 0) {
+    } else if (atomic_load(&c->bytes_written) == 0 && atomic_load(&c->bytes_read) == 0 &&
+               atomic_load(&s->bytes_written) == 0 && atomic_load(&s->bytes_read) == 0) {
         pthread_mutex_lock(&registry_lock); /* a file opened and closed without I/O is not a phase: not counted */
         counter *n = counter_of(&names, name_key(ph->identity));
         if (n && n->count)

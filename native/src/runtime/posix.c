@@ -13,40 +13,15 @@
 
 #include "iotuner/calls.h"
 #include "iotuner/ops.h"
-#include "forked.h"
+#include "fds.h"
 #include "module.h"
 #include "paths.h"
-#include "phases.h"
 
 IOT_POSIX_CALLS(IOT_DECLARE)
 
-static void track_open(int fd, const char *path, int flags, uint64_t t0)
+static inline void track_open(int fd, const char *path, int flags, uint64_t t0)
 {
-    uint64_t t1 = iot_ticks();
-    if (fd < 0 || fd >= IOT_FD_TABLE || !path || !iot_active())
-        return;
-    int saved = errno;
-    iot_internal++;
-    char norm[PATH_MAX];
-    iot_normalize_path(path, norm, sizeof norm);
-    iot_phase *ph = NULL;
-    if (!iot_path_ignored(norm))
-        ph = iot_forked_phase(); /* a forked child: its files count for its rank, in no phase */
-    if (!ph && !iot_path_ignored(norm)) {
-        ph = iot_phase_find_open(norm); /* an HDF5 or MPI-IO file being opened */
-        /* only regular files are phases; an open that may create the file makes one (devices and FIFOs are
-         * not made by open), which spares a program creating many files a system call per file */
-        struct stat st;
-        if (!ph && ((flags & O_CREAT) || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))))
-            ph = iot_phase_begin_posix(norm, (flags & (O_CREAT | O_TRUNC)) != 0);
-    }
-    if (ph) {
-        atomic_fetch_add_explicit(&ph->open_fds, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ph->meta_ticks, t1 - t0, memory_order_relaxed);
-        atomic_store_explicit(&iot_fd_phase[fd], ph, memory_order_release);
-    }
-    iot_internal--;
-    errno = saved;
+    (void)iot_fd_opened(fd, path, flags, t0);
 }
 
 /* ---- open ---- */
@@ -115,21 +90,66 @@ IOT_EXPORT int close(int fd)
 {
     static int (*real)(int);
     IOT_REAL(real, "close");
-    iot_phase *ph = NULL;
-    if ((unsigned)fd < IOT_FD_TABLE)
-        ph = atomic_exchange_explicit(&iot_fd_phase[fd], NULL, memory_order_acq_rel);
+    iot_phase *ph = iot_fd_forget(fd);
     if (!ph)
         return real(fd);
     uint64_t t0 = iot_ticks();
     int rc = real(fd);
-    atomic_fetch_add_explicit(&ph->meta_ticks, iot_ticks() - t0, memory_order_relaxed);
-    if (atomic_fetch_sub_explicit(&ph->open_fds, 1, memory_order_acq_rel) == 1 && ph->kind == IOT_KIND_POSIX) {
-        int saved = errno;
-        iot_phase_posix_closed(ph);
-        errno = saved;
-    }
+    iot_fd_closed(ph, iot_ticks() - t0);
     return rc;
 }
+
+/* ---- duplicates: the new descriptor counts into the old one's phase (dd of=FILE reopens onto descriptor 1) */
+
+IOT_EXPORT int dup(int fd)
+{
+    static int (*real)(int);
+    IOT_REAL(real, "dup");
+    int rc = real(fd);
+    if (rc >= 0)
+        iot_fd_duplicated(fd, rc);
+    return rc;
+}
+
+IOT_EXPORT int dup2(int fd, int fd2)
+{
+    static int (*real)(int, int);
+    IOT_REAL(real, "dup2");
+    int rc = real(fd, fd2);
+    if (rc >= 0)
+        iot_fd_duplicated(fd, rc);
+    return rc;
+}
+
+IOT_EXPORT int dup3(int fd, int fd2, int flags)
+{
+    static int (*real)(int, int, int);
+    IOT_REAL(real, "dup3");
+    int rc = real(fd, fd2, flags);
+    if (rc >= 0)
+        iot_fd_duplicated(fd, rc);
+    return rc;
+}
+
+/* fcntl's third argument is an int, a pointer or nothing: passed on as a pointer-sized word, as the C library
+ * itself reads it */
+#define FCNTL_WRAPPER(name)                                                                                  \
+    IOT_EXPORT int name(int fd, int cmd, ...)                                                                \
+    {                                                                                                        \
+        static int (*real)(int, int, ...);                                                                   \
+        IOT_REAL(real, #name);                                                                               \
+        va_list ap;                                                                                          \
+        va_start(ap, cmd);                                                                                   \
+        void *arg = va_arg(ap, void *);                                                                      \
+        va_end(ap);                                                                                          \
+        int rc = real(fd, cmd, arg);                                                                         \
+        if (rc >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))                                           \
+            iot_fd_duplicated(fd, rc);                                                                       \
+        return rc;                                                                                           \
+    }
+
+FCNTL_WRAPPER(fcntl)
+FCNTL_WRAPPER(fcntl64)
 
 /* The working directory is cached for relative paths: these forget it. */
 IOT_EXPORT int chdir(const char *path)
@@ -251,7 +271,9 @@ static void posix_record(const iot_phase *ph, iot_record *r)
     r->sync_time = iot_ticks_to_seconds(atomic_load(&ph->sync_ticks));
     r->meta_time = iot_ticks_to_seconds(atomic_load(&ph->meta_ticks));
     const iot_level_stats *s = &r->level[IOT_LEVEL_POSIX];
-    r->io_max = r->io_sum = s->write_time + s->read_time + r->sync_time + r->meta_time;
+    double t = s->write_time + s->read_time + r->sync_time + r->meta_time;
+    r->io_max += t; /* one rank's: the STDIO module adds its level's */
+    r->io_sum += t;
 }
 
 static void posix_report(const iot_report_ctx *ctx)
