@@ -106,6 +106,8 @@ def test_mpiio_kernel_from_a_compilation_database(mpiio_kernel):
     assert k.status == "validated", k.reason
     assert k.data["build"]["flags_from"] == "compile_commands.json"
     ph = phases(k)
+    log = ph.pop("{scratch}/sim.log")  # rank 0's fprintf log: the application's only, not compared
+    assert log["kernel"] is None and log["app"]["level"] == "stdio" and log["app"]["written"] > 0 and log["dropped"]
     assert sorted(ph) == [
         "{scratch}/dump_000.dat",
         "{scratch}/dump_003.dat",
@@ -164,6 +166,9 @@ def test_a_solvers_kernel_writes_its_bytes_without_the_solver(solver_kernel):
     assert k.status == "validated", k.reason
     assert k.data["compute"]["kept"] is False and k.data["blocked_by_markers"] == []
     ph = phases(k)
+    (params,) = [name for name in ph if not name.startswith("{scratch}")]
+    read = ph.pop(params)  # the parameter file, read with fscanf by both runs
+    assert read["kernel"]["read"] == read["app"]["read"] > 0 and read["app"]["level"] == "stdio"
     assert sorted(ph) == [f"{{scratch}}/field_{i:04d}.h5" for i in range(4)]
     for p in ph.values():
         assert p["app"]["written"] >= 256 * 256 * 8 * 2 and p["kernel"]["written"] == p["app"]["written"], p

@@ -76,6 +76,12 @@ def build(report: Report, path: str) -> Profile:
         f.file_system = ph.get("file_system")
         f.write, f.read = _direction(ph, "write"), _direction(ph, "read")
         f.posix_write, f.posix_read = _posix_direction(ph, "write"), _posix_direction(ph, "read")
+        stdio = ph.get("stdio") or {}
+        f.stdio_bytes = int(_num(stdio, "bytes_written")) + int(_num(stdio, "bytes_read"))
+        if f.stdio_bytes and kind == "posix" and f.posix_write and f.posix_read:
+            # as Darshan's STDIO module: the streams' bytes apart, the file's write and read its POSIX calls'
+            f.interfaces = ["posix", "stdio"] if f.posix_write.ops or f.posix_read.ops else ["stdio"]
+            f.write, f.read = f.posix_write, f.posix_read
         posix = ph.get("posix") or {}
         f.meta_time_s = _num(posix, "meta_time_s", None)
         f.io_time_s = _num(ph, "io_time_sum_s", None)

@@ -192,15 +192,24 @@ def _pct(kernel: float, app: float) -> float | None:
 _MEASURES = ("written", "read", "calls", "posix_calls")
 
 
+def dropped_logs(app: Run, kernel: Run) -> set[tuple]:
+    """The application's files written through stdio alone that the kernel has not: its logging (fprintf to a
+    file), which a kernel drops as it drops console output; not compared, as console lines are not."""
+    return {key for key, p in app.phases.items() if p["level"] == "stdio" and key not in kernel.phases}
+
+
 def compare(app: Run, kernel: Run, tolerance: float) -> dict:
     """Per-phase and total figures; 'match' says whether bytes agree within tolerance (a fraction)."""
-    phases, mismatches = [], []
+    phases, mismatches, logs = [], [], dropped_logs(app, kernel)
     for key in sorted(set(app.phases) | set(kernel.phases), key=lambda k: (k[1], k[2], k[0], k[3])):
         a, k = app.phases.get(key), kernel.phases.get(key)
         kind, name, index, matched_by = key
         phases.append(
             {"kind": kind, "file": name, "occurrence": index, "matched_by": matched_by, "app": a, "kernel": k}
         )
+        if key in logs:
+            phases[-1]["dropped"] = "written through stdio by the application only: its logging"
+            continue
         if a is None or k is None:
             mismatches.append(
                 f"{name} ({matched_by} {index}, {kind}): only the "
@@ -214,7 +223,7 @@ def compare(app: Run, kernel: Run, tolerance: float) -> dict:
                 )
     totals = {}
     for what in _MEASURES:
-        sa = sum(p[what] for p in app.phases.values())
+        sa = sum(p[what] for key, p in app.phases.items() if key not in logs)
         sk = sum(p[what] for p in kernel.phases.values())
         totals[what] = {"app": sa, "kernel": sk, "error_pct": _pct(sk, sa)}
     return {"match": not mismatches, "mismatches": mismatches, "phases": phases, "totals": totals}
@@ -225,8 +234,9 @@ def predict(app: Run, reduced: Run) -> dict:
     reduced loop that opened it (trips / iterations run), against the application's."""
     factors = {lid: (v["trips"] / v["run"] if v["run"] else 1.0) for lid, v in reduced.loops.items()}
     out: dict = {"loop_factors": {str(k): v for k, v in factors.items()}}
+    logs = dropped_logs(app, reduced)
     for what in _MEASURES:
-        sa = sum(p[what] for p in app.phases.values())
+        sa = sum(p[what] for key, p in app.phases.items() if key not in logs)
         sk = sum(p[what] for p in reduced.phases.values())
         pred = sum(
             p[what] * factors.get(reduced.opened_in.get(reduced.opened_as.get(key, key[1:3]), 0), 1.0)
