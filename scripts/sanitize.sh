@@ -58,3 +58,11 @@ mpicc.mpich $flags tests/programs/subarray_view.c -o "$tmp/subarray_view"
 run "subarray views set 400 times" "$tmp/views.log" mpiexec.mpich -n 2 -genv LD_PRELOAD "$lib" \
     -genv IOTUNER_REPORT "$tmp/views.json" "$tmp/subarray_view" "$tmp/views.bin" 8192 4 fortran 200
 grep -q "subarray_view: ok" "$tmp/views.log" && test -s "$tmp/views.json"
+
+# the C library's streams and duplicated descriptors (stdio.c, fds.c): fopen/fwrite/fprintf/fgets/fscanf,
+# fdopen, dup/dup2 of a tracked descriptor, freopen
+mpicc.mpich $flags tests/programs/stdio_io.c -o "$tmp/stdio_io"
+mkdir -p "$tmp/stdio"
+run "stdio streams and duplicated descriptors" "$tmp/stdio.log" mpiexec.mpich -n 2 -genv LD_PRELOAD "$lib" \
+    -genv IOTUNER_REPORT "$tmp/stdio.json" "$tmp/stdio_io" "$tmp/stdio"
+grep -q '"stdio"' "$tmp/stdio.json"

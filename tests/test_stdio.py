@@ -76,6 +76,14 @@ def test_a_stdio_job_is_counted_byte_for_byte(tmp_path, stdio_io):
     )
     assert shown.returncode == 0 and "stdio's not seen" in shown.stdout, shown.stderr  # system calls: not seen
     assert " stdio" in shown.stdout and "posix+stdio" in " ".join(shown.stdout.split())
+    csv = subprocess.run(
+        [sys.executable, "-m", "iotuner", "show", "--csv", tmp_path / "r.json"], capture_output=True, text=True
+    ).stdout.splitlines()
+    header = csv[0].split(",")
+    rows = [dict(zip(header, line.split(","))) for line in csv[1:]]
+    assert sum(int(r["stdio_bytes_written"]) for r in rows) == result.report.totals["bytes_written"] - 2 * (
+        65536 + 32768 + 16384
+    )  # every byte but the write() calls'
     advice = subprocess.run(
         [sys.executable, "-m", "iotuner", "advise", tmp_path / "r.json"], capture_output=True, text=True
     )

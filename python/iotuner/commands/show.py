@@ -31,6 +31,8 @@ CSV_COLUMNS = (
     "bandwidth_mib_s",
     "posix_bytes_written",
     "posix_bytes_read",
+    "stdio_bytes_written",  # buffered C library calls (fwrite, fprintf, ...): their system calls are not seen
+    "stdio_bytes_read",
 )
 
 
@@ -80,7 +82,7 @@ def _csv(rep) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for p in rep.phases:
-        posix = p.get("posix") or {}
+        posix, stdio = p.get("posix") or {}, p.get("stdio") or {}
         w.writerow(
             [
                 p["id"],
@@ -98,6 +100,8 @@ def _csv(rep) -> str:
                 p["bandwidth_mib_s"],
                 posix["bytes_written"],
                 posix["bytes_read"],
+                stdio.get("bytes_written", 0),
+                stdio.get("bytes_read", 0),
             ]
         )
     return buf.getvalue()
