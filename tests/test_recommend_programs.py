@@ -79,6 +79,16 @@ PROGRAMS = {
         ["kernel:vorpalio", "-b", "256,128,128", "-o", "{scratch}"],
         {"mpiio": {"romio_cb_write": "disable"}},
     ),
+    # the bundled FLASH-IO kernel: a checkpoint of 1,024 blocks of 8^3 zones per rank, 24 unknowns (one dataset
+    # each, collective H5Dwrite), rank 0's header and the blocks' tree metadata
+    "flashio": (
+        2,
+        ["kernel:flashio", "-b", "1024", "-o", "{scratch}"],
+        {
+            "mpiio": {"romio_cb_write": "enable", "cb_nodes": 2, "cb_config_list": "*:2"},
+            "hdf5": {"transfer_mode": "independent"},
+        },
+    ),
 }
 
 
