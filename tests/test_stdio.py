@@ -109,6 +109,22 @@ def test_a_stdio_job_under_open_mpi(tmp_path):
     check_stdio_job(result.report, out)
 
 
+def test_a_serial_program_writing_through_stdio_alone_has_its_report(tmp_path):
+    """A serial program writes its report when it wrote a file: fwrite's bytes say so too."""
+    src = tmp_path / "w.c"
+    src.write_text(
+        "#include <stdio.h>\n#include <string.h>\nint main(int argc, char **argv) {\n"
+        '  static char buf[1 << 20]; memset(buf, 1, sizeof buf);\n  FILE *f = fopen(argv[1], "wb");\n'
+        "  for (int i = 0; i < 4; i++) fwrite(buf, 1, sizeof buf, f);\n  return fclose(f);\n}\n"
+    )
+    exe = tmp_path / "w"
+    subprocess.run(["gcc", "-O2", str(src), "-o", str(exe)], check=True)
+    result = run_job([exe, tmp_path / "w.dat"], report=tmp_path / "r.json")
+    assert result.ok and result.report is not None, result.stderr
+    (p,) = result.report.data_phases()
+    assert p["bytes_written"] == 4 * MiB and p["data_level"] == "stdio" and p["stdio"]["write_calls"] == 4
+
+
 def test_dd_writes_through_a_duplicated_descriptor(tmp_path):
     """dd opens of= and moves it onto descriptor 1 (dup2): its writes are the file's."""
     dd = shutil.which("dd")

@@ -573,7 +573,8 @@ static int serial_has_io(void)
     iot_phase **all = iot_phases(&n);
     int io = 0;
     for (size_t i = 0; all && i < n && !io; i++)
-        io = atomic_load(&all[i]->level[IOT_LEVEL_POSIX].bytes_written) != 0;
+        io = atomic_load(&all[i]->level[IOT_LEVEL_POSIX].bytes_written) != 0 ||
+             atomic_load(&all[i]->level[IOT_LEVEL_STDIO].bytes_written) != 0; /* fwrite's: a file written */
     free(all);
     return io;
 }
