@@ -125,6 +125,29 @@ def test_a_serial_program_writing_through_stdio_alone_has_its_report(tmp_path):
     assert p["bytes_written"] == 4 * MiB and p["data_level"] == "stdio" and p["stdio"]["write_calls"] == 4
 
 
+@pytest.mark.mpi
+def test_a_forked_childs_stdio_counts_for_its_rank(tmp_path):
+    """A rank's forked child writing through stdio: its bytes are in the children's total (the page they share
+    reads the POSIX level, where a child's stream calls count), in no phase."""
+    src = tmp_path / "fk.c"
+    src.write_text(
+        "#include <mpi.h>\n#include <stdio.h>\n#include <string.h>\n#include <unistd.h>\n#include <sys/wait.h>\n"
+        "int main(int argc, char **argv) {\n  MPI_Init(&argc, &argv);\n  int rank;\n"
+        "  MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n  static char buf[1 << 20];\n  memset(buf, 1, sizeof buf);\n"
+        '  char path[4096];\n  snprintf(path, sizeof path, "%s/child.%d.dat", argv[1], rank);\n'
+        '  pid_t pid = fork();\n  if (pid == 0) {\n    FILE *f = fopen(path, "wb");\n'
+        "    fwrite(buf, 1, sizeof buf, f);\n    fclose(f);\n    _exit(0);\n  }\n  waitpid(pid, NULL, 0);\n"
+        "  MPI_Finalize();\n  return 0;\n}\n"
+    )
+    exe = tmp_path / "fk"
+    subprocess.run([MPICC, "-O1", str(src), "-o", str(exe)], check=True)
+    result = run_job(mpi() + [exe, tmp_path], report=tmp_path / "r.json")
+    assert result.ok and result.report is not None, result.stderr
+    assert not result.report.data_phases()
+    (note,) = [w for w in result.report.warnings if w.startswith("child processes of the job")]
+    assert "wrote 2.0 MiB and read 0 bytes" in note
+
+
 def test_dd_writes_through_a_duplicated_descriptor(tmp_path):
     """dd opens of= and moves it onto descriptor 1 (dup2): its writes are the file's."""
     dd = shutil.which("dd")
