@@ -89,6 +89,13 @@ PROGRAMS = {
             "hdf5": {"transfer_mode": "independent"},
         },
     ),
+    # the bundled GCRM-IO kernel: resolution 6 (40,962 cells), 26 levels, [levels, cells] and [levels, edges]
+    # fields split by cells (a call of 26 pieces a rank, interleaved with the other rank's), collective H5Dwrite
+    "gcrmio": (
+        2,
+        ["kernel:gcrmio", "-g", "6", "-o", "{scratch}"],
+        {"mpiio": {"romio_cb_write": "enable"}, "hdf5": {"transfer_mode": "independent"}},
+    ),
 }
 
 

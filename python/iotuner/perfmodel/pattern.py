@@ -3,7 +3,8 @@
 Each rank's summary (docs/report.md, Access patterns) describes its calls exactly when they are regular:
 every call has the same number of equal requests at one stride, and successive calls start one step apart.
 That is the shape of block, strided and IOR-like patterns; anything else is rebuilt approximately (each rank's
-average call, one request, in a slot of its own in each call's region, in rank order) and marked inexact.
+average call in a slot of its own in each call's region, in rank order: one request, or when the call is larger
+than the rank's largest request, that many pieces interleaved with the other ranks') and marked inexact.
 """
 
 from __future__ import annotations
@@ -87,6 +88,16 @@ def rank_calls(d: dict, rank: int = 0, nprocs: int = 1, slot: int = 0) -> tuple[
         return [[(first + k * step + j * stride, size) for j in range(nreq)] for k in range(calls)], True
     per_call = average_call(d)
     slot = max(slot, per_call)
+    largest = d.get("request_max") or per_call
+    if nprocs > 1 and largest < per_call:
+        # a call of several requests: file gaps between them, which in a collective call are the other ranks'
+        # pieces (a [levels, cells] field split by cells): ROMIO's automatic sees them interleave
+        pieces = -(-per_call // largest)
+        piece = -(-slot // pieces)
+        return [
+            [(k * nprocs * slot + (j * nprocs + rank) * piece, min(piece, per_call - j * piece)) for j in range(pieces)]
+            for k in range(calls)
+        ], False
     return [[(k * nprocs * slot + rank * slot, per_call)] for k in range(calls)], False
 
 
