@@ -165,7 +165,7 @@ def test_marks_left_by_a_killed_iotuner_are_removed_by_the_next(tmp_path):
 
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    host = runner._host()
+    host = runner.host_name()
     left = tmp_path / f".iotuner-{host}-{gone.pid}-a.ranks"
     live = tmp_path / f".iotuner-{host}-{os.getpid()}-b.ranks"
     other = tmp_path / f".iotuner-otherhost-{gone.pid}-c.ranks"

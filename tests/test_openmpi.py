@@ -566,14 +566,20 @@ def test_a_spawned_group_reports_beside_the_job_never_over_it(tmp_path):
     _openmpi_hdf5()
     exe = tmp_path / "spawn_io"
     subprocess.run(["mpicc.openmpi", "-O1", str(PROGRAMS / "spawn_io.c"), "-o", str(exe)], check=True)
+    # Open MPI 5 connects a spawned group over TCP only, and leaves loopback out by default (no other
+    # interface in a container: "unable to reach each other" without iotuner as with it)
+    env = dict(os.environ, **OMPI_ROOT, OMPI_MCA_btl_tcp_if_include="lo")
     with tempfile.TemporaryDirectory(dir="/dev/shm") as scratch:
-        result = runner.run(
-            ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "-n", "2", str(exe), f"{scratch}/s.bin"],
-            report=tmp_path / "r.json",
-            env=dict(os.environ, **OMPI_ROOT),
-            capture=True,
-            timeout=120,
-        )
+        argv = ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "-n", "2", str(exe), f"{scratch}/s.bin"]
+        result = runner.run(argv, report=tmp_path / "r.json", env=env, capture=True, timeout=120)
+        if not result.ok:
+            try:
+                plain = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)
+                failed, why = plain.returncode != 0, plain.stderr[-500:]
+            except subprocess.TimeoutExpired as e:
+                failed, why = True, f"hung for {e.timeout} s"
+            if failed:
+                pytest.skip(f"this Open MPI cannot spawn here without iotuner either: {why}")
     assert result.ok and result.report is not None, result.stderr
     job = result.report
     assert job.run["ranks"] == 2

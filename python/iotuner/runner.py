@@ -239,7 +239,7 @@ def finalize_marks(report: Path | None, run_id: str) -> Path | None:
     if report is None:
         return None
     remove_left_marks(report.parent)
-    path = report.parent / f".iotuner-{_host()}-{os.getpid()}-{run_id}.ranks"
+    path = report.parent / f".iotuner-{host_name()}-{os.getpid()}-{run_id}.ranks"
     try:
         with open(path, "xb"):
             pass
@@ -248,7 +248,8 @@ def finalize_marks(report: Path | None, run_id: str) -> Path | None:
     return path
 
 
-def _host() -> str:
+def host_name() -> str:
+    """This host's name as a marks file's name holds it (no '-', which separates its fields)."""
     return socket.gethostname().replace("-", "_") or "host"
 
 
@@ -257,7 +258,7 @@ def remove_left_marks(directory: Path) -> list[Path]:
     clean-up ran): those whose process is gone. Another host's, or a live process's, are left alone."""
     removed = []
     try:
-        names = list(directory.glob(f".iotuner-{_host()}-*-*.ranks"))
+        names = list(directory.glob(f".iotuner-{host_name()}-*-*.ranks"))
     except OSError:
         return removed
     for path in names:

@@ -181,8 +181,14 @@ def report_phase(rep: Report, i: int) -> tuple[dict, dict]:
 def _recorded(rep: Report) -> dict[int, dict]:
     """Smart mode's insights by report phase index, for the phases it learned."""
     out = {}
-    for p in (rep.data.get("smart") or {}).get("phases", []):
-        if p.get("role") == "learn" and p.get("insights") and isinstance(p.get("phase"), int):
+    smart = rep.data.get("smart")
+    phases = smart.get("phases") if isinstance(smart, dict) else None
+    for p in phases if isinstance(phases, list) else []:
+        if isinstance(p, dict) and p.get("role") == "learn" and isinstance(p.get("insights"), dict) and isinstance(p.get("phase"), int):
+            try:  # smart mode's own reader: a damaged record is computed again from the report instead
+                native.core().rules_explain(p["insights"])
+            except ValueError:
+                continue
             out[p["phase"]] = p["insights"]
     return out
 
