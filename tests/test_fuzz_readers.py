@@ -231,6 +231,26 @@ def test_advise_survives_damaged_run_reports(reports, tmp_path):
 
 
 @pytest.mark.mpi
+def test_advise_survives_each_damaged_recorded_insight(reports, tmp_path):
+    """Every key of smart mode's recorded insights, given every odd value in turn (the random damage found a
+    list in `processes` once in a thousand cases): advise computes that phase's insights from the report."""
+    doc = json.loads(next(r for r in reports if b'"smart"' in r))
+    learned = [p for p in doc["smart"]["phases"] if p.get("role") == "learn" and p.get("insights")]
+    assert learned, "the smart-mode seed learned no phase"
+    crashes: dict[str, str] = {}
+    target = tmp_path / "damaged.json"
+    for key in learned[0]["insights"]:
+        for value in ODD_VALUES:
+            damaged = copy.deepcopy(doc)
+            next(p for p in damaged["smart"]["phases"] if p.get("insights"))["insights"][key] = value
+            target.write_text(json.dumps(damaged))
+            where = _call(["advise", str(target), "--json"])
+            if where and where not in crashes:
+                crashes[where] = f"insights.{key} = {value!r:.40}"
+    assert not crashes, "advise crashed on damaged recorded insights:\n" + _crash_list(crashes)
+
+
+@pytest.mark.mpi
 def test_report_survives_damaged_advice(reports, tmp_path):
     seed = tmp_path / "seed.json"
     seed.write_bytes(reports[-1])
