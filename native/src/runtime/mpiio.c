@@ -206,7 +206,7 @@ static void verify_ompio(iot_phase *ph)
         } else if (!strcmp(val, s[i]->text)) {
             st = IOT_STATUS_APPLIED;
         } else {
-            snprintf(why, sizeof why, "Open MPI reports %s=%s: set OMPI_MCA_%s in the job's environment before "
+            snprintf(why, sizeof why, "Open MPI reports %s=%.64s: set OMPI_MCA_%s in the job's environment before "
                      "MPI_Init (iotuner run does)", mca, val, mca);
             st = IOT_STATUS_CHANGED;
         }
