@@ -96,6 +96,13 @@ PROGRAMS = {
         ["kernel:gcrmio", "-g", "6", "-o", "{scratch}"],
         {"mpiio": {"romio_cb_write": "enable"}, "hdf5": {"transfer_mode": "independent"}},
     ),
+    # the bundled BAND-IO kernel: the column bands of a [262144, 32] float64 dataset, 16 columns a rank, 8
+    # collective H5Dwrite of 32,768 rows each (a 128-byte piece a row in the contiguous layout), read back
+    "bandio": (
+        2,
+        ["kernel:bandio", "-n", "256K", "-c", "16", "-s", "32K", "-g", "1", "-r", "-o", "{scratch}"],
+        {"hdf5": {"chunk_dims": [32768, 16]}, "mpiio": {"romio_cb_read": "disable"}},
+    ),
 }
 
 

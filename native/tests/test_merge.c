@@ -54,7 +54,7 @@ static void ior_like(int reversed)
         for (int j = 0; j < n[rank]; j++)
             CHECK(iot_merge_add(m, &r[rank][reversed ? n[rank] - 1 - j : j]) == 0);
     }
-    iot_phase_desc d = {"/run/ior.h5", "/run/ior.h5", "mpio", "ext4", "ufs", "[]", NULL, NULL};
+    iot_phase_desc d = {"/run/ior.h5", "/run/ior.h5", "mpio", "ext4", "ufs", "[]", NULL, NULL, NULL};
     for (int i = 0; i < N; i++) {
         iot_phase_key w = {WORLD, SHARED_PATH, 2 * i, IOT_KIND_HDF5}, c = {0, SHARED_PATH, 1000 + i, IOT_KIND_HDF5};
         CHECK(iot_merge_describe(m, &w, 0, &d) == 0);
@@ -146,7 +146,7 @@ static void file_per_process(int timing, int reversed)
         iot_phase_key key = r.key;
         char file[64];
         snprintf(file, sizeof file, "/run/ckpt_%d_%d.dat", s, rank);
-        iot_phase_desc d = {file, "/run/ckpt_#_#.dat", NULL, "ext4", NULL, NULL, NULL, NULL};
+        iot_phase_desc d = {file, "/run/ckpt_#_#.dat", NULL, "ext4", NULL, NULL, NULL, NULL, NULL};
         CHECK(iot_merge_describe(m, &key, rank, &d) == 0);
     }
     /* an unrelated file of another identity, open at the same time */
@@ -264,7 +264,8 @@ static void descriptions_travel(void)
     iot_buf b;
     iot_buf_init(&b);
     iot_phase_key k = {WORLD, 77, 3, IOT_KIND_HDF5};
-    iot_phase_desc d = {"/a b/\xc3\xa9.h5", "/a b/#.h5", "mpio", "lustre", NULL, "[{\"knob\":\"x\"}]", "{}", NULL};
+    iot_phase_desc d = {"/a b/\xc3\xa9.h5", "/a b/#.h5", "mpio", "lustre", NULL, "[{\"knob\":\"x\"}]", "{}", NULL,
+                        "[{\"name\":\"/x\"}]"};
     iot_desc_pack(&b, &k, 5, &d);
     iot_desc_pack(&b, &k, 2, &d);
     size_t len = b.len;
@@ -277,6 +278,7 @@ static void descriptions_travel(void)
     CHECK_STR(e.file, d.file);
     CHECK(e.mpiio_driver == NULL);
     CHECK_STR(e.settings_json, d.settings_json);
+    CHECK_STR(e.datasets_json, d.datasets_json);
     CHECK(iot_desc_unpack(data + used, len - used, &k2, &rank, &e) == len - used && rank == 2);
     CHECK(iot_desc_unpack(data, 10, &k2, &rank, &e) == 0); /* truncated */
     /* the lowest rank's description stands for a collective phase */

@@ -110,9 +110,11 @@ void iot_record_combine(const iot_record *in, iot_record *inout);
  * first rank of the communicator, or each rank for its independent phases).
  * settings_json is the verification list (a JSON array), hints_json the MPI
  * hints read back and app_json the application's own values of the knobs
- * (JSON objects), all as the runtime wrote them. */
+ * (JSON objects), datasets_json the HDF5 datasets the leader wrote (a JSON
+ * array), all as the runtime wrote them. */
 typedef struct {
     const char *file, *identity, *driver, *file_system, *mpiio_driver, *settings_json, *hints_json, *app_json;
+    const char *datasets_json;
 } iot_phase_desc;
 
 /* Appends a description, tagged with its record's key and rank, to b (the

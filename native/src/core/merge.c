@@ -81,12 +81,13 @@ void iot_record_combine(const iot_record *in, iot_record *io)
 
 /* ---- descriptions on the wire: key, rank, then the NUL-terminated strings ("\1" for NULL) ---- */
 
-#define DESC_FIELDS 8
+#define DESC_FIELDS 9
 
 static const char **desc_field(iot_phase_desc *d, int i)
 {
     const char **f[DESC_FIELDS] = {&d->file,          &d->identity,   &d->driver,     &d->file_system,
-                                   &d->mpiio_driver,  &d->settings_json, &d->hints_json, &d->app_json};
+                                   &d->mpiio_driver,  &d->settings_json, &d->hints_json, &d->app_json,
+                                   &d->datasets_json};
     return f[i];
 }
 
@@ -586,6 +587,8 @@ void iot_merge_write(const iot_merge *m, iot_buf *b, iot_totals *t)
         if (d && d->hints_json)
             iot_jw_raw(b, "mpi_hints", d->hints_json);
         iot_jw_raw(b, "application_settings", d && d->app_json ? d->app_json : "{}");
+        if (d && d->datasets_json)
+            iot_jw_raw(b, "datasets", d->datasets_json);
         iot_jw_end_object(b);
     }
     iot_jw_end_array(b);

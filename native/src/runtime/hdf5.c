@@ -50,6 +50,7 @@ typedef struct dset_rec {
     int xfer; /* requested H5FD_mpio_xfer_t + 1, 0 = leave alone */
     int per_dataset;        /* xfer comes from a group with a dataset pattern: read back for this dataset */
     _Atomic int unverified; /* xfer not read back yet: the dataset's first transfer claims that */
+    _Atomic int described;  /* its first write described it (phases[].datasets) */
 } dset_rec;
 
 static iot_handles dsets = IOT_HANDLES_INIT;
@@ -65,6 +66,7 @@ static void dset_put(hid_t id, iot_phase *ph, int xfer, int per_dataset)
     r->xfer = xfer;
     r->per_dataset = per_dataset;
     atomic_init(&r->unverified, xfer != 0);
+    atomic_init(&r->described, 0);
     if (iot_handles_put(&dsets, IOT_HANDLE_INT(id), r))
         free(r); /* no room: the dataset goes untracked */
 }
@@ -741,6 +743,8 @@ static inline __attribute__((always_inline)) int transfer_begin(transfer *t, int
     return 1;
 }
 
+static void describe_dataset(iot_phase *ph, hid_t did, hid_t file_space);
+
 static inline __attribute__((always_inline)) void transfer_end(transfer *t, herr_t rc, size_t count,
                                                                const hid_t *dids, const hid_t *mts,
                                                                const hid_t *mss, const hid_t *fss)
@@ -755,6 +759,9 @@ static inline __attribute__((always_inline)) void transfer_end(transfer *t, herr
     /* once per phase, and once per dataset with a mode of its own; the rest skip the load */
     if (rc >= 0 && (t->first || t->xfer) && (!t->ph->xfer_checked || t->first > 1))
         verify_transfer(t, dids[0]);
+    if (rc >= 0 && t->first && t->is_write) /* not this thread's last dataset: perhaps its first write */
+        for (size_t i = 0; i < count; i++)
+            describe_dataset(t->ph, dids[i], fss[i]);
     if (t->temporary)
         iot_h5.Pclose(t->use);
 }
@@ -983,6 +990,87 @@ IOT_EXPORT herr_t H5Dread_multi_async(const char *app_file, const char *app_func
     herr_t rc = real(app_file, app_func, app_line, count, dids, mts, mss, fss, t.use, bufs, es);
     transfer_end(&t, rc, count, dids, mts, mss, fss);
     return rc;
+}
+
+/* ---- datasets: what a layout advice needs (phases[].datasets): shape, layout, this rank's first write ---- */
+
+static void write_dims(iot_buf *b, const char *key, int rank, const hsize_t *d)
+{
+    iot_jw_begin_array(b, key);
+    for (int i = 0; i < rank; i++)
+        iot_jw_int(b, NULL, (int64_t)d[i]);
+    iot_jw_end_array(b);
+}
+
+/* The selection's bounding box, when the selection is exactly that box (else 0): the block a rank writes. */
+static int selection_box(hid_t space, int rank, hsize_t *start, hsize_t *box)
+{
+    hsize_t end[H5S_MAX_RANK];
+    hssize_t n = iot_h5.Sget_select_npoints(space);
+    if (n <= 0 || iot_h5.Sget_select_bounds(space, start, end) < 0)
+        return 0;
+    uint64_t points = 1;
+    for (int i = 0; i < rank; i++) {
+        box[i] = end[i] - start[i] + 1;
+        points *= box[i];
+    }
+    return points == (uint64_t)n;
+}
+
+static __attribute__((noinline)) void describe_dataset(iot_phase *ph, hid_t did, hid_t file_space)
+{
+    dset_rec *r = iot_handles_find(&dsets, IOT_HANDLE_INT(did));
+    if (!r || atomic_load(&r->described) || atomic_exchange(&r->described, 1))
+        return;
+    if (!iot_h5.Sget_select_bounds || !iot_h5.Dget_type || !iot_h5.Tclose)
+        return; /* an HDF5 without them: no datasets section */
+    iot_internal++;
+    iot_h5_quiet q = iot_h5_quiet_begin();
+    hsize_t dims[H5S_MAX_RANK], chunk[H5S_MAX_RANK], start[H5S_MAX_RANK], box[H5S_MAX_RANK];
+    hid_t space = iot_h5.Dget_space(did);
+    int rank = space >= 0 ? iot_h5.Sget_simple_extent_dims(space, dims, NULL) : -1;
+    if (rank > 0 && rank <= H5S_MAX_RANK) {
+        char name[512];
+        if (iot_h5.Iget_name(did, name, sizeof name) <= 0)
+            snprintf(name, sizeof name, "(anonymous)");
+        hid_t type = iot_h5.Dget_type(did), dcpl = iot_h5.Dget_create_plist(did);
+        size_t elem = type >= 0 ? iot_h5.Tget_size(type) : 0;
+        H5D_layout_t layout = dcpl >= 0 ? iot_h5.Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+        int chunked = layout == H5D_CHUNKED && iot_h5.Pget_chunk(dcpl, rank, chunk) == rank;
+        int boxed = selection_box(file_space == H5S_ALL ? space : file_space, rank, start, box);
+        iot_buf b;
+        iot_buf_init(&b);
+        iot_jw_begin_object(&b, NULL);
+        iot_jw_string(&b, "name", name);
+        write_dims(&b, "dims", rank, dims);
+        iot_jw_int(&b, "element_size", (int64_t)elem);
+        iot_jw_string(&b, "layout", layout == H5D_CONTIGUOUS ? "contiguous" : layout == H5D_CHUNKED ? "chunked"
+                                    : layout == H5D_COMPACT  ? "compact"
+                                                             : "other");
+        if (chunked)
+            write_dims(&b, "chunk", rank, chunk);
+        else
+            iot_jw_null(&b, "chunk");
+        if (boxed) {
+            write_dims(&b, "first_write_start", rank, start);
+            write_dims(&b, "first_write_block", rank, box);
+        } else {
+            iot_jw_null(&b, "first_write_block"); /* not one box: points, or several blocks */
+        }
+        iot_jw_end_object(&b);
+        char *entry = iot_buf_take(&b);
+        if (entry)
+            iot_phase_add_dataset(ph, entry);
+        free(entry);
+        if (type >= 0)
+            iot_h5.Tclose(type);
+        if (dcpl >= 0)
+            iot_h5.Pclose(dcpl);
+    }
+    if (space >= 0)
+        iot_h5.Sclose(space);
+    iot_h5_quiet_end(q);
+    iot_internal--;
 }
 
 /* ---- the module ---- */

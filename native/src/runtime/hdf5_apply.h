@@ -52,6 +52,9 @@
     X(herr_t, Dget_chunk_storage_size, (hid_t, const hsize_t *, hsize_t *), "H5Dget_chunk_storage_size", 0)    \
     X(int, Sget_simple_extent_dims, (hid_t, hsize_t *, hsize_t *), "H5Sget_simple_extent_dims", 1)             \
     X(hssize_t, Sget_select_npoints, (hid_t), "H5Sget_select_npoints", 1)                                      \
+    X(herr_t, Sget_select_bounds, (hid_t, hsize_t *, hsize_t *), "H5Sget_select_bounds", 0)                    \
+    X(hid_t, Dget_type, (hid_t), "H5Dget_type", 0)                                                             \
+    X(herr_t, Tclose, (hid_t), "H5Tclose", 0)                                                                  \
     X(herr_t, Sclose, (hid_t), "H5Sclose", 1)                                                                  \
     X(hid_t, Dget_space, (hid_t), "H5Dget_space", 1)                                                           \
     X(size_t, Tget_size, (hid_t), "H5Tget_size", 1)                                                            \

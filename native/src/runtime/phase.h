@@ -56,6 +56,8 @@ typedef struct iot_phase {
     iot_check *checks;
     size_t nchecks, capchecks;
     char *mpi_hints_json; /* every hint MPI_File_get_info returned */
+    char *datasets_json;  /* HDF5: the datasets this rank wrote, their shapes and first selections (a JSON array) */
+    int ndatasets;
     struct iot_app_setting *app; /* what the application itself asked for, before iotuner */
     size_t napp;
 

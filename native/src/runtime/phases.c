@@ -128,6 +128,7 @@ static void free_phase(iot_phase *ph)
     free(ph->path);
     free(ph->checks);
     free(ph->mpi_hints_json);
+    free(ph->datasets_json);
     free(ph->app);
     free(ph);
 }
@@ -517,6 +518,23 @@ void iot_phase_set_hints(iot_phase *ph, char *json)
     pthread_mutex_lock(&registry_lock);
     free(ph->mpi_hints_json);
     ph->mpi_hints_json = json;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void iot_phase_add_dataset(iot_phase *ph, const char *entry)
+{
+    pthread_mutex_lock(&registry_lock);
+    if (ph->ndatasets < IOT_PHASE_MAX_DATASETS) {
+        size_t had = ph->datasets_json ? strlen(ph->datasets_json) - 1 : 1; /* without the closing ']' */
+        char *grown = realloc(ph->datasets_json, had + strlen(entry) + 3);
+        if (grown) {
+            if (!ph->datasets_json)
+                grown[0] = '[';
+            snprintf(grown + had, strlen(entry) + 3, "%s%s]", ph->ndatasets ? "," : "", entry);
+            ph->datasets_json = grown;
+            ph->ndatasets++;
+        }
+    }
     pthread_mutex_unlock(&registry_lock);
 }
 

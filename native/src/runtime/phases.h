@@ -38,6 +38,10 @@ int iot_phase_has_check(iot_phase *ph, const char *layer, const char *name);
 /* The same, for one dataset's row only (NULL: the file's own row). */
 int iot_phase_has_dataset_check(iot_phase *ph, const char *layer, const char *name, const char *dataset);
 void iot_phase_set_hints(iot_phase *ph, char *json);
+/* One dataset of an HDF5 phase (a JSON object): its name, shape, layout and this rank's first write selection.
+ * The first IOT_PHASE_MAX_DATASETS a phase writes are kept. */
+#define IOT_PHASE_MAX_DATASETS 16
+void iot_phase_add_dataset(iot_phase *ph, const char *entry);
 /* The application's own value of a knob (its property lists, its MPI_Info), as it opened the file; an
  * HDF5 property at the library's default is left out. */
 void iot_phase_app_setting(iot_phase *ph, iot_layer layer, const char *knob, const char *value);

@@ -91,7 +91,8 @@ static void describe(iot_phase *ph, iot_buf *out)
     iot_identity(ph->path, identity, sizeof identity);
     char *settings = iot_phase_checks_json(ph, 0), *app = iot_phase_app_json(ph);
     iot_phase_desc d = {ph->path, identity, ph->driver[0] ? ph->driver : NULL, ph->file_system,
-                        ph->mpiio_driver[0] ? ph->mpiio_driver : NULL, settings, ph->mpi_hints_json, app};
+                        ph->mpiio_driver[0] ? ph->mpiio_driver : NULL, settings, ph->mpi_hints_json, app,
+                        ph->datasets_json};
     iot_desc_pack(out, &ph->key, iot_g.rank, &d);
     free(settings);
     free(app);

@@ -57,12 +57,25 @@ def print_advice(advice: dict, console: Console, *, verbose: bool = False) -> No
     if not verbose and s["ok"]:
         console.print(Text(f"({s['ok']} ok finding(s) hidden; --verbose shows them and the files)", style="dim"))
     knobs = advice["fixes"]["knobs"]
-    if knobs:
+    per_dataset = [
+        (f["code"], g) for f in advice["findings"] if f["level"] != "ok" for g in f.get("dataset_groups") or []
+    ]
+    if knobs or per_dataset:
         console.print(Text("Settings that address them (the fixes document):", style="bold"))
         for k in knobs:
             console.print(
                 indented(f"{k['knob']} = {_value(k['value'])}  (files {k['files'] or 'all'}; from {k['from']})", 2)
             )
+        for code, g in per_dataset:
+            for layer, values in g.items():
+                for name, value in values.items() if isinstance(values, dict) else []:
+                    console.print(
+                        indented(
+                            f"{layer}.{name} = {_value(value)}  (files {g['file']}, dataset {g['dataset']}; "
+                            f"from {code})",
+                            2,
+                        )
+                    )
         for c in advice["fixes"]["conflicts"]:
             console.print(
                 indented(
@@ -105,12 +118,14 @@ def print_recommendations(advice: dict, console: Console, *, verbose: bool = Fal
             t.add_row(
                 str(r["rank"]),
                 Text(", ".join(f"{k}={_value(v)}" for k, v in r["settings"].items())),
-                f"{effect:.2f}x" if effect is not None else "-",
+                (f"{effect:.2f}x" + ("*" if r["predicted"].get("not_priced") else "")) if effect is not None else "-",
                 Text(
                     r["confidence"]["level"], style={"high": "green", "low": "yellow"}.get(r["confidence"]["level"], "")
                 ),
                 Text(", ".join(r["sources"])),
             )
         console.print(t)
+        if any(r["predicted"].get("not_priced") for r in recs[: None if verbose else 5]):
+            console.print(Text("* the model does not price the chunk shape: the hints' effect alone", style="dim"))
     if model.get("status") != "evaluated":
         console.print(Text(f"performance model not evaluated: {model.get('reason')}", style="dim"))

@@ -120,6 +120,9 @@ def build(profile: Profile, findings: list[dict], source: str) -> tuple[dict, li
         groups.append(by_glob.pop(None))
     for glob in sorted(by_glob):
         groups.append({"file": glob, **by_glob[glob]})
+    for f in findings:  # dataset-level fixes (a chunk shape) as their own groups, after the file's
+        if f["level"] != "ok":
+            groups += [g for g in f.get("dataset_groups") or [] if g not in groups]
     doc["groups"] = groups
     doc["meta"] = {
         **(doc.get("meta") or {}),

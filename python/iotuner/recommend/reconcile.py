@@ -27,7 +27,7 @@ from ..advise.profile import Profile
 from ..catalogue import LAYERS
 from ..run_report import ReportError, parse
 from . import findings as findings_of
-from . import insights, ompio, predictions, rules
+from . import insights, layout, ompio, predictions, rules
 
 KIND = "iotuner-recommendations"
 GAIN = 1.05  # a predicted effect below this is no gain: the model's counts are not finer than that
@@ -50,13 +50,13 @@ def document(profile: Profile, groups: list[tuple[str | None, dict]], descriptio
     except settings.SettingsError:
         base, doc = None, {"version": settings.VERSION}
     out_groups = list(doc.get("groups", []))
-    for glob, flat in groups:
-        g: dict[str, Any] = {"file": glob} if glob else {}
+    for glob, flat in groups:  # glob: a file glob, None (every file) or a {"file", "dataset"} group's head
+        g: dict[str, Any] = dict(glob) if isinstance(glob, dict) else {"file": glob} if glob else {}
         for key, value in settings.complete(flat, profile.job.nodes or 1).items():
             layer, _, name = key.partition(".")
             if layer in LAYERS:
                 g.setdefault(layer, {})[name] = value
-        if len(g) > (1 if glob else 0):
+        if len(g) > (len(glob) if isinstance(glob, dict) else 1 if glob else 0):
             out_groups.append(g)
     doc["groups"] = out_groups
     doc["description"] = description + (" (on top of the settings of that run)" if base else "")
@@ -67,6 +67,16 @@ def document(profile: Profile, groups: list[tuple[str | None, dict]], descriptio
         kept = settings.validate(base) if base else {"version": settings.VERSION}
         kept["meta"] = {"recommend": {**meta, "error": str(e)}}
         return kept
+
+
+def _phase_glob(profile: Profile, phase: dict) -> str:
+    """A report phase's file pattern, as the findings name files."""
+    path = str(phase.get("file") or "")
+    f = next((f for f in profile.files if f.path == path), None)
+    if f is not None:
+        return checks._glob(f)
+    ident = phase.get("identity")
+    return (str(ident) if isinstance(ident, str) else path).rsplit("/", 1)[-1].replace("#", "*") or "*"
 
 
 class _Candidates:
@@ -138,6 +148,8 @@ def recommend(
         for f in found:
             ompio.translate_finding(f, profile.job.nodes or 1, nprocs)
         found += ompio.findings(units, lambda u: findings_of._glob(rules.Decision(u))[0])
+    chunked, left_alone = layout.findings(report, lambda ph: _phase_glob(profile, ph))
+    found += chunked
     found.sort(key=lambda f: findings_of.LEVEL_ORDER[f["level"]])
     doc, knob_list, conflicts, code_changes = fixes.build(profile, found, source)
     for c in conflicts:  # a finding whose fix lost says so beside it
@@ -160,9 +172,14 @@ def recommend(
     advice_groups: dict[str | None, dict] = {}
     for k in knob_list:
         advice_groups.setdefault(k["files"], {})[k["knob"]] = k["value"]
+    chunk_groups = [
+        ({"file": g["file"], "dataset": g["dataset"]}, {"hdf5.chunk_dims": g["hdf5"]["chunk_dims"]})
+        for f in chunked
+        for g in f["dataset_groups"]
+    ]
     cands.add(
         "the advice: every finding's fix, reconciled",
-        list(advice_groups.items()),
+        list(advice_groups.items()) + chunk_groups,
         {"from": "advice", "findings": sorted({k["from"] for k in knob_list})},
         "advice",
     )
@@ -214,6 +231,19 @@ def recommend(
         )
         if point is not None:
             cands.by_key[_flat_key(flat)]["point"] = point
+        if chunk_groups and i == 0:  # the model does not price layouts: its best hints, with the chunks too
+            cands.add(
+                "the performance model's best prediction, with chunks shaped like the writes",
+                [(None, flat)] + chunk_groups,
+                {"from": "model", "rank": 1},
+                "model",
+            )
+            cands.add(
+                "the performance model's best prediction, with chunks shaped like the writes",
+                [(None, flat)] + chunk_groups,
+                {"from": "chunk-like-writes", "datasets": [g[0]["dataset"] for g in chunk_groups]},
+                "chunk-like-writes",
+            )
         # what a rule that fired keeps at its default, the model's point keeps too (a rule's evidence where the
         # model's counts see one phase at a time: a sieved write can speed up the read after it)
         trimmed = {k: ("automatic" if k in kept else v) for k, v in flat.items()}
@@ -240,6 +270,8 @@ def recommend(
             if effect is not None and score is not None
             else {"effect": None, "why": m.reason}
         )
+        if effect is not None and any(isinstance(g, dict) for g, _ in c["groups"]):
+            predicted["not_priced"] = ["hdf5.chunk_dims"]  # the layout is not in the model's counts
         if effect is not None and effect >= GAIN and "model" not in c["sources"]:
             c["evidence"].append({"from": "model", "predicted_effect": round(effect, 3)})
         recs.append({**c, "predicted": predicted, "confidence": _confidence(c, effect, m.predictor is not None)})
@@ -297,6 +329,10 @@ def recommend(
                 )
         if d.error:
             not_applied.append({"source": "smartio", "identity": d.unit.identity, "status": "error", "reason": d.error})
+    for la in left_alone:
+        not_applied.append(
+            {"source": "chunk-like-writes", "status": "not applicable", "reason": f"{la['dataset']}: {la['reason']}"}
+        )
     for ne in not_evaluated:
         not_applied.append({"source": ne["code"], "status": "not evaluated", "reason": ne["reason"]})
     if m.predictor is None:
