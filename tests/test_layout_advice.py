@@ -48,7 +48,9 @@ def test_advise_on_column_bands_recommends_chunks_like_the_band(tmp_path):
     assert f["evidence"]["pieces_per_write"] == 8192 and "8,192 pieces of 128 bytes" in f["message"]
     groups = advice["fixes"]["document"]["groups"]
     chunk_groups = [g for g in groups if "dataset" in g]
-    assert chunk_groups == [{"file": "bandio.h5", "dataset": f["evidence"]["dataset"], "hdf5": {"chunk_dims": [8192, 16]}}]
+    assert chunk_groups == [
+        {"file": "bandio.h5", "dataset": f["evidence"]["dataset"], "hdf5": {"chunk_dims": [8192, 16]}}
+    ]
     # every recommendation that carries the finding applies the chunks to that dataset alone
     carried = [r for r in advice["recommendations"] if "chunk-like-writes" in r["sources"] or "advice" in r["sources"]]
     assert carried and all(chunk_groups[0] in r["document"]["groups"] for r in carried)
@@ -102,8 +104,9 @@ def test_a_file_of_several_datasets_describes_each(tmp_path):
     """vpicio writes 8 1-D variables: each described, none advised (a 1-D block is one piece)."""
     where = tmp_path / "v"
     where.mkdir()
-    result = run_job(mpi() + [kernel("vpicio"), "-n", "16K", "-o", str(where)], report=where / "r.json",
-                     env=dict(os.environ))
+    result = run_job(
+        mpi() + [kernel("vpicio"), "-n", "16K", "-o", str(where)], report=where / "r.json", env=dict(os.environ)
+    )
     assert result.ok, result.stderr
     data = json.loads((where / "r.json").read_text())
     (ph,) = [p for p in data["phases"] if p["kind"] == "hdf5" and p["bytes_written"]]

@@ -184,7 +184,12 @@ def _recorded(rep: Report) -> dict[int, dict]:
     smart = rep.data.get("smart")
     phases = smart.get("phases") if isinstance(smart, dict) else None
     for p in phases if isinstance(phases, list) else []:
-        if isinstance(p, dict) and p.get("role") == "learn" and isinstance(p.get("insights"), dict) and isinstance(p.get("phase"), int):
+        if (
+            isinstance(p, dict)
+            and p.get("role") == "learn"
+            and isinstance(p.get("insights"), dict)
+            and isinstance(p.get("phase"), int)
+        ):
             try:  # smart mode's own reader: a damaged record is computed again from the report instead
                 native.core().rules_explain(p["insights"])
             except ValueError:
