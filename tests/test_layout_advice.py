@@ -55,13 +55,16 @@ def test_advise_on_column_bands_recommends_chunks_like_the_band(tmp_path):
     carried = [r for r in advice["recommendations"] if "chunk-like-writes" in r["sources"] or "advice" in r["sources"]]
     assert carried and all(chunk_groups[0] in r["document"]["groups"] for r in carried)
 
-    # the same dataset already chunked, written whole rows at a time, or in 64-byte pieces: left alone, said why
+    # the same dataset already chunked, written whole rows at a time, in boxes under 64 KiB, in 2 KiB pieces:
+    # left alone, said why
     base = json.loads(path.read_text())
     cases = {
         "chunked": ({"layout": "chunked", "chunk": [8192, 16]}, "its layout is chunked"),
         "rows": ({"first_write_block": [8192, 32]}, "already one contiguous piece"),
         "small": ({"first_write_block": [4, 16]}, "under 64 KiB"),
         "points": ({"first_write_block": None}, "not one box"),
+        # vorpalio's 2 KiB pieces: chunked like the box, 3x slower here
+        "wide pieces": ({"dims": [65536, 512], "first_write_block": [8192, 256]}, "2,048 bytes each"),
     }
     for name, (change, why) in cases.items():
         doc = copy.deepcopy(base)

@@ -2,8 +2,13 @@
 writes in boxes that are not contiguous in the file (a band of columns: one small piece per row) is better
 chunked like the box. Each write then fills whole chunks, one contiguous piece each, where the contiguous
 layout cut it into one piece per row for every layer below (bandio's column bands: 8 writes of 32,768 rows
-each, 128-byte pieces; chunked like the band, 2.5x faster here, and the best of its sweep with collective
-reads disabled, docs/results.md). H5Tuner tunes chunk sizes by search; this reads the shape off one run.
+each, 128-byte pieces; chunked like the band, 2.5x faster here, docs/results.md). H5Tuner tunes chunk sizes
+by search; this reads the shape off one run.
+
+Only for small pieces: chunked like their boxes, vorpalio's 2 KiB pieces were 3x slower and gcrmio's 160 KiB
+ones 5x (measured interleaved, 6 samples each; parallel HDF5 allocates a chunked dataset's chunks when it is
+created and writes their fill values, which the contiguous layout does not; not measured apart). The limit
+lies between the measured points, not at a measured crossover.
 
 A finding per dataset, with the settings group that applies it (a `dataset` group: chunk_dims is a
 dataset-creation knob), and the reasons a dataset was left alone.
@@ -17,6 +22,7 @@ from pathlib import Path
 MIN_CHUNK = 64 * 1024  # smaller chunks cost more in HDF5's chunk index and cache than their pieces save
 MAX_CHUNK = 4 * 1024**3 - 1  # HDF5's largest chunk
 MAX_RANK = 32
+MAX_PIECE = 1024  # bytes: pieces up to 128 B gained, 2 KiB and above lost (above)
 
 
 def _dims(v) -> list[int] | None:
@@ -62,6 +68,8 @@ def chunk_advice(ds: dict) -> tuple[list[int] | None, str]:
     if n <= 1:
         return None, "each write is already one contiguous piece of the file"
     nbytes = math.prod(block) * ds["element_size"]
+    if nbytes // n >= MAX_PIECE:
+        return None, f"its pieces are {nbytes // n:,} bytes each: chunking gained only for pieces under 1 KiB"
     if nbytes < MIN_CHUNK:
         return None, f"a box of {nbytes} bytes would make chunks under {MIN_CHUNK // 1024} KiB"
     if nbytes > MAX_CHUNK:
