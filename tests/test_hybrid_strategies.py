@@ -4,6 +4,7 @@ import csv
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -177,6 +178,14 @@ def strided_report(tmp_path_factory):
     return json.loads((tmp / "r.json").read_text())
 
 
+@pytest.fixture(scope="module")
+def quiet_strided_report():
+    """strided_report's job recorded on a quiet machine (tests/data): the model's predicted gain there is 1.45x
+    to 1.8x (6 runs). On a loaded one the time outside the priced calls grows, the predicted gain falls under
+    1.05x, and the engine then puts the advice first (measured in CI: 0.99x), so the prior's tests read this."""
+    return json.loads((Path(__file__).parent / "data" / "strided_report_quiet.json").read_text())
+
+
 def keep_every_layer(monkeypatch):
     """The strided kernel is plain MPI-IO, so a real study drops the HDF5 dimensions (tests/test_tune_layers.py);
     these tests are about auto's steps over the dimensions the model does not cover, which an HDF5 program keeps
@@ -345,9 +354,8 @@ def test_a_call_shape_is_counted_once_per_setting(strided_report, calibration, m
     assert 0 < len(calls) <= 2 * settings < 90 * 2 * 64
 
 
-@pytest.mark.mpi
 def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(
-    strided_report, calibration, tmp_path, monkeypatch
+    quiet_strided_report, calibration, tmp_path, monkeypatch
 ):
     """auto's first point is the hybrid model's best prediction of the objective, changing only the MPI-IO hints
     (HDF5's stay as the default has them); then the model corrected by the runs proposes points never measured
@@ -360,13 +368,13 @@ def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(
     monkeypatch.setattr(calibrations.Calibration, "load", classmethod(lambda cls, path=None: calibration))
     keep_every_layer(monkeypatch)
     store, t = make_study(tmp_path, space="romio", strategy="auto", trials=8)
-    store.add_run(BASELINE, settings={}, value=500.0, report=strided_report)
+    store.add_run(BASELINE, settings={}, value=500.0, report=quiet_strided_report)
     auto, ctx = t.strategy, t.search.context()
     first = auto.propose(ctx)
     default = auto.default_point(ctx)
     covered = set(predict.modelled(t.space))
     assert all(first[n] == default[n] for n in first if n not in covered)
-    pred = predict.Predictor(strided_report, calibration, ctx.objective)
+    pred = predict.Predictor(quiet_strided_report, calibration, ctx.objective)
     ranked = predict.rank_points(t.space, pred, {n: default[n] for n in first if n not in covered})
     assert pred.score(predict.hint_overrides(t.space.point_settings(t.space.decode(first))))[0] == pytest.approx(
         ranked[0][0][0]
@@ -384,8 +392,7 @@ def test_auto_starts_from_the_prior_then_searches_what_no_model_covers(
     assert outcome.stop.rule == "trial-budget"
 
 
-@pytest.mark.mpi
-def test_auto_then_changes_what_no_model_covers_one_at_a_time(strided_report, calibration, tmp_path, monkeypatch):
+def test_auto_then_changes_what_no_model_covers_one_at_a_time(quiet_strided_report, calibration, tmp_path, monkeypatch):
     """Without the corrected model (learn=0), after the prior's point auto tries each other value of the
     dimensions the model does not cover (the romio space: HDF5's alignment and collective metadata), one change
     at a time from the best point measured so far, `explore` runs in all (default 4), each saying why; then TPE.
@@ -407,7 +414,7 @@ def test_auto_then_changes_what_no_model_covers_one_at_a_time(strided_report, ca
             name=f"explore{explore}",
             strategy_options={"explore": explore, "learn": "0"} if explore else {"learn": "0"},
         )
-        store.add_run(BASELINE, settings={}, value=500.0, report=strided_report)
+        store.add_run(BASELINE, settings={}, value=500.0, report=quiet_strided_report)
         t.run()
         trials = store.trials.search_trials()
         whys[explore] = [str(r.attrs.get("why") or "") for r in trials]
